@@ -1,0 +1,4 @@
+//! Processes that change heights.
+
+pub mod stream_power;
+pub mod thermal;

@@ -1,0 +1,36 @@
+//! STUB: being written.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::runner::StageContext;
+use crate::world::World;
+
+/// Stage parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StreamPowerParams {
+    /// Number of steps.
+    pub iterations: u32,
+}
+
+impl Default for StreamPowerParams {
+    fn default() -> Self {
+        StreamPowerParams { iterations: 10 }
+    }
+}
+
+impl StreamPowerParams {
+    /// Checks ranges; `field` prefixes error names.
+    pub fn validate(&self, _field: &str) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs the stage.
+pub fn run_stage(p: &StreamPowerParams, world: &mut World, ctx: &mut StageContext) -> Result<()> {
+    for i in 0..p.iterations {
+        ctx.step_done(world, i + 1, (i + 1) as f32 / p.iterations as f32)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,4 @@
+//! Water routing over a terrain: receivers, lakes, accumulation, water surface.
+
+pub mod graph;
+pub mod hydrology;
