@@ -109,6 +109,46 @@ impl Stage {
     }
 }
 
+/// One scalar parameter of a stage, for editors: name, unit, allowed range, doc.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ParamInfo {
+    /// Field name as written in RON.
+    pub name: &'static str,
+    /// Unit, e.g. `m`, `yr`, `deg`, `1/yr`, `` (dimensionless).
+    pub unit: &'static str,
+    /// Smallest sensible value (for sliders; validation may be looser).
+    pub min: f64,
+    /// Largest sensible value.
+    pub max: f64,
+    /// One-line description.
+    pub doc: &'static str,
+}
+
+impl Stage {
+    /// Every stage's name, in schema order.
+    pub const NAMES: [&'static str; 3] = ["StreamPower", "Thermal", "Hydrology"];
+
+    /// The scalar parameters of the stage called `name` (empty for an unknown name).
+    pub fn describe(name: &str) -> &'static [ParamInfo] {
+        match name {
+            "StreamPower" => StreamPowerParams::describe(),
+            "Thermal" => ThermalParams::describe(),
+            "Hydrology" => HydrologyParams::describe(),
+            _ => &[],
+        }
+    }
+
+    /// A stage with default parameters, by name.
+    pub fn default_named(name: &str) -> Option<Stage> {
+        match name {
+            "StreamPower" => Some(Stage::StreamPower(Default::default())),
+            "Thermal" => Some(Stage::Thermal(Default::default())),
+            "Hydrology" => Some(Stage::Hydrology(Default::default())),
+            _ => None,
+        }
+    }
+}
+
 fn ron_options() -> ron::Options {
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES)

@@ -21,6 +21,11 @@ impl Default for ThermalParams {
 }
 
 impl ThermalParams {
+    /// Scalar parameters with units and ranges, for editors.
+    pub fn describe() -> &'static [crate::recipe::ParamInfo] {
+        &[]
+    }
+
     /// Checks ranges; `field` prefixes error names.
     pub fn validate(&self, _field: &str) -> Result<()> {
         Ok(())

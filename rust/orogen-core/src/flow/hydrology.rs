@@ -12,6 +12,11 @@ use crate::world::World;
 pub struct HydrologyParams {}
 
 impl HydrologyParams {
+    /// Scalar parameters with units and ranges, for editors.
+    pub fn describe() -> &'static [crate::recipe::ParamInfo] {
+        &[]
+    }
+
     /// Checks ranges; `field` prefixes error names.
     pub fn validate(&self, _field: &str) -> Result<()> {
         Ok(())
