@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Orogen's one entry point to every check: formatting, lints, the Rust tests and the
+# tests that run inside a real Godot 4.6. `.ci/run` calls this and nothing else.
+#
+#   scripts/check.sh            everything
+#   OROGEN_SKIP_GODOT=1 ...     Rust only (for a quick local loop; CI never sets it)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n==> %s\n' "$*"; }
+failures=0
+passed=0
+failed=0
+record() { # name, exit code
+  if [ "$2" -ne 0 ]; then
+    echo "FAILED: $1 (exit $2)"
+    failures=$((failures + 1))
+  fi
+}
+
+# Sums the `N passed; M failed` of every cargo test binary, and `name: N passed, M failed`
+# lines of the Godot drivers, into the totals printed at the end.
+count() {
+  local file=$1
+  while read -r p f; do
+    passed=$((passed + p)); failed=$((failed + f))
+  done < <(sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/p' "$file")
+  while read -r p f; do
+    passed=$((passed + p)); failed=$((failed + f))
+  done < <(sed -nE 's/^[a-z]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$file")
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+log "cargo fmt --check"
+cargo fmt --all -- --check
+record "cargo fmt --check" $?
+
+log "cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+record "cargo clippy" $?
+
+log "cargo test --workspace"
+cargo test --workspace --locked 2>&1 | tee "$tmp/cargo-test.log"
+record "cargo test" "${PIPESTATUS[0]}"
+count "$tmp/cargo-test.log"
+
+if [ "${OROGEN_SKIP_GODOT:-0}" != "1" ]; then
+  log "Godot 4.6 tests (tests/godot/run.sh)"
+  bash tests/godot/run.sh 2>&1 | tee "$tmp/godot.log"
+  record "Godot tests" "${PIPESTATUS[0]}"
+  count "$tmp/godot.log"
+
+  if [ -f tests/godot/editor_test.sh ]; then
+    log "Godot editor plugin test (tests/godot/editor_test.sh)"
+    bash tests/godot/editor_test.sh 2>&1 | tee "$tmp/editor.log"
+    record "Godot editor test" "${PIPESTATUS[0]}"
+    count "$tmp/editor.log"
+  fi
+fi
+
+echo
+if [ "$failures" -ne 0 ]; then
+  echo "check: $failures step(s) failed"
+  echo "check: $passed passed, $((failed > 0 ? failed : failures)) failed"
+  exit 1
+fi
+echo "check: $passed passed, $failed failed"
