@@ -45,6 +45,7 @@ pub struct StageContext<'a> {
     name: &'a str,
     cancel: &'a AtomicBool,
     observer: &'a mut dyn FnMut(Event<'_>),
+    base_dir: &'a Path,
 }
 
 impl<'a> StageContext<'a> {
@@ -54,13 +55,21 @@ impl<'a> StageContext<'a> {
         name: &'a str,
         cancel: &'a AtomicBool,
         observer: &'a mut dyn FnMut(Event<'_>),
+        base_dir: &'a Path,
     ) -> Self {
         StageContext {
             index,
             name,
             cancel,
             observer,
+            base_dir,
         }
+    }
+
+    /// The folder relative file paths of stage parameters are resolved against
+    /// (the recipe file's folder).
+    pub fn base_dir(&self) -> &Path {
+        self.base_dir
     }
 
     /// `Err(Cancelled)` once the cancel flag is set; call it at least once per step.
@@ -118,10 +127,11 @@ pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
     Ok(world)
 }
 
-/// Runs `stages` over `world` in order.
+/// Runs `stages` over `world` in order; relative paths resolve against `base_dir`.
 pub fn run_stages(
     world: &mut World,
     stages: &[Stage],
+    base_dir: &Path,
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<Vec<StageTiming>> {
@@ -138,7 +148,7 @@ pub fn run_stages(
         });
         let start = Instant::now();
         {
-            let mut ctx = StageContext::new(index, name, cancel, observer);
+            let mut ctx = StageContext::new(index, name, cancel, observer, base_dir);
             match stage {
                 Stage::StreamPower(p) => crate::eroders::stream_power::run_stage(p, world, &mut ctx)?,
                 Stage::Thermal(p) => crate::eroders::thermal::run_stage(p, world, &mut ctx)?,
@@ -178,6 +188,6 @@ pub fn run_recipe(
         stage: "initial terrain".into(),
         seconds: start.elapsed().as_secs_f64(),
     }];
-    timings.extend(run_stages(&mut world, &recipe.stages, cancel, observer)?);
+    timings.extend(run_stages(&mut world, &recipe.stages, base_dir, cancel, observer)?);
     Ok(RunOutput { world, timings })
 }
