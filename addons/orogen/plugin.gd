@@ -1,0 +1,99 @@
+@tool
+extends EditorPlugin
+## Orogen's editor plugin: adds the Orogen dock, which follows the selected TerrainWorld.
+##
+## Editor-only code lives in addons/orogen/editor/; a game that only generates terrain at load
+## time uses the runtime classes and never loads any of it. The dock uses Godot 4.6's EditorDock
+## + add_dock() where that class exists and add_control_to_dock() before it; both are reached by
+## name so this script parses on either side of the change.
+
+const DockScript := preload("editor/orogen_dock.gd")
+const Icons := preload("editor/icons.gd")
+const DOCK_TITLE := "Orogen"
+## Command-line user argument (after `--`) that runs the dock's self-test and quits.
+const SELF_TEST_ARG := "--orogen-editor-test"
+
+## The dock's content (orogen_dock.gd).
+var _content: Control = null
+## What was handed to the editor: an EditorDock wrapping _content (4.6+) or _content itself.
+var _dock: Control = null
+var _uses_editor_dock := false
+
+
+func _get_plugin_name() -> String:
+	return DOCK_TITLE
+
+
+func _get_plugin_icon() -> Texture2D:
+	return Icons.texture(Icons.OROGEN)
+
+
+func _enter_tree() -> void:
+	_content = DockScript.new()
+	_content.call(&"setup", get_undo_redo())
+	if ClassDB.class_exists(&"EditorDock") and has_method(&"add_dock"):
+		var dock := ClassDB.instantiate(&"EditorDock") as Control
+		dock.name = DOCK_TITLE
+		dock.set(&"title", DOCK_TITLE)
+		dock.set(&"dock_icon", Icons.texture(Icons.OROGEN))
+		dock.set(&"default_slot", ClassDB.class_get_integer_constant(&"EditorDock", &"DOCK_SLOT_RIGHT_BL"))
+		dock.add_child(_content)
+		call(&"add_dock", dock)
+		_dock = dock
+		_uses_editor_dock = true
+	else:
+		_content.name = DOCK_TITLE
+		call(&"add_control_to_dock",
+				ClassDB.class_get_integer_constant(&"EditorPlugin", &"DOCK_SLOT_RIGHT_BL"), _content)
+		_dock = _content
+		_uses_editor_dock = false
+	var selection := EditorInterface.get_selection()
+	selection.selection_changed.connect(_on_selection_changed)
+	_on_selection_changed()
+	if OS.get_cmdline_user_args().has(SELF_TEST_ARG):
+		_start_self_test()
+
+
+func _exit_tree() -> void:
+	var selection := EditorInterface.get_selection()
+	if selection.selection_changed.is_connected(_on_selection_changed):
+		selection.selection_changed.disconnect(_on_selection_changed)
+	if _content != null:
+		_content.call(&"shutdown")
+	if _dock != null:
+		if _uses_editor_dock:
+			call(&"remove_dock", _dock)
+		else:
+			call(&"remove_control_from_docks", _dock)
+		_dock.queue_free()
+	_dock = null
+	_content = null
+
+
+func _on_selection_changed() -> void:
+	if _content == null:
+		return
+	var nodes: Array[Node] = EditorInterface.get_selection().get_selected_nodes()
+	_content.call(&"set_terrain", DockScript.pick_terrain(nodes))
+
+
+## The dock's content, for the editor self-test.
+func get_dock_content() -> Control:
+	return _content
+
+
+## Whether the dock went through EditorDock/add_dock (Godot 4.6+).
+func uses_editor_dock() -> bool:
+	return _uses_editor_dock
+
+
+func _start_self_test() -> void:
+	# Loaded by path only when asked for, so normal editor sessions never load test code.
+	var script := load("res://addons/orogen/editor/self_test.gd") as GDScript
+	if script == null:
+		printerr("Orogen: cannot load the editor self-test")
+		return
+	var test := script.new() as Node
+	test.name = "OrogenSelfTest"
+	add_child(test)
+	test.call(&"run", self)
