@@ -88,6 +88,11 @@ func uses_editor_dock() -> bool:
 
 
 func _start_self_test() -> void:
+	# The test disables and re-enables the plugin, so it lives in the editor's base control
+	# (outliving this instance) and starts only once.
+	var base := EditorInterface.get_base_control()
+	if base.has_node(^"OrogenSelfTest"):
+		return
 	# Loaded by path only when asked for, so normal editor sessions never load test code.
 	var script := load("res://addons/orogen/editor/self_test.gd") as GDScript
 	if script == null:
@@ -95,5 +100,5 @@ func _start_self_test() -> void:
 		return
 	var test := script.new() as Node
 	test.name = "OrogenSelfTest"
-	add_child(test)
+	base.add_child(test)
 	test.call(&"run", self)

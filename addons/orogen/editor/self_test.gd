@@ -1,0 +1,369 @@
+@tool
+extends Node
+## The Orogen dock's self-test, run inside a real editor by tests/godot/editor_test.sh:
+##
+##   godot --editor --path <project> -- --orogen-editor-test [--orogen-screenshot=<dir>]
+##
+## The plugin loads this file only when that argument is given. It opens a scene whose root is
+## a TerrainWorld, selects it and drives the dock as a user would: it reads the recipe form,
+## edits values and stages (and undoes them), generates (checking the call returns at once and
+## the result is one undoable action), cancels, provokes a failure, bakes, exports/imports RON
+## and disables/re-enables the plugin. It prints `editor: N passed, M failed` and quits with
+## exit code 0 only if nothing failed.
+##
+## With --orogen-screenshot=<dir> it instead sets up a terrain for a screenshot, writes
+## <dir>/ready once the dock shows it, waits for <dir>/shot (written by the shell after `xwd`),
+## and quits.
+
+const SCENE_PATH := "res://orogen_editor_test.tscn"
+const BAKE_DIR := "res://orogen_editor_test_bake"
+const RON_PATH := "user://orogen_editor_test.ron"
+## Longest a generation may take before the test gives up on it, seconds (a hang guard, not a
+## speed check).
+const GENERATION_TIMEOUT := 300.0
+
+var _plugin: EditorPlugin
+var _passed := 0
+var _failed := 0
+
+
+func run(plugin: EditorPlugin) -> void:
+	_plugin = plugin
+	await _frames(5)
+	var shot_dir := ""
+	for arg: String in OS.get_cmdline_user_args():
+		if arg.begins_with("--orogen-screenshot="):
+			shot_dir = arg.trim_prefix("--orogen-screenshot=")
+	if shot_dir != "":
+		await _screenshot(shot_dir)
+		get_tree().quit(0)
+		return
+	await _run_all()
+	print("editor: %d passed, %d failed" % [_passed, _failed])
+	get_tree().quit(1 if _failed > 0 else 0)
+
+
+func _check(ok: bool, what: String) -> bool:
+	if ok:
+		_passed += 1
+		print("  ok   %s" % what)
+	else:
+		_failed += 1
+		printerr("  FAIL %s" % what)
+	return ok
+
+
+func _run_all() -> void:
+	print("Orogen editor self-test")
+	var dock: Control = _plugin.call(&"get_dock_content")
+	_check(dock != null and dock.is_inside_tree(), "the plugin adds its dock to the editor")
+	_check(bool(_plugin.call(&"uses_editor_dock")) == ClassDB.class_exists(&"EditorDock"),
+			"the dock goes through EditorDock/add_dock exactly when EditorDock exists")
+	if not _check(ClassDB.class_exists(&"TerrainWorld") and ClassDB.class_exists(&"ErosionSimulator")
+			and ClassDB.class_exists(&"TerrainRecipe"), "the Orogen extension classes are registered"):
+		return
+	_check(String(dock.call(&"get_status_text")) == "" and dock.call(&"get_terrain") == null,
+			"with nothing selected the dock follows no terrain")
+
+	var terrain := await _open_test_scene(65, 20)
+	if not _check(terrain != null, "a scene whose root is a TerrainWorld opens"):
+		return
+	_select(terrain)
+	await _frames(2)
+	_check(dock.call(&"get_terrain") == terrain, "selecting a TerrainWorld makes the dock follow it")
+
+	var recipe: Resource = terrain.get(&"recipe")
+	var d: Dictionary = recipe.call(&"to_dict")
+	var panels: Array = dock.call(&"get_stage_panels")
+	_check(panels.size() == (d["stages"] as Array).size(),
+			"one stage panel per recipe stage (%d)" % panels.size())
+	_check_param_sliders(recipe, panels)
+
+	# Value edits are undoable.
+	var ur := _history(terrain)
+	var seed_before := int(d["seed"])
+	_check(String(dock.call(&"set_recipe_value", "seed", str(seed_before + 11))) == ""
+			and int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "editing the seed changes the recipe")
+	ur.undo()
+	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before, "undo restores the seed")
+	ur.redo()
+	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "redo applies it again")
+	await get_tree().create_timer(0.6).timeout
+	_check(int((dock.get(&"_seed") as SpinBox).value) == seed_before + 11,
+			"the seed field follows undo/redo")
+
+	# An out-of-range value is shown as an error, not applied silently.
+	dock.call(&"set_recipe_value", "cell_size", "-5.0")
+	_check(String(dock.call(&"get_error_text")) != "", "an invalid cell size is reported in the dock")
+	_check(not bool(dock.call(&"generate")) and not bool(dock.call(&"is_generating")),
+			"Generate refuses an invalid recipe")
+	ur.undo()
+	_check(String(recipe.call(&"validate")) == "" and String(dock.call(&"get_error_text")) == "",
+			"undo clears the error")
+
+	# Stages: add, reorder, remove, undo.
+	var kinds_before := _kinds(recipe)
+	var names: PackedStringArray = recipe.call(&"get_stage_names")
+	var new_kind := "Thermal" if names.has("Thermal") else names[0]
+	dock.call(&"add_stage", new_kind)
+	var kinds_added := _kinds(recipe)
+	_check(kinds_added.size() == kinds_before.size() + 1 and kinds_added[kinds_added.size() - 1] == new_kind,
+			"Add Stage appends a %s stage" % new_kind)
+	_check((dock.call(&"get_stage_panels") as Array).size() == kinds_added.size(),
+			"the stage list grows with it")
+	if kinds_added.size() >= 2:
+		var last := kinds_added.size() - 1
+		dock.call(&"move_stage", last, -1)
+		var moved := _kinds(recipe)
+		_check(moved[last - 1] == kinds_added[last] and moved[last] == kinds_added[last - 1],
+				"moving the last stage up swaps it with the one before")
+		ur.undo()
+		_check(_kinds(recipe) == kinds_added, "undo restores the order")
+	dock.call(&"remove_stage", kinds_added.size() - 1)
+	_check(_kinds(recipe) == kinds_before, "removing the new stage restores the stage list")
+	ur.undo()
+	_check(_kinds(recipe) == kinds_added, "undo brings the removed stage back")
+	ur.undo()
+	_check(_kinds(recipe) == kinds_before, "undo of Add Stage removes it")
+
+	# Generate: returns at once, updates the terrain, one undoable action.
+	var old_data: Resource = terrain.get(&"data")
+	var started := bool(dock.call(&"generate"))
+	_check(started and bool(dock.call(&"is_generating")),
+			"Generate starts and returns while the simulation runs (the editor is not blocked)")
+	var ended: Array = await _wait_generation(dock)
+	_check(ended[0] == true, "the generation finishes (%s)" % ended[1])
+	var new_data: Resource = terrain.get(&"data")
+	_check(new_data != null and new_data != old_data, "the terrain gets the generated data")
+	var progress := dock.get(&"_progress") as ProgressBar
+	_check(is_equal_approx(progress.value, 1.0), "the progress bar ends full")
+	await _frames(3)
+	var map_names: PackedStringArray = terrain.call(&"get_map_names")
+	var tiles: PackedStringArray = dock.call(&"get_map_tile_names")
+	_check(map_names.size() > 0 and _same_set(tiles, map_names),
+			"one thumbnail per map (%s)" % ", ".join(map_names))
+	var all_textures := true
+	for n: String in map_names:
+		all_textures = all_textures and dock.call(&"get_map_texture", n) != null
+	_check(all_textures, "every thumbnail has a texture")
+	ur.undo()
+	_check(terrain.get(&"data") == old_data, "undo restores the terrain as before Generate")
+	ur.redo()
+	_check(terrain.get(&"data") == new_data, "redo applies the generated terrain again")
+
+	# Cancel: the terrain stays as it was.
+	dock.call(&"set_recipe_value", "stages[0].iterations", "100000")
+	var before_cancel: Resource = terrain.get(&"data")
+	dock.call(&"generate")
+	await _frames(2)
+	dock.call(&"cancel_generation")
+	ended = await _wait_generation(dock)
+	_check(ended[0] == false and terrain.get(&"data") == before_cancel,
+			"Cancel stops the generation and leaves the terrain as it was")
+	ur.undo()
+
+	# A failure during the run is shown in the dock, not a crash.
+	dock.call(&"set_recipe_value", "uplift", "Image(path: \"orogen_missing_uplift.png\", min: 0.0, max: 0.001)")
+	var before_fail: Resource = terrain.get(&"data")
+	dock.call(&"generate")
+	ended = await _wait_generation(dock)
+	var err_text := String(dock.call(&"get_error_text"))
+	_check(ended[0] == false and err_text != "", "a failing run shows its error in the dock: %s" % err_text)
+	_check(terrain.get(&"data") == before_fail, "a failed run leaves the terrain as it was")
+	ur.undo()
+
+	# Bake.
+	var bake_err := String(dock.call(&"bake_to", BAKE_DIR))
+	_check(bake_err == "", "Bake writes the folder %s" % bake_err)
+	var files := DirAccess.get_files_at(BAKE_DIR)
+	_check(files.has("terrain.res") and files.size() > 1, "the bake folder holds terrain.res and the maps (%s)"
+			% ", ".join(files))
+	var baked := ResourceLoader.load(BAKE_DIR.path_join("terrain.res"), "", ResourceLoader.CACHE_MODE_IGNORE)
+	_check(baked != null and baked.get_class() == String(new_data.get_class()), "terrain.res loads back as TerrainData")
+
+	# RON export / import.
+	_check(String(dock.call(&"export_ron", RON_PATH)) == "" and FileAccess.file_exists(RON_PATH),
+			"Export writes a .ron file")
+	var seed_now := int(recipe.call(&"to_dict")["seed"])
+	dock.call(&"set_recipe_value", "seed", str(seed_now + 5))
+	_check(String(dock.call(&"import_ron", RON_PATH)) == "" and int(recipe.call(&"to_dict")["seed"]) == seed_now,
+			"Import reads it back")
+	_check(String(dock.call(&"import_ron", "user://no_such_recipe.ron")) != ""
+			and String(dock.call(&"get_error_text")) != "", "importing a missing file shows an error")
+
+	# Selecting something else.
+	var other := Node3D.new()
+	other.name = "NotATerrain"
+	terrain.add_child(other)
+	other.owner = terrain
+	_select(other)
+	await _frames(2)
+	_check(dock.call(&"get_terrain") == null, "selecting another node leaves the terrain")
+	_select(terrain)
+	await _frames(2)
+	_check(dock.call(&"get_terrain") == terrain, "selecting the terrain again follows it")
+
+	# Disabling the plugin removes the dock; enabling adds it back.
+	EditorInterface.set_plugin_enabled("orogen", false)
+	await _frames(3)
+	_check(not is_instance_valid(dock) or not dock.is_inside_tree(), "disabling the plugin removes the dock")
+	EditorInterface.set_plugin_enabled("orogen", true)
+	await _frames(3)
+	_check(EditorInterface.is_plugin_enabled("orogen") and _find_dock() != null,
+			"enabling the plugin adds the dock again")
+	_cleanup()
+
+
+func _check_param_sliders(recipe: Resource, panels: Array) -> void:
+	var d: Dictionary = recipe.call(&"to_dict")
+	var stages: Array = d["stages"]
+	var all_ok := true
+	var described := 0
+	for i in mini(stages.size(), panels.size()):
+		var stage: Dictionary = stages[i]
+		var kind := String(stage.keys()[0])
+		var values: Dictionary = stage[kind]
+		var sliders: Dictionary = panels[i].get(&"sliders")
+		for info: Dictionary in recipe.call(&"describe_stage", kind):
+			var pname := String(info["name"])
+			if not values.has(pname):
+				continue
+			described += 1
+			var slider := sliders.get(pname) as EditorSpinSlider
+			if slider == null or slider.suffix != String(info["unit"]) \
+					or not is_equal_approx(slider.min_value, float(info["min"])):
+				all_ok = false
+				printerr("    slider for %s.%s does not match %s" % [kind, pname, info])
+	_check(all_ok, "each described parameter has a slider with its unit and minimum (%d)" % described)
+
+
+func _open_test_scene(side: int, iterations: int) -> Node3D:
+	var root := ClassDB.instantiate(&"TerrainWorld") as Node3D
+	root.name = "TestTerrain"
+	var recipe := ClassDB.instantiate(&"TerrainRecipe") as Resource
+	recipe.call(&"set_value", "size", "(%d, %d)" % [side, side])
+	var d: Dictionary = recipe.call(&"to_dict")
+	for i in (d["stages"] as Array).size():
+		var stage: Dictionary = d["stages"][i]
+		if (stage[stage.keys()[0]] as Dictionary).has("iterations"):
+			recipe.call(&"set_value", "stages[%d].iterations" % i, str(iterations))
+	root.set(&"recipe", recipe)
+	var packed := PackedScene.new()
+	packed.pack(root)
+	root.free()
+	var err := ResourceSaver.save(packed, SCENE_PATH)
+	if err != OK:
+		printerr("cannot save %s: %s" % [SCENE_PATH, error_string(err)])
+		return null
+	EditorInterface.get_resource_filesystem().update_file(SCENE_PATH)
+	EditorInterface.open_scene_from_path(SCENE_PATH)
+	await _frames(5)
+	return EditorInterface.get_edited_scene_root() as Node3D
+
+
+func _select(node: Node) -> void:
+	var selection := EditorInterface.get_selection()
+	selection.clear()
+	selection.add_node(node)
+
+
+func _history(obj: Object) -> UndoRedo:
+	var ur := EditorInterface.get_editor_undo_redo()
+	return ur.get_history_undo_redo(ur.get_object_history_id(obj))
+
+
+## Waits for the dock's generation_ended; returns [ok, message] ([false, "timeout"] after
+## GENERATION_TIMEOUT seconds).
+func _wait_generation(dock: Control) -> Array:
+	var result: Array = []
+	var on_end := func(ok: bool, message: String) -> void:
+		result.append(ok)
+		result.append(message)
+	dock.connect(&"generation_ended", on_end, CONNECT_ONE_SHOT)
+	var start := Time.get_ticks_msec()
+	while result.is_empty() and bool(dock.call(&"is_generating")):
+		if Time.get_ticks_msec() - start > GENERATION_TIMEOUT * 1000.0:
+			dock.call(&"cancel_generation")
+			return [false, "timeout"]
+		await get_tree().process_frame
+	if dock.is_connected(&"generation_ended", on_end):
+		dock.disconnect(&"generation_ended", on_end)
+	if result.is_empty():
+		return [false, "ended without generation_ended"]
+	return result
+
+
+func _kinds(recipe: Resource) -> PackedStringArray:
+	var out := PackedStringArray()
+	for stage: Dictionary in recipe.call(&"to_dict")["stages"]:
+		out.append(String(stage.keys()[0]))
+	return out
+
+
+func _same_set(a: PackedStringArray, b: PackedStringArray) -> bool:
+	if a.size() != b.size():
+		return false
+	for s: String in a:
+		if not b.has(s):
+			return false
+	return true
+
+
+func _find_dock() -> Control:
+	var content: Control = _plugin.call(&"get_dock_content") if is_instance_valid(_plugin) else null
+	if content != null and content.is_inside_tree():
+		return content
+	# The re-enabled plugin is a new instance: look for its dock by name.
+	var found := EditorInterface.get_base_control().find_child("Orogen", true, false)
+	return found as Control
+
+
+func _frames(n: int) -> void:
+	for _i in n:
+		await get_tree().process_frame
+
+
+func _cleanup() -> void:
+	for f: String in DirAccess.get_files_at(BAKE_DIR):
+		DirAccess.remove_absolute(ProjectSettings.globalize_path(BAKE_DIR.path_join(f)))
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(BAKE_DIR))
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(RON_PATH))
+
+
+# --- Screenshot mode -----------------------------------------------------------------------
+
+func _screenshot(dir: String) -> void:
+	var terrain := await _open_test_scene(257, 40)
+	if terrain == null:
+		printerr("screenshot: no terrain")
+		return
+	EditorInterface.set_main_screen_editor("3D")
+	_select(terrain)
+	await _frames(5)
+	var dock: Control = _plugin.call(&"get_dock_content")
+	dock.call(&"generate")
+	await _wait_generation(dock)
+	_select(terrain)
+	_frame_camera(terrain)
+	await _frames(30)
+	var marker := FileAccess.open(dir.path_join("ready"), FileAccess.WRITE)
+	marker.store_string("ready\n")
+	marker.close()
+	var start := Time.get_ticks_msec()
+	while not FileAccess.file_exists(dir.path_join("shot")) and Time.get_ticks_msec() - start < 60000:
+		await get_tree().process_frame
+
+
+## Points the 3D editor camera at the whole terrain from the south-east, above.
+func _frame_camera(terrain: Node3D) -> void:
+	var vp := EditorInterface.get_editor_viewport_3d(0)
+	var cam := vp.get_camera_3d() if vp != null else null
+	if cam == null:
+		return
+	var d: Dictionary = (terrain.get(&"recipe") as Resource).call(&"to_dict")
+	var size: Array = d["size"]
+	var extent := float(size[0]) * float(d["cell_size"])
+	var target := terrain.global_position
+	cam.global_position = target + Vector3(0.55, 0.5, 0.75) * extent
+	cam.look_at(target, Vector3.UP)
+	cam.far = extent * 4.0
