@@ -1,39 +1,888 @@
-//! Procedural noise terrain (Galin et al. 2019, §faulting and noise). STUB: being written.
+//! Procedural noise terrain: fBm, ridged and multifractal sums, per-octave rotation,
+//! domain warping, anisotropy and faulting.
+//!
+//! Galin et al. 2019 §3.1.3: fractional Brownian motion t(p) = Σ aᵢ·n(φᵢ·p) with
+//! aᵢ = a₀·persistenceⁱ and φᵢ = φ₀·lacunarityⁱ; ridge noise r = 1 − |n|; multifractal
+//! sums t_{k+1} = α(t_k)·a_{k+1}·n(φ_{k+1}·p) + t_k; per-octave affine maps n(Rᵢ·p + vᵢ)
+//! against grid artefacts; warping n∘ω(p) by low-frequency noise offsets.
+//!
+//! Every cell is sampled at its centre in metres, `(x·cell_size, y·cell_size)`, so one
+//! recipe at another `cell_size` covers another extent with the same features in metres.
+//! Octave seeds, rotations and offsets come from a `ChaCha8Rng` of the recipe seed; rows
+//! are filled in parallel, each cell on its own, so the bytes do not depend on threads.
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
-use crate::field::{Grid, Heightfield};
+use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
+use crate::field::{Grid, Heightfield, ScalarMap};
+use crate::terrain::faults::{FaultSet, Faults};
 
-/// Noise terrain parameters.
+/// Largest accepted octave count.
+pub const MAX_OCTAVES: u32 = 32;
+/// Largest accepted lacunarity (32 octaves at 16 already reach 16³¹ times the base frequency).
+pub const MAX_LACUNARITY: f32 = 16.0;
+/// Largest noise-space coordinate accepted; beyond it f64 loses the fraction that noise needs.
+const MAX_NOISE_COORD: f64 = 1.0e12;
+
+// ChaCha8 streams of the recipe seed, one per random choice, so that adding warp or
+// faults never changes the octaves.
+const STREAM_OCTAVES: u64 = 1;
+const STREAM_WARP: u64 = 2;
+pub(crate) const STREAM_FAULTS: u64 = 3;
+
+/// How octaves combine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NoiseKind {
+    /// Fractional Brownian motion Σ aᵢ·nᵢ: rolling hills. Heights within `offset ± A`,
+    /// A = Σ amplitude·persistenceⁱ.
+    #[default]
+    Fbm,
+    /// Ridge noise Σ aᵢ·(1 − |nᵢ|): crest lines of young mountains. Heights within
+    /// `[offset, offset + A]`.
+    Ridged,
+    /// Multifractal sum of noise: each octave after the first is weighted by
+    /// α = 1 + t/Aₖ (clamped to [0, 2]) of the normalised sum so far, smoothing lows and
+    /// roughening highs. Heights within `offset ± (a₀ + 2·Σᵢ≥₁ aᵢ)`.
+    Multifractal,
+    /// Multifractal sum of ridge noise, α = 2·t/Aₖ (clamped to [0, 2]): smooth plains,
+    /// ridged ranges. Heights within `[offset, offset + a₀ + 2·Σᵢ≥₁ aᵢ]`.
+    RidgedMultifractal,
+}
+
+/// The smooth noise function n summed by the octaves; each returns values in [−1, 1].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NoiseBasis {
+    /// Gradient (Perlin) noise.
+    #[default]
+    Perlin,
+    /// OpenSimplex noise: fewer axis-aligned artefacts than Perlin.
+    OpenSimplex,
+    /// SuperSimplex noise: smoother than OpenSimplex, a little slower.
+    SuperSimplex,
+}
+
+/// Domain warping: positions are displaced by low-frequency noise before the octaves
+/// are sampled (Galin 2019 §3.1.3, "Warping").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Warp {
+    /// Largest displacement, metres (≥ 0). Default 2000.
+    pub strength: f32,
+    /// Feature size of the warping noise, metres (> 0). Default 40000.
+    pub wavelength: f32,
+    /// Octaves of the warping noise, 1..=8 (each half the wavelength and amplitude of the
+    /// one before). Default 2.
+    pub octaves: u32,
+}
+
+impl Default for Warp {
+    fn default() -> Self {
+        Warp {
+            strength: 2000.0,
+            wavelength: 40_000.0,
+            octaves: 2,
+        }
+    }
+}
+
+impl Warp {
+    /// Checks ranges; `field` prefixes error names (e.g. `terrain.Noise.warp`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        check_range(
+            &format!("{field}.strength"),
+            self.strength as f64,
+            0.0,
+            f64::MAX,
+        )?;
+        check_positive(&format!("{field}.wavelength"), self.wavelength as f64)?;
+        check_count(&format!("{field}.octaves"), self.octaves, 8)
+    }
+}
+
+/// Noise terrain parameters. RON: `Noise(kind: Ridged, octaves: 8, wavelength: 20000.0,
+/// amplitude: 800.0, warp: (strength: 1500.0), faults: (count: 50))`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NoiseParams {
-    /// Feature size of the first octave, metres.
+    /// How octaves combine: `Fbm`, `Ridged`, `Multifractal` or `RidgedMultifractal`.
+    /// Default `Fbm`.
+    pub kind: NoiseKind,
+    /// Noise function summed by the octaves: `Perlin`, `OpenSimplex` or `SuperSimplex`.
+    /// Default `Perlin`.
+    pub basis: NoiseBasis,
+    /// Number of octaves, 1..=32. Default 8.
+    pub octaves: u32,
+    /// Feature size (period of the noise lattice) of the first octave, metres (> 0).
+    /// Default 20000.
     pub wavelength: f32,
-    /// Amplitude of the first octave, metres.
+    /// Frequency ratio between successive octaves, dimensionless, in (0, 16]. Default 2.
+    pub lacunarity: f32,
+    /// Amplitude ratio between successive octaves (gain), dimensionless, in [0, 1].
+    /// Default 0.5.
+    pub persistence: f32,
+    /// Amplitude of the first octave, metres (finite). Default 500.
     pub amplitude: f32,
+    /// Height added to every cell, metres (finite). Default 0.
+    pub offset: f32,
+    /// Give each octave a random rotation and offset against grid-aligned artefacts.
+    /// Default true.
+    pub rotate_octaves: bool,
+    /// Anisotropy: features are `stretch` times longer along `stretch_angle` than across
+    /// it, dimensionless, in [0.05, 20]. Default 1 (isotropic).
+    pub stretch: f32,
+    /// Direction of the stretch, degrees from east (x) towards south (y). Default 0.
+    pub stretch_angle: f32,
+    /// Domain warping by low-frequency noise. Default none.
+    pub warp: Option<Warp>,
+    /// Faulting by random lines or circles, added to the noise. Default none.
+    pub faults: Option<Faults>,
 }
 
 impl Default for NoiseParams {
     fn default() -> Self {
         NoiseParams {
+            kind: NoiseKind::Fbm,
+            basis: NoiseBasis::Perlin,
+            octaves: 8,
             wavelength: 20_000.0,
+            lacunarity: 2.0,
+            persistence: 0.5,
             amplitude: 500.0,
+            offset: 0.0,
+            rotate_octaves: true,
+            stretch: 1.0,
+            stretch_angle: 0.0,
+            warp: None,
+            faults: None,
         }
     }
 }
 
+fn check_count(field: &str, value: u32, max: u32) -> Result<()> {
+    if value == 0 || value > max {
+        return Err(OrogenError::invalid(
+            field,
+            format!("must be between 1 and {max}, got {value}"),
+        ));
+    }
+    Ok(())
+}
+
 impl NoiseParams {
-    /// Checks ranges; `field` prefixes error names.
+    /// Checks ranges; `field` prefixes error names (e.g. `terrain.Noise`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        crate::error::check_positive(&format!("{field}.wavelength"), self.wavelength as f64)?;
-        crate::error::check_finite(&format!("{field}.amplitude"), self.amplitude as f64)
+        check_count(&format!("{field}.octaves"), self.octaves, MAX_OCTAVES)?;
+        check_positive(&format!("{field}.wavelength"), self.wavelength as f64)?;
+        check_positive(&format!("{field}.lacunarity"), self.lacunarity as f64)?;
+        check_range(
+            &format!("{field}.lacunarity"),
+            self.lacunarity as f64,
+            0.0,
+            MAX_LACUNARITY as f64,
+        )?;
+        check_range(
+            &format!("{field}.persistence"),
+            self.persistence as f64,
+            0.0,
+            1.0,
+        )?;
+        check_finite(&format!("{field}.amplitude"), self.amplitude as f64)?;
+        check_finite(&format!("{field}.offset"), self.offset as f64)?;
+        check_range(&format!("{field}.stretch"), self.stretch as f64, 0.05, 20.0)?;
+        check_finite(&format!("{field}.stretch_angle"), self.stretch_angle as f64)?;
+        if let Some(w) = &self.warp {
+            w.validate(&format!("{field}.warp"))?;
+        }
+        if let Some(f) = &self.faults {
+            f.validate(&format!("{field}.faults"))?;
+        }
+        Ok(())
+    }
+
+    /// Amplitude of octave `i`, metres.
+    fn octave_amplitude(&self, i: u32) -> f64 {
+        self.amplitude as f64 * (self.persistence as f64).powi(i as i32)
+    }
+
+    /// The range the octave sum stays in, metres, before faults: `(low, high)`.
+    /// See [`NoiseKind`] for each kind's formula.
+    pub fn bounds(&self) -> (f64, f64) {
+        let a0 = self.octave_amplitude(0).abs();
+        let rest: f64 = (1..self.octaves)
+            .map(|i| self.octave_amplitude(i).abs())
+            .sum();
+        let (lo, hi) = match self.kind {
+            NoiseKind::Fbm => (-(a0 + rest), a0 + rest),
+            NoiseKind::Ridged => (0.0, a0 + rest),
+            NoiseKind::Multifractal => (-(a0 + 2.0 * rest), a0 + 2.0 * rest),
+            NoiseKind::RidgedMultifractal => (0.0, a0 + 2.0 * rest),
+        };
+        // A negative amplitude flips the range.
+        let (lo, hi) = if self.amplitude < 0.0 {
+            (-hi, -lo)
+        } else {
+            (lo, hi)
+        };
+        (lo + self.offset as f64, hi + self.offset as f64)
     }
 }
 
-/// Generates a heightfield from `params`.
-pub fn generate(params: &NoiseParams, grid: Grid, _seed: u64) -> Result<Heightfield> {
-    let _ = params;
-    Ok(Heightfield::filled(grid, 0.0))
+/// One of the noise functions, seeded.
+#[derive(Clone)]
+enum Basis {
+    Perlin(noise::Perlin),
+    OpenSimplex(noise::OpenSimplex),
+    SuperSimplex(noise::SuperSimplex),
+}
+
+impl Basis {
+    fn new(kind: NoiseBasis, seed: u32) -> Self {
+        match kind {
+            NoiseBasis::Perlin => Basis::Perlin(noise::Perlin::new(seed)),
+            NoiseBasis::OpenSimplex => Basis::OpenSimplex(noise::OpenSimplex::new(seed)),
+            NoiseBasis::SuperSimplex => Basis::SuperSimplex(noise::SuperSimplex::new(seed)),
+        }
+    }
+
+    /// n(u, v) in [−1, 1] (clamped: some bases overshoot by rounding).
+    #[inline]
+    fn get(&self, u: f64, v: f64) -> f64 {
+        use noise::NoiseFn;
+        let n = match self {
+            Basis::Perlin(b) => b.get([u, v]),
+            Basis::OpenSimplex(b) => b.get([u, v]),
+            Basis::SuperSimplex(b) => b.get([u, v]),
+        };
+        n.clamp(-1.0, 1.0)
+    }
+}
+
+/// One octave: n(freq·R·p + offset) times its amplitude.
+#[derive(Clone)]
+struct Octave {
+    basis: Basis,
+    /// Cycles per metre.
+    freq: f64,
+    /// Metres.
+    amp: f64,
+    cos: f64,
+    sin: f64,
+    du: f64,
+    dv: f64,
+}
+
+impl Octave {
+    #[inline]
+    fn sample(&self, x: f64, y: f64) -> f64 {
+        let u = self.freq * (self.cos * x - self.sin * y) + self.du;
+        let v = self.freq * (self.sin * x + self.cos * y) + self.dv;
+        self.basis.get(u, v)
+    }
+}
+
+/// Draws `count` octaves with frequencies `base_freq·lacunarityⁱ` and amplitudes
+/// `amp·persistenceⁱ` from `rng`.
+fn draw_octaves(
+    rng: &mut ChaCha8Rng,
+    basis: NoiseBasis,
+    count: u32,
+    base_freq: f64,
+    lacunarity: f64,
+    amp: f64,
+    persistence: f64,
+    rotate: bool,
+) -> Vec<Octave> {
+    (0..count)
+        .map(|i| {
+            let seed: u32 = rng.random();
+            let angle: f64 = rng.random_range(0.0..std::f64::consts::TAU);
+            let du: f64 = rng.random_range(-4096.0..4096.0);
+            let dv: f64 = rng.random_range(-4096.0..4096.0);
+            let (sin, cos, du, dv) = if rotate {
+                let (s, c) = angle.sin_cos();
+                (s, c, du, dv)
+            } else {
+                (0.0, 1.0, 0.0, 0.0)
+            };
+            Octave {
+                basis: Basis::new(basis, seed),
+                freq: base_freq * lacunarity.powi(i as i32),
+                amp: amp * persistence.powi(i as i32),
+                cos,
+                sin,
+                du,
+                dv,
+            }
+        })
+        .collect()
+}
+
+/// Everything needed to evaluate the noise at a point, built once per grid.
+struct Sampler {
+    kind: NoiseKind,
+    octaves: Vec<Octave>,
+    /// Σ |aᵢ| for i ≤ k, per octave k (normaliser of the multifractal weight).
+    partial_sums: Vec<f64>,
+    /// Two warp fields (x and y displacement) and their strength, metres.
+    warp: Option<(Vec<Octave>, Vec<Octave>, f64)>,
+    /// Rotation into the stretch frame and the inverse stretch.
+    stretch: Option<(f64, f64, f64)>,
+    offset: f64,
+}
+
+impl Sampler {
+    fn new(p: &NoiseParams, seed: u64) -> Sampler {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(STREAM_OCTAVES);
+        let octaves = draw_octaves(
+            &mut rng,
+            p.basis,
+            p.octaves,
+            1.0 / p.wavelength as f64,
+            p.lacunarity as f64,
+            p.amplitude as f64,
+            p.persistence as f64,
+            p.rotate_octaves,
+        );
+        let mut acc = 0.0;
+        let partial_sums = octaves
+            .iter()
+            .map(|o| {
+                acc += o.amp.abs();
+                acc
+            })
+            .collect();
+        let warp = p.warp.as_ref().filter(|w| w.strength > 0.0).map(|w| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(STREAM_WARP);
+            let f = 1.0 / w.wavelength as f64;
+            // Amplitudes normalised so the displacement stays within ±strength.
+            let norm: f64 = (0..w.octaves).map(|i| 0.5f64.powi(i as i32)).sum();
+            let wx = draw_octaves(&mut rng, p.basis, w.octaves, f, 2.0, 1.0 / norm, 0.5, true);
+            let wy = draw_octaves(&mut rng, p.basis, w.octaves, f, 2.0, 1.0 / norm, 0.5, true);
+            (wx, wy, w.strength as f64)
+        });
+        let stretch = (p.stretch != 1.0).then(|| {
+            let (s, c) = (p.stretch_angle as f64).to_radians().sin_cos();
+            (c, s, 1.0 / p.stretch as f64)
+        });
+        Sampler {
+            kind: p.kind,
+            octaves,
+            partial_sums,
+            warp,
+            stretch,
+            offset: p.offset as f64,
+        }
+    }
+
+    /// Largest noise-space coordinate reached over an extent of `ex`×`ey` metres.
+    fn max_coord(&self, ex: f64, ey: f64) -> f64 {
+        let warp = self.warp.as_ref().map_or(0.0, |w| w.2);
+        let stretch = self.stretch.map_or(1.0, |s| s.2.max(1.0));
+        let reach = (ex.hypot(ey) + warp) * stretch;
+        let mut worst: f64 = 0.0;
+        for o in self
+            .octaves
+            .iter()
+            .chain(self.warp.iter().flat_map(|w| w.0.iter()))
+        {
+            worst = worst.max(reach * o.freq + o.du.abs().max(o.dv.abs()));
+        }
+        worst
+    }
+
+    /// Height at a point in metres, before faults.
+    #[inline]
+    fn height(&self, mut x: f64, mut y: f64) -> f64 {
+        if let Some((wx, wy, strength)) = &self.warp {
+            let dx: f64 = wx.iter().map(|o| o.amp * o.sample(x, y)).sum();
+            let dy: f64 = wy.iter().map(|o| o.amp * o.sample(x, y)).sum();
+            x += strength * dx;
+            y += strength * dy;
+        }
+        if let Some((c, s, inv)) = self.stretch {
+            // Into the stretch frame, shrink the along-axis coordinate, back out.
+            let along = (c * x + s * y) * inv;
+            let across = -s * x + c * y;
+            x = c * along - s * across;
+            y = s * along + c * across;
+        }
+        let t = match self.kind {
+            NoiseKind::Fbm => self.octaves.iter().map(|o| o.amp * o.sample(x, y)).sum(),
+            NoiseKind::Ridged => self
+                .octaves
+                .iter()
+                .map(|o| o.amp * (1.0 - o.sample(x, y).abs()))
+                .sum(),
+            NoiseKind::Multifractal | NoiseKind::RidgedMultifractal => {
+                let ridged = self.kind == NoiseKind::RidgedMultifractal;
+                let mut t = 0.0;
+                for (k, o) in self.octaves.iter().enumerate() {
+                    let n = o.sample(x, y);
+                    let b = if ridged { 1.0 - n.abs() } else { n };
+                    let alpha = if k == 0 {
+                        1.0
+                    } else {
+                        let norm = self.partial_sums[k - 1];
+                        let u = if norm > 0.0 { t / norm } else { 0.0 };
+                        // Galin 2019 §3.1.3: α(t_k) weights the next octave by the sum so far.
+                        if ridged {
+                            (2.0 * u).clamp(0.0, 2.0)
+                        } else {
+                            (1.0 + u).clamp(0.0, 2.0)
+                        }
+                    };
+                    t += alpha * o.amp * b;
+                }
+                t
+            }
+        };
+        t + self.offset
+    }
+}
+
+/// Generates a heightfield (metres) from `params` over `grid`, deterministic in `seed`.
+pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfield> {
+    params.validate("noise")?;
+    let sampler = Sampler::new(params, seed);
+    let cs = grid.cell_size as f64;
+    let (ex, ey) = (grid.width as f64 * cs, grid.height as f64 * cs);
+    let reach = sampler.max_coord(ex, ey);
+    if !(reach <= MAX_NOISE_COORD) {
+        return Err(OrogenError::invalid(
+            "noise.octaves",
+            format!(
+                "the finest octave is too fine for a {ex} m x {ey} m extent (noise coordinates \
+                 reach {reach:.3e}, limit {MAX_NOISE_COORD:.0e}): lower octaves or lacunarity, or \
+                 raise wavelength"
+            ),
+        ));
+    }
+    let faults = match &params.faults {
+        Some(f) => Some(FaultSet::draw(f, ex, ey, seed)),
+        None => None,
+    };
+    let mut data = vec![0.0f32; grid.len()];
+    data.par_chunks_mut(grid.width)
+        .enumerate()
+        .for_each(|(y, row)| {
+            let py = y as f64 * cs;
+            for (x, out) in row.iter_mut().enumerate() {
+                let px = x as f64 * cs;
+                let mut h = sampler.height(px, py);
+                if let Some(f) = &faults {
+                    h += f.displacement(px, py);
+                }
+                *out = h as f32;
+            }
+        });
+    Heightfield::from_vec(grid, data, "noise")
+}
+
+/// Noise over `grid` normalised to `[0, 1]` (lowest cell 0, highest 1; a flat result is 0
+/// everywhere). Used by `ScalarSource::Noise`; `amplitude` and `offset` do not matter.
+pub fn generate_normalized(params: &NoiseParams, grid: Grid, seed: u64) -> Result<ScalarMap> {
+    let mut map = generate(params, grid, seed)?;
+    let (lo, hi) = map.min_max();
+    let span = hi - lo;
+    if !(span > 0.0) || !span.is_finite() {
+        map.data.iter_mut().for_each(|v| *v = 0.0);
+        return Ok(map);
+    }
+    let (lo, inv) = (lo as f64, 1.0 / span as f64);
+    map.data
+        .par_iter_mut()
+        .for_each(|v| *v = (((*v as f64) - lo) * inv).clamp(0.0, 1.0) as f32);
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(n: usize, cs: f32) -> Grid {
+        Grid::new(n, n, cs).unwrap()
+    }
+
+    fn params(kind: NoiseKind) -> NoiseParams {
+        NoiseParams {
+            kind,
+            octaves: 6,
+            wavelength: 3000.0,
+            amplitude: 300.0,
+            persistence: 0.6,
+            offset: 50.0,
+            ..Default::default()
+        }
+    }
+
+    /// The bound Σ |amplitude·persistenceⁱ|, computed independently of the module.
+    fn amp_sum(p: &NoiseParams, from: u32) -> f64 {
+        (from..p.octaves)
+            .map(|i| (p.amplitude as f64 * (p.persistence as f64).powi(i as i32)).abs())
+            .sum()
+    }
+
+    #[test]
+    fn fbm_stays_within_the_sum_of_amplitudes_and_uses_most_of_it() {
+        for basis in [
+            NoiseBasis::Perlin,
+            NoiseBasis::OpenSimplex,
+            NoiseBasis::SuperSimplex,
+        ] {
+            let p = NoiseParams {
+                basis,
+                ..params(NoiseKind::Fbm)
+            };
+            let h = generate(&p, grid(96, 150.0), 11).unwrap();
+            let a = amp_sum(&p, 0);
+            let (lo, hi) = h.min_max();
+            assert!(
+                lo as f64 >= 50.0 - a - 1e-3 && hi as f64 <= 50.0 + a + 1e-3,
+                "{basis:?}"
+            );
+            // Not flat: the first octave alone spans a good part of ±a0.
+            assert!(
+                (hi - lo) as f64 > 0.3 * p.amplitude as f64,
+                "{basis:?}: {lo}..{hi}"
+            );
+        }
+    }
+
+    #[test]
+    fn ridged_noise_stays_in_its_range() {
+        let p = params(NoiseKind::Ridged);
+        let h = generate(&p, grid(96, 150.0), 5).unwrap();
+        let a = amp_sum(&p, 0);
+        for &v in &h.data {
+            assert!(
+                (v as f64) >= 50.0 - 1e-3 && (v as f64) <= 50.0 + a + 1e-3,
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn multifractal_sums_stay_in_their_ranges() {
+        for kind in [NoiseKind::Multifractal, NoiseKind::RidgedMultifractal] {
+            let p = params(kind);
+            let h = generate(&p, grid(96, 150.0), 9).unwrap();
+            let b = amp_sum(&p, 0) + amp_sum(&p, 1);
+            let lo_bound = if kind == NoiseKind::Multifractal {
+                50.0 - b
+            } else {
+                50.0
+            };
+            let (lo, hi) = h.min_max();
+            assert!(
+                lo as f64 >= lo_bound - 1e-3 && hi as f64 <= 50.0 + b + 1e-3,
+                "{kind:?}"
+            );
+            assert!(hi > lo, "{kind:?} is flat");
+        }
+    }
+
+    #[test]
+    fn multifractal_is_smoother_in_lows_than_highs() {
+        // The octaves after the first are damped where the sum so far is low: the
+        // cell-to-cell roughness in the lowest quarter is below that of the highest quarter.
+        let p = NoiseParams {
+            octaves: 8,
+            persistence: 0.7,
+            ..params(NoiseKind::Multifractal)
+        };
+        let g = grid(200, 100.0);
+        let h = generate(&p, g, 3).unwrap();
+        let mut sorted = h.data.clone();
+        sorted.sort_by(f32::total_cmp);
+        let q1 = sorted[sorted.len() / 4];
+        let q3 = sorted[3 * sorted.len() / 4];
+        let (mut lows, mut nl, mut highs, mut nh) = (0.0f64, 0, 0.0f64, 0);
+        for y in 0..g.height {
+            for x in 0..g.width - 1 {
+                let (a, b) = (*h.get(x, y), *h.get(x + 1, y));
+                let d = (a - b).abs() as f64;
+                if a.max(b) < q1 {
+                    lows += d;
+                    nl += 1;
+                } else if a.min(b) > q3 {
+                    highs += d;
+                    nh += 1;
+                }
+            }
+        }
+        assert!(nl > 0 && nh > 0);
+        assert!(lows / (nl as f64) < highs / (nh as f64));
+    }
+
+    #[test]
+    fn same_seed_same_bytes_whatever_the_thread_count() {
+        let p = NoiseParams {
+            kind: NoiseKind::RidgedMultifractal,
+            warp: Some(Warp::default()),
+            faults: Some(Faults {
+                count: 20,
+                circles: true,
+                ..Default::default()
+            }),
+            stretch: 2.5,
+            stretch_angle: 30.0,
+            ..Default::default()
+        };
+        let g = Grid::new(131, 77, 90.0).unwrap();
+        let run = |n: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+                .install(|| generate(&p, g, 42).unwrap())
+        };
+        let a = run(1);
+        let b = run(4);
+        let bits = |h: &Heightfield| h.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a), bits(&b));
+    }
+
+    #[test]
+    fn different_seeds_differ() {
+        let p = NoiseParams::default();
+        let g = grid(64, 200.0);
+        let a = generate(&p, g, 1).unwrap();
+        let b = generate(&p, g, 2).unwrap();
+        let differing = a.data.iter().zip(&b.data).filter(|(x, y)| x != y).count();
+        assert!(differing > a.data.len() * 9 / 10, "{differing}");
+    }
+
+    #[test]
+    fn sampling_is_in_metres_so_a_finer_grid_matches_at_shared_points() {
+        // A grid at half the cell size holds every point of the coarse grid at (2x, 2y).
+        let p = NoiseParams {
+            warp: Some(Warp::default()),
+            ..Default::default()
+        };
+        let coarse = generate(&p, grid(40, 200.0), 7).unwrap();
+        let fine = generate(&p, grid(79, 100.0), 7).unwrap();
+        for y in 0..40 {
+            for x in 0..40 {
+                assert_eq!(coarse.get(x, y), fine.get(2 * x, 2 * y), "({x},{y})");
+            }
+        }
+    }
+
+    #[test]
+    fn stretch_makes_features_longer_along_its_axis() {
+        // Stretched along x: neighbours along x differ less than neighbours along y.
+        let p = NoiseParams {
+            stretch: 6.0,
+            stretch_angle: 0.0,
+            octaves: 3,
+            wavelength: 2000.0,
+            ..Default::default()
+        };
+        let g = grid(128, 100.0);
+        let h = generate(&p, g, 4).unwrap();
+        let (mut dx, mut dy) = (0.0f64, 0.0f64);
+        for y in 0..g.height - 1 {
+            for x in 0..g.width - 1 {
+                dx += (h.get(x + 1, y) - h.get(x, y)).abs() as f64;
+                dy += (h.get(x, y + 1) - h.get(x, y)).abs() as f64;
+            }
+        }
+        assert!(dx * 2.0 < dy, "dx {dx} dy {dy}");
+    }
+
+    #[test]
+    fn warp_changes_the_terrain_but_not_its_bound() {
+        let p = params(NoiseKind::Fbm);
+        let w = NoiseParams {
+            warp: Some(Warp {
+                strength: 3000.0,
+                wavelength: 8000.0,
+                octaves: 3,
+            }),
+            ..p.clone()
+        };
+        let g = grid(80, 150.0);
+        let a = generate(&p, g, 8).unwrap();
+        let b = generate(&w, g, 8).unwrap();
+        assert_ne!(a.data, b.data);
+        let bound = amp_sum(&p, 0);
+        let (lo, hi) = b.min_max();
+        assert!(lo as f64 >= 50.0 - bound - 1e-3 && hi as f64 <= 50.0 + bound + 1e-3);
+    }
+
+    #[test]
+    fn normalized_spans_zero_to_one() {
+        let m = generate_normalized(&NoiseParams::default(), grid(50, 300.0), 3).unwrap();
+        let (lo, hi) = m.min_max();
+        assert_eq!((lo, hi), (0.0, 1.0));
+        let flat = NoiseParams {
+            amplitude: 0.0,
+            ..Default::default()
+        };
+        let m = generate_normalized(&flat, grid(10, 300.0), 3).unwrap();
+        assert!(m.data.iter().all(|&v| v == 0.0));
+    }
+
+    #[test]
+    fn invalid_params_name_their_field() {
+        let cases: Vec<(NoiseParams, &str)> = vec![
+            (
+                NoiseParams {
+                    octaves: 0,
+                    ..Default::default()
+                },
+                "t.octaves",
+            ),
+            (
+                NoiseParams {
+                    octaves: 33,
+                    ..Default::default()
+                },
+                "t.octaves",
+            ),
+            (
+                NoiseParams {
+                    wavelength: 0.0,
+                    ..Default::default()
+                },
+                "t.wavelength",
+            ),
+            (
+                NoiseParams {
+                    wavelength: f32::NAN,
+                    ..Default::default()
+                },
+                "t.wavelength",
+            ),
+            (
+                NoiseParams {
+                    lacunarity: 0.0,
+                    ..Default::default()
+                },
+                "t.lacunarity",
+            ),
+            (
+                NoiseParams {
+                    lacunarity: -2.0,
+                    ..Default::default()
+                },
+                "t.lacunarity",
+            ),
+            (
+                NoiseParams {
+                    lacunarity: 17.0,
+                    ..Default::default()
+                },
+                "t.lacunarity",
+            ),
+            (
+                NoiseParams {
+                    persistence: f32::NAN,
+                    ..Default::default()
+                },
+                "t.persistence",
+            ),
+            (
+                NoiseParams {
+                    persistence: 1.5,
+                    ..Default::default()
+                },
+                "t.persistence",
+            ),
+            (
+                NoiseParams {
+                    amplitude: f32::INFINITY,
+                    ..Default::default()
+                },
+                "t.amplitude",
+            ),
+            (
+                NoiseParams {
+                    offset: f32::NAN,
+                    ..Default::default()
+                },
+                "t.offset",
+            ),
+            (
+                NoiseParams {
+                    stretch: 0.0,
+                    ..Default::default()
+                },
+                "t.stretch",
+            ),
+            (
+                NoiseParams {
+                    warp: Some(Warp {
+                        wavelength: -1.0,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                "t.warp.wavelength",
+            ),
+            (
+                NoiseParams {
+                    warp: Some(Warp {
+                        octaves: 0,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                "t.warp.octaves",
+            ),
+            (
+                NoiseParams {
+                    faults: Some(Faults {
+                        offset: f32::NAN,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                "t.faults.offset",
+            ),
+        ];
+        for (p, field) in cases {
+            match p.validate("t") {
+                Err(OrogenError::InvalidParameter { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: expected an error, got {other:?}"),
+            }
+        }
+        assert!(NoiseParams::default().validate("t").is_ok());
+    }
+
+    #[test]
+    fn too_fine_octaves_for_the_extent_are_an_error_not_a_panic() {
+        let p = NoiseParams {
+            octaves: 32,
+            lacunarity: 16.0,
+            wavelength: 1.0,
+            ..Default::default()
+        };
+        assert!(matches!(
+            generate(&p, grid(8, 1000.0), 1),
+            Err(OrogenError::InvalidParameter { .. })
+        ));
+    }
+
+    #[test]
+    fn recipe_syntax_parses() {
+        let text = "(size: (9, 9), cell_size: 100.0, seed: 3, terrain: Noise(kind: Ridged, \
+                    octaves: 6, warp: (strength: 500.0), faults: (count: 5, circles: true)), \
+                    uplift: Noise(noise: (wavelength: 5000.0), min: 0.0, max: 0.002))";
+        let r = crate::recipe::Recipe::from_ron_str(text, "test").unwrap();
+        r.validate().unwrap();
+        match &r.terrain {
+            crate::recipe::TerrainSource::Noise(n) => {
+                assert_eq!(n.kind, NoiseKind::Ridged);
+                assert_eq!(n.warp.as_ref().unwrap().strength, 500.0);
+                assert_eq!(n.faults.as_ref().unwrap().count, 5);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
