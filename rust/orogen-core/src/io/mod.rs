@@ -13,7 +13,12 @@
 //! Every file is written through [`write_atomic`]: to a temporary name in the same
 //! folder, then renamed into place, so an interrupted write never leaves a half file.
 
+pub mod bake;
+pub mod exr;
 pub mod heightmap;
+pub mod png16;
+pub mod preview;
+pub mod raw;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -61,6 +66,112 @@ pub fn read_gray_image(path: &Path) -> Result<ScalarMap> {
         }
     };
     ScalarMap::from_vec(grid, data, &path.display().to_string())
+}
+
+/// What `orogen info` shows about a map file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapInfo {
+    /// Human-readable format, e.g. `PNG 16-bit grayscale`, `EXR f32 (channel R)`.
+    pub format: String,
+    /// Width in samples.
+    pub width: usize,
+    /// Height in samples.
+    pub height: usize,
+    /// Smallest and largest sample as stored (integers for PNG/R16), `None` for colour images.
+    pub range: Option<(f64, f64)>,
+    /// Cell size stored in the file (Orogen EXR), metres.
+    pub cell_size: Option<f32>,
+}
+
+/// Reads a map file and describes it. The format comes from the extension (`.exr`,
+/// `.png`, `.r16`, `.raw`/`.r32`/`.f32`); raw files need `raw_size`.
+pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
+    use heightmap::Format;
+    let format = Format::from_extension(path).ok_or_else(|| {
+        OrogenError::bad_file(
+            path,
+            "unknown extension; expected .exr, .png, .r16, .raw, .r32 or .f32",
+        )
+    })?;
+    let need_size = || {
+        raw_size.ok_or_else(|| {
+            OrogenError::bad_file(
+                path,
+                "is a headerless raw file; give its size with --size W,H",
+            )
+        })
+    };
+    let range_of = |data: &[f32], k: f64| {
+        let (lo, hi) = finite_min_max(data);
+        Some(((lo as f64 * k).round(), (hi as f64 * k).round()))
+    };
+    match format {
+        Format::Exr => {
+            let map = exr::read_exr(path)?;
+            let (lo, hi) = map.min_max();
+            Ok(MapInfo {
+                format: "EXR 32-bit float, one channel".into(),
+                width: map.width(),
+                height: map.height(),
+                range: Some((lo as f64, hi as f64)),
+                cell_size: Some(map.grid.cell_size).filter(|&c| c != 1.0),
+            })
+        }
+        Format::Png16 => {
+            let (w, h) = image_dimensions(path)?;
+            check_side_limits(path, w as u64, h as u64)?;
+            let mut reader = open_image(path)?;
+            reader.no_limits();
+            let img = reader
+                .decode()
+                .map_err(|e| OrogenError::bad_file(path, format!("cannot decode image: {e}")))?;
+            let color = img.color();
+            let bits = color.bits_per_pixel() / color.channel_count() as u16;
+            let kind = match color {
+                image::ColorType::L8 | image::ColorType::L16 => "grayscale",
+                image::ColorType::La8 | image::ColorType::La16 => "grayscale + alpha",
+                image::ColorType::Rgb8 | image::ColorType::Rgb16 => "RGB",
+                image::ColorType::Rgba8 | image::ColorType::Rgba16 => "RGBA",
+                _ => "colour",
+            };
+            let range = if color.has_color() {
+                None
+            } else {
+                let gray = read_gray_image(path)?;
+                range_of(&gray.data, if bits == 16 { 65535.0 } else { 255.0 })
+            };
+            Ok(MapInfo {
+                format: format!("PNG {bits}-bit {kind}"),
+                width: w as usize,
+                height: h as usize,
+                range,
+                cell_size: None,
+            })
+        }
+        Format::R16 => {
+            let (w, h) = need_size()?;
+            let map = raw::read_r16(path, w, h)?;
+            Ok(MapInfo {
+                format: "R16 (raw little-endian u16)".into(),
+                width: map.width(),
+                height: map.height(),
+                range: range_of(&map.data, 65535.0),
+                cell_size: None,
+            })
+        }
+        Format::RawF32 => {
+            let (w, h) = need_size()?;
+            let map = raw::read_raw_f32(path, w, h)?;
+            let (lo, hi) = map.min_max();
+            Ok(MapInfo {
+                format: "raw little-endian f32".into(),
+                width: map.width(),
+                height: map.height(),
+                range: Some((lo as f64, hi as f64)),
+                cell_size: None,
+            })
+        }
+    }
 }
 
 /// Width and height of an image file, read from its header only.

@@ -1,0 +1,182 @@
+//! Writing a world's maps to a folder: the one code path shared by `orogen bake` and
+//! Godot's `TerrainWorld.save_maps(dir)`.
+//!
+//! Files: `height.exr` (f32 metres), `height.png` (16-bit, min..max), `height.r16`
+//! (R16, min..max), `preview.png` (shaded relief) and every map of `world.maps` by its
+//! name: scalars as `<name>.exr`, masks as `<name>.png` (0/255), labels as `<name>.png`
+//! (one colour per label). `bake.json` records the recipe and the run.
+//!
+//! All files are first written to temporary names in `dir`; only when every one of
+//! them is complete are they renamed into place. A failed or interrupted bake leaves
+//! the previous outputs whole.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use crate::error::{OrogenError, Result};
+use crate::recipe::Recipe;
+use crate::runner::StageTiming;
+use crate::world::{names, MapData, World};
+
+/// Largest side of `preview.png`, pixels; bigger worlds are shown at a coarser stride.
+pub const PREVIEW_MAX_SIDE: usize = 4096;
+
+type Encoder<'a> = Box<dyn FnOnce(&mut BufWriter<File>, &Path) -> Result<()> + 'a>;
+
+/// Creates `dir` (and its parents) if missing; the error names the folder.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(OrogenError::bad_file(dir, "is not a folder"));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| OrogenError::io("cannot create output folder", dir, e))
+}
+
+/// Checks a map name is a plain file stem (no separators, not `.`/`..`).
+fn check_map_name(name: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', ':'])
+        || name.starts_with('.');
+    if bad {
+        return Err(OrogenError::invalid(
+            format!("maps[{name:?}]"),
+            "is not usable as a file name",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes every file of `files` to a temporary name in `dir`, then renames them all
+/// into place. Nothing is replaced unless every file was written.
+fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result<Vec<PathBuf>> {
+    ensure_dir(dir)?;
+    let mut written: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(files.len());
+    for (name, encode) in files {
+        let target = dir.join(&name);
+        match super::write_temp(&target, |out| encode(out, &target)) {
+            Ok(tmp) => written.push((tmp, target)),
+            Err(e) => {
+                for (tmp, _) in &written {
+                    let _ = std::fs::remove_file(tmp);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(written.len());
+    let mut pending = written.into_iter();
+    while let Some((tmp, target)) = pending.next() {
+        if let Err(e) = super::commit_temp(&tmp, &target) {
+            for (tmp, _) in pending {
+                let _ = std::fs::remove_file(tmp);
+            }
+            return Err(e);
+        }
+        out.push(target);
+    }
+    Ok(out)
+}
+
+/// Writes `height.exr`, `height.png`, `height.r16`, `preview.png` and every map of
+/// `world.maps` (`<name>.exr` for scalars, `<name>.png` for masks and labels) into
+/// `dir`, creating it if needed. Returns the paths written, in that order.
+pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
+    let height = &world.height;
+    let mut files: Vec<(String, Encoder<'_>)> = vec![
+        (
+            format!("{}.exr", names::HEIGHT),
+            Box::new(move |out, path| super::exr::encode_exr(height, out, path)),
+        ),
+        (
+            format!("{}.png", names::HEIGHT),
+            Box::new(move |out, path| super::png16::encode_png16(height, out, path).map(|_| ())),
+        ),
+        (
+            format!("{}.r16", names::HEIGHT),
+            Box::new(move |out, path| super::raw::encode_r16(height, out, path).map(|_| ())),
+        ),
+        (
+            "preview.png".to_string(),
+            Box::new(move |out, path| {
+                let img = super::preview::render_preview_max(world, PREVIEW_MAX_SIDE);
+                super::png16::encode_rgb_png(&img, out, path)
+            }),
+        ),
+    ];
+    for (name, map) in &world.maps {
+        check_map_name(name)?;
+        let entry: (String, Encoder<'_>) = match map {
+            MapData::Scalar(m) => (
+                format!("{name}.exr"),
+                Box::new(move |out, path| super::exr::encode_exr(m, out, path)),
+            ),
+            MapData::Mask(m) => (
+                format!("{name}.png"),
+                Box::new(move |out, path| super::png16::encode_mask_png(m, out, path)),
+            ),
+            MapData::Labels(m) => (
+                format!("{name}.png"),
+                Box::new(move |out, path| super::png16::encode_labels_png(m, out, path)),
+            ),
+        };
+        if files.iter().any(|(f, _)| *f == entry.0) {
+            return Err(OrogenError::invalid(
+                format!("maps[{name:?}]"),
+                format!("would overwrite `{}` written earlier in this bake", entry.0),
+            ));
+        }
+        files.push(entry);
+    }
+    write_all_or_nothing(dir, files)
+}
+
+/// Writes `bake.json` into `dir` (atomically): the recipe as run (RON text and JSON),
+/// its path if any, seed, size, cell size, min/max height in metres, each stage's
+/// wall time in seconds and the crate version. Returns the file's path.
+pub fn write_bake_json(
+    dir: &Path,
+    recipe: &Recipe,
+    world: &World,
+    timings: &[StageTiming],
+    recipe_path: Option<&Path>,
+) -> Result<PathBuf> {
+    ensure_dir(dir)?;
+    let path = dir.join("bake.json");
+    let json = bake_json(recipe, world, timings, recipe_path)
+        .map_err(|e| OrogenError::bad_file(&path, format!("cannot build bake.json: {e}")))?;
+    let text = serde_json::to_string_pretty(&json)
+        .map_err(|e| OrogenError::bad_file(&path, format!("cannot build bake.json: {e}")))?;
+    super::write_atomic(&path, |out| {
+        super::write_all(out, text.as_bytes(), &path)?;
+        super::write_all(out, b"\n", &path)
+    })?;
+    Ok(path)
+}
+
+/// The content of `bake.json`.
+pub fn bake_json(
+    recipe: &Recipe,
+    world: &World,
+    timings: &[StageTiming],
+    recipe_path: Option<&Path>,
+) -> serde_json::Result<serde_json::Value> {
+    let grid = world.grid();
+    let (lo, hi) = world.height.min_max();
+    let total: f64 = timings.iter().map(|t| t.seconds).sum();
+    Ok(serde_json::json!({
+        "orogen_version": crate::VERSION,
+        "recipe_path": recipe_path.map(|p| p.display().to_string()),
+        "seed": recipe.seed,
+        "size": [grid.width, grid.height],
+        "cell_size": grid.cell_size,
+        "height_min": lo,
+        "height_max": hi,
+        "stages": serde_json::to_value(timings)?,
+        "total_seconds": total,
+        "maps": world.maps.keys().collect::<Vec<_>>(),
+        "recipe": serde_json::to_value(recipe)?,
+        "recipe_ron": recipe.to_ron_string(),
+    }))
+}

@@ -1,0 +1,121 @@
+//! Single-channel 32-bit float OpenEXR.
+//!
+//! Written with one channel named `R` (f32, ZIP compression, increasing scan lines),
+//! which Godot's `Image.load_exr` reads as `FORMAT_RF` and Terrain3D imports as
+//! heights. The cell size rides along in a custom `orogenCellSize` attribute.
+
+use std::path::Path;
+
+use ::exr::prelude::*;
+
+use crate::error::{OrogenError, Result};
+use crate::field::{Grid, ScalarMap};
+
+/// Name of the custom attribute that stores the cell size in metres.
+const CELL_SIZE_ATTRIBUTE: &str = "orogenCellSize";
+
+/// Writes `map` as a single-channel (`R`) 32-bit float EXR, atomically.
+pub fn write_exr(path: &Path, map: &ScalarMap) -> Result<()> {
+    super::write_atomic(path, |out| encode_exr(map, out, path))
+}
+
+/// Encodes `map` into `out` (which must be seekable), naming `path` in errors.
+pub(crate) fn encode_exr(
+    map: &ScalarMap,
+    out: &mut (impl std::io::Write + std::io::Seek),
+    path: &Path,
+) -> Result<()> {
+    let size = (map.width(), map.height());
+    let channel = AnyChannel::new("R", FlatSamples::F32(map.data.clone()));
+    let encoding = Encoding {
+        compression: Compression::ZIP16,
+        blocks: Blocks::ScanLines,
+        line_order: LineOrder::Increasing,
+    };
+    let layer = Layer::new(
+        size,
+        LayerAttributes::default(),
+        encoding,
+        AnyChannels::sort(SmallVec::from_vec(vec![channel])),
+    );
+    let mut image = Image::from_layer(layer);
+    image.attributes.other.insert(
+        Text::from(CELL_SIZE_ATTRIBUTE),
+        AttributeValue::F32(map.grid.cell_size),
+    );
+    image
+        .write()
+        .to_buffered(out)
+        .map_err(|e| OrogenError::bad_file(path, format!("cannot encode EXR: {e}")))
+}
+
+/// Reads an EXR's first layer as a float map: the channel `R`, else `Y`, else the only
+/// channel. The cell size is the file's `orogenCellSize` attribute, else 1.
+///
+/// Errors name `path`: missing or unreadable file, deep data, no usable channel, a side
+/// over the size limit, NaN or infinite values (the first such cell is named).
+pub fn read_exr(path: &Path) -> Result<ScalarMap> {
+    if !path.exists() {
+        return Err(OrogenError::io(
+            "cannot open",
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        ));
+    }
+    // Check the header's size before any pixel is allocated.
+    let meta = ::exr::meta::MetaData::read_from_file(path, false)
+        .map_err(|e| OrogenError::bad_file(path, format!("cannot read EXR header: {e}")))?;
+    let header = meta
+        .headers
+        .first()
+        .ok_or_else(|| OrogenError::bad_file(path, "has no image layer"))?;
+    super::check_side_limits(
+        path,
+        header.layer_size.width() as u64,
+        header.layer_size.height() as u64,
+    )?;
+    let image = ::exr::image::read::read_first_flat_layer_from_file(path)
+        .map_err(|e| OrogenError::bad_file(path, format!("cannot read EXR: {e}")))?;
+    let cell_size = match image.attributes.other.get(&Text::from(CELL_SIZE_ATTRIBUTE)) {
+        Some(AttributeValue::F32(c)) if c.is_finite() && *c > 0.0 => *c,
+        _ => 1.0,
+    };
+    let layer = image.layer_data;
+    let channels = &layer.channel_data.list;
+    let pick = |name: &str| channels.iter().find(|c| c.name == *name);
+    let channel = pick("R")
+        .or_else(|| pick("Y"))
+        .or_else(|| {
+            if channels.len() == 1 {
+                channels.first()
+            } else {
+                None
+            }
+        })
+        .ok_or_else(|| {
+            let names: Vec<String> = channels.iter().map(|c| c.name.to_string()).collect();
+            OrogenError::bad_file(
+                path,
+                format!("has no `R` or `Y` channel (channels: {})", names.join(", ")),
+            )
+        })?;
+    let data: Vec<f32> = match &channel.sample_data {
+        FlatSamples::F16(v) => v.iter().map(|s| s.to_f32()).collect(),
+        FlatSamples::F32(v) => v.clone(),
+        FlatSamples::U32(v) => v.iter().map(|&s| s as f32).collect(),
+    };
+    let (w, h) = (layer.size.width(), layer.size.height());
+    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+        return Err(OrogenError::bad_file(
+            path,
+            format!(
+                "has a non-finite value ({}) at cell ({}, {})",
+                data[i],
+                i % w,
+                i / w
+            ),
+        ));
+    }
+    let grid = Grid::new(w, h, cell_size)?;
+    ScalarMap::from_vec(grid, data, &path.display().to_string())
+}

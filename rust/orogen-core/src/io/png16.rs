@@ -1,0 +1,132 @@
+//! PNG maps: 16-bit grayscale heights, 8-bit masks, colour-coded labels, RGB images.
+
+use std::io::Write;
+use std::path::Path;
+
+use image::codecs::png::PngEncoder;
+use image::{ExtendedColorType, ImageEncoder};
+
+use crate::error::{OrogenError, Result};
+use crate::field::{LabelMap, MaskMap, ScalarMap};
+
+/// Encodes raw pixel bytes (native-endian for 16-bit) as PNG into `out`.
+fn encode_png(
+    out: &mut impl Write,
+    bytes: &[u8],
+    width: usize,
+    height: usize,
+    color: ExtendedColorType,
+    path: &Path,
+) -> Result<()> {
+    PngEncoder::new(out)
+        .write_image(bytes, width as u32, height as u32, color)
+        .map_err(|e| OrogenError::bad_file(path, format!("cannot encode PNG: {e}")))
+}
+
+/// Encodes `map` as a 16-bit grayscale PNG (finite min..max → 0..65535) into `out`;
+/// returns the `(min, max)` that map to black and white.
+pub(crate) fn encode_png16(
+    map: &ScalarMap,
+    out: &mut impl Write,
+    path: &Path,
+) -> Result<(f32, f32)> {
+    let (values, range) = super::normalise_u16(&map.data);
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    encode_png(
+        out,
+        &bytes,
+        map.width(),
+        map.height(),
+        ExtendedColorType::L16,
+        path,
+    )?;
+    Ok(range)
+}
+
+/// Writes `map` as a 16-bit grayscale PNG normalised from its finite min..max to
+/// 0..65535, atomically. Returns `(min, max)` in the map's unit.
+pub fn write_png16(path: &Path, map: &ScalarMap) -> Result<(f32, f32)> {
+    let mut range = (0.0, 0.0);
+    super::write_atomic(path, |out| {
+        range = encode_png16(map, out, path)?;
+        Ok(())
+    })?;
+    Ok(range)
+}
+
+/// Encodes a mask as an 8-bit grayscale PNG: 0 stays 0, anything else is 255.
+pub(crate) fn encode_mask_png(mask: &MaskMap, out: &mut impl Write, path: &Path) -> Result<()> {
+    let bytes: Vec<u8> = mask
+        .data
+        .iter()
+        .map(|&v| if v == 0 { 0 } else { 255 })
+        .collect();
+    encode_png(
+        out,
+        &bytes,
+        mask.width(),
+        mask.height(),
+        ExtendedColorType::L8,
+        path,
+    )
+}
+
+/// Writes a mask as an 8-bit grayscale PNG (0 / 255), atomically.
+pub fn write_mask_png(path: &Path, mask: &MaskMap) -> Result<()> {
+    super::write_atomic(path, |out| encode_mask_png(mask, out, path))
+}
+
+/// The colour of a label: a fixed hash of the id, so the same basin id has the same
+/// colour in every bake. Each channel lies in `40..=255`, so no label is black.
+pub fn label_colour(label: u32) -> [u8; 3] {
+    // splitmix64 finaliser: neighbouring ids get unrelated colours.
+    let mut z = (label as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let c = |shift: u32| 40 + (((z >> shift) & 0xFF) as u32 * 215 / 255) as u8;
+    [c(0), c(16), c(32)]
+}
+
+/// Encodes labels as an 8-bit RGB PNG, one [`label_colour`] per id.
+pub(crate) fn encode_labels_png(
+    labels: &LabelMap,
+    out: &mut impl Write,
+    path: &Path,
+) -> Result<()> {
+    let bytes: Vec<u8> = labels.data.iter().flat_map(|&l| label_colour(l)).collect();
+    encode_png(
+        out,
+        &bytes,
+        labels.width(),
+        labels.height(),
+        ExtendedColorType::Rgb8,
+        path,
+    )
+}
+
+/// Writes labels as an 8-bit RGB PNG with a distinct colour per label, atomically.
+pub fn write_labels_png(path: &Path, labels: &LabelMap) -> Result<()> {
+    super::write_atomic(path, |out| encode_labels_png(labels, out, path))
+}
+
+/// Encodes an RGB image as PNG.
+pub(crate) fn encode_rgb_png(
+    img: &image::RgbImage,
+    out: &mut impl Write,
+    path: &Path,
+) -> Result<()> {
+    encode_png(
+        out,
+        img.as_raw(),
+        img.width() as usize,
+        img.height() as usize,
+        ExtendedColorType::Rgb8,
+        path,
+    )
+}
+
+/// Writes an RGB image as PNG, atomically.
+pub fn write_rgb_png(path: &Path, img: &image::RgbImage) -> Result<()> {
+    super::write_atomic(path, |out| encode_rgb_png(img, out, path))
+}
