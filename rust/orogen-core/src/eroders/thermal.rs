@@ -1,41 +1,969 @@
-//! STUB: being written.
+//! Thermal erosion: slopes steeper than their talus angle shed material downhill until
+//! they rest at it.
+//!
+//! Musgrave 1989 / Olsen 2004 (thesis digest, "Thermal step"): a cell whose height exceeds
+//! a neighbour's by more than T = l·tan(talus) moves material to every such neighbour in
+//! proportion to its excess dᵢ = h − hᵢ − T, in all S = rate·d_max/2. Cordonnier 2016 §7
+//! (results): the talus angle is constant (30° the usual value), follows 3D noise between
+//! 6° and 54°, or depends on height (gentle below, steep above: cliffs on crests).
+//!
+//! The step is Jacobi-style and deterministic whatever the thread count: every cell first
+//! computes its outflow factor from the old heights (in parallel, each cell on its own),
+//! then every cell gathers what its neighbours send it in a fixed neighbour order. The 8
+//! neighbours are at their true distances (l or l·√2). No material leaves the grid: border
+//! cells just have fewer neighbours. A receiver never gains more than rate·e_max/2 in one
+//! step, e_max the largest excess of a neighbour over it, so many senders cannot overfill a
+//! pit (the receiver-side twin of Olsen's sender limit) and the scheme does not oscillate.
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::recipe::ParamInfo;
 use crate::runner::StageContext;
 use crate::world::World;
 
-/// Stage parameters.
+/// Largest accepted iteration count.
+pub const MAX_ITERATIONS: u32 = 1_000_000;
+
+/// Talus angle of a noise-driven talus (Cordonnier 2016: "3D Perlin noise with a high
+/// persistence ... minimal and maximal slope angles 6° and 54°").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NoiseTalus {
+    /// Smallest talus angle, degrees, in (0, 90). Default 6.
+    pub min_deg: f32,
+    /// Largest talus angle, degrees, in (0, 90) and ≥ `min_deg`. Default 54.
+    pub max_deg: f32,
+    /// Horizontal feature size of the noise, metres (> 0). Default 3000.
+    pub wavelength: f32,
+    /// Vertical feature size of the noise (rock strata), metres (> 0). Default 400.
+    pub vertical_wavelength: f32,
+    /// Octaves of the noise, 1..=8. Default 4.
+    pub octaves: u32,
+    /// Amplitude ratio between octaves, in [0, 1]. Default 0.7 (high persistence).
+    pub persistence: f32,
+}
+
+impl Default for NoiseTalus {
+    fn default() -> Self {
+        NoiseTalus {
+            min_deg: 6.0,
+            max_deg: 54.0,
+            wavelength: 3000.0,
+            vertical_wavelength: 400.0,
+            octaves: 4,
+            persistence: 0.7,
+        }
+    }
+}
+
+/// Height-dependent talus (Cordonnier 2016 Fig. 18: gentle slopes below a height, steep
+/// above, which puts cliffs on the crests).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeightTalus {
+    /// Talus angle of cells below `height`, degrees, in (0, 90). Default 20.
+    pub below_deg: f32,
+    /// Talus angle of cells at or above `height`, degrees, in (0, 90). Default 60.
+    pub above_deg: f32,
+    /// Height where the angle changes, metres (finite). Default 1000.
+    pub height: f32,
+}
+
+impl Default for HeightTalus {
+    fn default() -> Self {
+        HeightTalus {
+            below_deg: 20.0,
+            above_deg: 60.0,
+            height: 1000.0,
+        }
+    }
+}
+
+/// The steepest stable slope. The cell material falls from (the higher one of a pair)
+/// sets the angle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TalusAngle {
+    /// The same angle everywhere, degrees, in (0, 90). `Constant(30.0)`.
+    Constant(f32),
+    /// Varies in space with 3D noise over (x, y, height) between `min_deg` and `max_deg`;
+    /// evaluated once at the start of the stage from the heights then.
+    /// `Noise(min_deg: 6.0, max_deg: 54.0, wavelength: 3000.0)`.
+    Noise(NoiseTalus),
+    /// `below_deg` under `height`, `above_deg` from it up, re-evaluated every step.
+    /// `Height(below_deg: 20.0, above_deg: 60.0, height: 1200.0)`.
+    Height(HeightTalus),
+}
+
+impl Default for TalusAngle {
+    fn default() -> Self {
+        TalusAngle::Constant(30.0)
+    }
+}
+
+/// An angle in degrees strictly between 0 and 90.
+fn check_angle(field: &str, deg: f32) -> Result<()> {
+    let d = deg as f64;
+    if !d.is_finite() || d <= 0.0 || d >= 90.0 {
+        return Err(OrogenError::invalid(
+            field,
+            format!("must be an angle strictly between 0 and 90 degrees, got {deg}"),
+        ));
+    }
+    Ok(())
+}
+
+impl TalusAngle {
+    /// Checks ranges; `field` names the talus itself (e.g. `stages[1].Thermal.talus`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self {
+            TalusAngle::Constant(deg) => check_angle(field, *deg),
+            TalusAngle::Noise(n) => {
+                check_angle(&format!("{field}.min_deg"), n.min_deg)?;
+                check_angle(&format!("{field}.max_deg"), n.max_deg)?;
+                if n.max_deg < n.min_deg {
+                    return Err(OrogenError::invalid(
+                        format!("{field}.max_deg"),
+                        format!("must be ≥ min_deg ({}), got {}", n.min_deg, n.max_deg),
+                    ));
+                }
+                check_positive(&format!("{field}.wavelength"), n.wavelength as f64)?;
+                check_positive(
+                    &format!("{field}.vertical_wavelength"),
+                    n.vertical_wavelength as f64,
+                )?;
+                if n.octaves == 0 || n.octaves > 8 {
+                    return Err(OrogenError::invalid(
+                        format!("{field}.octaves"),
+                        format!("must be between 1 and 8, got {}", n.octaves),
+                    ));
+                }
+                check_range(
+                    &format!("{field}.persistence"),
+                    n.persistence as f64,
+                    0.0,
+                    1.0,
+                )
+            }
+            TalusAngle::Height(h) => {
+                check_angle(&format!("{field}.below_deg"), h.below_deg)?;
+                check_angle(&format!("{field}.above_deg"), h.above_deg)?;
+                crate::error::check_finite(&format!("{field}.height"), h.height as f64)
+            }
+        }
+    }
+}
+
+/// Thermal erosion stage parameters. RON: `Thermal(iterations: 50, talus: Constant(30.0))`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ThermalParams {
-    /// Number of steps.
+    /// Number of steps, 1..=1000000 (fewer when `tolerance` is reached). Default 50.
     pub iterations: u32,
+    /// Steepest stable slope: `Constant(deg)`, `Noise(..)` or `Height(..)`.
+    /// Default `Constant(30.0)`.
+    pub talus: TalusAngle,
+    /// Fraction of a cell's largest excess moved per step (half of it leaves the cell),
+    /// dimensionless, in (0, 1]. Default 0.5.
+    pub rate: f32,
+    /// Stop early once no slope exceeds its talus by more than this height difference,
+    /// metres (≥ 0; 0 runs every iteration). Default 0.01.
+    pub tolerance: f32,
 }
 
 impl Default for ThermalParams {
     fn default() -> Self {
-        ThermalParams { iterations: 10 }
+        ThermalParams {
+            iterations: 50,
+            talus: TalusAngle::default(),
+            rate: 0.5,
+            tolerance: 0.01,
+        }
     }
 }
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "iterations",
+        unit: "",
+        min: 1.0,
+        max: 1000.0,
+        doc: "Number of thermal steps (fewer when the tolerance is reached).",
+    },
+    ParamInfo {
+        name: "rate",
+        unit: "",
+        min: 0.01,
+        max: 1.0,
+        doc: "Fraction of a cell's largest excess over its talus moved per step.",
+    },
+    ParamInfo {
+        name: "tolerance",
+        unit: "m",
+        min: 0.0,
+        max: 1.0,
+        doc: "Stop once no slope exceeds its talus by more than this height.",
+    },
+];
 
 impl ThermalParams {
-    /// Scalar parameters with units and ranges, for editors.
-    pub fn describe() -> &'static [crate::recipe::ParamInfo] {
-        &[]
+    /// Scalar parameters with units and ranges, for editors (`talus` is an enum, edited
+    /// as RON).
+    pub fn describe() -> &'static [ParamInfo] {
+        PARAMS
     }
 
-    /// Checks ranges; `field` prefixes error names.
-    pub fn validate(&self, _field: &str) -> Result<()> {
-        Ok(())
+    /// Checks ranges; `field` prefixes error names (e.g. `stages[1].Thermal`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        if self.iterations == 0 || self.iterations > MAX_ITERATIONS {
+            return Err(OrogenError::invalid(
+                format!("{field}.iterations"),
+                format!(
+                    "must be between 1 and {MAX_ITERATIONS}, got {}",
+                    self.iterations
+                ),
+            ));
+        }
+        self.talus.validate(&format!("{field}.talus"))?;
+        let rate = self.rate as f64;
+        if !rate.is_finite() || rate <= 0.0 || rate > 1.0 {
+            return Err(OrogenError::invalid(
+                format!("{field}.rate"),
+                format!("must be within (0, 1], got {}", self.rate),
+            ));
+        }
+        check_range(
+            &format!("{field}.tolerance"),
+            self.tolerance as f64,
+            0.0,
+            f64::MAX,
+        )
     }
 }
 
-/// Runs the stage.
+/// The tangent of the talus angle of every cell, for heights `heights` on a grid of
+/// `width` columns and `cell_size` metres; `seed` drives the noise talus.
+pub fn talus_tangents(
+    talus: &TalusAngle,
+    heights: &[f32],
+    width: usize,
+    cell_size: f32,
+    seed: u64,
+) -> Vec<f32> {
+    let mut out = vec![0.0f32; heights.len()];
+    fill_talus_tangents(talus, heights, width, cell_size, seed, &mut out);
+    out
+}
+
+/// [`talus_tangents`] into an existing buffer.
+fn fill_talus_tangents(
+    talus: &TalusAngle,
+    heights: &[f32],
+    width: usize,
+    cell_size: f32,
+    seed: u64,
+    out: &mut [f32],
+) {
+    match talus {
+        TalusAngle::Constant(deg) => {
+            let t = (*deg as f64).to_radians().tan() as f32;
+            out.par_iter_mut().for_each(|v| *v = t);
+        }
+        TalusAngle::Height(h) => {
+            let below = (h.below_deg as f64).to_radians().tan() as f32;
+            let above = (h.above_deg as f64).to_radians().tan() as f32;
+            out.par_iter_mut()
+                .zip(heights.par_iter())
+                .for_each(|(t, &z)| *t = if z < h.height { below } else { above });
+        }
+        TalusAngle::Noise(n) => {
+            // Cordonnier 2016 §7: talus from 3D Perlin noise with a high persistence.
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(0x7461_6c75_73); // "talus"
+            let octaves: Vec<(noise::Perlin, [f64; 3])> = (0..n.octaves)
+                .map(|_| {
+                    let s: u32 = rng.random();
+                    let off = [
+                        rng.random_range(-4096.0..4096.0),
+                        rng.random_range(-4096.0..4096.0),
+                        rng.random_range(-4096.0..4096.0),
+                    ];
+                    (noise::Perlin::new(s), off)
+                })
+                .collect();
+            let p = n.persistence as f64;
+            let norm: f64 = (0..n.octaves)
+                .map(|i| p.powi(i as i32))
+                .sum::<f64>()
+                .max(1e-12);
+            let (fxy, fz) = (
+                1.0 / n.wavelength as f64,
+                1.0 / n.vertical_wavelength as f64,
+            );
+            let (lo, hi) = (
+                (n.min_deg as f64).to_radians(),
+                (n.max_deg as f64).to_radians(),
+            );
+            let cs = cell_size as f64;
+            out.par_chunks_mut(width)
+                .zip(heights.par_chunks(width))
+                .enumerate()
+                .for_each(|(y, (row, hrow))| {
+                    use noise::NoiseFn;
+                    for (x, (t, &z)) in row.iter_mut().zip(hrow).enumerate() {
+                        let (px, py, pz) = (x as f64 * cs, y as f64 * cs, z as f64);
+                        let mut sum = 0.0;
+                        let mut amp = 1.0;
+                        let mut mul = 1.0;
+                        for (perlin, off) in &octaves {
+                            let q = [
+                                px * fxy * mul + off[0],
+                                py * fxy * mul + off[1],
+                                pz * fz * mul + off[2],
+                            ];
+                            sum += amp * perlin.get(q).clamp(-1.0, 1.0);
+                            amp *= p;
+                            mul *= 2.0;
+                        }
+                        let u = (0.5 + 0.5 * sum / norm).clamp(0.0, 1.0);
+                        *t = (lo + (hi - lo) * u).tan() as f32;
+                    }
+                });
+        }
+    }
+}
+
+/// Neighbour offsets `(dx, dy)` in the fixed order every pass uses, and whether diagonal.
+const NEIGHBOURS: [(isize, isize, bool); 8] = [
+    (-1, -1, true),
+    (0, -1, false),
+    (1, -1, true),
+    (-1, 0, false),
+    (1, 0, false),
+    (-1, 1, true),
+    (0, 1, false),
+    (1, 1, true),
+];
+
+/// Scratch buffers reused across steps (one value per cell each).
+#[derive(Default)]
+pub struct ThermalBuffers {
+    /// Sender factor: outflow to neighbour j is `k·e_j·s_j`.
+    k: Vec<f32>,
+    /// Receiver scale in (0, 1] limiting a cell's total inflow.
+    s: Vec<f32>,
+    /// The next heights.
+    next: Vec<f32>,
+}
+
+/// Calls `f(j, dist_index)` for each in-grid neighbour `j` of `(x, y)`, in fixed order;
+/// `dist_index` is 0 for orthogonal and 1 for diagonal neighbours.
+#[inline(always)]
+fn for_neighbours(x: usize, y: usize, w: usize, h: usize, mut f: impl FnMut(usize, usize)) {
+    let interior = x > 0 && y > 0 && x + 1 < w && y + 1 < h;
+    for &(dx, dy, diag) in &NEIGHBOURS {
+        let (nx, ny) = (x as isize + dx, y as isize + dy);
+        if !interior && (nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize) {
+            continue;
+        }
+        f(ny as usize * w + nx as usize, diag as usize);
+    }
+}
+
+/// Excess of cell `i` (height `hi`, talus drop `drop` to the neighbour) over a neighbour of
+/// height `hj`, metres. Every pass computes it by this one expression, so sender and
+/// receiver agree to the bit and mass is conserved.
+#[inline(always)]
+fn excess(hi: f32, hj: f32, drop: f32) -> f32 {
+    hi - hj - drop
+}
+
+/// One thermal step over `heights` (row-major, `width` columns, `cell_size` metres apart),
+/// with per-cell talus tangents `tan_talus`. Returns the largest excess over the talus
+/// found before the step, metres; when it is ≤ `tolerance` nothing is moved.
+///
+/// Musgrave 1989 / Olsen 2004: each cell sends S = rate·d_max/2 to its lower-than-talus
+/// neighbours, in proportion to their excesses; receivers gather in fixed order.
+pub fn thermal_step(
+    heights: &mut [f32],
+    width: usize,
+    cell_size: f32,
+    tan_talus: &[f32],
+    rate: f32,
+    tolerance: f32,
+    buf: &mut ThermalBuffers,
+) -> f32 {
+    let n = heights.len();
+    assert!(width > 0 && n % width == 0 && tan_talus.len() == n);
+    let h_rows = n / width;
+    let dist = [cell_size, cell_size * std::f32::consts::SQRT_2];
+    buf.k.resize(n, 0.0);
+    buf.s.resize(n, 0.0);
+    buf.next.resize(n, 0.0);
+    let hs: &[f32] = heights;
+
+    // Pass 1: sender factors k_i = rate·d_max / (2·Σ e_j) from the old heights.
+    let max_excess = buf
+        .k
+        .par_chunks_mut(width)
+        .enumerate()
+        .map(|(y, krow)| {
+            let mut row_max = 0.0f32;
+            for (x, k) in krow.iter_mut().enumerate() {
+                let i = y * width + x;
+                let (hi, t) = (hs[i], tan_talus[i]);
+                let drops = [t * dist[0], t * dist[1]];
+                let (mut dmax, mut sum) = (0.0f32, 0.0f64);
+                for_neighbours(x, y, width, h_rows, |j, d| {
+                    let e = excess(hi, hs[j], drops[d]);
+                    if e > 0.0 {
+                        dmax = dmax.max(e);
+                        sum += e as f64;
+                    }
+                });
+                *k = if sum > 0.0 {
+                    (rate as f64 * dmax as f64 / (2.0 * sum)) as f32
+                } else {
+                    0.0
+                };
+                row_max = row_max.max(dmax);
+            }
+            row_max
+        })
+        .reduce(|| 0.0f32, f32::max);
+    if max_excess <= tolerance {
+        return max_excess;
+    }
+
+    // Pass 2: receiver scales, so a cell gains at most rate·e_max/2.
+    let k: &[f32] = &buf.k;
+    buf.s
+        .par_chunks_mut(width)
+        .enumerate()
+        .for_each(|(y, srow)| {
+            for (x, s) in srow.iter_mut().enumerate() {
+                let j = y * width + x;
+                let hj = hs[j];
+                let (mut want, mut emax) = (0.0f64, 0.0f32);
+                for_neighbours(x, y, width, h_rows, |i, d| {
+                    let e = excess(hs[i], hj, tan_talus[i] * dist[d]);
+                    if e > 0.0 {
+                        want += (k[i] * e) as f64;
+                        emax = emax.max(e);
+                    }
+                });
+                let cap = 0.5 * rate as f64 * emax as f64;
+                *s = if want > cap { (cap / want) as f32 } else { 1.0 };
+            }
+        });
+
+    // Pass 3: every cell loses what it sends and gains what its neighbours send it.
+    let s: &[f32] = &buf.s;
+    buf.next
+        .par_chunks_mut(width)
+        .enumerate()
+        .for_each(|(y, nrow)| {
+            for (x, out) in nrow.iter_mut().enumerate() {
+                let c = y * width + x;
+                let (hc, kc, sc, tc) = (hs[c], k[c], s[c], tan_talus[c]);
+                let mut delta = 0.0f64;
+                for_neighbours(x, y, width, h_rows, |j, d| {
+                    let hj = hs[j];
+                    let e_out = excess(hc, hj, tc * dist[d]);
+                    if e_out > 0.0 {
+                        delta -= (kc * e_out * s[j]) as f64;
+                    }
+                    let e_in = excess(hj, hc, tan_talus[j] * dist[d]);
+                    if e_in > 0.0 {
+                        delta += (k[j] * e_in * sc) as f64;
+                    }
+                });
+                *out = (hc as f64 + delta) as f32;
+            }
+        });
+    heights.copy_from_slice(&buf.next);
+    max_excess
+}
+
+/// Largest excess of any cell over any neighbour beyond its talus, metres (0 when every
+/// slope is stable). Per-cell talus tangents as in [`thermal_step`].
+pub fn max_talus_excess(heights: &[f32], width: usize, cell_size: f32, tan_talus: &[f32]) -> f32 {
+    let h_rows = heights.len() / width;
+    let dist = [cell_size, cell_size * std::f32::consts::SQRT_2];
+    (0..h_rows)
+        .into_par_iter()
+        .map(|y| {
+            let mut m = 0.0f32;
+            for x in 0..width {
+                let i = y * width + x;
+                for_neighbours(x, y, width, h_rows, |j, d| {
+                    m = m.max(excess(heights[i], heights[j], tan_talus[i] * dist[d]));
+                });
+            }
+            m
+        })
+        .reduce(|| 0.0f32, f32::max)
+}
+
+/// Runs the stage: up to `iterations` thermal steps, stopping once the largest excess is
+/// within `tolerance`. Reports every step through `ctx`.
 pub fn run_stage(p: &ThermalParams, world: &mut World, ctx: &mut StageContext) -> Result<()> {
-    for i in 0..p.iterations {
-        ctx.step_done(world, i + 1, (i + 1) as f32 / p.iterations as f32)?;
+    p.validate("Thermal")?;
+    let grid = world.grid();
+    let (w, cs) = (grid.width, grid.cell_size);
+    // Distinct from the other random streams of the recipe seed.
+    let seed = world.seed ^ 0x7468_6572_6d61_6c; // "thermal"
+    let mut tan = talus_tangents(&p.talus, &world.height.data, w, cs, seed);
+    let mut buf = ThermalBuffers::default();
+    for it in 0..p.iterations {
+        if let TalusAngle::Height(_) = p.talus {
+            if it > 0 {
+                fill_talus_tangents(&p.talus, &world.height.data, w, cs, seed, &mut tan);
+            }
+        }
+        let excess = thermal_step(
+            &mut world.height.data,
+            w,
+            cs,
+            &tan,
+            p.rate,
+            p.tolerance,
+            &mut buf,
+        );
+        if excess <= p.tolerance {
+            ctx.step_done(world, it + 1, 1.0)?;
+            break;
+        }
+        ctx.step_done(world, it + 1, (it + 1) as f32 / p.iterations as f32)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::{Grid, Heightfield};
+    use std::sync::atomic::AtomicBool;
+
+    /// A random rough terrain: white noise plus a cone, metres.
+    fn rough(w: usize, h: usize, seed: u64, relief: f32) -> Vec<f32> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                let r = ((x - w as f32 / 2.0).powi(2) + (y - h as f32 / 2.0).powi(2)).sqrt();
+                relief * (1.0 - r / w as f32).max(0.0) + rng.random_range(0.0..relief * 0.5)
+            })
+            .collect()
+    }
+
+    fn sum64(v: &[f32]) -> f64 {
+        v.iter().map(|&x| x as f64).sum()
+    }
+
+    /// Brute-force check over every ordered 8-neighbour pair: the drop from a cell to a
+    /// neighbour never exceeds tan(talus of the higher cell)·distance + tol.
+    fn worst_violation(h: &[f32], w: usize, cs: f32, tan: &[f32]) -> f64 {
+        let rows = h.len() / w;
+        let mut worst = f64::MIN;
+        for y in 0..rows {
+            for x in 0..w {
+                for dy in -1i64..=1 {
+                    for dx in -1i64..=1 {
+                        let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                        if (dx, dy) == (0, 0)
+                            || nx < 0
+                            || ny < 0
+                            || nx >= w as i64
+                            || ny >= rows as i64
+                        {
+                            continue;
+                        }
+                        let (i, j) = (y * w + x, ny as usize * w + nx as usize);
+                        let l = cs as f64 * ((dx * dx + dy * dy) as f64).sqrt();
+                        let v = (h[i] as f64 - h[j] as f64) - tan[i] as f64 * l;
+                        worst = worst.max(v);
+                    }
+                }
+            }
+        }
+        worst
+    }
+
+    /// Runs steps until converged (or `max` steps); returns the step count.
+    fn relax(h: &mut [f32], w: usize, cs: f32, talus: &TalusAngle, tol: f32, max: u32) -> u32 {
+        let mut buf = ThermalBuffers::default();
+        let mut tan = talus_tangents(talus, h, w, cs, 0);
+        for it in 0..max {
+            if let TalusAngle::Height(_) = talus {
+                tan = talus_tangents(talus, h, w, cs, 0);
+            }
+            if thermal_step(h, w, cs, &tan, 0.5, tol, &mut buf) <= tol {
+                return it;
+            }
+        }
+        max
+    }
+
+    #[test]
+    fn converged_slopes_rest_at_their_talus_and_mass_is_kept() {
+        let (w, h, cs) = (48, 40, 10.0);
+        let mut z = rough(w, h, 1, 80.0);
+        let before = sum64(&z);
+        let talus = TalusAngle::Constant(30.0);
+        let tol = 0.01;
+        let steps = relax(&mut z, w, cs, &talus, tol, 20_000);
+        assert!(steps < 20_000, "did not converge");
+        let tan = talus_tangents(&talus, &z, w, cs, 0);
+        let worst = worst_violation(&z, w, cs, &tan);
+        assert!(worst <= tol as f64 + 1e-4, "worst excess {worst}");
+        let after = sum64(&z);
+        assert!(
+            ((after - before) / before).abs() < 1e-5,
+            "{before} -> {after}"
+        );
+        // The relief went down to the talus: the start had slopes far above it.
+        assert!(steps > 10);
+    }
+
+    #[test]
+    fn a_stable_slope_does_not_move() {
+        // A plane at 20° under a 30° talus: every excess is negative.
+        let (w, h, cs) = (20, 12, 5.0);
+        let slope = 20f32.to_radians().tan();
+        let mut z: Vec<f32> = (0..w * h).map(|i| (i % w) as f32 * cs * slope).collect();
+        let orig = z.clone();
+        let tan = talus_tangents(&TalusAngle::Constant(30.0), &z, w, cs, 0);
+        let mut buf = ThermalBuffers::default();
+        let e = thermal_step(&mut z, w, cs, &tan, 0.5, 0.0, &mut buf);
+        assert!(e <= 0.0);
+        assert_eq!(z, orig);
+    }
+
+    #[test]
+    fn a_spike_spreads_without_overshoot() {
+        // One tall column on flat ground: it never drops below its neighbours and no
+        // neighbour rises above it in one step.
+        let (w, cs) = (9, 1.0);
+        let mut z = vec![0.0f32; w * w];
+        z[4 * w + 4] = 100.0;
+        let tan = talus_tangents(&TalusAngle::Constant(30.0), &z, w, cs, 0);
+        let mut buf = ThermalBuffers::default();
+        for _ in 0..50 {
+            thermal_step(&mut z, w, cs, &tan, 1.0, 0.0, &mut buf);
+            let c = z[4 * w + 4];
+            for (i, &v) in z.iter().enumerate() {
+                assert!(v <= c + 1e-4, "cell {i} {v} above the centre {c}");
+            }
+        }
+        assert!((sum64(&z) - 100.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_pit_fills_without_overshoot() {
+        // A deep hole among 8 higher cells: all send to it, the cap keeps it from
+        // rising above them.
+        let (w, cs) = (3, 1.0);
+        let mut z = vec![50.0f32; 9];
+        z[4] = 0.0;
+        let tan = talus_tangents(&TalusAngle::Constant(10.0), &z, w, cs, 0);
+        let mut buf = ThermalBuffers::default();
+        let mut prev = z[4];
+        for _ in 0..40 {
+            thermal_step(&mut z, w, cs, &tan, 1.0, 0.0, &mut buf);
+            let ring_min = (0..9)
+                .filter(|&i| i != 4)
+                .map(|i| z[i])
+                .fold(f32::MAX, f32::min);
+            assert!(
+                z[4] <= ring_min + 1e-4,
+                "pit {} above ring {}",
+                z[4],
+                ring_min
+            );
+            assert!(z[4] >= prev - 1e-4, "pit went down");
+            prev = z[4];
+        }
+        assert!((sum64(&z) - 400.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn same_bytes_with_one_and_four_threads() {
+        let (w, h, cs) = (67, 45, 20.0);
+        let z0 = rough(w, h, 2, 200.0);
+        let talus = TalusAngle::Noise(NoiseTalus::default());
+        let run = |n: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let mut z = z0.clone();
+                    let tan = talus_tangents(&talus, &z, w, cs, 5);
+                    let mut buf = ThermalBuffers::default();
+                    for _ in 0..30 {
+                        thermal_step(&mut z, w, cs, &tan, 0.5, 0.0, &mut buf);
+                    }
+                    z.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                })
+        };
+        assert_eq!(run(1), run(4));
+    }
+
+    #[test]
+    fn height_talus_is_respected_per_cell() {
+        let (w, h, cs) = (40, 40, 10.0);
+        let mut z = rough(w, h, 3, 150.0);
+        let before = sum64(&z);
+        let talus = TalusAngle::Height(HeightTalus {
+            below_deg: 15.0,
+            above_deg: 55.0,
+            height: 60.0,
+        });
+        let tol = 0.01;
+        assert!(relax(&mut z, w, cs, &talus, tol, 50_000) < 50_000);
+        // Independent per-cell angles from the final heights.
+        let tan: Vec<f32> = z
+            .iter()
+            .map(|&v| if v < 60.0 { 15f32 } else { 55f32 }.to_radians().tan())
+            .collect();
+        assert!(worst_violation(&z, w, cs, &tan) <= tol as f64 + 1e-4);
+        assert!(((sum64(&z) - before) / before).abs() < 1e-5);
+        // Both regimes occur, and somewhere above the height a slope is steeper than the
+        // gentle angle allows (the cliffs the steep angle permits).
+        let gentle = 15f32.to_radians().tan() as f64;
+        let mut steep_found = false;
+        for y in 0..h {
+            for x in 0..w - 1 {
+                let (a, b) = (z[y * w + x], z[y * w + x + 1]);
+                if a.max(b) >= 60.0 && ((a - b).abs() as f64) > gentle * cs as f64 * 1.5 {
+                    steep_found = true;
+                }
+            }
+        }
+        assert!(steep_found);
+    }
+
+    #[test]
+    fn noise_talus_is_respected_per_cell_and_spans_its_range() {
+        let (w, h, cs) = (48, 48, 25.0);
+        let mut z = rough(w, h, 4, 400.0);
+        let talus = TalusAngle::Noise(NoiseTalus {
+            wavelength: 300.0,
+            ..Default::default()
+        });
+        let tan = talus_tangents(&talus, &z, w, cs, 9);
+        // Angles within [6°, 54°] and varied.
+        let deg: Vec<f64> = tan
+            .iter()
+            .map(|t| (*t as f64).atan().to_degrees())
+            .collect();
+        let lo = deg.iter().cloned().fold(f64::MAX, f64::min);
+        let hi = deg.iter().cloned().fold(f64::MIN, f64::max);
+        assert!(
+            lo >= 6.0 - 1e-3 && hi <= 54.0 + 1e-3 && hi - lo > 15.0,
+            "{lo}..{hi}"
+        );
+        let mut buf = ThermalBuffers::default();
+        let tol = 0.01;
+        let mut converged = false;
+        for _ in 0..50_000 {
+            if thermal_step(&mut z, w, cs, &tan, 0.5, tol, &mut buf) <= tol {
+                converged = true;
+                break;
+            }
+        }
+        assert!(converged);
+        assert!(worst_violation(&z, w, cs, &tan) <= tol as f64 + 1e-4);
+    }
+
+    #[test]
+    fn invalid_angles_name_the_field() {
+        for bad in [0.0, 90.0, 120.0, -5.0, f32::NAN, f32::INFINITY] {
+            let p = ThermalParams {
+                talus: TalusAngle::Constant(bad),
+                ..Default::default()
+            };
+            match p.validate("stages[1].Thermal") {
+                Err(OrogenError::InvalidParameter { field, .. }) => {
+                    assert_eq!(field, "stages[1].Thermal.talus", "{bad}")
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        let cases: Vec<(TalusAngle, &str)> = vec![
+            (
+                TalusAngle::Noise(NoiseTalus {
+                    min_deg: 0.0,
+                    ..Default::default()
+                }),
+                "s.talus.min_deg",
+            ),
+            (
+                TalusAngle::Noise(NoiseTalus {
+                    max_deg: 95.0,
+                    ..Default::default()
+                }),
+                "s.talus.max_deg",
+            ),
+            (
+                TalusAngle::Noise(NoiseTalus {
+                    min_deg: 40.0,
+                    max_deg: 30.0,
+                    ..Default::default()
+                }),
+                "s.talus.max_deg",
+            ),
+            (
+                TalusAngle::Noise(NoiseTalus {
+                    wavelength: f32::NAN,
+                    ..Default::default()
+                }),
+                "s.talus.wavelength",
+            ),
+            (
+                TalusAngle::Height(HeightTalus {
+                    above_deg: 90.0,
+                    ..Default::default()
+                }),
+                "s.talus.above_deg",
+            ),
+            (
+                TalusAngle::Height(HeightTalus {
+                    height: f32::NAN,
+                    ..Default::default()
+                }),
+                "s.talus.height",
+            ),
+        ];
+        for (talus, want) in cases {
+            let p = ThermalParams {
+                talus,
+                ..Default::default()
+            };
+            match p.validate("s") {
+                Err(OrogenError::InvalidParameter { field, .. }) => assert_eq!(field, want),
+                other => panic!("{want}: {other:?}"),
+            }
+        }
+        for (p, want) in [
+            (
+                ThermalParams {
+                    rate: 0.0,
+                    ..Default::default()
+                },
+                "s.rate",
+            ),
+            (
+                ThermalParams {
+                    rate: 1.5,
+                    ..Default::default()
+                },
+                "s.rate",
+            ),
+            (
+                ThermalParams {
+                    rate: f32::NAN,
+                    ..Default::default()
+                },
+                "s.rate",
+            ),
+            (
+                ThermalParams {
+                    iterations: 0,
+                    ..Default::default()
+                },
+                "s.iterations",
+            ),
+            (
+                ThermalParams {
+                    tolerance: -1.0,
+                    ..Default::default()
+                },
+                "s.tolerance",
+            ),
+        ] {
+            match p.validate("s") {
+                Err(OrogenError::InvalidParameter { field, .. }) => assert_eq!(field, want),
+                other => panic!("{want}: {other:?}"),
+            }
+        }
+        assert!(ThermalParams::default().validate("s").is_ok());
+    }
+
+    #[test]
+    fn run_stage_reports_steps_and_stops_at_tolerance() {
+        let g = Grid::new(30, 30, 10.0).unwrap();
+        let z = rough(30, 30, 6, 100.0);
+        let mut world = World::new(Heightfield::from_vec(g, z, "h").unwrap(), 1);
+        let before = sum64(&world.height.data);
+        let p = ThermalParams {
+            iterations: 100_000,
+            tolerance: 0.05,
+            ..Default::default()
+        };
+        let cancel = AtomicBool::new(false);
+        let mut steps = 0u32;
+        let mut last_fraction = 0.0;
+        let mut observer = |e: crate::runner::Event<'_>| match e {
+            crate::runner::Event::Step { .. } => steps += 1,
+            crate::runner::Event::Progress { fraction, .. } => last_fraction = fraction,
+            _ => {}
+        };
+        let mut ctx = StageContext::new(
+            0,
+            "Thermal",
+            &cancel,
+            &mut observer,
+            std::path::Path::new("."),
+        );
+        run_stage(&p, &mut world, &mut ctx).unwrap();
+        drop(ctx);
+        assert!(steps > 1 && steps < 100_000, "{steps}");
+        assert_eq!(last_fraction, 1.0);
+        let tan = talus_tangents(&p.talus, &world.height.data, 30, 10.0, 0);
+        assert!(max_talus_excess(&world.height.data, 30, 10.0, &tan) <= 0.05);
+        assert!(((sum64(&world.height.data) - before) / before).abs() < 1e-5);
+    }
+
+    #[test]
+    fn cancel_stops_the_stage() {
+        let g = Grid::new(16, 16, 10.0).unwrap();
+        let mut world = World::new(
+            Heightfield::from_vec(g, rough(16, 16, 7, 100.0), "h").unwrap(),
+            1,
+        );
+        let cancel = AtomicBool::new(true);
+        let mut observer = |_: crate::runner::Event<'_>| {};
+        let mut ctx = StageContext::new(
+            0,
+            "Thermal",
+            &cancel,
+            &mut observer,
+            std::path::Path::new("."),
+        );
+        let r = run_stage(&ThermalParams::default(), &mut world, &mut ctx);
+        assert!(matches!(r, Err(OrogenError::Cancelled)));
+    }
+
+    #[test]
+    fn recipe_syntax_parses() {
+        let text = "(size: (9, 9), cell_size: 100.0, seed: 3, terrain: Flat(0.0), stages: [\
+                    Thermal(iterations: 50, talus: Noise(min_deg: 6.0, max_deg: 54.0, wavelength: 3000.0)), \
+                    Thermal(talus: Height(below_deg: 20.0, above_deg: 60.0, height: 1200.0), rate: 0.3), \
+                    Thermal(talus: Constant(35.0), tolerance: 0.001)])";
+        let r = crate::recipe::Recipe::from_ron_str(text, "test").unwrap();
+        r.validate().unwrap();
+        let back = crate::recipe::Recipe::from_ron_str(&r.to_ron_string(), "again").unwrap();
+        assert_eq!(r, back);
+        let bad = text.replace("35.0", "90.0");
+        let err = crate::recipe::Recipe::from_ron_str(&bad, "t")
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(err.to_string().contains("stages[2].Thermal.talus"), "{err}");
+    }
 }
