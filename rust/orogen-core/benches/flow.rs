@@ -1,0 +1,124 @@
+//! Flow routing speed: ms per call for each phase on a noisy, pit-rich terrain.
+//!
+//! `cargo bench -p orogen-core --bench flow` (optionally `-- 256 512` to pick sizes).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use orogen_core::flow::accumulate::PointerJumpScratch;
+use orogen_core::flow::{
+    accumulate, water_surface, water_surface_pointer_jumping, FlowRouter, OutletParams, SinkMode,
+};
+use orogen_core::Grid;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Value noise (two octaves) plus white noise: ridges, valleys and many small pits.
+fn terrain(side: usize, seed: u64) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut h = vec![0.0f32; side * side];
+    for (cells, amp) in [(side / 64 + 2, 400.0f32), (side / 16 + 2, 80.0)] {
+        let lattice: Vec<f32> = (0..cells * cells)
+            .map(|_| rng.random_range(0.0..amp))
+            .collect();
+        let scale = (cells - 1) as f32 / side as f32;
+        for y in 0..side {
+            for x in 0..side {
+                let (fx, fy) = (x as f32 * scale, y as f32 * scale);
+                let (x0, y0) = (fx as usize, fy as usize);
+                let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+                let l = |i: usize, j: usize| lattice[j * cells + i];
+                let a = l(x0, y0) * (1.0 - tx) + l(x0 + 1, y0) * tx;
+                let b = l(x0, y0 + 1) * (1.0 - tx) + l(x0 + 1, y0 + 1) * tx;
+                h[y * side + x] += a * (1.0 - ty) + b * ty;
+            }
+        }
+    }
+    for v in h.iter_mut() {
+        *v += rng.random_range(0.0..5.0);
+    }
+    h
+}
+
+/// Best-of-`reps` milliseconds for `f`.
+fn time_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64() * 1e3);
+    }
+    best
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if args.is_empty() {
+        vec![256, 512, 1024, 2048]
+    } else {
+        args
+    };
+    println!(
+        "threads: {}  (best of N runs, ms per call)",
+        rayon::current_num_threads()
+    );
+    println!(
+        "{:>6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}",
+        "side",
+        "lakes",
+        "receivers",
+        "carve",
+        "fill",
+        "accum",
+        "surface",
+        "surf-jump",
+        "route+accum"
+    );
+    for side in sizes {
+        let grid = Grid::new(side, side, 100.0).unwrap();
+        let n = grid.len();
+        let base = terrain(side, 1);
+        let mut router = FlowRouter::new(grid, &OutletParams::default()).unwrap();
+        let areas = vec![grid.cell_area(); n];
+        let mut out = vec![0.0f32; n];
+        let mut heights = base.clone();
+        let reps = if side >= 2048 { 3 } else { 7 };
+
+        let receivers = time_ms(reps, || router.steepest_descent(black_box(&base)).unwrap());
+        let lakes = router.roots().len() - router.outlet_root_count();
+        let carve = time_ms(reps, || {
+            router.steepest_descent(&base).unwrap();
+            router.resolve_sinks(&mut heights, SinkMode::Carve).unwrap();
+        }) - receivers;
+        let fill = time_ms(reps, || {
+            heights.copy_from_slice(&base);
+            router.steepest_descent(&heights).unwrap();
+            router
+                .resolve_sinks(&mut heights, SinkMode::Fill { epsilon: 0.0 })
+                .unwrap();
+        }) - receivers;
+        heights.copy_from_slice(&base);
+        router.route(&mut heights, SinkMode::Carve).unwrap();
+        let accum = time_ms(reps, || {
+            accumulate(router.graph(), &areas, black_box(&mut out))
+        });
+        let surface = time_ms(reps, || {
+            water_surface(router.graph(), &heights, 0.0, &mut out)
+        });
+        let mut scratch = PointerJumpScratch::default();
+        let jump = time_ms(reps, || {
+            water_surface_pointer_jumping(router.graph(), &heights, 0.0, &mut out, &mut scratch)
+        });
+        let total = time_ms(reps, || {
+            let g = router.route(&mut heights, SinkMode::Carve).unwrap();
+            accumulate(g, &areas, &mut out);
+        });
+        println!(
+            "{:>6} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>12.2}",
+            side, lakes, receivers, carve, fill, accum, surface, jump, total
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! Passes over a routed [`FlowGraph`]: accumulation, water surface, basin labels.
+
+use rayon::prelude::*;
+
+use crate::flow::graph::FlowGraph;
+
+/// Accumulates `weights` downstream: `out[i]` = weight of `i` plus everything draining
+/// into it. Weights = node areas give drainage area (m²); area × precipitation gives
+/// discharge (m³/yr, FastFlow §river and lake modeling). Walks the stack backwards,
+/// sequentially, so sums are the same whatever the thread count.
+///
+/// Panics if the slices' lengths differ from the graph's (a programming error).
+pub fn accumulate(graph: &FlowGraph, weights: &[f32], out: &mut [f32]) {
+    let n = graph.len();
+    assert!(
+        weights.len() == n && out.len() == n,
+        "accumulate: length mismatch"
+    );
+    out.copy_from_slice(weights);
+    let rcv = &graph.receivers;
+    for &c in graph.stack.iter().rev() {
+        let c = c as usize;
+        let r = rcv[c] as usize;
+        if r != c {
+            out[r] += out[c];
+        }
+    }
+}
+
+/// FastFlow Algorithm 6 (depression-free water surface), evaluated along the stack:
+/// `w[i] = max(z[i], w[receiver] + epsilon)`, outlets keep `z`. With carve routing this is
+/// the lakes' spill level (their filled surface), sloped by `epsilon` metres per node
+/// upstream from the pass. O(N), sequential.
+///
+/// Panics if the slices' lengths differ from the graph's (a programming error).
+pub fn water_surface(graph: &FlowGraph, heights: &[f32], epsilon: f32, out: &mut [f32]) {
+    let n = graph.len();
+    assert!(
+        heights.len() == n && out.len() == n,
+        "water_surface: length mismatch"
+    );
+    let rcv = &graph.receivers;
+    for &c in &graph.stack {
+        let c = c as usize;
+        let r = rcv[c] as usize;
+        out[c] = if r == c {
+            heights[c]
+        } else {
+            heights[c].max(out[r] + epsilon)
+        };
+    }
+}
+
+/// FastFlow Algorithm 6 by pointer jumping: log₂(depth) parallel rounds over every node,
+/// each doubling how far down the receiver chain a node looks. Same result as
+/// [`water_surface`] for `epsilon = 0`; with `epsilon > 0` equal up to float rounding.
+/// `scratch` is resized as needed (reuse it between calls).
+///
+/// Two corrections to the published listing: a node keeps its own running maximum
+/// (`max(w[i], …)`, not `max(z[i], …)`, which would drop intermediate nodes) and a jump
+/// that would pass an outlet stops there (outlets receive themselves, so `2^k·ε` would
+/// otherwise grow without a node behind it).
+pub fn water_surface_pointer_jumping(
+    graph: &FlowGraph,
+    heights: &[f32],
+    epsilon: f32,
+    out: &mut [f32],
+    scratch: &mut PointerJumpScratch,
+) {
+    let n = graph.len();
+    assert!(
+        heights.len() == n && out.len() == n,
+        "water_surface: length mismatch"
+    );
+    const NONE: u32 = u32::MAX;
+    let s = scratch;
+    s.jump.clear();
+    s.jump.extend(
+        graph
+            .receivers
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| if r as usize == i { NONE } else { r }),
+    );
+    s.next_jump.resize(n, NONE);
+    s.next_w.resize(n, 0.0);
+    out.copy_from_slice(heights);
+    let mut hop = epsilon;
+    loop {
+        {
+            let (w, jump) = (&*out, &s.jump);
+            s.next_w
+                .par_iter_mut()
+                .zip(s.next_jump.par_iter_mut())
+                .enumerate()
+                .with_min_len(4096)
+                .for_each(|(i, (nw, nj))| {
+                    let j = jump[i];
+                    if j == NONE {
+                        *nw = w[i];
+                        *nj = NONE;
+                    } else {
+                        *nw = w[i].max(w[j as usize] + hop);
+                        *nj = jump[j as usize];
+                    }
+                });
+        }
+        out.copy_from_slice(&s.next_w);
+        std::mem::swap(&mut s.jump, &mut s.next_jump);
+        if s.jump.par_iter().all(|&j| j == NONE) {
+            break;
+        }
+        hop *= 2.0;
+    }
+}
+
+/// Buffers reused by [`water_surface_pointer_jumping`].
+#[derive(Debug, Default)]
+pub struct PointerJumpScratch {
+    jump: Vec<u32>,
+    next_jump: Vec<u32>,
+    next_w: Vec<f32>,
+}
+
+/// Labels each node with the tree (outlet basin) it drains to, numbered `0..` in stack
+/// order of the roots. Returns the number of labels.
+pub fn basin_labels(graph: &FlowGraph, out: &mut [u32]) -> u32 {
+    assert!(out.len() == graph.len(), "basin_labels: length mismatch");
+    let mut count = 0;
+    for &c in &graph.stack {
+        let c = c as usize;
+        let r = graph.receivers[c] as usize;
+        out[c] = if r == c {
+            count += 1;
+            count - 1
+        } else {
+            out[r]
+        };
+    }
+    count
+}

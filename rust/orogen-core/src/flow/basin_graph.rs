@@ -1,0 +1,242 @@
+//! The graph of basins and the passes between them; which pass each lake overflows through.
+//!
+//! Cordonnier 2016 §4.3 (lake routing) after Cordonnier, Bovy & Braun 2019 (fastscapelib's
+//! `basin_graph`): every stream tree whose root is an interior pit is a lake; a pass is the
+//! lowest pair of neighbouring nodes in two different basins (pass height = the higher of
+//! the two); lakes join the outlet trees along a minimum spanning tree of the basin graph
+//! (Kruskal with a union-find), O(N + M log M) for N nodes and M lakes.
+
+use crate::flow::neighbourhood::Neighbourhood;
+
+/// Where one lake overflows: the pass it drains through, chosen by the spanning tree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pass {
+    /// The lake's pit (the root of its stream tree before resolution).
+    pub pit: u32,
+    /// The pass node on the lake's side.
+    pub from: u32,
+    /// The pass node on the downstream side (in the basin the lake spills into).
+    pub to: u32,
+    /// Pass height, metres: the higher of the two nodes' heights.
+    pub height: f32,
+    /// Distance from `from` to `to`, metres.
+    pub dist: f32,
+}
+
+/// One candidate connection between two basin-graph nodes.
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    height: f32,
+    /// Graph nodes, `a` is the lake whose cells were scanned (`a > 0`).
+    a: u32,
+    b: u32,
+    /// Pass nodes on `a`'s and `b`'s side.
+    na: u32,
+    nb: u32,
+    dist: f32,
+}
+
+/// Reusable buffers for the basin graph. Graph node 0 stands for every outlet basin
+/// (merged: water that reaches any of them has left the domain); lake `k` is node `k + 1`.
+#[derive(Debug, Default)]
+pub(crate) struct BasinGraph {
+    conn_pos: Vec<u32>,
+    touched: Vec<u32>,
+    edges: Vec<Edge>,
+    order: Vec<u32>,
+    parent: Vec<u32>,
+    rank: Vec<u8>,
+    tree: Vec<u32>,
+    adj_offsets: Vec<u32>,
+    adj: Vec<u32>,
+    visited: Vec<bool>,
+    queue: Vec<u32>,
+}
+
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    // Path halving.
+    while parent[x as usize] != x {
+        let p = parent[x as usize];
+        parent[x as usize] = parent[p as usize];
+        x = parent[x as usize];
+    }
+    x
+}
+
+impl BasinGraph {
+    /// Finds each lake's outflow pass. `basins[i]` is the index of node `i`'s root in
+    /// `roots`, whose first `n_outlets` entries are outlets; `stack` lists every basin's
+    /// nodes contiguously in root order. Writes one [`Pass`] per lake reachable from an
+    /// outlet into `passes`, in the order the tree reaches them from the outlets.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn lake_passes<N: Neighbourhood>(
+        &mut self,
+        nb: &N,
+        heights: &[f32],
+        roots: &[u32],
+        n_outlets: usize,
+        basins: &[u32],
+        stack: &[u32],
+        lake_stack_start: usize,
+        passes: &mut Vec<Pass>,
+    ) {
+        passes.clear();
+        let lakes = roots.len() - n_outlets;
+        if lakes == 0 {
+            return;
+        }
+        let n_nodes = lakes + 1;
+        let node_of = |basin: u32| -> u32 {
+            if (basin as usize) < n_outlets {
+                0
+            } else {
+                basin - n_outlets as u32 + 1
+            }
+        };
+
+        // 1. Minimal pass per adjacent basin pair, scanning each lake's nodes once
+        //    (fastscapelib `connect_basins`). Each pair is found from its lower-numbered lake.
+        self.conn_pos.clear();
+        self.conn_pos.resize(n_nodes, 0);
+        self.touched.clear();
+        self.edges.clear();
+        let conn_pos = &mut self.conn_pos;
+        let touched = &mut self.touched;
+        let edges = &mut self.edges;
+        let mut current = u32::MAX;
+        for &c in &stack[lake_stack_start..] {
+            let c = c as usize;
+            let a = node_of(basins[c]);
+            if a != current {
+                for t in touched.drain(..) {
+                    conn_pos[t as usize] = 0;
+                }
+                current = a;
+            }
+            let hc = heights[c];
+            nb.for_each_neighbour(c, |n, d| {
+                let b = node_of(basins[n as usize]);
+                if b == a || (b != 0 && b < a) {
+                    return;
+                }
+                let h = hc.max(heights[n as usize]);
+                let pos = conn_pos[b as usize];
+                if pos == 0 {
+                    edges.push(Edge {
+                        height: h,
+                        a,
+                        b,
+                        na: c as u32,
+                        nb: n,
+                        dist: d,
+                    });
+                    conn_pos[b as usize] = edges.len() as u32;
+                    touched.push(b);
+                } else {
+                    let e = &mut edges[pos as usize - 1];
+                    if h < e.height {
+                        e.height = h;
+                        e.na = c as u32;
+                        e.nb = n;
+                        e.dist = d;
+                    }
+                }
+            });
+        }
+
+        // 2. Kruskal: edges by increasing pass height (ties by node pair, a total order).
+        self.order.clear();
+        self.order.extend(0..self.edges.len() as u32);
+        let edges = &self.edges;
+        self.order.sort_unstable_by(|&i, &j| {
+            let (ei, ej) = (&edges[i as usize], &edges[j as usize]);
+            ei.height
+                .total_cmp(&ej.height)
+                .then(ei.a.cmp(&ej.a))
+                .then(ei.b.cmp(&ej.b))
+        });
+        self.parent.clear();
+        self.parent.extend(0..n_nodes as u32);
+        self.rank.clear();
+        self.rank.resize(n_nodes, 0);
+        self.tree.clear();
+        for &e in &self.order {
+            let edge = &edges[e as usize];
+            let ra = find(&mut self.parent, edge.a);
+            let rb = find(&mut self.parent, edge.b);
+            if ra == rb {
+                continue;
+            }
+            let (ra, rb) = (ra as usize, rb as usize);
+            if self.rank[ra] < self.rank[rb] {
+                self.parent[ra] = rb as u32;
+            } else {
+                self.parent[rb] = ra as u32;
+                if self.rank[ra] == self.rank[rb] {
+                    self.rank[ra] += 1;
+                }
+            }
+            self.tree.push(e);
+            if self.tree.len() + 1 == n_nodes {
+                break;
+            }
+        }
+
+        // 3. Orient the tree away from the outlets: each lake drains towards its parent.
+        self.adj_offsets.clear();
+        self.adj_offsets.resize(n_nodes + 1, 0);
+        for &e in &self.tree {
+            let edge = &edges[e as usize];
+            self.adj_offsets[edge.a as usize] += 1;
+            self.adj_offsets[edge.b as usize] += 1;
+        }
+        let mut sum = 0;
+        for o in self.adj_offsets.iter_mut() {
+            sum += *o;
+            *o = sum;
+        }
+        self.adj.clear();
+        self.adj.resize(sum as usize, 0);
+        for &e in self.tree.iter().rev() {
+            let edge = &edges[e as usize];
+            for v in [edge.a, edge.b] {
+                self.adj_offsets[v as usize] -= 1;
+                self.adj[self.adj_offsets[v as usize] as usize] = e;
+            }
+        }
+        self.visited.clear();
+        self.visited.resize(n_nodes, false);
+        self.visited[0] = true;
+        self.queue.clear();
+        self.queue.push(0);
+        let mut head = 0;
+        while head < self.queue.len() {
+            let u = self.queue[head];
+            head += 1;
+            let (s, t) = (
+                self.adj_offsets[u as usize] as usize,
+                self.adj_offsets[u as usize + 1] as usize,
+            );
+            for k in s..t {
+                let edge = &edges[self.adj[k] as usize];
+                let (v, from, to) = if edge.a == u {
+                    (edge.b, edge.nb, edge.na)
+                } else {
+                    (edge.a, edge.na, edge.nb)
+                };
+                if self.visited[v as usize] {
+                    continue;
+                }
+                self.visited[v as usize] = true;
+                self.queue.push(v);
+                passes.push(Pass {
+                    pit: roots[n_outlets + v as usize - 1],
+                    from,
+                    to,
+                    height: edge.height,
+                    dist: edge.dist,
+                });
+            }
+        }
+    }
+}
