@@ -1,6 +1,346 @@
-//! `orogen`: bake recipes from the command line. STUB: being written.
+//! `orogen`: bake Orogen recipes from the command line.
+//!
+//! ```text
+//! orogen bake [RECIPE] [--out DIR] [--set PATH=VALUE]... [--threads N] [--quiet]
+//! orogen recipe default
+//! orogen info FILE [--size W,H]
+//! ```
+//!
+//! Exit codes: 0 success, 1 runtime failure (a stage failed, the run was cancelled,
+//! writing failed), 2 usage or bad input (arguments, recipe, input files, output folder).
 
-fn main() {
-    let recipe = orogen_core::Recipe::default_recipe();
-    println!("{}", recipe.to_ron_string());
+mod progress;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use orogen_core::{OrogenError, Recipe};
+
+/// Set by Ctrl-C; the runner stops within one step and nothing is written.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "orogen",
+    version,
+    about = "Grow terrain the way geology does: bake Orogen recipes to height, flow and mask maps."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a recipe and write its maps (height.exr/.png/.r16, preview.png, flow maps, bake.json).
+    Bake(BakeArgs),
+    /// Recipe helpers.
+    Recipe {
+        #[command(subcommand)]
+        command: RecipeCommand,
+    },
+    /// Print a map file's size, format and value range (EXR, PNG, R16, raw f32).
+    Info {
+        /// The map file (.exr, .png, .r16, .raw/.r32/.f32).
+        file: PathBuf,
+        /// Size of a headerless raw file, `W,H` (e.g. 1025,1025).
+        #[arg(long, value_name = "W,H", value_parser = parse_size)]
+        size: Option<(u32, u32)>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RecipeCommand {
+    /// Print the embedded default recipe (RON).
+    Default,
+}
+
+#[derive(clap::Args, Debug)]
+struct BakeArgs {
+    /// Recipe file (RON). Default: the embedded default recipe.
+    recipe: Option<PathBuf>,
+    /// Output folder, created if missing.
+    #[arg(long, short, value_name = "DIR", default_value = "out")]
+    out: PathBuf,
+    /// Override a recipe value, e.g. `--set seed=7`, `--set size=(513,513)`,
+    /// `--set stages[0].iterations=20`. VALUE is RON. Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Worker threads (default: all cores). Output is identical for any count.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    fn runtime(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+
+    /// Bad input (recipe, values, input files) is 2; everything else is 1.
+    fn from_core(e: OrogenError) -> Self {
+        let code = match &e {
+            OrogenError::RecipeSyntax { .. }
+            | OrogenError::InvalidParameter { .. }
+            | OrogenError::Override { .. }
+            | OrogenError::BadFile { .. }
+            | OrogenError::ShapeMismatch { .. } => 2,
+            OrogenError::Io { action, .. }
+                if action.contains("read") || action.contains("open") =>
+            {
+                2
+            }
+            _ => 1,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once([',', 'x'])
+        .ok_or_else(|| format!("`{s}` is not W,H (e.g. 1025,1025)"))?;
+    let side = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("`{}` in `{s}` is not a whole number", t.trim()))
+    };
+    Ok((side(w)?, side(h)?))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bake(args) => bake(args),
+        Command::Recipe {
+            command: RecipeCommand::Default,
+        } => {
+            print!("{}", orogen_core::recipe::DEFAULT_RECIPE);
+            Ok(())
+        }
+        Command::Info { file, size } => info(&file, size),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Loads the recipe (file or embedded), applies `--set` overrides, validates.
+fn load_recipe(args: &BakeArgs) -> Result<(Recipe, PathBuf), Failure> {
+    let (mut recipe, base_dir) = match &args.recipe {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Failure::usage(format!("cannot read recipe `{}`: {e}", path.display()))
+            })?;
+            let recipe = Recipe::from_ron_str(&text, &path.display().to_string())
+                .map_err(|e| Failure::from_core(name_field_in_syntax_error(e, &text)))?;
+            let base = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            (recipe, base)
+        }
+        None => (Recipe::default_recipe(), PathBuf::from(".")),
+    };
+    for assignment in &args.set {
+        recipe = recipe
+            .apply_override(assignment)
+            .map_err(Failure::from_core)?;
+    }
+    recipe.validate().map_err(Failure::from_core)?;
+    Ok((recipe, base_dir))
+}
+
+/// The name of the last `field:` written before `(line, column)` (1-based) in `text`.
+fn field_before(text: &str, line: usize, column: usize) -> Option<String> {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            offset += l
+                .char_indices()
+                .nth(column.saturating_sub(1))
+                .map_or(l.len(), |(b, _)| b);
+            break;
+        }
+        offset += l.len();
+    }
+    let prefix = text.get(..offset.min(text.len()))?;
+    let bytes = prefix.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        if bytes[i] != b':' || (i + 1 < bytes.len() && bytes[i + 1] == b':') {
+            continue;
+        }
+        let mut end = i;
+        while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            start -= 1;
+        }
+        if start < end {
+            return Some(prefix[start..end].to_string());
+        }
+    }
+    None
+}
+
+/// Adds the field name to a RON syntax error that names none (e.g. `Expected float`
+/// for `cell_size: "ten"`).
+fn name_field_in_syntax_error(e: OrogenError, text: &str) -> OrogenError {
+    match e {
+        OrogenError::RecipeSyntax {
+            origin,
+            message,
+            line,
+            column,
+        } if !message.contains('`') => {
+            let message = match field_before(text, line, column) {
+                Some(field) => format!("{message} for field `{field}`"),
+                None => message,
+            };
+            OrogenError::RecipeSyntax {
+                origin,
+                message,
+                line,
+                column,
+            }
+        }
+        other => other,
+    }
+}
+
+/// Creates the output folder and checks a file can be created in it, before any work.
+fn prepare_out_dir(dir: &Path) -> Result<(), Failure> {
+    let usage = |e: OrogenError| Failure::usage(format!("output folder: {e}"));
+    orogen_core::io::bake::ensure_dir(dir).map_err(usage)?;
+    let probe = dir.join(format!(".orogen-write-test-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(Failure::usage(format!(
+            "output folder `{}` is not writable: {e}",
+            dir.display()
+        ))),
+    }
+}
+
+fn bake(args: BakeArgs) -> Result<(), Failure> {
+    let start = Instant::now();
+    if let Some(n) = args.threads {
+        if n == 0 {
+            return Err(Failure::usage("--threads must be at least 1, got 0"));
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| Failure::runtime(format!("cannot start {n} threads: {e}")))?;
+    }
+    let (recipe, base_dir) = load_recipe(&args)?;
+    prepare_out_dir(&args.out)?;
+
+    let _ = ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted again: stopping now (no output was replaced)");
+            std::process::exit(130);
+        }
+        eprintln!("\ncancelling after the current step (press Ctrl-C again to stop now)…");
+    });
+
+    let mut reporter = progress::Reporter::new(std::io::stderr().is_terminal(), args.quiet);
+    let run = orogen_core::run_recipe(&recipe, &base_dir, &CANCEL, &mut |e| reporter.event(e));
+    let output = match run {
+        Ok(o) => o,
+        Err(OrogenError::Cancelled) => {
+            reporter.abandon();
+            return Err(Failure::runtime("cancelled; no file was written"));
+        }
+        Err(e) => {
+            reporter.abandon();
+            return Err(Failure::from_core(e));
+        }
+    };
+
+    let mut files = orogen_core::io::bake::write_maps(&output.world, &args.out)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    let json = orogen_core::io::bake::write_bake_json(
+        &args.out,
+        &recipe,
+        &output.world,
+        &output.timings,
+        args.recipe.as_deref(),
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))?;
+    files.push(json);
+
+    if !args.quiet {
+        let grid = output.world.grid();
+        let (lo, hi) = output.world.height.min_max();
+        println!("wrote {} files to {}:", files.len(), args.out.display());
+        for f in &files {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            println!("  {name}");
+        }
+        println!(
+            "size {}x{} cells of {} m, height {:.2} .. {:.2} m, total {:.2} s",
+            grid.width,
+            grid.height,
+            grid.cell_size,
+            lo,
+            hi,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+fn info(file: &Path, size: Option<(u32, u32)>) -> Result<(), Failure> {
+    let info = orogen_core::io::probe(file, size).map_err(Failure::from_core)?;
+    println!("file:   {}", file.display());
+    println!("format: {}", info.format);
+    println!("size:   {} x {}", info.width, info.height);
+    match info.range {
+        Some((lo, hi)) => println!("range:  {lo} .. {hi}"),
+        None => println!("range:  (colour image)"),
+    }
+    if let Some(c) = info.cell_size {
+        println!("cell size: {c} m");
+    }
+    Ok(())
 }

@@ -144,9 +144,7 @@ pub fn write_bake_json(
 ) -> Result<PathBuf> {
     ensure_dir(dir)?;
     let path = dir.join("bake.json");
-    let json = bake_json(recipe, world, timings, recipe_path)
-        .map_err(|e| OrogenError::bad_file(&path, format!("cannot build bake.json: {e}")))?;
-    let text = serde_json::to_string_pretty(&json)
+    let text = bake_json(recipe, world, timings, recipe_path)
         .map_err(|e| OrogenError::bad_file(&path, format!("cannot build bake.json: {e}")))?;
     super::write_atomic(&path, |out| {
         super::write_all(out, text.as_bytes(), &path)?;
@@ -155,28 +153,46 @@ pub fn write_bake_json(
     Ok(path)
 }
 
-/// The content of `bake.json`.
+/// What `bake.json` holds.
+#[derive(serde::Serialize)]
+struct BakeInfo<'a> {
+    orogen_version: &'static str,
+    recipe_path: Option<String>,
+    seed: u64,
+    size: (usize, usize),
+    cell_size: f32,
+    height_min: f32,
+    height_max: f32,
+    stages: &'a [StageTiming],
+    total_seconds: f64,
+    maps: Vec<&'a str>,
+    recipe: &'a Recipe,
+    recipe_ron: String,
+}
+
+/// The text of `bake.json` (pretty JSON): version, recipe path, seed, size, cell size
+/// (m), min/max height (m), stage timings (s), map names, the recipe as JSON and as RON.
 pub fn bake_json(
     recipe: &Recipe,
     world: &World,
     timings: &[StageTiming],
     recipe_path: Option<&Path>,
-) -> serde_json::Result<serde_json::Value> {
+) -> serde_json::Result<String> {
     let grid = world.grid();
     let (lo, hi) = world.height.min_max();
-    let total: f64 = timings.iter().map(|t| t.seconds).sum();
-    Ok(serde_json::json!({
-        "orogen_version": crate::VERSION,
-        "recipe_path": recipe_path.map(|p| p.display().to_string()),
-        "seed": recipe.seed,
-        "size": [grid.width, grid.height],
-        "cell_size": grid.cell_size,
-        "height_min": lo,
-        "height_max": hi,
-        "stages": serde_json::to_value(timings)?,
-        "total_seconds": total,
-        "maps": world.maps.keys().collect::<Vec<_>>(),
-        "recipe": serde_json::to_value(recipe)?,
-        "recipe_ron": recipe.to_ron_string(),
-    }))
+    let info = BakeInfo {
+        orogen_version: crate::VERSION,
+        recipe_path: recipe_path.map(|p| p.display().to_string()),
+        seed: recipe.seed,
+        size: (grid.width, grid.height),
+        cell_size: grid.cell_size,
+        height_min: lo,
+        height_max: hi,
+        stages: timings,
+        total_seconds: timings.iter().map(|t| t.seconds).sum(),
+        maps: world.maps.keys().map(|k| k.as_str()).collect(),
+        recipe,
+        recipe_ron: recipe.to_ron_string(),
+    };
+    serde_json::to_string_pretty(&info)
 }

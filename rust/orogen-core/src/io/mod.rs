@@ -113,7 +113,7 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
                 format: "EXR 32-bit float, one channel".into(),
                 width: map.width(),
                 height: map.height(),
-                range: Some((lo as f64, hi as f64)),
+                range: Some((short_f64(lo), short_f64(hi))),
                 cell_size: Some(map.grid.cell_size).filter(|&c| c != 1.0),
             })
         }
@@ -167,11 +167,16 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
                 format: "raw little-endian f32".into(),
                 width: map.width(),
                 height: map.height(),
-                range: Some((lo as f64, hi as f64)),
+                range: Some((short_f64(lo), short_f64(hi))),
                 cell_size: None,
             })
         }
     }
+}
+
+/// `v` as the f64 with the same shortest decimal form (so 0.1f32 prints as 0.1).
+fn short_f64(v: f32) -> f64 {
+    v.to_string().parse().unwrap_or(v as f64)
 }
 
 /// Width and height of an image file, read from its header only.
