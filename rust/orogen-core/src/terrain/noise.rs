@@ -283,10 +283,9 @@ impl Octave {
     }
 }
 
-/// Draws `count` octaves with frequencies `base_freq·lacunarityⁱ` and amplitudes
-/// `amp·persistenceⁱ` from `rng`.
-fn draw_octaves(
-    rng: &mut ChaCha8Rng,
+/// A geometric series of octaves: frequencies `base_freq·lacunarityⁱ` (cycles per metre),
+/// amplitudes `amp·persistenceⁱ`.
+struct OctaveSeries {
     basis: NoiseBasis,
     count: u32,
     base_freq: f64,
@@ -294,7 +293,19 @@ fn draw_octaves(
     amp: f64,
     persistence: f64,
     rotate: bool,
-) -> Vec<Octave> {
+}
+
+/// Draws the octaves of `series` (seeds, rotations, offsets) from `rng`.
+fn draw_octaves(rng: &mut ChaCha8Rng, series: &OctaveSeries) -> Vec<Octave> {
+    let OctaveSeries {
+        basis,
+        count,
+        base_freq,
+        lacunarity,
+        amp,
+        persistence,
+        rotate,
+    } = *series;
     (0..count)
         .map(|i| {
             let seed: u32 = rng.random();
@@ -339,13 +350,15 @@ impl Sampler {
         rng.set_stream(STREAM_OCTAVES);
         let octaves = draw_octaves(
             &mut rng,
-            p.basis,
-            p.octaves,
-            1.0 / p.wavelength as f64,
-            p.lacunarity as f64,
-            p.amplitude as f64,
-            p.persistence as f64,
-            p.rotate_octaves,
+            &OctaveSeries {
+                basis: p.basis,
+                count: p.octaves,
+                base_freq: 1.0 / p.wavelength as f64,
+                lacunarity: p.lacunarity as f64,
+                amp: p.amplitude as f64,
+                persistence: p.persistence as f64,
+                rotate: p.rotate_octaves,
+            },
         );
         let mut acc = 0.0;
         let partial_sums = octaves
@@ -361,8 +374,17 @@ impl Sampler {
             let f = 1.0 / w.wavelength as f64;
             // Amplitudes normalised so the displacement stays within ±strength.
             let norm: f64 = (0..w.octaves).map(|i| 0.5f64.powi(i as i32)).sum();
-            let wx = draw_octaves(&mut rng, p.basis, w.octaves, f, 2.0, 1.0 / norm, 0.5, true);
-            let wy = draw_octaves(&mut rng, p.basis, w.octaves, f, 2.0, 1.0 / norm, 0.5, true);
+            let series = OctaveSeries {
+                basis: p.basis,
+                count: w.octaves,
+                base_freq: f,
+                lacunarity: 2.0,
+                amp: 1.0 / norm,
+                persistence: 0.5,
+                rotate: true,
+            };
+            let wx = draw_octaves(&mut rng, &series);
+            let wy = draw_octaves(&mut rng, &series);
             (wx, wy, w.strength as f64)
         });
         let stretch = (p.stretch != 1.0).then(|| {
@@ -452,7 +474,7 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
     let cs = grid.cell_size as f64;
     let (ex, ey) = (grid.width as f64 * cs, grid.height as f64 * cs);
     let reach = sampler.max_coord(ex, ey);
-    if !(reach <= MAX_NOISE_COORD) {
+    if reach.is_nan() || reach > MAX_NOISE_COORD {
         return Err(OrogenError::invalid(
             "noise.octaves",
             format!(
@@ -462,10 +484,10 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
             ),
         ));
     }
-    let faults = match &params.faults {
-        Some(f) => Some(FaultSet::draw(f, ex, ey, seed)),
-        None => None,
-    };
+    let faults = params
+        .faults
+        .as_ref()
+        .map(|f| FaultSet::draw(f, ex, ey, seed));
     let mut data = vec![0.0f32; grid.len()];
     data.par_chunks_mut(grid.width)
         .enumerate()
@@ -489,7 +511,7 @@ pub fn generate_normalized(params: &NoiseParams, grid: Grid, seed: u64) -> Resul
     let mut map = generate(params, grid, seed)?;
     let (lo, hi) = map.min_max();
     let span = hi - lo;
-    if !(span > 0.0) || !span.is_finite() {
+    if !span.is_finite() || span <= 0.0 {
         map.data.iter_mut().for_each(|v| *v = 0.0);
         return Ok(map);
     }
