@@ -76,11 +76,17 @@ pub fn read_exr(path: &Path) -> Result<ScalarMap> {
     )?;
     let image = ::exr::image::read::read_first_flat_layer_from_file(path)
         .map_err(|e| OrogenError::bad_file(path, format!("cannot read EXR: {e}")))?;
-    let cell_size = match image.attributes.other.get(&Text::from(CELL_SIZE_ATTRIBUTE)) {
+    let layer = image.layer_data;
+    let key = Text::from(CELL_SIZE_ATTRIBUTE);
+    let stored = image
+        .attributes
+        .other
+        .get(&key)
+        .or_else(|| layer.attributes.other.get(&key));
+    let cell_size = match stored {
         Some(AttributeValue::F32(c)) if c.is_finite() && *c > 0.0 => *c,
         _ => 1.0,
     };
-    let layer = image.layer_data;
     let channels = &layer.channel_data.list;
     let pick = |name: &str| channels.iter().find(|c| c.name == *name);
     let channel = pick("R")

@@ -76,16 +76,35 @@ pub fn write_mask_png(path: &Path, mask: &MaskMap) -> Result<()> {
     super::write_atomic(path, |out| encode_mask_png(mask, out, path))
 }
 
-/// The colour of a label: a fixed hash of the id, so the same basin id has the same
-/// colour in every bake. Each channel lies in `40..=255`, so no label is black.
+/// The colour of a label, the same in every bake: the hue steps by the golden ratio
+/// from one id to the next (so consecutive basin ids get far-apart hues), saturation
+/// and value vary by a hash of the id. Every channel is at least 40, so no label is black.
 pub fn label_colour(label: u32) -> [u8; 3] {
-    // splitmix64 finaliser: neighbouring ids get unrelated colours.
+    // splitmix64 finaliser of the id.
     let mut z = (label as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
-    let c = |shift: u32| 40 + (((z >> shift) & 0xFF) as u32 * 215 / 255) as u8;
-    [c(0), c(16), c(32)]
+    let hue = (label as f64 * 0.618_033_988_749_895).fract() * 6.0;
+    let sat = 0.45 + 0.30 * ((z & 0xFF) as f64 / 255.0);
+    let val = 0.75 + 0.25 * (((z >> 8) & 0xFF) as f64 / 255.0);
+    let sector = hue.floor();
+    let f = hue - sector;
+    let (p, q, t) = (
+        val * (1.0 - sat),
+        val * (1.0 - sat * f),
+        val * (1.0 - sat * (1.0 - f)),
+    );
+    let (r, g, b) = match sector as u32 {
+        0 => (val, t, p),
+        1 => (q, val, p),
+        2 => (p, val, t),
+        3 => (p, q, val),
+        4 => (t, p, val),
+        _ => (val, p, q),
+    };
+    let c = |x: f64| (x * 255.0).round().clamp(40.0, 255.0) as u8;
+    [c(r), c(g), c(b)]
 }
 
 /// Encodes labels as an 8-bit RGB PNG, one [`label_colour`] per id.
