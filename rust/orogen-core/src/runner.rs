@@ -72,6 +72,11 @@ impl<'a> StageContext<'a> {
         self.base_dir
     }
 
+    /// The stage's name in error messages, e.g. `stages[0].StreamPower`.
+    pub fn field_prefix(&self) -> String {
+        format!("stages[{}].{}", self.index, self.name)
+    }
+
     /// `Err(Cancelled)` once the cancel flag is set; call it at least once per step.
     pub fn check_cancel(&self) -> Result<()> {
         if self.cancel.load(Ordering::Relaxed) {

@@ -1,0 +1,333 @@
+//! The `StreamPower` stage through the recipe and the real flow router: parameter errors,
+//! thread-count independence, the analytical steady state and the stage's outputs.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use orogen_core::eroders::stream_power::{StreamPowerParams, StreamPowerSolver};
+use orogen_core::recipe::{Recipe, ScalarSource, Stage};
+use orogen_core::runner::{run_recipe, Event};
+use orogen_core::world::names;
+use orogen_core::{Grid, MapData};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn recipe(side: u32, uplift: f32, stage: &str) -> Recipe {
+    let text = format!(
+        "(size: ({side}, {side}), cell_size: 100.0, seed: 3, \
+         terrain: Noise(wavelength: 3000.0, amplitude: 5.0), uplift: Constant({uplift}), \
+         stages: [{stage}])"
+    );
+    Recipe::from_ron_str(&text, "<test>").expect("recipe parses")
+}
+
+fn run(r: &Recipe) -> (orogen_core::World, u32) {
+    let cancel = AtomicBool::new(false);
+    let mut steps = 0;
+    let mut observer = |e: Event<'_>| {
+        if let Event::Step { .. } = e {
+            steps += 1;
+        }
+    };
+    let out = run_recipe(r, Path::new("."), &cancel, &mut observer).expect("run");
+    (out.world, steps)
+}
+
+/// The error message of validating a one-stage recipe.
+fn stage_error(stage: &str) -> String {
+    let text = format!(
+        "(size: (33, 33), cell_size: 100.0, seed: 1, terrain: Flat(0.0), stages: [{stage}])"
+    );
+    match Recipe::from_ron_str(&text, "<test>") {
+        Err(e) => e.to_string(),
+        Ok(r) => r.validate().expect_err(stage).to_string(),
+    }
+}
+
+#[test]
+fn bad_parameters_name_their_field() {
+    let cases = [
+        ("StreamPower(k: Constant(-1e-6))", "stages[0].StreamPower.k"),
+        ("StreamPower(k: Constant(NaN))", "stages[0].StreamPower.k"),
+        ("StreamPower(m: 0.0)", "stages[0].StreamPower.m"),
+        ("StreamPower(m: -0.5)", "stages[0].StreamPower.m"),
+        ("StreamPower(n: 0.0)", "stages[0].StreamPower.n"),
+        ("StreamPower(n: inf)", "stages[0].StreamPower.n"),
+        ("StreamPower(dt: 0.0)", "stages[0].StreamPower.dt"),
+        ("StreamPower(dt: -10.0)", "stages[0].StreamPower.dt"),
+        ("StreamPower(dt: NaN)", "stages[0].StreamPower.dt"),
+        ("StreamPower(dt: 1e12)", "stages[0].StreamPower.dt"),
+        (
+            "StreamPower(iterations: 0)",
+            "stages[0].StreamPower.iterations",
+        ),
+        (
+            "StreamPower(tolerance: 0.0)",
+            "stages[0].StreamPower.tolerance",
+        ),
+        (
+            "StreamPower(uplift_scale: inf)",
+            "stages[0].StreamPower.uplift_scale",
+        ),
+        (
+            "StreamPower(precipitation: Constant(-1.0))",
+            "stages[0].StreamPower.precipitation",
+        ),
+        (
+            "StreamPower(k: Noise(noise: (), min: -1.0, max: 1.0))",
+            "stages[0].StreamPower.k",
+        ),
+        (
+            "StreamPower(lakes: Fill(epsilon: -1.0))",
+            "stages[0].StreamPower.lakes",
+        ),
+        (
+            "StreamPower(outlets: (sea_level: NaN))",
+            "stages[0].StreamPower.outlets.sea_level",
+        ),
+        ("StreamPower(erodibility: 1.0)", "erodibility"),
+    ];
+    for (stage, field) in cases {
+        let msg = stage_error(stage);
+        assert!(
+            msg.contains(field),
+            "{stage}: `{msg}` does not name {field}"
+        );
+    }
+}
+
+#[test]
+fn overflowing_erosion_factor_names_dt() {
+    let grid = Grid::new(33, 33, 1.0).unwrap();
+    let p = StreamPowerParams {
+        n: 10.0,
+        m: 5.0,
+        dt: 1e9,
+        k: ScalarSource::Constant(3e38),
+        ..Default::default()
+    };
+    p.validate("sp").expect("each value is in range");
+    let rain = vec![1e38_f32; grid.len()];
+    let err = StreamPowerSolver::new(
+        grid,
+        &p,
+        vec![3e38; grid.len()],
+        vec![0.0; grid.len()],
+        Some(&rain),
+        false,
+        "sp",
+    )
+    .err()
+    .expect("overflow must be refused")
+    .to_string();
+    assert!(err.contains("sp.dt"), "{err}");
+}
+
+#[test]
+fn negative_erodibility_map_is_refused_naming_k() {
+    let grid = Grid::new(17, 17, 100.0).unwrap();
+    let mut k = vec![1e-5_f32; grid.len()];
+    k[40] = -1e-6;
+    let err = StreamPowerSolver::new(
+        grid,
+        &StreamPowerParams::default(),
+        k,
+        vec![1e-3; grid.len()],
+        None,
+        false,
+        "stages[2].StreamPower",
+    )
+    .err()
+    .expect("negative k")
+    .to_string();
+    assert!(err.contains("stages[2].StreamPower.k"), "{err}");
+    let mut u = vec![1e-3_f32; grid.len()];
+    u[3] = f32::NAN;
+    let err = StreamPowerSolver::new(
+        grid,
+        &StreamPowerParams::default(),
+        vec![1e-5; grid.len()],
+        u,
+        None,
+        false,
+        "sp",
+    )
+    .err()
+    .expect("NaN uplift")
+    .to_string();
+    assert!(err.contains("uplift"), "{err}");
+}
+
+#[test]
+fn subsidence_is_allowed_and_lowers_the_terrain() {
+    let r = recipe(
+        33,
+        -1e-3,
+        "StreamPower(iterations: 3, dt: 1e4, hydrology: false)",
+    );
+    r.validate().expect("negative uplift is valid");
+    let before = orogen_core::runner::initial_world(&r, Path::new(".")).unwrap();
+    let (world, _) = run(&r);
+    let interior_lowered =
+        (1..32).all(|y| (1..32).all(|x| world.height.get(x, y) < before.height.get(x, y)));
+    assert!(interior_lowered);
+}
+
+#[test]
+fn bytes_do_not_depend_on_thread_count() {
+    let r = recipe(
+        96,
+        1e-3,
+        "StreamPower(iterations: 6, dt: 5e4, k: Constant(5e-6), n: 1.0), \
+         StreamPower(iterations: 3, n: 1.5, m: 0.75, k: Constant(1e-7), lakes: Fill(epsilon: 0.01))",
+    );
+    let run_with = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| run(&r).0)
+    };
+    let a = run_with(1);
+    let b = run_with(4);
+    let bits = |w: &orogen_core::World| {
+        w.height
+            .data
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&a), bits(&b));
+    assert_eq!(a.maps, b.maps);
+}
+
+#[test]
+fn stage_grows_a_finite_range_and_writes_hydrology_maps() {
+    let (world, steps) = run(&recipe(
+        65,
+        1e-3,
+        "StreamPower(iterations: 40, dt: 5e4, k: Constant(5e-6))",
+    ));
+    assert_eq!(steps, 40);
+    assert!(world.height.data.iter().all(|h| h.is_finite()));
+    let (lo, hi) = world.height.min_max();
+    // Never above pure uplift (initial relief ≤ 5 m plus u·t), clearly raised.
+    assert!(hi <= 5.0 + 1e-3 * 5e4 * 40.0 + 1.0, "max {hi}");
+    assert!(hi > 100.0, "max {hi}");
+    assert!(lo > -10.0, "min {lo}");
+    for name in [
+        names::DRAINAGE,
+        names::WATER_SURFACE,
+        names::LAKE_DEPTH,
+        names::RIVERS,
+        names::BASINS,
+    ] {
+        assert!(world.maps.contains_key(name), "missing {name}");
+    }
+    // Drainage of the whole domain leaves through the borders: the border cells together
+    // hold the area of every cell.
+    let Some(MapData::Scalar(d)) = world.maps.get(names::DRAINAGE) else {
+        panic!("drainage is not scalar")
+    };
+    let total: f64 = (0..65)
+        .flat_map(|y| (0..65).map(move |x| (x, y)))
+        .filter(|&(x, y)| d.grid.is_border(x, y))
+        .map(|(x, y)| *d.get(x, y) as f64)
+        .sum();
+    assert!(
+        (total / (65.0 * 65.0 * 1e4) - 1.0).abs() < 1e-4,
+        "total {total}"
+    );
+}
+
+#[test]
+fn tolerance_stops_at_steady_state() {
+    let (_, steps) = run(&recipe(
+        33,
+        1e-3,
+        "StreamPower(iterations: 5000, dt: 1e5, k: Constant(1e-5), tolerance: 0.01, hydrology: false)",
+    ));
+    assert!(steps < 5000, "never reached the tolerance");
+}
+
+/// Steady state through the real router (carved lakes): S = (u/k)^(1/n)·A^(−m/n).
+#[test]
+fn steady_state_slope_area_with_flow_router() {
+    for &(n, m, k) in &[(1.0_f32, 0.5_f32, 1e-5_f32), (2.0, 1.0, 1e-9)] {
+        let side = 101;
+        let grid = Grid::new(side, side, 100.0).unwrap();
+        let u = 1e-3_f32;
+        let p = StreamPowerParams {
+            n,
+            m,
+            dt: 1e5,
+            ..Default::default()
+        };
+        let mut solver = StreamPowerSolver::new(
+            grid,
+            &p,
+            vec![k; grid.len()],
+            vec![u; grid.len()],
+            None,
+            true,
+            "sp",
+        )
+        .unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let mut h: Vec<f32> = (0..grid.len()).map(|_| rng.random::<f32>()).collect();
+        let mut steady = false;
+        for _ in 0..3000 {
+            if solver.step(&mut h).unwrap().max_change.unwrap() < 2e-3 {
+                steady = true;
+                break;
+            }
+        }
+        assert!(steady, "n={n}: no steady state");
+        let g = solver.graph();
+        let a = solver.drainage();
+        let (mut sx, mut sy, mut sxx, mut sxy, mut c) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for i in 0..grid.len() {
+            let r = g.receivers[i] as usize;
+            if r == i || a[i] < 20.0 * 1e4 {
+                continue;
+            }
+            let s = (h[i] as f64 - h[r] as f64) / g.dist[i] as f64;
+            assert!(s > 0.0);
+            let (x, y) = ((a[i] as f64).ln(), s.ln());
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
+            c += 1.0;
+        }
+        let slope = (c * sxy - sx * sy) / (c * sxx - sx * sx);
+        let intercept = ((sy - slope * sx) / c).exp();
+        let expected = ((u / k) as f64).powf(1.0 / n as f64);
+        assert!(c > 500.0, "{c} channel cells");
+        assert!(
+            (slope + (m / n) as f64).abs() <= 0.02,
+            "n={n}: exponent {slope}"
+        );
+        assert!(
+            (intercept / expected - 1.0).abs() <= 0.05,
+            "n={n}: intercept {intercept} vs {expected}"
+        );
+    }
+}
+
+#[test]
+fn default_stage_round_trips_through_ron() {
+    let r = recipe(
+        33,
+        1e-3,
+        "StreamPower(iterations: 100, dt: 1e5, k: Constant(2e-5))",
+    );
+    let Stage::StreamPower(p) = &r.stages[0] else {
+        panic!("not a StreamPower stage")
+    };
+    assert_eq!(p.k, ScalarSource::Constant(2e-5));
+    assert_eq!(p.dt, 1e5);
+    assert!(p.hydrology);
+    let back = Recipe::from_ron_str(&r.to_ron_string(), "<round trip>").unwrap();
+    assert_eq!(back, r);
+}
