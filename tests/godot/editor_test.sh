@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The Orogen editor plugin's test, in a real Godot 4.6 editor.
+#
+#   tests/godot/editor_test.sh                 headless checks (+ a screenshot if Xvfb works)
+#   OROGEN_EDITOR_SCREENSHOT=0 tests/godot/...  skip the screenshot
+#
+# It builds the extension (cargo build -p orogen-godot), lays out a scratch copy of
+# godot_project under target/editor-test/ (addons/orogen linked in, the plugin enabled, every
+# GDScript warning an error, untyped declarations included) and runs:
+#   1. `godot --editor --headless --quit-after N`: the editor starts with the plugin and the
+#      extension and prints no SCRIPT ERROR / Parse Error / ERROR:;
+#   2. the dock's self-test (addons/orogen/editor/self_test.gd) in the headless editor: it opens
+#      a TerrainWorld scene, selects it and drives the dock (recipe form, stage edits with
+#      undo, Generate → one undoable action, Cancel, a failing run, Bake, RON import/export,
+#      plugin disable/enable), with its output also scanned for errors;
+#   3. if Xvfb starts: the editor on a virtual display, a TerrainWorld generated and selected,
+#      and `xwd -root | convert` into test-artifacts/editor-screenshot.png.
+# It ends with `editor: N passed, M failed` and exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$(pwd)
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "  ok   $*"; }
+fail() { failed=$((failed + 1)); echo "  FAIL $*"; }
+finish() {
+    echo "editor: $passed passed, $failed failed"
+    [[ $failed -eq 0 ]]
+    exit $?
+}
+
+ROOT="${OROGEN_GODOT_ROOT:-/var/cache/orogen/godot-sid}"
+if [[ ! -x "$ROOT/usr/bin/godot" ]]; then
+    bash scripts/install-godot.sh || { fail "Godot 4.6 installs (scripts/install-godot.sh)"; finish; }
+fi
+GODOT=(bash scripts/godot)
+version=$("${GODOT[@]}" --headless --version 2>/dev/null | tail -n 1)
+echo "editor_test: Godot $version"
+
+# The extension library, built as the .gdextension file expects (debug unless it names release).
+GDEXT=addons/orogen/orogen.gdextension
+profile=debug
+if [[ -f $GDEXT ]] && grep -E '^linux\.debug\.x86_64' "$GDEXT" | grep -q '/release/'; then
+    profile=release
+fi
+echo "editor_test: cargo build -p orogen-godot ($profile)"
+if [[ $profile == release ]]; then
+    cargo build -p orogen-godot --locked --release >/dev/null 2>target/editor-test-build.log
+else
+    mkdir -p target && cargo build -p orogen-godot --locked >/dev/null 2>target/editor-test-build.log
+fi
+if [[ $? -ne 0 ]]; then
+    tail -n 30 target/editor-test-build.log
+    fail "the extension builds"
+    finish
+fi
+
+# A scratch project: godot_project's files, addons/orogen linked in, the plugin enabled.
+WORK="$REPO/target/editor-test"
+PROJ="$WORK/project"
+ART="$REPO/test-artifacts"
+rm -rf "$WORK"
+mkdir -p "$PROJ/addons" "$ART"
+if [[ -d godot_project ]]; then
+    (cd godot_project && find . -mindepth 1 -maxdepth 1 ! -name .godot ! -name addons -exec cp -r {} "$PROJ/" \;)
+fi
+ln -s "$REPO/addons/orogen" "$PROJ/addons/orogen"
+# The .gdextension may find the library relative to the repository (../../target/...) or in
+# addons/orogen/bin: make both resolve from the scratch project as they do from godot_project.
+mkdir -p "$WORK/target" && ln -s "$REPO/target/$profile" "$WORK/target/$profile" 2>/dev/null
+if [[ ! -f $PROJ/project.godot ]]; then
+    printf 'config_version=5\n\n[application]\n\nconfig/name="Orogen editor test"\n' >"$PROJ/project.godot"
+fi
+if ! grep -q 'res://addons/orogen/plugin.cfg' "$PROJ/project.godot"; then
+    if [[ -f godot_project/project.godot ]]; then
+        echo "editor_test: note: godot_project/project.godot does not enable the plugin; enabling it in the scratch copy"
+    fi
+    printf '\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/orogen/plugin.cfg")\n' >>"$PROJ/project.godot"
+fi
+# Every GDScript warning is an error here (the addon folder included), and so is an untyped
+# declaration: the plugin's scripts must load cleanly under the strictest settings.
+{
+    echo "[debug]"
+    echo 'gdscript/warnings/directory_rules={}'
+    for w in unassigned_variable unassigned_variable_op_assign unused_variable unused_local_constant \
+        unused_private_class_variable unused_parameter unused_signal shadowed_variable \
+        shadowed_variable_base_class shadowed_global_identifier unreachable_code unreachable_pattern \
+        standalone_expression standalone_ternary incompatible_ternary untyped_declaration \
+        unsafe_void_return static_called_on_instance missing_tool redundant_static_unload \
+        redundant_await assert_always_true assert_always_false integer_division narrowing_conversion \
+        int_as_enum_without_cast int_as_enum_without_match enum_variable_without_default empty_file \
+        deprecated_keyword confusable_identifier confusable_local_declaration confusable_local_usage \
+        confusable_capture_reassignment inference_on_variant native_method_override \
+        get_node_default_without_onready onready_with_export property_used_as_function \
+        constant_used_as_function function_used_as_property; do
+        echo "gdscript/warnings/$w=2"
+    done
+} >"$PROJ/override.cfg"
+
+export OROGEN_GODOT_HOME="$WORK/home"
+
+# Lines that mean something went wrong in the plugin, the extension or the engine.
+scan_errors() { # log file, what
+    local hits
+    hits=$(grep -E 'SCRIPT ERROR|Parse Error|^ERROR:|^USER ERROR:|panicked|Segmentation fault|signal 11' "$1" \
+        | grep -vE 'orogen_missing_uplift|no_such_recipe' | head -n 20)
+    if [[ -z $hits ]]; then
+        pass "$2: no errors in the output"
+    else
+        fail "$2: errors in the output:"
+        echo "$hits" | sed 's/^/       /'
+    fi
+}
+
+# 1. The editor starts and quits with the plugin enabled. The first start also imports.
+echo "editor_test: 1. headless editor start"
+"${GODOT[@]}" --headless --editor --path "$PROJ" --quit-after 300 >"$WORK/start.log" 2>&1
+code=$?
+[[ $code -eq 0 ]] && pass "the editor starts and quits with the plugin (exit 0)" \
+    || fail "the editor starts and quits with the plugin (exit $code)"
+scan_errors "$WORK/start.log" "editor start"
+if grep -q 'Orogen' "$WORK/start.log" && grep -qi 'failed to load\|not found' "$WORK/start.log"; then
+    grep -i 'orogen' "$WORK/start.log" | head -n 5
+fi
+
+# 2. The dock's self-test.
+echo "editor_test: 2. dock self-test (headless editor)"
+timeout 900 "${GODOT[@]}" --headless --editor --path "$PROJ" -- --orogen-editor-test >"$WORK/selftest.log" 2>&1
+code=$?
+# Show the self-test's own lines; its totals line is renamed so check.sh does not count it twice.
+grep -E '^(Orogen editor self-test|  ok   |  FAIL |    |editor: |screenshot: )' "$WORK/selftest.log" \
+    | sed -E 's/^editor: ([0-9]+) passed, ([0-9]+) failed/  (self-test totals: \1 passed, \2 failed)/'
+sp=$(sed -nE 's/^editor: ([0-9]+) passed, ([0-9]+) failed.*/\1/p' "$WORK/selftest.log" | tail -n 1)
+sf=$(sed -nE 's/^editor: ([0-9]+) passed, ([0-9]+) failed.*/\2/p' "$WORK/selftest.log" | tail -n 1)
+if [[ -z $sp ]]; then
+    fail "the self-test ran to its end (exit $code; last lines below)"
+    tail -n 30 "$WORK/selftest.log" | sed 's/^/       /'
+else
+    passed=$((passed + sp))
+    failed=$((failed + sf))
+    [[ $code -eq 0 || $sf -gt 0 ]] || fail "the self-test's exit code ($code) matches its count"
+fi
+scan_errors "$WORK/selftest.log" "self-test"
+
+# 3. A screenshot of the editor with the dock, on a virtual display.
+if [[ "${OROGEN_EDITOR_SCREENSHOT:-1}" != "0" && -x "$ROOT/usr/bin/Xvfb" && -x "$ROOT/usr/bin/xwd" ]]; then
+    echo "editor_test: 3. screenshot under Xvfb"
+    SHOT="$WORK/shot"
+    mkdir -p "$SHOT"
+    # Vulkan through Mesa's lavapipe: Mesa's OpenGL cannot make a context on Xvfb (no DRI3).
+    OROGEN_XVFB_SIZE=1600x900x24 timeout 600 "${GODOT[@]}" --xvfb --rendering-driver vulkan \
+        --audio-driver Dummy --editor --path "$PROJ" \
+        -- --orogen-editor-test "--orogen-screenshot=$SHOT" >"$WORK/screenshot.log" 2>&1 &
+    gpid=$!
+    for _ in $(seq 1 1200); do
+        [[ -f $SHOT/ready ]] && break
+        kill -0 "$gpid" 2>/dev/null || break
+        sleep 0.5
+    done
+    if [[ -f $SHOT/ready ]]; then
+        display=$(head -n 1 "$SHOT/ready")
+        if chroot "$ROOT" /usr/bin/xwd -root -silent -display "$display" >"$SHOT/screen.xwd" 2>"$SHOT/xwd.err" \
+            && chroot "$ROOT" /usr/bin/convert xwd:- png:- <"$SHOT/screen.xwd" >"$ART/editor-screenshot.png" 2>>"$SHOT/xwd.err" \
+            && [[ -s $ART/editor-screenshot.png ]]; then
+            pass "screenshot written to test-artifacts/editor-screenshot.png"
+        else
+            fail "xwd/convert could not take the screenshot: $(head -c 300 "$SHOT/xwd.err")"
+        fi
+        [[ -f $SHOT/editor-viewport.png ]] && cp "$SHOT/editor-viewport.png" "$ART/editor-viewport.png"
+        touch "$SHOT/shot"
+    else
+        echo "editor_test: the editor under Xvfb never got ready; skipping the screenshot"
+        tail -n 20 "$WORK/screenshot.log" | sed 's/^/       /'
+    fi
+    wait "$gpid" 2>/dev/null
+    scan_errors "$WORK/screenshot.log" "editor under Xvfb"
+    grep -E '^screenshot: ' "$WORK/screenshot.log"
+else
+    echo "editor_test: 3. screenshot skipped (no Xvfb/xwd in $ROOT or OROGEN_EDITOR_SCREENSHOT=0)"
+fi
+
+finish
