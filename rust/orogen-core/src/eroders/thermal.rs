@@ -359,18 +359,38 @@ pub struct ThermalBuffers {
     next: Vec<f32>,
 }
 
-/// Calls `f(j, dist_index)` for each in-grid neighbour `j` of `(x, y)`, in fixed order;
-/// `dist_index` is 0 for orthogonal and 1 for diagonal neighbours.
+/// Calls `f(j, dist_index)` for each in-grid neighbour `j` of `(x, y)`, in the fixed order
+/// of [`NEIGHBOURS`]; `dist_index` is 0 for orthogonal and 1 for diagonal neighbours.
+/// `offsets` are the row-major index offsets of [`NEIGHBOURS`] (see [`offsets`]).
 #[inline(always)]
-fn for_neighbours(x: usize, y: usize, w: usize, h: usize, mut f: impl FnMut(usize, usize)) {
-    let interior = x > 0 && y > 0 && x + 1 < w && y + 1 < h;
+fn for_neighbours(
+    x: usize,
+    y: usize,
+    w: usize,
+    h: usize,
+    offsets: &[isize; 8],
+    mut f: impl FnMut(usize, usize),
+) {
+    if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+        // Interior: every neighbour exists.
+        let i = (y * w + x) as isize;
+        for (off, &(_, _, diag)) in offsets.iter().zip(&NEIGHBOURS) {
+            f((i + off) as usize, diag as usize);
+        }
+        return;
+    }
     for &(dx, dy, diag) in &NEIGHBOURS {
         let (nx, ny) = (x as isize + dx, y as isize + dy);
-        if !interior && (nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize) {
+        if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
             continue;
         }
         f(ny as usize * w + nx as usize, diag as usize);
     }
+}
+
+/// Row-major index offsets of [`NEIGHBOURS`] on a grid `w` cells wide.
+fn offsets(w: usize) -> [isize; 8] {
+    NEIGHBOURS.map(|(dx, dy, _)| dy * w as isize + dx)
 }
 
 /// Excess of cell `i` (height `hi`, talus drop `drop` to the neighbour) over a neighbour of
@@ -405,6 +425,9 @@ pub fn thermal_step(
     buf.next.resize(n, 0.0);
     let hs: &[f32] = heights;
 
+    let offs = offsets(width);
+    // Every sum below is branch-free: a pair below its talus adds max(e, 0) = 0.
+
     // Pass 1: sender factors k_i = rate·d_max / (2·Σ e_j) from the old heights.
     let max_excess = buf
         .k
@@ -416,16 +439,14 @@ pub fn thermal_step(
                 let i = y * width + x;
                 let (hi, t) = (hs[i], tan_talus[i]);
                 let drops = [t * dist[0], t * dist[1]];
-                let (mut dmax, mut sum) = (0.0f32, 0.0f64);
-                for_neighbours(x, y, width, h_rows, |j, d| {
-                    let e = excess(hi, hs[j], drops[d]);
-                    if e > 0.0 {
-                        dmax = dmax.max(e);
-                        sum += e as f64;
-                    }
+                let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+                for_neighbours(x, y, width, h_rows, &offs, |j, d| {
+                    let e = excess(hi, hs[j], drops[d]).max(0.0);
+                    dmax = dmax.max(e);
+                    sum += e;
                 });
                 *k = if sum > 0.0 {
-                    (rate as f64 * dmax as f64 / (2.0 * sum)) as f32
+                    rate * dmax / (2.0 * sum)
                 } else {
                     0.0
                 };
@@ -447,20 +468,19 @@ pub fn thermal_step(
             for (x, s) in srow.iter_mut().enumerate() {
                 let j = y * width + x;
                 let hj = hs[j];
-                let (mut want, mut emax) = (0.0f64, 0.0f32);
-                for_neighbours(x, y, width, h_rows, |i, d| {
-                    let e = excess(hs[i], hj, tan_talus[i] * dist[d]);
-                    if e > 0.0 {
-                        want += (k[i] * e) as f64;
-                        emax = emax.max(e);
-                    }
+                let (mut want, mut emax) = (0.0f32, 0.0f32);
+                for_neighbours(x, y, width, h_rows, &offs, |i, d| {
+                    let e = excess(hs[i], hj, tan_talus[i] * dist[d]).max(0.0);
+                    want += k[i] * e;
+                    emax = emax.max(e);
                 });
-                let cap = 0.5 * rate as f64 * emax as f64;
-                *s = if want > cap { (cap / want) as f32 } else { 1.0 };
+                let cap = 0.5 * rate * emax;
+                *s = if want > cap { cap / want } else { 1.0 };
             }
         });
 
-    // Pass 3: every cell loses what it sends and gains what its neighbours send it.
+    // Pass 3: every cell loses what it sends and gains what its neighbours send it. A
+    // flow is k_sender·e·s_receiver, the same bits on both sides, so mass is conserved.
     let s: &[f32] = &buf.s;
     buf.next
         .par_chunks_mut(width)
@@ -469,19 +489,15 @@ pub fn thermal_step(
             for (x, out) in nrow.iter_mut().enumerate() {
                 let c = y * width + x;
                 let (hc, kc, sc, tc) = (hs[c], k[c], s[c], tan_talus[c]);
-                let mut delta = 0.0f64;
-                for_neighbours(x, y, width, h_rows, |j, d| {
+                let (mut gain, mut loss) = (0.0f64, 0.0f64);
+                for_neighbours(x, y, width, h_rows, &offs, |j, d| {
                     let hj = hs[j];
-                    let e_out = excess(hc, hj, tc * dist[d]);
-                    if e_out > 0.0 {
-                        delta -= (kc * e_out * s[j]) as f64;
-                    }
-                    let e_in = excess(hj, hc, tan_talus[j] * dist[d]);
-                    if e_in > 0.0 {
-                        delta += (k[j] * e_in * sc) as f64;
-                    }
+                    let e_out = excess(hc, hj, tc * dist[d]).max(0.0);
+                    loss += (kc * e_out * s[j]) as f64;
+                    let e_in = excess(hj, hc, tan_talus[j] * dist[d]).max(0.0);
+                    gain += (k[j] * e_in * sc) as f64;
                 });
-                *out = (hc as f64 + delta) as f32;
+                *out = (hc as f64 + (gain - loss)) as f32;
             }
         });
     heights.copy_from_slice(&buf.next);
@@ -493,13 +509,14 @@ pub fn thermal_step(
 pub fn max_talus_excess(heights: &[f32], width: usize, cell_size: f32, tan_talus: &[f32]) -> f32 {
     let h_rows = heights.len() / width;
     let dist = [cell_size, cell_size * std::f32::consts::SQRT_2];
+    let offs = offsets(width);
     (0..h_rows)
         .into_par_iter()
         .map(|y| {
             let mut m = 0.0f32;
             for x in 0..width {
                 let i = y * width + x;
-                for_neighbours(x, y, width, h_rows, |j, d| {
+                for_neighbours(x, y, width, h_rows, &offs, |j, d| {
                     m = m.max(excess(heights[i], heights[j], tan_talus[i] * dist[d]));
                 });
             }
