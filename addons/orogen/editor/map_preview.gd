@@ -35,9 +35,11 @@ static func make(map_name: String, image: Image, max_size: int = THUMB_SIZE) -> 
 	var scale := minf(1.0, float(max_size) / float(maxi(full_w, full_h)))
 	var w := maxi(1, roundi(full_w * scale))
 	var h := maxi(1, roundi(full_h * scale))
-	if w != full_w or h != full_h:
-		thumb.resize(w, h, Image.INTERPOLATE_BILINEAR)
 	var fmt := thumb.get_format()
+	if w != full_w or h != full_h:
+		# Labels and masks keep their exact colours; continuous maps are averaged.
+		var scalar := fmt == Image.FORMAT_RF or fmt == Image.FORMAT_RH
+		thumb.resize(w, h, Image.INTERPOLATE_BILINEAR if scalar else Image.INTERPOLATE_NEAREST)
 	if fmt == Image.FORMAT_RF or fmt == Image.FORMAT_RH:
 		if fmt == Image.FORMAT_RH:
 			thumb.convert(Image.FORMAT_RF)

@@ -575,7 +575,8 @@ func _update_all() -> void:
 	if ext_loaded and _add_kind.item_count == 0:
 		var probe := _recipe_probe()
 		if probe != null:
-			for kind: String in PackedStringArray(probe.call(&"get_stage_names")):
+			var kinds: PackedStringArray = probe.call(&"get_stage_names")
+			for kind: String in kinds:
 				_add_kind.add_item(kind)
 	_rebuild_recipe_view()
 	_refresh_thumbnails()
@@ -596,16 +597,14 @@ func _rebuild_recipe_view() -> void:
 	if recipe == null:
 		_update_validation()
 		return
-	var d := recipe.call(&"to_dict") as Dictionary
-	if d == null:
-		d = {}
-	var size := _pair(d.get("size"))
-	_width.set_value_no_signal(size.x)
-	_height.set_value_no_signal(size.y)
+	var d := _dict_of(recipe)
+	var cells := _pair(d.get("size"))
+	_width.set_value_no_signal(cells.x)
+	_height.set_value_no_signal(cells.y)
 	var cell := float(d.get("cell_size", 0.0))
 	_cell.set_value_no_signal(cell)
 	_seed.set_value_no_signal(float(d.get("seed", 0)))
-	_extent.text = "Extent: %s × %s" % [_km(size.x * cell), _km(size.y * cell)] if d.has("size") else ""
+	_extent.text = "Extent: %s × %s" % [_km(cells.x * cell), _km(cells.y * cell)] if d.has("size") else ""
 	var stages: Array = d.get("stages", []) if typeof(d.get("stages")) == TYPE_ARRAY else []
 	for i in stages.size():
 		var kind := _variant_name(stages[i])
@@ -673,7 +672,7 @@ func _refresh_thumbnails() -> void:
 		return
 	var names := PackedStringArray()
 	if _terrain != null and _terrain.get(&"data") != null:
-		names = PackedStringArray(_terrain.call(&"get_map_names"))
+		names = _terrain.call(&"get_map_names")
 	for key: Variant in _map_tiles.keys():
 		if not names.has(String(key)):
 			var old := _map_tiles[key] as Control
@@ -989,12 +988,18 @@ static func _stage_kinds(recipe: Resource) -> PackedStringArray:
 	var kinds := PackedStringArray()
 	if recipe == null:
 		return kinds
-	var d := recipe.call(&"to_dict") as Dictionary
-	if d == null or typeof(d.get("stages")) != TYPE_ARRAY:
+	var d := _dict_of(recipe)
+	if typeof(d.get("stages")) != TYPE_ARRAY:
 		return kinds
 	for stage: Variant in d["stages"]:
 		kinds.append(_variant_name(stage))
 	return kinds
+
+
+## The recipe as serde's data model (TerrainRecipe.to_dict), or {} if it does not parse.
+static func _dict_of(recipe: Resource) -> Dictionary:
+	var raw: Variant = recipe.call(&"to_dict") if recipe != null else null
+	return raw if raw is Dictionary else {}
 
 
 ## The variant name of a serde enum value in Godot form (`{"Thermal": {...}}` or `"Thermal"`).
