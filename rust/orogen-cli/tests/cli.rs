@@ -1,0 +1,343 @@
+//! Runs the built `orogen` binary: bake outputs, determinism across thread counts,
+//! overrides, and a clear message plus exit code for each kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SMALL: &str = "size=(65,65)";
+
+fn orogen(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the orogen binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs a bake that must succeed; returns the output folder.
+fn bake_ok(dir: &Path, out: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["bake", "--out", out, "--set", SMALL];
+    args.extend_from_slice(extra);
+    let o = orogen(dir, &args);
+    assert!(o.status.success(), "bake failed: {}", stderr(&o));
+    dir.join(out)
+}
+
+/// Asserts a failing run: exit code 2, `error: ` message containing every `needle`.
+fn assert_bad_input(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "`{n}` missing from: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn files_of(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bake_writes_every_expected_file_and_bake_json_matches_the_heights() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = bake_ok(tmp.path(), "out", &[]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bake.json")).unwrap()).unwrap();
+    let mut expected: Vec<String> = [
+        "bake.json",
+        "height.exr",
+        "height.png",
+        "height.r16",
+        "preview.png",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Whatever maps the stages produced are written by name too.
+    for name in json["maps"].as_array().unwrap() {
+        let name = name.as_str().unwrap();
+        let exr = format!("{name}.exr");
+        let png = format!("{name}.png");
+        assert!(
+            out.join(&exr).exists() || out.join(&png).exists(),
+            "map {name} was not written"
+        );
+        expected.push(if out.join(&exr).exists() { exr } else { png });
+    }
+    expected.sort();
+    assert_eq!(files_of(&out), expected);
+
+    assert_eq!(json["size"], serde_json::json!([65, 65]));
+    let heights = orogen_core::io::exr::read_exr(&out.join("height.exr")).unwrap();
+    assert_eq!((heights.width(), heights.height()), (65, 65));
+    let (lo, hi) = heights.min_max();
+    assert_eq!(json["height_min"].as_f64().unwrap() as f32, lo);
+    assert_eq!(json["height_max"].as_f64().unwrap() as f32, hi);
+    let recipe = orogen_core::Recipe::default_recipe();
+    assert_eq!(json["seed"], recipe.seed);
+    assert_eq!(
+        json["stages"].as_array().unwrap().len(),
+        recipe.stages.len() + 1
+    );
+    assert_eq!(
+        std::fs::metadata(out.join("height.r16")).unwrap().len(),
+        2 * 65 * 65
+    );
+}
+
+#[test]
+fn same_recipe_and_seed_give_identical_bytes_for_any_thread_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = bake_ok(tmp.path(), "t1", &["--threads", "1"]);
+    let four = bake_ok(tmp.path(), "t4", &["--threads", "4"]);
+    let names = files_of(&one);
+    assert_eq!(names, files_of(&four));
+    for name in names.iter().filter(|n| *n != "bake.json") {
+        let a = std::fs::read(one.join(name)).unwrap();
+        let b = std::fs::read(four.join(name)).unwrap();
+        assert!(a == b, "{name} differs between --threads 1 and --threads 4");
+    }
+}
+
+#[test]
+fn a_different_seed_changes_the_terrain() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = bake_ok(tmp.path(), "a", &["--set", "stages=[]"]);
+    let b = bake_ok(tmp.path(), "b", &["--set", "stages=[]", "--set", "seed=7"]);
+    let ha = std::fs::read(a.join("height.exr")).unwrap();
+    let hb = std::fs::read(b.join("height.exr")).unwrap();
+    assert_ne!(ha, hb);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(b.join("bake.json")).unwrap()).unwrap();
+    assert_eq!(json["seed"], 7);
+}
+
+#[test]
+fn bake_reads_a_recipe_file_with_paths_relative_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("recipes");
+    std::fs::create_dir(&sub).unwrap();
+    let dem = image::ImageBuffer::from_fn(40, 23, |x, y| image::Luma([(x * 1000 + y * 50) as u16]));
+    dem.save(sub.join("dem.png")).unwrap();
+    std::fs::write(
+        sub.join("r.ron"),
+        "(size: (65, 65), cell_size: 10.0, seed: 1,\n \
+         terrain: Heightmap(path: \"dem.png\", height_range: (0.0, 300.0)))",
+    )
+    .unwrap();
+    let o = orogen(tmp.path(), &["bake", "recipes/r.ron", "--out", "o"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = orogen_core::io::exr::read_exr(&tmp.path().join("o/height.exr")).unwrap();
+    assert_eq!(
+        (h.width(), h.height()),
+        (40, 23),
+        "the world takes the image size"
+    );
+    assert_eq!(h.grid.cell_size, 10.0);
+}
+
+#[test]
+fn recipe_default_prints_the_embedded_recipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = orogen(tmp.path(), &["recipe", "default"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let parsed = orogen_core::Recipe::from_ron_str(&text, "stdout").unwrap();
+    assert_eq!(parsed, orogen_core::Recipe::default_recipe());
+}
+
+#[test]
+fn info_describes_png_exr_and_raw_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = bake_ok(tmp.path(), "out", &["--set", "stages=[]"]);
+    let run = |args: &[&str]| {
+        let o = orogen(&out, args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let png = run(&["info", "height.png"]);
+    assert!(
+        png.contains("PNG 16-bit grayscale") && png.contains("65 x 65"),
+        "{png}"
+    );
+    assert!(png.contains("0 .. 65535"), "{png}");
+    let exr = run(&["info", "height.exr"]);
+    assert!(exr.contains("EXR") && exr.contains("65 x 65"), "{exr}");
+    let r16 = run(&["info", "height.r16", "--size", "65,65"]);
+    assert!(r16.contains("R16") && r16.contains("0 .. 65535"), "{r16}");
+    let o = orogen(&out, &["info", "height.r16"]);
+    assert_bad_input(&o, &["--size"]);
+    let o = orogen(&out, &["info", "height.r16", "--size", "64,65"]);
+    assert_bad_input(&o, &["8450", "8320"]);
+}
+
+#[test]
+fn malformed_recipe_reports_line_and_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("bad.ron"),
+        "(\n    size: (65, 65),\n    cell_size: 10.0\n    seed: 1,\n)",
+    )
+    .unwrap();
+    let o = orogen(tmp.path(), &["bake", "bad.ron"]);
+    assert_bad_input(&o, &["bad.ron", "line 4", "column"]);
+}
+
+#[test]
+fn unknown_and_mistyped_fields_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = "size: (65, 65), seed: 1, terrain: Flat(0.0)";
+    std::fs::write(
+        tmp.path().join("unknown.ron"),
+        format!("({base}, cell_size: 1.0, colour: 3)"),
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("typo.ron"),
+        format!("({base}, cell_size: \"ten\")"),
+    )
+    .unwrap();
+    assert_bad_input(&orogen(tmp.path(), &["bake", "unknown.ron"]), &["colour"]);
+    assert_bad_input(
+        &orogen(tmp.path(), &["bake", "typo.ron"]),
+        &["cell_size", "line 1"],
+    );
+    assert_bad_input(&orogen(tmp.path(), &["bake", "--set", "sead=7"]), &["sead"]);
+    assert_bad_input(
+        &orogen(tmp.path(), &["bake", "--set", "seed=\"x\""]),
+        &["seed"],
+    );
+}
+
+#[test]
+fn out_of_range_values_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    assert_bad_input(
+        &orogen(d, &["bake", "--set", "size=(0,65)"]),
+        &["size", "0"],
+    );
+    assert_bad_input(
+        &orogen(d, &["bake", "--set", "size=(65,16386)"]),
+        &["size", "16386"],
+    );
+    assert_bad_input(
+        &orogen(d, &["bake", "--set", "cell_size=0"]),
+        &["cell_size"],
+    );
+    assert_bad_input(
+        &orogen(d, &["bake", "--set", "cell_size=-2.5"]),
+        &["cell_size"],
+    );
+    // RON reads `NaN` and `inf` as floats; validation rejects them.
+    for bad in ["NaN", "inf"] {
+        std::fs::write(
+            d.join("nan.ron"),
+            format!("(size: (65, 65), cell_size: {bad}, seed: 1, terrain: Flat(0.0))"),
+        )
+        .unwrap();
+        assert_bad_input(&orogen(d, &["bake", "nan.ron"]), &["cell_size", "finite"]);
+    }
+    assert_bad_input(&orogen(d, &["bake", "--threads", "0"]), &["--threads"]);
+    assert_bad_input(&orogen(d, &["bake", "missing.ron"]), &["missing.ron"]);
+}
+
+#[test]
+fn bad_images_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    image::RgbImage::from_pixel(8, 8, image::Rgb([200, 10, 10]))
+        .save(d.join("colour.png"))
+        .unwrap();
+    for (file, needle) in [
+        ("nothere.png", "nothere.png"),
+        ("colour.png", "is not grayscale"),
+    ] {
+        std::fs::write(
+            d.join("r.ron"),
+            format!(
+                "(size: (65, 65), cell_size: 1.0, seed: 1, terrain: Heightmap(path: \"{file}\"))"
+            ),
+        )
+        .unwrap();
+        assert_bad_input(&orogen(d, &["bake", "r.ron"]), &[needle, file]);
+    }
+}
+
+#[test]
+fn an_unwritable_output_folder_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("plain"), b"a file").unwrap();
+    let o = orogen(tmp.path(), &["bake", "--set", SMALL, "--out", "plain/out"]);
+    assert_bad_input(&o, &["plain/out"]);
+}
+
+#[test]
+fn a_failed_bake_leaves_existing_outputs_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = bake_ok(tmp.path(), "out", &["--set", "stages=[]"]);
+    let before = std::fs::read(out.join("height.exr")).unwrap();
+
+    // Fails before any write: a missing image.
+    std::fs::write(
+        tmp.path().join("r.ron"),
+        "(size: (65, 65), cell_size: 1.0, seed: 1, terrain: Heightmap(path: \"gone.exr\"))",
+    )
+    .unwrap();
+    let o = orogen(tmp.path(), &["bake", "r.ron", "--out", "out"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
+
+    // Fails while writing: preview.png cannot be replaced (a folder sits there).
+    std::fs::remove_file(out.join("preview.png")).unwrap();
+    std::fs::create_dir(out.join("preview.png")).unwrap();
+    let o = orogen(
+        tmp.path(),
+        &[
+            "bake",
+            "--out",
+            "out",
+            "--set",
+            SMALL,
+            "--set",
+            "stages=[]",
+            "--set",
+            "seed=9",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("preview.png"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
+    assert!(files_of(&out).iter().all(|n| !n.starts_with('.')));
+}
+
+#[test]
+fn progress_without_a_terminal_is_plain_lines_per_stage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = orogen(tmp.path(), &["bake", "--out", "o", "--set", SMALL]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let recipe = orogen_core::Recipe::default_recipe();
+    let n = recipe.stages.len();
+    for (i, stage) in recipe.stages.iter().enumerate() {
+        let head = format!("[{}/{}] {}", i + 1, n, stage.name());
+        assert!(err.contains(&format!("{head} started")), "{err}");
+        assert!(err.contains(&format!("{head} done in")), "{err}");
+    }
+    // No terminal control codes (bars) when stderr is not a terminal.
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    let summary = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        summary.contains("height.exr") && summary.contains("65x65"),
+        "{summary}"
+    );
+}
