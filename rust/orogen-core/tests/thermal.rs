@@ -1,0 +1,110 @@
+//! Thermal erosion through the whole recipe path: noise terrain, then Thermal stages, as
+//! `orogen bake` runs them.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use orogen_core::eroders::thermal::{max_talus_excess, talus_tangents, TalusAngle};
+use orogen_core::recipe::Stage;
+use orogen_core::runner::{initial_world, run_recipe, Event};
+use orogen_core::Recipe;
+
+const RECIPE: &str = "(
+    size: (97, 81),
+    cell_size: 30.0,
+    seed: 77,
+    terrain: Noise(kind: RidgedMultifractal, octaves: 7, wavelength: 2500.0, amplitude: 400.0,
+                   warp: (strength: 600.0, wavelength: 5000.0), faults: (count: 30, offset: 15.0)),
+    stages: [
+        Thermal(iterations: 40, talus: Noise(min_deg: 6.0, max_deg: 54.0, wavelength: 1500.0)),
+        Thermal(iterations: 40, talus: Height(below_deg: 25.0, above_deg: 60.0, height: 300.0)),
+    ],
+)";
+
+fn sum64(v: &[f32]) -> f64 {
+    v.iter().map(|&x| x as f64).sum()
+}
+
+fn run(recipe: &Recipe, threads: usize) -> Vec<u32> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| {
+            let cancel = AtomicBool::new(false);
+            let out = run_recipe(recipe, Path::new("."), &cancel, &mut |_| {}).unwrap();
+            out.world.height.data.iter().map(|v| v.to_bits()).collect()
+        })
+}
+
+#[test]
+fn recipe_run_is_identical_with_one_and_four_threads() {
+    let recipe = Recipe::from_ron_str(RECIPE, "test").unwrap();
+    recipe.validate().unwrap();
+    assert_eq!(run(&recipe, 1), run(&recipe, 4));
+}
+
+#[test]
+fn thermal_stages_conserve_mass_and_soften_the_noise_terrain() {
+    let recipe = Recipe::from_ron_str(RECIPE, "test").unwrap();
+    let start = initial_world(&recipe, Path::new(".")).unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut steps = 0;
+    let out = run_recipe(&recipe, Path::new("."), &cancel, &mut |e| {
+        if let Event::Step { .. } = e {
+            steps += 1
+        }
+    })
+    .unwrap();
+    assert!(steps > 2 && steps <= 80, "{steps}");
+    let (a, b) = (sum64(&start.height.data), sum64(&out.world.height.data));
+    // Heights are far from zero on average, so a relative check is meaningful.
+    let scale: f64 = start.height.data.iter().map(|&v| v.abs() as f64).sum();
+    assert!((a - b).abs() / scale < 1e-5, "{a} -> {b}");
+    // The Constant(30°) excess of the terrain went down: slopes were relaxed.
+    let w = start.grid().width;
+    let tan = talus_tangents(&TalusAngle::Constant(30.0), &start.height.data, w, 30.0, 0);
+    let before = max_talus_excess(&start.height.data, w, 30.0, &tan);
+    let after = max_talus_excess(&out.world.height.data, w, 30.0, &tan);
+    assert!(after < before, "{before} -> {after}");
+}
+
+#[test]
+fn a_converged_constant_talus_stage_leaves_no_slope_over_its_angle() {
+    let mut recipe = Recipe::from_ron_str(RECIPE, "test").unwrap();
+    recipe.stages = vec![stage(
+        "Thermal(iterations: 100000, talus: Constant(35.0), tolerance: 0.02)",
+    )];
+    let cancel = AtomicBool::new(false);
+    let out = run_recipe(&recipe, Path::new("."), &cancel, &mut |_| {}).unwrap();
+    let h = &out.world.height;
+    let tan = talus_tangents(&TalusAngle::Constant(35.0), &h.data, h.grid.width, 30.0, 0);
+    let excess = max_talus_excess(&h.data, h.grid.width, 30.0, &tan);
+    assert!(excess <= 0.02, "{excess}");
+}
+
+/// Parses one stage through a whole recipe (the public parsing path).
+fn stage(text: &str) -> Stage {
+    let r = Recipe::from_ron_str(
+        &format!("(size: (1, 1), cell_size: 1.0, seed: 0, terrain: Flat(0.0), stages: [{text}])"),
+        "stage",
+    )
+    .unwrap();
+    r.stages.into_iter().next().unwrap()
+}
+
+#[test]
+fn degenerate_grids_run_without_panicking() {
+    for size in ["(1, 1)", "(1, 9)", "(9, 1)", "(2, 2)"] {
+        let text = format!(
+            "(size: {size}, cell_size: 10.0, seed: 2, terrain: Noise(wavelength: 30.0, \
+             amplitude: 100.0), stages: [Thermal(iterations: 20)])"
+        );
+        let recipe = Recipe::from_ron_str(&text, "t").unwrap();
+        let start = initial_world(&recipe, Path::new(".")).unwrap();
+        let cancel = AtomicBool::new(false);
+        let out = run_recipe(&recipe, Path::new("."), &cancel, &mut |_| {}).unwrap();
+        let (a, b) = (sum64(&start.height.data), sum64(&out.world.height.data));
+        assert!((a - b).abs() <= 1e-3, "{size}: {a} -> {b}");
+    }
+}
