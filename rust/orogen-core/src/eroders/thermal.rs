@@ -359,6 +359,30 @@ pub struct ThermalBuffers {
     next: Vec<f32>,
 }
 
+/// `n` zeros, or an error naming the grid size when memory runs out.
+fn f32_buffer(n: usize) -> Result<Vec<f32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        OrogenError::invalid(
+            "size",
+            format!("cannot allocate thermal buffers for {n} cells (out of memory)"),
+        )
+    })?;
+    v.resize(n, 0.0);
+    Ok(v)
+}
+
+impl ThermalBuffers {
+    /// Buffers for `n` cells, or an error (naming `size`) when memory runs out.
+    pub fn with_len(n: usize) -> Result<ThermalBuffers> {
+        Ok(ThermalBuffers {
+            k: f32_buffer(n)?,
+            s: f32_buffer(n)?,
+            next: f32_buffer(n)?,
+        })
+    }
+}
+
 /// Calls `f(j, dist_index)` for each in-grid neighbour `j` of `(x, y)`, in the fixed order
 /// of [`NEIGHBOURS`]; `dist_index` is 0 for orthogonal and 1 for diagonal neighbours.
 /// `offsets` are the row-major index offsets of [`NEIGHBOURS`] (see [`offsets`]).
@@ -533,8 +557,9 @@ pub fn run_stage(p: &ThermalParams, world: &mut World, ctx: &mut StageContext) -
     let (w, cs) = (grid.width, grid.cell_size);
     // Distinct from the other random streams of the recipe seed.
     let seed = world.seed ^ 0x0074_6865_726d_616c; // "thermal"
-    let mut tan = talus_tangents(&p.talus, &world.height.data, w, cs, seed);
-    let mut buf = ThermalBuffers::default();
+    let mut buf = ThermalBuffers::with_len(grid.len())?;
+    let mut tan = f32_buffer(grid.len())?;
+    fill_talus_tangents(&p.talus, &world.height.data, w, cs, seed, &mut tan);
     for it in 0..p.iterations {
         if let TalusAngle::Height(_) = p.talus {
             if it > 0 {

@@ -488,7 +488,17 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
         .faults
         .as_ref()
         .map(|f| FaultSet::draw(f, ex, ey, seed));
-    let mut data = vec![0.0f32; grid.len()];
+    let mut data = Vec::new();
+    data.try_reserve_exact(grid.len()).map_err(|_| {
+        OrogenError::invalid(
+            "size",
+            format!(
+                "cannot allocate {} noise heights (out of memory)",
+                grid.len()
+            ),
+        )
+    })?;
+    data.resize(grid.len(), 0.0f32);
     data.par_chunks_mut(grid.width)
         .enumerate()
         .for_each(|(y, row)| {
