@@ -320,9 +320,9 @@ fn fill_talus_tangents(
                         let mut mul = 1.0;
                         for (perlin, off) in &octaves {
                             let q = [
-                                px * fxy * mul + off[0],
-                                py * fxy * mul + off[1],
-                                pz * fz * mul + off[2],
+                                safe_coord(px * fxy * mul + off[0]),
+                                safe_coord(py * fxy * mul + off[1]),
+                                safe_coord(pz * fz * mul + off[2]),
                             ];
                             sum += amp * perlin.get(q).clamp(-1.0, 1.0);
                             amp *= p;
@@ -333,6 +333,17 @@ fn fill_talus_tangents(
                     }
                 });
         }
+    }
+}
+
+/// A noise coordinate the `noise` crate accepts: it panics on NaN and on values past the
+/// isize range (a NaN or huge height from an imported map), so those are clamped.
+#[inline]
+fn safe_coord(c: f64) -> f64 {
+    if c.is_finite() {
+        c.clamp(-1.0e12, 1.0e12)
+    } else {
+        0.0
     }
 }
 
@@ -820,6 +831,23 @@ mod tests {
         }
         assert!(converged);
         assert!(worst_violation(&z, w, cs, &tan) <= tol as f64 + 1e-4);
+    }
+
+    #[test]
+    fn noise_talus_survives_non_finite_and_huge_heights() {
+        let z = vec![
+            f32::NAN,
+            f32::INFINITY,
+            -f32::INFINITY,
+            3.0e38,
+            -3.0e38,
+            0.0,
+        ];
+        let tan = talus_tangents(&TalusAngle::Noise(NoiseTalus::default()), &z, 3, 1.0e30, 1);
+        let (lo, hi) = (6f64.to_radians().tan(), 54f64.to_radians().tan());
+        for t in tan {
+            assert!((t as f64) >= lo - 1e-6 && (t as f64) <= hi + 1e-6, "{t}");
+        }
     }
 
     #[test]

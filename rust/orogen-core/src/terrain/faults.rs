@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_finite, check_range, OrogenError, Result};
+use crate::error::{check_range, OrogenError, Result};
 
 /// Largest accepted fault count (each fault costs one pass over the grid).
 pub const MAX_FAULTS: u32 = 10_000;
@@ -21,8 +21,8 @@ pub const MAX_FAULTS: u32 = 10_000;
 pub struct Faults {
     /// Number of faults, 1..=10000. Default 100.
     pub count: u32,
-    /// Half the height step of the first fault, metres (finite); later faults shrink
-    /// linearly towards `offset/count`. Default 20.
+    /// Half the height step of the first fault, metres; later faults shrink
+    /// linearly towards `offset/count`; within ±1e7. Default 20.
     pub offset: f32,
     /// Circles instead of straight lines (inside raised). Default false.
     pub circles: bool,
@@ -51,7 +51,8 @@ impl Faults {
                 format!("must be between 1 and {MAX_FAULTS}, got {}", self.count),
             ));
         }
-        check_finite(&format!("{field}.offset"), self.offset as f64)?;
+        let m = crate::terrain::noise::MAX_HEIGHT as f64;
+        check_range(&format!("{field}.offset"), self.offset as f64, -m, m)?;
         check_range(&format!("{field}.width"), self.width as f64, 0.0, f64::MAX)
     }
 }

@@ -24,6 +24,8 @@ use crate::terrain::faults::{FaultSet, Faults};
 pub const MAX_OCTAVES: u32 = 32;
 /// Largest accepted lacunarity (32 octaves at 16 already reach 16³¹ times the base frequency).
 pub const MAX_LACUNARITY: f32 = 16.0;
+/// Largest |amplitude| and |offset| accepted, metres (keeps every sum finite in f32).
+pub const MAX_HEIGHT: f32 = 1.0e7;
 /// Largest noise-space coordinate accepted; beyond it f64 loses the fraction that noise needs.
 const MAX_NOISE_COORD: f64 = 1.0e12;
 
@@ -123,9 +125,9 @@ pub struct NoiseParams {
     /// Amplitude ratio between successive octaves (gain), dimensionless, in [0, 1].
     /// Default 0.5.
     pub persistence: f32,
-    /// Amplitude of the first octave, metres (finite). Default 500.
+    /// Amplitude of the first octave, metres, within ±1e7. Default 500.
     pub amplitude: f32,
-    /// Height added to every cell, metres (finite). Default 0.
+    /// Height added to every cell, metres, within ±1e7. Default 0.
     pub offset: f32,
     /// Give each octave a random rotation and offset against grid-aligned artefacts.
     /// Default true.
@@ -189,8 +191,9 @@ impl NoiseParams {
             0.0,
             1.0,
         )?;
-        check_finite(&format!("{field}.amplitude"), self.amplitude as f64)?;
-        check_finite(&format!("{field}.offset"), self.offset as f64)?;
+        let m = MAX_HEIGHT as f64;
+        check_range(&format!("{field}.amplitude"), self.amplitude as f64, -m, m)?;
+        check_range(&format!("{field}.offset"), self.offset as f64, -m, m)?;
         check_range(&format!("{field}.stretch"), self.stretch as f64, 0.05, 20.0)?;
         check_finite(&format!("{field}.stretch_angle"), self.stretch_angle as f64)?;
         if let Some(w) = &self.warp {
@@ -829,6 +832,13 @@ mod tests {
             (
                 NoiseParams {
                     amplitude: f32::INFINITY,
+                    ..Default::default()
+                },
+                "t.amplitude",
+            ),
+            (
+                NoiseParams {
+                    amplitude: 1.0e9,
                     ..Default::default()
                 },
                 "t.amplitude",
