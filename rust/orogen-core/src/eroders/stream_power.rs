@@ -269,7 +269,6 @@ pub struct StreamPowerSolver {
     /// Cell area × precipitation per cell.
     weights: Vec<f32>,
     drainage: Vec<f32>,
-    factors: Vec<f64>,
     /// Heights before the step, when the change is measured.
     before: Option<Vec<f32>>,
 }
@@ -340,7 +339,6 @@ impl StreamPowerSolver {
             uplift,
             weights,
             drainage: vec![0.0; n_cells],
-            factors: vec![0.0; n_cells],
             before: measure_change.then(|| vec![0.0; n_cells]),
         })
     }
@@ -350,10 +348,10 @@ impl StreamPowerSolver {
         if let Some(before) = &mut self.before {
             before.copy_from_slice(heights);
         }
-        let graph = self.router.route(heights, self.lakes)?;
-        apply_uplift(&graph.receivers, &self.uplift, self.dt, heights);
-        // Unresolved pits (lakes: None) receive themselves too, but are not base level.
+        self.router.route(heights, self.lakes)?;
         let graph = self.router.graph();
+        // Unresolved pits (lakes: None) receive themselves like outlets but are not base
+        // level: they rise with the uplift.
         for &pit in &self.router.roots()[self.router.outlet_root_count()..] {
             let i = pit as usize;
             if graph.receivers[i] == pit {
@@ -361,21 +359,14 @@ impl StreamPowerSolver {
             }
         }
         accumulate(graph, &self.weights, &mut self.drainage);
-        erosion_factors(
-            &graph.receivers,
-            &graph.dist,
+        let max_erosion = uplift_and_erode(
+            graph,
             &self.drainage,
             &self.k,
+            &self.uplift,
             self.m,
             self.n,
             self.dt,
-            &mut self.factors,
-        );
-        let max_erosion = solve_implicit(
-            &graph.receivers,
-            &graph.stack,
-            &self.factors,
-            self.n,
             heights,
         )?;
         let max_change = self.before.as_ref().map(|before| {
@@ -502,17 +493,23 @@ pub fn erosion_factors(
                 *f = 0.0;
                 return;
             }
-            let a = drainage[i] as f64;
-            let am = if m == 0.5 {
-                a.sqrt()
-            } else if m == 1.0 {
-                a
-            } else {
-                a.powf(m)
-            };
-            let dn = if n == 1.0 { d } else { d.powf(n) };
-            *f = k[i] as f64 * am * dt / dn;
+            *f = erosion_factor(k[i], drainage[i], d, m, n, dt);
         });
+}
+
+/// `k·A^m·dt / dist^n` for one node, with fast paths for m = 0.5, m = 1 and n = 1.
+#[inline]
+fn erosion_factor(k: f32, drainage: f32, dist: f64, m: f64, n: f64, dt: f64) -> f64 {
+    let a = drainage as f64;
+    let am = if m == 0.5 {
+        a.sqrt()
+    } else if m == 1.0 {
+        a
+    } else {
+        a.powf(m)
+    };
+    let dn = if n == 1.0 { dist } else { dist.powf(n) };
+    k as f64 * am * dt / dn
 }
 
 /// Solves `d − d0 + F·dⁿ = 0` for the new drop `d = h − h_receiver` in `(0, d0]`, given the
@@ -602,6 +599,56 @@ pub fn solve_implicit(
         };
         let h_new = (h_r + d) as f32;
         max_change = max_change.max((h_old - h_new).abs());
+        heights[i] = h_new;
+    }
+    Ok(max_change)
+}
+
+/// The whole implicit update of one step in a single walk of `stack`: each non-outlet node
+/// is uplifted by `uplift[i]·dt`, then eroded towards its receiver's new height with
+/// `F = k·A^m·dt/dist^n`. Gives the same bytes as [`apply_uplift`] + [`erosion_factors`] +
+/// [`solve_implicit`] (one pass over memory instead of three). Nodes that receive
+/// themselves are left alone (uplift unresolved pits before calling). Returns the largest
+/// lowering by erosion, metres.
+#[allow(clippy::too_many_arguments)]
+pub fn uplift_and_erode(
+    graph: &FlowGraph,
+    drainage: &[f32],
+    k: &[f32],
+    uplift: &[f32],
+    m: f64,
+    n: f64,
+    dt: f64,
+    heights: &mut [f32],
+) -> Result<f32> {
+    let (receivers, dist) = (&graph.receivers, &graph.dist);
+    let mut max_change = 0.0_f32;
+    for &node in &graph.stack {
+        let i = node as usize;
+        let r = receivers[i] as usize;
+        if r == i {
+            continue;
+        }
+        let h_up = (heights[i] as f64 + uplift[i] as f64 * dt) as f32;
+        let d = dist[i] as f64;
+        let f = if d > 0.0 {
+            erosion_factor(k[i], drainage[i], d, m, n, dt)
+        } else {
+            0.0
+        };
+        let h_r = heights[r] as f64;
+        let d0 = h_up as f64 - h_r;
+        if !(d0 > 0.0) || f == 0.0 {
+            heights[i] = h_up;
+            continue;
+        }
+        let drop = if n == 1.0 {
+            d0 / (1.0 + f)
+        } else {
+            solve_drop(d0, f, n)?
+        };
+        let h_new = (h_r + drop) as f32;
+        max_change = max_change.max((h_up - h_new).abs());
         heights[i] = h_new;
     }
     Ok(max_change)
