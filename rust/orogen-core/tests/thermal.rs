@@ -108,3 +108,43 @@ fn degenerate_grids_run_without_panicking() {
         assert!((a - b).abs() <= 1e-3, "{size}: {a} -> {b}");
     }
 }
+
+#[test]
+fn overrides_reach_thermal_fields_and_bad_angles_name_them() {
+    let recipe = Recipe::from_ron_str(RECIPE, "test").unwrap();
+    let r = recipe
+        .apply_override("stages[1].talus.below_deg=10.0")
+        .unwrap()
+        .apply_override("stages[1].rate=0.25")
+        .unwrap()
+        .apply_override("stages[0].talus.min_deg=12.0")
+        .unwrap();
+    r.validate().unwrap();
+    assert_eq!(
+        r.stages[1],
+        stage("Thermal(iterations: 40, rate: 0.25, talus: Height(below_deg: 10.0, above_deg: 60.0, height: 300.0))")
+    );
+    assert_eq!(
+        r.stages[0],
+        stage("Thermal(iterations: 40, talus: Noise(min_deg: 12.0, max_deg: 54.0, wavelength: 1500.0))")
+    );
+    for (set, field) in [
+        (
+            "stages[1].talus.above_deg=90.0",
+            "stages[1].Thermal.talus.above_deg",
+        ),
+        (
+            "stages[0].talus.max_deg=0.0",
+            "stages[0].Thermal.talus.max_deg",
+        ),
+        ("stages[1].rate=0.0", "stages[1].Thermal.rate"),
+    ] {
+        let err = recipe
+            .apply_override(set)
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("`{field}`")), "{set}: {err}");
+    }
+}
