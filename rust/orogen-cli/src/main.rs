@@ -27,7 +27,8 @@ static CANCEL: AtomicBool = AtomicBool::new(false);
 #[command(
     name = "orogen",
     version,
-    about = "Grow terrain the way geology does: bake Orogen recipes to height, flow and mask maps."
+    about = "Grow terrain the way geology does: bake Orogen recipes to height, flow and mask maps.",
+    after_help = "Exit codes: 0 success, 1 runtime failure, 2 usage or bad input."
 )]
 struct Cli {
     #[command(subcommand)]
