@@ -112,9 +112,9 @@ fn build_stack(receivers: &[u32]) -> Vec<u32> {
     }
     let mut stack = Vec::with_capacity(n);
     let mut todo = Vec::new();
-    for i in 0..n {
-        if receivers[i] as usize == i {
-            todo.push(i as u32);
+    for (i, &r) in receivers.iter().enumerate() {
+        if r as usize == i {
+            todo.push(r);
             while let Some(c) = todo.pop() {
                 stack.push(c);
                 todo.extend(donors[c as usize].iter().copied());

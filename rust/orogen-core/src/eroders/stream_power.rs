@@ -318,7 +318,7 @@ impl StreamPowerSolver {
         let total: f64 = weights.iter().map(|&w| w as f64).sum();
         let f_max = k_max * total.powf(m) * dt / (grid.cell_size as f64).powf(n);
         let term = f_max * MAX_RELIEF.powf(n);
-        if !(term <= MAX_EROSION_TERM) {
+        if term.is_nan() || term > MAX_EROSION_TERM {
             return Err(OrogenError::invalid(
                 format!("{field}.dt"),
                 format!(
@@ -518,7 +518,7 @@ fn erosion_factor(k: f32, drainage: f32, dist: f64, m: f64, n: f64, dt: f64) -> 
 /// `n = 1` is exact: `d = d0/(1 + F)`. Otherwise Newton from `d0`, kept inside the bracket
 /// `[0, d0]` by bisection, so it cannot diverge; `Err` after [`MAX_NEWTON_ITERATIONS`].
 pub fn solve_drop(d0: f64, f: f64, n: f64) -> Result<f64> {
-    if !(d0 > 0.0) || f == 0.0 {
+    if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
         return Ok(d0);
     }
     if !f.is_finite() || f < 0.0 || !d0.is_finite() {
@@ -589,7 +589,7 @@ pub fn solve_implicit(
         let h_old = heights[i];
         let h_r = heights[r] as f64;
         let d0 = h_old as f64 - h_r;
-        if !(d0 > 0.0) || f == 0.0 {
+        if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
             continue;
         }
         let d = if n == 1.0 {
@@ -638,7 +638,7 @@ pub fn uplift_and_erode(
         };
         let h_r = heights[r] as f64;
         let d0 = h_up as f64 - h_r;
-        if !(d0 > 0.0) || f == 0.0 {
+        if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
             heights[i] = h_up;
             continue;
         }
