@@ -89,6 +89,10 @@ fn descend<'a>(node: &'a mut Json, seg: &Segment) -> std::result::Result<&'a mut
 
 fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
     let t = text.trim();
+    let bare = t.trim_start_matches(['+', '-']);
+    if matches!(bare, "NaN" | "nan" | "inf" | "infinity" | "Infinity") {
+        return Err(format!("`{t}` is not a finite number"));
+    }
     // A bare identifier is a unit enum variant (`Carve`) or a boolean.
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         if t == "true" || t == "false" {
@@ -151,5 +155,9 @@ mod tests {
         let e = r.apply_override("stages[99].iterations=1").unwrap_err().to_string();
         assert!(e.contains("out of range"), "{e}");
         assert!(r.apply_override("seed").is_err());
+        let e = r.apply_override("cell_size=NaN").unwrap_err().to_string();
+        assert!(e.contains("cell_size") && e.contains("finite"), "{e}");
+        let e = r.apply_override("cell_size=-inf").unwrap_err().to_string();
+        assert!(e.contains("finite"), "{e}");
     }
 }

@@ -116,6 +116,9 @@ pub struct StageTiming {
     pub seconds: f64,
 }
 
+/// Mixed into the recipe seed for the uplift's noise, so it differs from the terrain's.
+const UPLIFT_SEED_SALT: u64 = 0x7570_6c69_6674;
+
 /// Builds the initial world of a validated recipe: terrain and uplift.
 /// Relative file paths are resolved against `base_dir`.
 pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
@@ -128,7 +131,7 @@ pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
     };
     let grid = height.grid;
     let mut world = World::new(height, recipe.seed);
-    world.uplift = recipe.uplift.resolve(grid, recipe.seed ^ 0x75_706c_6966_74, base_dir)?;
+    world.uplift = recipe.uplift.resolve(grid, recipe.seed ^ UPLIFT_SEED_SALT, base_dir)?;
     Ok(world)
 }
 
