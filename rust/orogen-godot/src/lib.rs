@@ -1,15 +1,22 @@
-//! Orogen's Godot binding: thin classes over `orogen-core`. STUB: being written.
+//! Orogen's Godot binding: thin classes over `orogen-core`.
+//!
+//! - [`recipe::TerrainRecipe`]: a recipe resource (the same RON text as `orogen bake`).
+//! - [`data::TerrainData`]: heights and maps as Godot images.
+//! - [`terrain::TerrainWorld`]: draws a terrain (GPU-displaced grid) with collision and queries.
+//! - [`simulator::ErosionSimulator`]: runs a recipe on a worker thread with its own rayon pool.
+//!
+//! The API is specified in `notes/godot-api.md`. Nothing here panics across the FFI
+//! boundary on user input: errors come back as strings or through `failed(message)`.
 
 use godot::prelude::*;
+
+pub mod convert;
+pub mod data;
+pub mod recipe;
+pub mod simulator;
+pub mod terrain;
 
 struct OrogenExtension;
 
 #[gdextension]
 unsafe impl ExtensionLibrary for OrogenExtension {}
-
-/// A terrain in the scene.
-#[derive(GodotClass)]
-#[class(init, base = Node3D, tool)]
-pub struct TerrainWorld {
-    base: Base<Node3D>,
-}

@@ -1,0 +1,318 @@
+//! Conversions between core data and Godot values: serde's JSON data model ↔ `Variant`,
+//! maps ↔ `Image`, and `res://` paths ↔ file-system paths.
+
+use std::path::PathBuf;
+
+use godot::classes::image::Format;
+use godot::classes::{Image, ProjectSettings};
+use godot::prelude::*;
+use orogen_core::field::{Grid, LabelMap, MaskMap, ScalarMap};
+use orogen_core::MapData;
+use serde_json::Value as Json;
+
+/// A `res://` or `user://` path as a file-system path; other paths unchanged.
+pub fn globalize(path: &str) -> PathBuf {
+    if path.starts_with("res://") || path.starts_with("user://") {
+        let global = ProjectSettings::singleton().globalize_path(path);
+        PathBuf::from(global.to_string())
+    } else {
+        PathBuf::from(path)
+    }
+}
+
+/// serde's JSON data model as a Godot value (objects become dictionaries, lists arrays).
+pub fn json_to_variant(value: &Json) -> Variant {
+    match value {
+        Json::Null => Variant::nil(),
+        Json::Bool(b) => b.to_variant(),
+        Json::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.to_variant()
+            } else {
+                n.as_f64().unwrap_or(0.0).to_variant()
+            }
+        }
+        Json::String(s) => GString::from(s.as_str()).to_variant(),
+        Json::Array(items) => {
+            let mut arr = VarArray::new();
+            for item in items {
+                arr.push(&json_to_variant(item));
+            }
+            arr.to_variant()
+        }
+        Json::Object(map) => {
+            let mut dict = VarDictionary::new();
+            for (k, v) in map {
+                dict.set(&GString::from(k.as_str()).to_variant(), &json_to_variant(v));
+            }
+            dict.to_variant()
+        }
+    }
+}
+
+/// A Godot value back into serde's JSON data model. Whole-number floats become integers
+/// (GDScript writes `513.0` as easily as `513`); vectors and packed arrays become lists.
+pub fn variant_to_json(value: &Variant) -> Result<Json, String> {
+    Ok(match value.get_type() {
+        VariantType::NIL => Json::Null,
+        VariantType::BOOL => Json::Bool(value.to::<bool>()),
+        VariantType::INT => Json::from(value.to::<i64>()),
+        VariantType::FLOAT => float_json(value.to::<f64>())?,
+        VariantType::STRING | VariantType::STRING_NAME | VariantType::NODE_PATH => {
+            Json::String(value.to_string())
+        }
+        VariantType::ARRAY => {
+            let arr = value.to::<VarArray>();
+            let mut out = Vec::with_capacity(arr.len());
+            for item in arr.iter_shared() {
+                out.push(variant_to_json(&item)?);
+            }
+            Json::Array(out)
+        }
+        VariantType::DICTIONARY => {
+            let dict = value.to::<VarDictionary>();
+            let mut out = serde_json::Map::new();
+            for (k, v) in dict.iter_shared() {
+                out.insert(k.to_string(), variant_to_json(&v)?);
+            }
+            Json::Object(out)
+        }
+        VariantType::VECTOR2 => {
+            let v = value.to::<Vector2>();
+            Json::Array(vec![float_json(v.x as f64)?, float_json(v.y as f64)?])
+        }
+        VariantType::VECTOR2I => {
+            let v = value.to::<Vector2i>();
+            Json::Array(vec![Json::from(v.x), Json::from(v.y)])
+        }
+        VariantType::PACKED_INT32_ARRAY => Json::Array(
+            value
+                .to::<PackedInt32Array>()
+                .as_slice()
+                .iter()
+                .map(|&v| Json::from(v))
+                .collect(),
+        ),
+        VariantType::PACKED_INT64_ARRAY => Json::Array(
+            value
+                .to::<PackedInt64Array>()
+                .as_slice()
+                .iter()
+                .map(|&v| Json::from(v))
+                .collect(),
+        ),
+        VariantType::PACKED_FLOAT32_ARRAY => Json::Array(
+            value
+                .to::<PackedFloat32Array>()
+                .as_slice()
+                .iter()
+                .map(|&v| float_json(v as f64))
+                .collect::<Result<_, _>>()?,
+        ),
+        VariantType::PACKED_FLOAT64_ARRAY => Json::Array(
+            value
+                .to::<PackedFloat64Array>()
+                .as_slice()
+                .iter()
+                .map(|&v| float_json(v))
+                .collect::<Result<_, _>>()?,
+        ),
+        VariantType::PACKED_STRING_ARRAY => Json::Array(
+            value
+                .to::<PackedStringArray>()
+                .as_slice()
+                .iter()
+                .map(|s| Json::String(s.to_string()))
+                .collect(),
+        ),
+        other => {
+            return Err(format!(
+                "a value of type {other:?} cannot be part of a recipe"
+            ))
+        }
+    })
+}
+
+fn float_json(f: f64) -> Result<Json, String> {
+    if !f.is_finite() {
+        return Err(format!("{f} is not a finite number"));
+    }
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Ok(Json::from(f as i64))
+    } else {
+        serde_json::Number::from_f64(f)
+            .map(Json::Number)
+            .ok_or_else(|| format!("{f} is not a finite number"))
+    }
+}
+
+/// f32 values as the little-endian bytes of a `FORMAT_RF` image.
+pub fn f32_bytes(values: &[f32]) -> PackedByteArray {
+    let mut bytes = Vec::with_capacity(values.len() * 4);
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    PackedByteArray::from(bytes.as_slice())
+}
+
+fn image(grid: Grid, format: Format, bytes: &PackedByteArray) -> Result<Gd<Image>, String> {
+    let (w, h) = (grid.width as i32, grid.height as i32);
+    Image::create_from_data(w, h, false, format, bytes)
+        .ok_or_else(|| format!("Godot could not create a {w}x{h} {format:?} image"))
+}
+
+/// A scalar map (metres, m/yr, m², …) as a 32-bit float `FORMAT_RF` image.
+pub fn scalar_image(grid: Grid, values: &[f32]) -> Result<Gd<Image>, String> {
+    image(grid, Format::RF, &f32_bytes(values))
+}
+
+/// Label ids are spread over 24-bit colours by an odd multiplier (invertible modulo 2²⁴),
+/// so neighbouring basins get unlike colours and the ids can still be read back exactly.
+const LABEL_MUL: u32 = 0x9E_3779;
+const LABEL_MASK: u32 = 0xFF_FFFF;
+
+const fn label_inverse() -> u32 {
+    // Newton's iteration for the inverse of an odd number modulo 2³²; 5 rounds suffice.
+    let mut inv = LABEL_MUL;
+    let mut i = 0;
+    while i < 5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(LABEL_MUL.wrapping_mul(inv)));
+        i += 1;
+    }
+    inv
+}
+const LABEL_INV: u32 = label_inverse();
+
+/// The colour code of label `id` (ids above 2²⁴ wrap).
+pub fn label_code(id: u32) -> u32 {
+    id.wrapping_mul(LABEL_MUL) & LABEL_MASK
+}
+
+/// The label id of colour code `code`.
+pub fn label_id(code: u32) -> u32 {
+    code.wrapping_mul(LABEL_INV) & LABEL_MASK
+}
+
+/// A map as the image `TerrainData.maps` holds: scalars `FORMAT_RF`, masks `FORMAT_L8`
+/// (0 or 255), labels `FORMAT_RGB8` (a distinct colour per id, black for 0).
+pub fn map_image(map: &MapData) -> Result<Gd<Image>, String> {
+    match map {
+        MapData::Scalar(m) => scalar_image(m.grid, &m.data),
+        MapData::Mask(m) => {
+            let bytes: Vec<u8> = m
+                .data
+                .iter()
+                .map(|&v| if v != 0 { 255 } else { 0 })
+                .collect();
+            image(m.grid, Format::L8, &PackedByteArray::from(bytes.as_slice()))
+        }
+        MapData::Labels(m) => {
+            let mut bytes = Vec::with_capacity(m.data.len() * 3);
+            for &id in &m.data {
+                let c = label_code(id);
+                bytes.extend_from_slice(&[
+                    (c & 255) as u8,
+                    ((c >> 8) & 255) as u8,
+                    (c >> 16) as u8,
+                ]);
+            }
+            image(
+                m.grid,
+                Format::RGB8,
+                &PackedByteArray::from(bytes.as_slice()),
+            )
+        }
+    }
+}
+
+/// An image as f32 values (converted to `FORMAT_RF` first when it is another format).
+pub fn image_f32(img: &Gd<Image>) -> Vec<f32> {
+    let bytes = if img.get_format() == Format::RF {
+        img.get_data()
+    } else {
+        let mut copy = Image::new_gd();
+        copy.copy_from(img);
+        if copy.is_compressed() {
+            copy.decompress();
+        }
+        copy.convert(Format::RF);
+        copy.get_data()
+    };
+    bytes
+        .as_slice()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The grid an image covers at `cell_size` metres.
+pub fn image_grid(img: &Gd<Image>, cell_size: f32, what: &str) -> Result<Grid, String> {
+    let (w, h) = (img.get_width(), img.get_height());
+    if w <= 0 || h <= 0 {
+        return Err(format!("{what} is empty"));
+    }
+    Grid::new(w as usize, h as usize, cell_size).map_err(|e| format!("{what}: {e}"))
+}
+
+/// A `TerrainData.maps` image back into map data: `L8` → mask, `RGB8` → labels, anything
+/// else → scalar.
+pub fn image_map(img: &Gd<Image>, grid: Grid, name: &str) -> Result<MapData, String> {
+    let (w, h) = (img.get_width() as usize, img.get_height() as usize);
+    if (w, h) != (grid.width, grid.height) {
+        return Err(format!(
+            "map `{name}` is {w}x{h}, the heights are {}x{}",
+            grid.width, grid.height
+        ));
+    }
+    match img.get_format() {
+        Format::L8 => {
+            let data: Vec<u8> = img
+                .get_data()
+                .as_slice()
+                .iter()
+                .map(|&v| u8::from(v != 0))
+                .collect();
+            MaskMap::from_vec(grid, data, name)
+                .map(MapData::Mask)
+                .map_err(|e| e.to_string())
+        }
+        Format::RGB8 => {
+            let data: Vec<u32> = img
+                .get_data()
+                .as_slice()
+                .chunks_exact(3)
+                .map(|c| label_id(c[0] as u32 | (c[1] as u32) << 8 | (c[2] as u32) << 16))
+                .collect();
+            LabelMap::from_vec(grid, data, name)
+                .map(MapData::Labels)
+                .map_err(|e| e.to_string())
+        }
+        _ => ScalarMap::from_vec(grid, image_f32(img), name)
+            .map(MapData::Scalar)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_codes_round_trip_and_spread() {
+        for id in [0u32, 1, 2, 3, 255, 256, 65_535, 1 << 20, LABEL_MASK] {
+            assert_eq!(label_id(label_code(id)), id, "id {id}");
+        }
+        // Neighbouring ids must not get near-identical colours.
+        let (a, b) = (label_code(1), label_code(2));
+        assert!(
+            (a & 255).abs_diff(b & 255) > 16 || ((a >> 16) & 255).abs_diff((b >> 16) & 255) > 16
+        );
+    }
+
+    #[test]
+    fn whole_floats_become_integers() {
+        assert_eq!(float_json(513.0).unwrap(), Json::from(513));
+        assert_eq!(float_json(0.5).unwrap(), serde_json::json!(0.5));
+        assert!(float_json(f64::NAN).is_err());
+    }
+}

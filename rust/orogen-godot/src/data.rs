@@ -1,0 +1,102 @@
+//! `TerrainData`: a terrain's heights and maps as Godot images (what Bake saves as `.res`).
+
+use godot::classes::{IResource, Image, Resource};
+use godot::prelude::*;
+use orogen_core::field::Heightfield;
+use orogen_core::world::names;
+use orogen_core::{MapData, World};
+
+use crate::convert;
+
+/// Heights (`FORMAT_RF`, metres), cell size (metres) and named maps (`name → Image`;
+/// scalars `FORMAT_RF`, masks `FORMAT_L8`, labels `FORMAT_RGB8`).
+#[derive(GodotClass)]
+#[class(tool, base = Resource)]
+pub struct TerrainData {
+    /// Terrain heights, metres, one `FORMAT_RF` pixel per cell (x east, y = +z south).
+    #[export]
+    pub heights: Option<Gd<Image>>,
+    /// Distance between neighbouring cells, metres.
+    #[export]
+    pub cell_size: f32,
+    /// Every other map the run produced, by name (see `get_map_names`).
+    #[export]
+    pub maps: VarDictionary,
+    base: Base<Resource>,
+}
+
+#[godot_api]
+impl IResource for TerrainData {
+    fn init(base: Base<Resource>) -> Self {
+        TerrainData {
+            heights: None,
+            cell_size: 1.0,
+            maps: VarDictionary::new(),
+            base,
+        }
+    }
+}
+
+#[godot_api]
+impl TerrainData {
+    /// Width of the height map in cells (0 when there is none).
+    #[func]
+    pub fn get_width(&self) -> i32 {
+        self.heights.as_ref().map_or(0, |i| i.get_width())
+    }
+
+    /// Depth (rows) of the height map in cells (0 when there is none).
+    #[func]
+    pub fn get_depth(&self) -> i32 {
+        self.heights.as_ref().map_or(0, |i| i.get_height())
+    }
+}
+
+impl TerrainData {
+    /// A resource holding `world`'s heights and maps.
+    pub fn from_world(world: &World) -> Result<Gd<TerrainData>, String> {
+        let grid = world.grid();
+        let heights = convert::scalar_image(grid, &world.height.data)?;
+        let mut maps = VarDictionary::new();
+        for (name, map) in world.all_maps() {
+            if name == names::HEIGHT {
+                continue;
+            }
+            let img = convert::map_image(&map)?;
+            maps.set(
+                &GString::from(name.as_str()).to_variant(),
+                &img.to_variant(),
+            );
+        }
+        let mut data = TerrainData::new_gd();
+        {
+            let mut d = data.bind_mut();
+            d.heights = Some(heights);
+            d.cell_size = grid.cell_size;
+            d.maps = maps;
+        }
+        Ok(data)
+    }
+
+    /// The world these images describe (heights, uplift and every readable map).
+    pub fn to_world(&self) -> Result<World, String> {
+        let img = self.heights.as_ref().ok_or("TerrainData has no heights")?;
+        let grid = convert::image_grid(img, self.cell_size, "TerrainData.heights")?;
+        let height = Heightfield::from_vec(grid, convert::image_f32(img), "TerrainData.heights")
+            .map_err(|e| e.to_string())?;
+        let mut world = World::new(height, 0);
+        for (key, value) in self.maps.iter_shared() {
+            let name = key.to_string();
+            let Ok(img) = value.try_to::<Gd<Image>>() else {
+                return Err(format!("TerrainData.maps[`{name}`] is not an Image"));
+            };
+            match convert::image_map(&img, grid, &name)? {
+                MapData::Scalar(m) if name == names::UPLIFT => world.uplift = m,
+                map => {
+                    world.maps.insert(name, map);
+                }
+            }
+        }
+        Ok(world)
+    }
+}

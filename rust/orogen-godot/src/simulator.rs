@@ -1,0 +1,481 @@
+//! `ErosionSimulator`: runs a recipe on a worker thread and reports back to the main thread.
+//!
+//! The worker is a plain `std::thread` that owns plain Rust data (the recipe, then the
+//! `World`) and its own rayon pool (`pool.install`), never the global one, so an editor
+//! hot reload never leaves pool threads running code that was unloaded. It sends
+//! messages over an `mpsc` channel; `process()` drains them with `try_recv` and never
+//! blocks on the worker. `Gd` values stay on the main thread. Cancelling sets an
+//! `AtomicBool` the core checks after every step. The thread is cancelled and joined when
+//! the node leaves the tree and when it is freed.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use godot::classes::{INode, Node};
+use godot::prelude::*;
+use orogen_core::field::Grid;
+use orogen_core::runner::{run_recipe, Event};
+use orogen_core::{OrogenError, Recipe, World};
+
+use crate::data::TerrainData;
+use crate::recipe::TerrainRecipe;
+use crate::terrain::TerrainWorld;
+
+/// Shortest time between two live height snapshots (at most ~15 per second).
+const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(66);
+/// Shortest time between two progress messages within a stage.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Worker and rayon-pool threads alive now, across every simulator (for leak tests).
+static LIVE_THREADS: AtomicI64 = AtomicI64::new(0);
+
+/// Counts a thread in `LIVE_THREADS` for as long as it lives.
+struct LiveThread;
+
+impl LiveThread {
+    fn enter() -> LiveThread {
+        LIVE_THREADS.fetch_add(1, Ordering::SeqCst);
+        LiveThread
+    }
+}
+
+impl Drop for LiveThread {
+    fn drop(&mut self) {
+        LIVE_THREADS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What the worker tells the main thread.
+enum Msg {
+    Progress {
+        stage: String,
+        fraction: f32,
+    },
+    Step {
+        iteration: u32,
+        snapshot: Option<(Grid, Vec<f32>)>,
+    },
+    Finished(Box<World>),
+    Failed(String),
+}
+
+struct Worker {
+    handle: Option<JoinHandle<()>>,
+    rx: Receiver<Msg>,
+    cancel: Arc<AtomicBool>,
+    /// True once `Finished`/`Failed` arrived; the thread is then about to end.
+    done: bool,
+}
+
+impl Worker {
+    /// Sets the cancel flag and waits for the thread (it stops within one step).
+    fn cancel_and_join(&mut self) {
+        self.cancel.store(true, Ordering::SeqCst);
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.cancel_and_join();
+    }
+}
+
+/// Runs a recipe on a worker thread; reports progress, steps, and the result.
+#[derive(GodotClass)]
+#[class(tool, base = Node)]
+pub struct ErosionSimulator {
+    /// The `TerrainWorld` to update (empty: the parent, if it is one).
+    #[export]
+    terrain: NodePath,
+    /// The recipe to run; null runs the terrain's recipe.
+    #[export]
+    recipe: Option<Gd<TerrainRecipe>>,
+    /// Push the heights to the terrain about 10–15 times a second while running.
+    #[export]
+    live_update: bool,
+    /// Threads of this simulator's own rayon pool; 0 = one per CPU.
+    #[export]
+    threads: i32,
+    /// Apply the result to the terrain when the run finishes (`terrain.set_data`).
+    #[export]
+    apply_on_finish: bool,
+
+    worker: Option<Worker>,
+    /// Free this node after `finished`/`failed` (set by `TerrainWorld.generate`).
+    pub(crate) free_when_done: bool,
+    /// The worker's last word, held until its thread has ended.
+    pending: Option<Outcome>,
+    result: Option<Gd<TerrainData>>,
+    base: Base<Node>,
+}
+
+#[godot_api]
+impl INode for ErosionSimulator {
+    fn init(base: Base<Node>) -> Self {
+        ErosionSimulator {
+            terrain: NodePath::default(),
+            recipe: None,
+            live_update: true,
+            threads: 0,
+            apply_on_finish: true,
+            worker: None,
+            pending: None,
+            free_when_done: false,
+            result: None,
+            base,
+        }
+    }
+
+    fn process(&mut self, _delta: f64) {
+        self.poll();
+    }
+
+    fn exit_tree(&mut self) {
+        if let Some(mut worker) = self.worker.take() {
+            worker.cancel_and_join();
+        }
+        self.base_mut().set_process(false);
+    }
+}
+
+/// What `poll` found, to act on after the messages were drained.
+enum Outcome {
+    Finished(Box<World>),
+    Failed(String),
+}
+
+#[godot_api]
+impl ErosionSimulator {
+    /// Progress within a stage, `fraction` in [0, 1].
+    #[signal]
+    fn progress(stage: GString, fraction: f32);
+    /// One step of the current stage finished (iterations count from 1 in each stage).
+    #[signal]
+    fn step_finished(iteration: i64);
+    /// The run finished; `get_result()` holds the terrain.
+    #[signal]
+    fn finished();
+    /// The run could not start or stopped: the reason (`cancelled` after `cancel()`).
+    #[signal]
+    fn failed(message: GString);
+
+    /// Starts the run on a worker thread. Returns false (and emits `failed`) when the
+    /// recipe is missing or invalid or a run is already going.
+    #[func]
+    pub fn start(&mut self) -> bool {
+        match self.try_start() {
+            Ok(()) => true,
+            Err(message) => {
+                self.signals()
+                    .failed()
+                    .emit(&GString::from(message.as_str()));
+                if self.free_when_done {
+                    self.base_mut().queue_free();
+                }
+                false
+            }
+        }
+    }
+
+    /// Asks the run to stop; it stops within one step and then emits `failed("cancelled")`.
+    #[func]
+    pub fn cancel(&mut self) {
+        if let Some(worker) = &self.worker {
+            worker.cancel.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// True from `start()` until `finished` or `failed` was emitted.
+    #[func]
+    pub fn is_running(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    /// The terrain of the last finished run (null before).
+    #[func]
+    pub fn get_result(&self) -> Option<Gd<TerrainData>> {
+        self.result.clone()
+    }
+
+    /// Worker and pool threads alive across all simulators (0 when none runs).
+    #[func]
+    pub fn live_thread_count() -> i64 {
+        LIVE_THREADS.load(Ordering::SeqCst)
+    }
+
+    /// Handles what the worker sent since the last call (called every frame by
+    /// `_process`; callable by hand when the node is not in a tree). Never blocks.
+    #[func]
+    pub fn poll(&mut self) {
+        let Some(worker) = &mut self.worker else {
+            return;
+        };
+        let mut events: Vec<(GString, f32)> = Vec::new();
+        let mut steps: Vec<u32> = Vec::new();
+        let mut snapshot = None;
+        let mut outcome = None;
+        let mut order: Vec<bool> = Vec::new(); // true = progress, false = step
+        if !worker.done {
+            loop {
+                match worker.rx.try_recv() {
+                    Ok(Msg::Progress { stage, fraction }) => {
+                        events.push((GString::from(stage.as_str()), fraction));
+                        order.push(true);
+                    }
+                    Ok(Msg::Step {
+                        iteration,
+                        snapshot: s,
+                    }) => {
+                        steps.push(iteration);
+                        order.push(false);
+                        if s.is_some() {
+                            snapshot = s;
+                        }
+                    }
+                    Ok(Msg::Finished(world)) => {
+                        outcome = Some(Outcome::Finished(world));
+                        break;
+                    }
+                    Ok(Msg::Failed(message)) => {
+                        outcome = Some(Outcome::Failed(message));
+                        break;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        outcome = Some(Outcome::Failed(
+                            "the simulation thread stopped unexpectedly".into(),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+        if outcome.is_some() {
+            worker.done = true;
+        }
+        // The thread ends right after its last message; join only once it has, so the
+        // main thread never waits on it.
+        let finished_thread = worker.done && worker.handle.as_ref().is_none_or(|h| h.is_finished());
+
+        // Signals in the order the worker sent them.
+        let (mut pi, mut si) = (0, 0);
+        for is_progress in order {
+            if is_progress {
+                let (stage, fraction) = &events[pi];
+                pi += 1;
+                self.signals().progress().emit(stage, *fraction);
+            } else {
+                let iteration = steps[si] as i64;
+                si += 1;
+                self.signals().step_finished().emit(iteration);
+            }
+        }
+        if let Some((grid, heights)) = snapshot {
+            if self.live_update {
+                if let Some(mut terrain) = self.terrain_node() {
+                    terrain.bind_mut().preview_heights(grid, &heights);
+                }
+            }
+        }
+        if let Some(outcome) = outcome {
+            self.pending = Some(outcome);
+        }
+        if finished_thread {
+            if let Some(mut worker) = self.worker.take() {
+                if let Some(handle) = worker.handle.take() {
+                    let _ = handle.join();
+                }
+            }
+            self.base_mut().set_process(false);
+            match self.pending.take() {
+                Some(Outcome::Finished(world)) => self.deliver(&world),
+                Some(Outcome::Failed(message)) => {
+                    self.signals()
+                        .failed()
+                        .emit(&GString::from(message.as_str()));
+                }
+                None => {}
+            }
+            if self.free_when_done {
+                self.base_mut().queue_free();
+            }
+        }
+    }
+}
+
+impl ErosionSimulator {
+    /// Sets the terrain path (for `TerrainWorld.generate`).
+    pub fn set_terrain_path(&mut self, path: NodePath) {
+        self.terrain = path;
+    }
+
+    /// Sets the recipe resource (for `TerrainWorld.generate`).
+    pub fn set_recipe_resource(&mut self, recipe: Option<Gd<TerrainRecipe>>) {
+        self.recipe = recipe;
+    }
+
+    fn terrain_node(&self) -> Option<Gd<TerrainWorld>> {
+        let node = if self.terrain.is_empty() {
+            self.base().get_parent()
+        } else {
+            self.base().get_node_or_null(&self.terrain)
+        }?;
+        node.try_cast::<TerrainWorld>().ok()
+    }
+
+    fn try_start(&mut self) -> Result<(), String> {
+        if self.worker.is_some() {
+            return Err("a run is already going; cancel it first".into());
+        }
+        let terrain = self.terrain_node();
+        let recipe_res = match &self.recipe {
+            Some(r) => r.clone(),
+            None => terrain
+                .as_ref()
+                .and_then(|t| t.bind().recipe_resource())
+                .ok_or("no recipe: set the simulator's or the terrain's `recipe`")?,
+        };
+        let (recipe, base_dir) = {
+            let r = recipe_res.bind();
+            (r.parsed_valid()?, r.base_dir())
+        };
+        if self.apply_on_finish && terrain.is_none() {
+            return Err(format!(
+                "no TerrainWorld at `{}` to apply the result to (set `terrain`, or apply_on_finish = false)",
+                self.terrain
+            ));
+        }
+        let threads = self.threads.max(0) as usize;
+        let live = self.live_update;
+        let (tx, rx) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let handle = std::thread::Builder::new()
+            .name("orogen-simulator".into())
+            .spawn(move || work(recipe, base_dir, threads, live, flag, tx))
+            .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
+        self.worker = Some(Worker {
+            handle: Some(handle),
+            rx,
+            cancel,
+            done: false,
+        });
+        self.pending = None;
+        self.base_mut().set_process(true);
+        Ok(())
+    }
+
+    fn deliver(&mut self, world: &World) {
+        match TerrainData::from_world(world) {
+            Ok(data) => {
+                self.result = Some(data.clone());
+                if self.apply_on_finish {
+                    if let Some(mut terrain) = self.terrain_node() {
+                        terrain.bind_mut().set_data(Some(data));
+                    }
+                }
+                self.signals().finished().emit();
+            }
+            Err(e) => self.signals().failed().emit(&GString::from(e.as_str())),
+        }
+    }
+}
+
+/// The worker thread: its own rayon pool, the run, messages out.
+fn work(
+    recipe: Recipe,
+    base_dir: PathBuf,
+    threads: usize,
+    live: bool,
+    cancel: Arc<AtomicBool>,
+    tx: Sender<Msg>,
+) {
+    let _alive = LiveThread::enter();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("orogen-pool-{i}"))
+        .start_handler(|_| {
+            LIVE_THREADS.fetch_add(1, Ordering::SeqCst);
+        })
+        .exit_handler(|_| {
+            LIVE_THREADS.fetch_sub(1, Ordering::SeqCst);
+        })
+        .build();
+    let pool = match pool {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(format!("cannot start the thread pool: {e}")));
+            return;
+        }
+    };
+    let mut last_snapshot: Option<Instant> = None;
+    let mut last_progress: Option<(Instant, usize)> = None;
+    let mut observer = |event: Event<'_>| match event {
+        Event::StageStarted { index, name, .. } => {
+            last_progress = Some((Instant::now(), index));
+            let _ = tx.send(Msg::Progress {
+                stage: name.to_string(),
+                fraction: 0.0,
+            });
+        }
+        Event::Progress {
+            index,
+            name,
+            fraction,
+            ..
+        } => {
+            let due = match last_progress {
+                Some((t, i)) => i != index || fraction >= 1.0 || t.elapsed() >= PROGRESS_INTERVAL,
+                None => true,
+            };
+            if due {
+                last_progress = Some((Instant::now(), index));
+                let _ = tx.send(Msg::Progress {
+                    stage: name.to_string(),
+                    fraction,
+                });
+            }
+        }
+        Event::Step {
+            iteration, world, ..
+        } => {
+            let snapshot = if live && last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
+            {
+                last_snapshot = Some(Instant::now());
+                Some((world.grid(), world.height.data.clone()))
+            } else {
+                None
+            };
+            let _ = tx.send(Msg::Step {
+                iteration,
+                snapshot,
+            });
+        }
+        Event::StageFinished { .. } => {}
+    };
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| run_recipe(&recipe, &base_dir, &cancel, &mut observer))
+    }));
+    drop(pool);
+    let msg = match run {
+        Ok(Ok(out)) => Msg::Finished(Box::new(out.world)),
+        Ok(Err(OrogenError::Cancelled)) => Msg::Failed("cancelled".into()),
+        Ok(Err(e)) => Msg::Failed(e.to_string()),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Msg::Failed(format!("internal error in the simulation: {what}"))
+        }
+    };
+    let _ = tx.send(msg);
+}

@@ -1,0 +1,533 @@
+//! `TerrainWorld`: draws a terrain the way Terrain3D does (a grid mesh built once and
+//! displaced on the GPU from a 32-bit float height texture), keeps a `HeightMapShape3D`
+//! collision in step with the heights, and answers height/normal/map queries.
+//!
+//! Coordinates: local x = east, z = south (image rows), y = up; 1 unit = 1 metre; the
+//! terrain is centred on the origin, so cell `(i, j)` lies at
+//! `((i - (w-1)/2) · cell_size, h, (j - (d-1)/2) · cell_size)`.
+
+use godot::classes::image::Format;
+use godot::classes::mesh::{ArrayType, PrimitiveType};
+use godot::classes::node::InternalMode;
+use godot::classes::{
+    ArrayMesh, CollisionShape3D, HeightMapShape3D, INode3D, Image, ImageTexture, MeshInstance3D,
+    Node3D, Shader, ShaderMaterial, StaticBody3D,
+};
+use godot::prelude::*;
+use orogen_core::field::{Grid, Heightfield};
+use orogen_core::io::heightmap::{Format as MapFormat, HeightmapSource};
+use orogen_core::world::names;
+use orogen_core::{MapData, World};
+
+use crate::convert;
+use crate::data::TerrainData;
+use crate::recipe::TerrainRecipe;
+use crate::simulator::ErosionSimulator;
+
+/// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
+const SHADER: &str = include_str!("../../../addons/orogen/runtime/terrain.gdshader");
+
+/// Most quads per side of the display mesh. Larger terrains keep this mesh (the shader
+/// still shades every texture cell), so a 2049² terrain draws 512² quads.
+const MAX_MESH_QUADS: usize = 512;
+
+/// A terrain in the scene: display, collision and queries over a `TerrainData`.
+#[derive(GodotClass)]
+#[class(tool, base = Node3D)]
+pub struct TerrainWorld {
+    /// The recipe `generate()` runs (and an `ErosionSimulator` without its own recipe).
+    #[export]
+    recipe: Option<Gd<TerrainRecipe>>,
+    /// The current terrain; setting it rebuilds display and collision.
+    #[export]
+    #[var(set = set_data)]
+    data: Option<Gd<TerrainData>>,
+    /// Whether a `StaticBody3D` with a `HeightMapShape3D` follows the heights.
+    #[export]
+    #[var(set = set_collision_enabled)]
+    collision_enabled: bool,
+
+    /// The data decoded to plain Rust (heights and maps), for queries and `save_maps`.
+    world: Option<World>,
+    mesh_instance: Option<Gd<MeshInstance3D>>,
+    mesh_quads: (usize, usize),
+    material: Option<Gd<ShaderMaterial>>,
+    height_texture: Option<Gd<ImageTexture>>,
+    map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
+    body: Option<Gd<StaticBody3D>>,
+    shape: Option<Gd<HeightMapShape3D>>,
+    base: Base<Node3D>,
+}
+
+#[godot_api]
+impl INode3D for TerrainWorld {
+    fn init(base: Base<Node3D>) -> Self {
+        TerrainWorld {
+            recipe: None,
+            data: None,
+            collision_enabled: true,
+            world: None,
+            mesh_instance: None,
+            mesh_quads: (0, 0),
+            material: None,
+            height_texture: None,
+            map_textures: Vec::new(),
+            body: None,
+            shape: None,
+            base,
+        }
+    }
+
+    fn ready(&mut self) {
+        self.rebuild();
+    }
+}
+
+#[godot_api]
+impl TerrainWorld {
+    /// Emitted after `data` changed and display and collision were rebuilt.
+    #[signal]
+    fn data_changed();
+
+    /// Sets the terrain and rebuilds display and collision (what undo/redo calls).
+    #[func]
+    pub fn set_data(&mut self, data: Option<Gd<TerrainData>>) {
+        self.data = data;
+        self.rebuild();
+        self.signals().data_changed().emit();
+    }
+
+    /// Turns the collision body on or off.
+    #[func]
+    pub fn set_collision_enabled(&mut self, enabled: bool) {
+        self.collision_enabled = enabled;
+        self.rebuild_collision();
+    }
+
+    /// Terrain height (metres) at local `x`, `z`, bilinear between cells, clamped to the
+    /// edge outside the terrain; 0 without data.
+    #[func]
+    pub fn get_height(&self, x: f32, z: f32) -> f32 {
+        match &self.world {
+            Some(w) => {
+                let (fx, fy) = cell_coords(w.grid(), x, z);
+                w.height.sample_bilinear(fx, fy)
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Unit surface normal at local `x`, `z` (central differences of the bilinear height,
+    /// one cell apart); straight up without data.
+    #[func]
+    pub fn get_normal(&self, x: f32, z: f32) -> Vector3 {
+        let Some(w) = &self.world else {
+            return Vector3::UP;
+        };
+        let (fx, fy) = cell_coords(w.grid(), x, z);
+        let h = &w.height;
+        let cs = w.grid().cell_size;
+        let dx = h.sample_bilinear(fx - 1.0, fy) - h.sample_bilinear(fx + 1.0, fy);
+        let dz = h.sample_bilinear(fx, fy - 1.0) - h.sample_bilinear(fx, fy + 1.0);
+        Vector3::new(dx, 2.0 * cs, dz).normalized()
+    }
+
+    /// The map called `name` from the current data (`height` included), or null.
+    #[func]
+    pub fn get_map(&self, name: GString) -> Option<Gd<Image>> {
+        let data = self.data.as_ref()?;
+        let d = data.bind();
+        if name == names::HEIGHT {
+            return d.heights.clone();
+        }
+        d.maps.get(&name.to_variant())?.try_to::<Gd<Image>>().ok()
+    }
+
+    /// The names `get_map` answers: `height` then every map of the data.
+    #[func]
+    pub fn get_map_names(&self) -> PackedStringArray {
+        let mut out = PackedStringArray::new();
+        if let Some(data) = &self.data {
+            let d = data.bind();
+            if d.heights.is_some() {
+                out.push(names::HEIGHT);
+            }
+            for key in d.maps.keys_array().iter_shared() {
+                out.push(&GString::from(key.to_string().as_str()));
+            }
+        }
+        out
+    }
+
+    /// Replaces the terrain by a heightmap file (EXR, 16-bit PNG, R16/raw need a recipe;
+    /// see `HeightmapSource`), keeping the current cell size unless the EXR records one.
+    /// Returns "" or the error.
+    #[func]
+    pub fn load_heightmap(&mut self, path: GString) -> GString {
+        match self.read_heightmap(&path.to_string()) {
+            Ok(world) => match TerrainData::from_world(&world) {
+                Ok(data) => {
+                    self.set_data(Some(data));
+                    GString::new()
+                }
+                Err(e) => GString::from(e.as_str()),
+            },
+            Err(e) => GString::from(e.as_str()),
+        }
+    }
+
+    /// Writes the current heights and maps into `dir` with the same writer and file names
+    /// as `orogen bake` (`height.exr`, `height.png`, `height.r16`, `preview.png`, maps).
+    /// Returns "" or the error.
+    #[func]
+    pub fn save_maps(&self, dir: GString) -> GString {
+        let Some(world) = &self.world else {
+            return GString::from("TerrainWorld has no terrain data to save");
+        };
+        let dir = convert::globalize(&dir.to_string());
+        match orogen_core::io::bake::write_maps(world, &dir) {
+            Ok(_) => GString::new(),
+            Err(e) => GString::from(e.to_string().as_str()),
+        }
+    }
+
+    /// Starts an `ErosionSimulator` child on this terrain's recipe (at the end of the
+    /// frame, so the caller can connect its signals first) and returns it; the result is
+    /// applied to this terrain when it finishes. Await its `finished` (or `failed`).
+    #[func]
+    pub fn generate(&mut self) -> Gd<ErosionSimulator> {
+        let mut sim = ErosionSimulator::new_alloc();
+        sim.set_name("OrogenGenerate");
+        {
+            let mut s = sim.bind_mut();
+            s.set_terrain_path(NodePath::from(".."));
+            s.set_recipe_resource(self.recipe.clone());
+        }
+        self.base_mut()
+            .add_child_ex(&sim)
+            .force_readable_name(true)
+            .internal(InternalMode::BACK)
+            .done();
+        sim.bind_mut().free_when_done = true;
+        sim.call_deferred("start", &[]);
+        sim
+    }
+}
+
+/// Continuous cell coordinates of local position `(x, z)`.
+fn cell_coords(grid: Grid, x: f32, z: f32) -> (f32, f32) {
+    let cs = grid.cell_size;
+    (
+        x / cs + (grid.width as f32 - 1.0) * 0.5,
+        z / cs + (grid.height as f32 - 1.0) * 0.5,
+    )
+}
+
+impl TerrainWorld {
+    /// The terrain's recipe resource.
+    pub fn recipe_resource(&self) -> Option<Gd<TerrainRecipe>> {
+        self.recipe.clone()
+    }
+
+    /// Shows `heights` (a simulator's live snapshot) without touching data or collision.
+    pub fn preview_heights(&mut self, grid: Grid, heights: &[f32]) {
+        let Ok(img) = convert::scalar_image(grid, heights) else {
+            return;
+        };
+        let (lo, hi) = min_max(heights);
+        self.show_heights(grid, &img, lo, hi);
+    }
+
+    fn read_heightmap(&self, path: &str) -> Result<World, String> {
+        let file = convert::globalize(path);
+        let file_str = file.to_string_lossy().to_string();
+        let cell_size = self
+            .world
+            .as_ref()
+            .map(|w| w.grid().cell_size)
+            .or_else(|| {
+                self.recipe
+                    .as_ref()
+                    .and_then(|r| r.bind().parsed().ok())
+                    .map(|r| r.cell_size)
+            })
+            .unwrap_or(1.0);
+        let mut src = HeightmapSource {
+            path: file_str.clone(),
+            ..Default::default()
+        };
+        src.validate("path").map_err(|e| e.to_string())?;
+        let base = file.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+        let (format, samples) = src.read_samples(&base).map_err(|e| e.to_string())?;
+        let cell = if format == MapFormat::Exr {
+            samples.grid.cell_size
+        } else {
+            cell_size
+        };
+        src.cell_size = Some(cell);
+        let grid = Grid::new(samples.width(), samples.height(), cell).map_err(|e| e.to_string())?;
+        let height: Heightfield = src.load(grid, &base).map_err(|e| e.to_string())?;
+        Ok(World::new(height, 0))
+    }
+
+    /// Decodes the data, then rebuilds display and collision.
+    fn rebuild(&mut self) {
+        self.world = None;
+        if let Some(data) = &self.data {
+            match data.bind().to_world() {
+                Ok(w) => self.world = Some(w),
+                Err(e) => godot_error!("TerrainWorld: {e}"),
+            }
+        }
+        self.rebuild_display();
+        self.rebuild_collision();
+    }
+
+    fn ensure_display_nodes(&mut self) {
+        if self.mesh_instance.is_some() {
+            return;
+        }
+        let mut shader = Shader::new_gd();
+        shader.set_code(SHADER);
+        let mut material = ShaderMaterial::new_gd();
+        material.set_shader(&shader);
+        let mut mi = MeshInstance3D::new_alloc();
+        mi.set_name("TerrainMesh");
+        mi.set_material_override(&material);
+        self.base_mut()
+            .add_child_ex(&mi)
+            .internal(InternalMode::FRONT)
+            .done();
+        self.mesh_instance = Some(mi);
+        self.material = Some(material);
+    }
+
+    fn rebuild_display(&mut self) {
+        let Some(world) = self.world.take() else {
+            if let Some(mi) = &mut self.mesh_instance {
+                mi.set_visible(false);
+            }
+            return;
+        };
+        let grid = world.grid();
+        let heights = self.data.as_ref().and_then(|d| d.bind().heights.clone());
+        let (lo, hi) = world.height.min_max();
+        match heights {
+            Some(img) if img.get_format() == Format::RF => self.show_heights(grid, &img, lo, hi),
+            _ => {
+                if let Ok(img) = convert::scalar_image(grid, &world.height.data) {
+                    self.show_heights(grid, &img, lo, hi);
+                }
+            }
+        }
+        self.show_maps(&world);
+        self.world = Some(world);
+    }
+
+    /// Uploads the height texture (in place when the size is unchanged), sizes the mesh
+    /// and its bounds.
+    fn show_heights(&mut self, grid: Grid, img: &Gd<Image>, lo: f32, hi: f32) {
+        self.ensure_display_nodes();
+        let size = (img.get_width(), img.get_height());
+        let reuse = self.height_texture.as_ref().is_some_and(|t| {
+            (t.get_width(), t.get_height()) == size && t.get_format() == Format::RF
+        });
+        if reuse {
+            if let Some(t) = &mut self.height_texture {
+                t.update(img);
+            }
+        } else {
+            self.height_texture = ImageTexture::create_from_image(img);
+        }
+        let quads = (
+            (grid.width.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
+            (grid.height.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
+        );
+        if quads != self.mesh_quads {
+            let mesh = grid_mesh(quads.0, quads.1);
+            if let Some(mi) = &mut self.mesh_instance {
+                mi.set_mesh(&mesh);
+            }
+            self.mesh_quads = quads;
+        }
+        let cs = grid.cell_size;
+        let size_m = Vector2::new(
+            (grid.width.max(2) - 1) as f32 * cs,
+            (grid.height.max(2) - 1) as f32 * cs,
+        );
+        if let Some(m) = &mut self.material {
+            if let Some(t) = &self.height_texture {
+                m.set_shader_parameter("heights", &t.to_variant());
+            }
+            m.set_shader_parameter("cells", &Vector2i::new(size.0, size.1).to_variant());
+            m.set_shader_parameter("size_m", &size_m.to_variant());
+            m.set_shader_parameter("cell_size", &cs.to_variant());
+            m.set_shader_parameter("height_min", &lo.to_variant());
+            m.set_shader_parameter("height_max", &hi.to_variant());
+        }
+        if let Some(mi) = &mut self.mesh_instance {
+            // The mesh's own bounds are the flat unit square; the displaced terrain's are set
+            // here so it is never culled wrongly.
+            let pad = 1.0 + (hi - lo) * 0.01;
+            mi.set_custom_aabb(Aabb::new(
+                Vector3::new(-size_m.x * 0.5, lo - pad, -size_m.y * 0.5),
+                Vector3::new(size_m.x, hi - lo + 2.0 * pad, size_m.y),
+            ));
+            mi.set_visible(true);
+        }
+    }
+
+    /// Binds the hydrology maps the shader uses (drainage, water surface, rivers).
+    fn show_maps(&mut self, world: &World) {
+        let Some(mut material) = self.material.clone() else {
+            return;
+        };
+        self.map_textures.clear();
+        let scalar = |name: &str| match world.maps.get(name) {
+            Some(MapData::Scalar(m)) => Some(m),
+            _ => None,
+        };
+        let drainage = scalar(names::DRAINAGE);
+        let log_max = drainage.map_or(1.0, |m| (1.0 + m.min_max().1.max(0.0)).ln());
+        material.set_shader_parameter("drainage_log_max", &log_max.to_variant());
+        let mut bind =
+            |this: &mut Self, uniform: &'static str, flag: &str, img: Option<Gd<Image>>| match img
+                .and_then(|i| ImageTexture::create_from_image(&i))
+            {
+                Some(tex) => {
+                    material.set_shader_parameter(uniform, &tex.to_variant());
+                    material.set_shader_parameter(flag, &true.to_variant());
+                    this.map_textures.push((uniform, tex));
+                }
+                None => {
+                    material.set_shader_parameter(uniform, &Variant::nil());
+                    material.set_shader_parameter(flag, &false.to_variant());
+                }
+            };
+        bind(
+            self,
+            "drainage",
+            "has_drainage",
+            drainage.and_then(|m| convert::scalar_image(m.grid, &m.data).ok()),
+        );
+        let water =
+            scalar(names::WATER_SURFACE).and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
+        bind(self, "water_surface", "has_water_surface", water);
+        let rivers = world
+            .maps
+            .get(names::RIVERS)
+            .and_then(|m| convert::map_image(m).ok());
+        bind(self, "rivers", "has_rivers", rivers);
+    }
+
+    /// Rebuilds (or removes) the collision body from the current heights.
+    fn rebuild_collision(&mut self) {
+        let grid = self.world.as_ref().map(|w| w.grid());
+        let usable = self.collision_enabled && grid.is_some_and(|g| g.width >= 2 && g.height >= 2);
+        if !usable {
+            if let Some(mut body) = self.body.take() {
+                body.queue_free();
+            }
+            self.shape = None;
+            return;
+        }
+        let Some(world) = &self.world else {
+            return;
+        };
+        let grid = world.grid();
+        let cs = grid.cell_size;
+        // HeightMapShape3D puts sample (i, j) at (i - (w-1)/2, h, j - (d-1)/2): a uniform
+        // scale by the cell size gives our layout, so heights are stored divided by it.
+        let scaled: Vec<f32> = world.height.data.iter().map(|&h| h / cs).collect();
+        let mut shape = self.shape.clone().unwrap_or_else(HeightMapShape3D::new_gd);
+        shape.set_map_width(grid.width as i32);
+        shape.set_map_depth(grid.height as i32);
+        shape.set_map_data(&PackedFloat32Array::from(scaled.as_slice()));
+        if self.body.is_none() {
+            let mut body = StaticBody3D::new_alloc();
+            body.set_name("TerrainCollision");
+            let mut cshape = CollisionShape3D::new_alloc();
+            cshape.set_name("Shape");
+            cshape.set_shape(&shape);
+            body.add_child(&cshape);
+            self.base_mut()
+                .add_child_ex(&body)
+                .internal(InternalMode::FRONT)
+                .done();
+            self.body = Some(body);
+        }
+        if let Some(body) = &self.body {
+            if let Some(mut cshape) = body
+                .get_node_or_null("Shape")
+                .and_then(|n| n.try_cast::<CollisionShape3D>().ok())
+            {
+                cshape.set_shape(&shape);
+                cshape.set_transform(Transform3D::new(
+                    Basis::from_scale(Vector3::splat(cs)),
+                    Vector3::ZERO,
+                ));
+            }
+        }
+        self.shape = Some(shape);
+    }
+}
+
+/// Smallest and largest finite value (0, 0 when none).
+fn min_max(values: &[f32]) -> (f32, f32) {
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for &v in values {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        (lo, hi)
+    }
+}
+
+/// A flat `qx × qz` quad grid over `[0,1]²` in x/z (y = 0), triangles facing up.
+fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
+    let mut verts = Vec::with_capacity((qx + 1) * (qz + 1));
+    for j in 0..=qz {
+        for i in 0..=qx {
+            verts.push(Vector3::new(
+                i as f32 / qx as f32,
+                0.0,
+                j as f32 / qz as f32,
+            ));
+        }
+    }
+    let mut indices = Vec::with_capacity(qx * qz * 6);
+    let row = qx as i32 + 1;
+    for j in 0..qz as i32 {
+        for i in 0..qx as i32 {
+            let a = j * row + i;
+            let b = a + 1;
+            let c = a + row;
+            let d = c + 1;
+            // Clockwise seen from above (+y): Godot's front faces.
+            indices.extend_from_slice(&[a, b, c, b, d, c]);
+        }
+    }
+    let normals = vec![Vector3::UP; verts.len()];
+    let mut arrays = VarArray::new();
+    arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
+    arrays.set(
+        ArrayType::VERTEX.ord() as usize,
+        &PackedVector3Array::from(verts.as_slice()).to_variant(),
+    );
+    arrays.set(
+        ArrayType::NORMAL.ord() as usize,
+        &PackedVector3Array::from(normals.as_slice()).to_variant(),
+    );
+    arrays.set(
+        ArrayType::INDEX.ord() as usize,
+        &PackedInt32Array::from(indices.as_slice()).to_variant(),
+    );
+    let mut mesh = ArrayMesh::new_gd();
+    mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
+    mesh
+}
