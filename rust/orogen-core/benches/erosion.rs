@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use orogen_core::eroders::stream_power::uplift_and_erode;
+use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
 use orogen_core::eroders::thermal::{talus_tangents, thermal_step, TalusAngle, ThermalBuffers};
 use orogen_core::flow::{accumulate, FlowRouter, OutletParams, SinkMode};
 use orogen_core::Grid;
@@ -85,7 +85,8 @@ fn run(size: usize) -> (Phases, usize, f32) {
         accumulate(g, &weights, &mut drainage);
         p.accumulate += ms_since(t);
         let t = Instant::now();
-        uplift_and_erode(g, &drainage, &k, &uplift, M, N, DT, &mut h).expect("solve");
+        let (kv, uv) = (NodeValues::from_slice(&k), NodeValues::from_slice(&uplift));
+        uplift_and_erode(g, &drainage, kv, uv, M, N, DT, &mut h).expect("solve");
         p.stream_power += ms_since(t);
     }
     let max_h = h.iter().copied().fold(f32::MIN, f32::max);

@@ -3,7 +3,7 @@
 //! solver is checked independently of `flow::`.
 
 use orogen_core::eroders::stream_power::{
-    apply_uplift, erosion_factors, solve_drop, solve_implicit, uplift_and_erode,
+    apply_uplift, erosion_factors, solve_drop, solve_implicit, uplift_and_erode, NodeValues,
 };
 use orogen_core::flow::graph::FlowGraph;
 use rand::{Rng, SeedableRng};
@@ -477,12 +477,27 @@ fn fused_step_matches_the_three_passes_bit_for_bit() {
         let a = solve_implicit(&graph.receivers, &graph.stack, &factors, n, &mut three).unwrap();
 
         let mut fused = start.clone();
-        let b = uplift_and_erode(&graph, &area, &k, &uplift, m, n, dt, &mut fused).unwrap();
+        let (kv, uv) = (NodeValues::PerNode(&k), NodeValues::PerNode(&uplift));
+        let b = uplift_and_erode(&graph, &area, kv, uv, m, n, dt, &mut fused).unwrap();
         assert_eq!(a.to_bits(), b.to_bits());
         assert!(three
             .iter()
             .zip(&fused)
             .all(|(x, y)| x.to_bits() == y.to_bits()));
         assert!(three.iter().zip(&start).any(|(x, y)| x != y));
+
+        // Uniform inputs take the monomorphised path: same bytes as the per-node maps.
+        let (k1, u1) = (vec![k[0]; len], vec![uplift[0]; len]);
+        let mut per_node = start.clone();
+        let (kv, uv) = (NodeValues::PerNode(&k1), NodeValues::PerNode(&u1));
+        uplift_and_erode(&graph, &area, kv, uv, m, n, dt, &mut per_node).unwrap();
+        let mut uniform = start.clone();
+        let (kv, uv) = (NodeValues::from_slice(&k1), NodeValues::from_slice(&u1));
+        assert!(matches!(kv, NodeValues::Uniform(_)) && matches!(uv, NodeValues::Uniform(_)));
+        uplift_and_erode(&graph, &area, kv, uv, m, n, dt, &mut uniform).unwrap();
+        assert!(per_node
+            .iter()
+            .zip(&uniform)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
     }
 }

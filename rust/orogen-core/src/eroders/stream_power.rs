@@ -362,8 +362,8 @@ impl StreamPowerSolver {
         let max_erosion = uplift_and_erode(
             graph,
             &self.drainage,
-            &self.k,
-            &self.uplift,
+            NodeValues::from_slice(&self.k),
+            NodeValues::from_slice(&self.uplift),
             self.m,
             self.n,
             self.dt,
@@ -604,6 +604,25 @@ pub fn solve_implicit(
     Ok(max_change)
 }
 
+/// A per-node input that is often the same everywhere (erodibility, uplift).
+#[derive(Clone, Copy, Debug)]
+pub enum NodeValues<'a> {
+    /// One value for every node.
+    Uniform(f32),
+    /// One value per node.
+    PerNode(&'a [f32]),
+}
+
+impl<'a> NodeValues<'a> {
+    /// `Uniform` when every value of `values` is the same (bit for bit), else `PerNode`.
+    pub fn from_slice(values: &'a [f32]) -> Self {
+        match values.first() {
+            Some(&v) if values.iter().all(|x| x.to_bits() == v.to_bits()) => NodeValues::Uniform(v),
+            _ => NodeValues::PerNode(values),
+        }
+    }
+}
+
 /// The whole implicit update of one step in a single walk of `stack`: each non-outlet node
 /// is uplifted by `uplift[i]·dt`, then eroded towards its receiver's new height with
 /// `F = k·A^m·dt/dist^n`. Gives the same bytes as [`apply_uplift`] + [`erosion_factors`] +
@@ -614,8 +633,30 @@ pub fn solve_implicit(
 pub fn uplift_and_erode(
     graph: &FlowGraph,
     drainage: &[f32],
-    k: &[f32],
-    uplift: &[f32],
+    k: NodeValues,
+    uplift: NodeValues,
+    m: f64,
+    n: f64,
+    dt: f64,
+    heights: &mut [f32],
+) -> Result<f32> {
+    use NodeValues::{PerNode, Uniform};
+    // One monomorphised walk per combination: no per-node branch or load for uniform maps.
+    match (k, uplift) {
+        (Uniform(k), Uniform(u)) => walk(graph, drainage, |_| k, |_| u, m, n, dt, heights),
+        (Uniform(k), PerNode(u)) => walk(graph, drainage, |_| k, |i| u[i], m, n, dt, heights),
+        (PerNode(k), Uniform(u)) => walk(graph, drainage, |i| k[i], |_| u, m, n, dt, heights),
+        (PerNode(k), PerNode(u)) => walk(graph, drainage, |i| k[i], |i| u[i], m, n, dt, heights),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn walk(
+    graph: &FlowGraph,
+    drainage: &[f32],
+    k: impl Fn(usize) -> f32,
+    uplift: impl Fn(usize) -> f32,
     m: f64,
     n: f64,
     dt: f64,
@@ -629,10 +670,10 @@ pub fn uplift_and_erode(
         if r == i {
             continue;
         }
-        let h_up = (heights[i] as f64 + uplift[i] as f64 * dt) as f32;
+        let h_up = (heights[i] as f64 + uplift(i) as f64 * dt) as f32;
         let d = dist[i] as f64;
         let f = if d > 0.0 {
-            erosion_factor(k[i], drainage[i], d, m, n, dt)
+            erosion_factor(k(i), drainage[i], d, m, n, dt)
         } else {
             0.0
         };
