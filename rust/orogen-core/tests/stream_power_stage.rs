@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use orogen_core::eroders::stream_power::{StreamPowerParams, StreamPowerSolver};
+use orogen_core::flow::SinkMode;
 use orogen_core::recipe::{Recipe, ScalarSource, Stage};
 use orogen_core::runner::{run_recipe, Event};
 use orogen_core::world::names;
@@ -330,4 +331,58 @@ fn default_stage_round_trips_through_ron() {
     assert!(p.hydrology);
     let back = Recipe::from_ron_str(&r.to_ron_string(), "<round trip>").unwrap();
     assert_eq!(back, r);
+}
+
+/// A bowl whose floor is a pit: with `lakes: None` the pit receives itself like an outlet,
+/// yet it is not base level, so it must rise with the uplift (and not erode); with `Carve`
+/// the floor lies below its receiver and likewise only rises.
+#[test]
+fn lake_floors_rise_with_uplift_and_do_not_erode() {
+    for lakes in [SinkMode::None, SinkMode::Carve] {
+        let side = 33;
+        let grid = Grid::new(side, side, 100.0).unwrap();
+        let c = side / 2;
+        let mut h: Vec<f32> = (0..grid.len())
+            .map(|i| {
+                let (x, y) = grid.coords(i);
+                let r = ((x as f32 - c as f32).powi(2) + (y as f32 - c as f32).powi(2)).sqrt();
+                let to_border = x.min(y).min(side - 1 - x).min(side - 1 - y) as f32;
+                // A rim at r = 8 around the pit, falling away to the borders outside it.
+                if r < 8.0 {
+                    20.0 + r
+                } else {
+                    to_border
+                }
+            })
+            .collect();
+        let centre = grid.index(c, c);
+        h[centre] = -5.0;
+        let (u, dt) = (1e-3_f32, 1e4_f32);
+        let p = StreamPowerParams {
+            lakes,
+            dt,
+            ..Default::default()
+        };
+        let mut solver = StreamPowerSolver::new(
+            grid,
+            &p,
+            vec![1e-5; grid.len()],
+            vec![u; grid.len()],
+            None,
+            false,
+            "sp",
+        )
+        .unwrap();
+        let before = h.clone();
+        solver.step(&mut h).unwrap();
+        let expected = (before[centre] as f64 + u as f64 * dt as f64) as f32;
+        assert_eq!(h[centre], expected, "{lakes:?}: pit floor");
+        // Borders are base level; interior rim cells rose less than the uplift (eroded).
+        assert_eq!(h[0], before[0]);
+        let rim = grid.index(c + 8, c);
+        assert!(
+            h[rim] < before[rim] + u * dt,
+            "{lakes:?}: rim did not erode"
+        );
+    }
 }
