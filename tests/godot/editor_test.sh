@@ -4,7 +4,7 @@
 #   tests/godot/editor_test.sh                 headless checks (+ a screenshot if Xvfb works)
 #   OROGEN_EDITOR_SCREENSHOT=0 tests/godot/...  skip the screenshot
 #
-# It builds the extension (cargo build -p orogen-godot), lays out a scratch copy of
+# It builds the extension (scripts/build-addon.sh), lays out a scratch copy of
 # godot_project under target/editor-test/ (addons/orogen linked in, the plugin enabled, every
 # GDScript warning an error, untyped declarations included) and runs:
 #   1. `godot --editor --headless --quit-after N`: the editor starts with the plugin and the
@@ -38,21 +38,13 @@ GODOT=(bash scripts/godot)
 version=$("${GODOT[@]}" --headless --version 2>/dev/null | tail -n 1)
 echo "editor_test: Godot $version"
 
-# The extension library, built as the .gdextension file expects (debug unless it names release).
-GDEXT=addons/orogen/orogen.gdextension
-profile=debug
-if [[ -f $GDEXT ]] && grep -E '^linux\.debug\.x86_64' "$GDEXT" | grep -q '/release/'; then
-    profile=release
-fi
-echo "editor_test: cargo build -p orogen-godot ($profile)"
-if [[ $profile == release ]]; then
-    cargo build -p orogen-godot --locked --release >/dev/null 2>target/editor-test-build.log
-else
-    mkdir -p target && cargo build -p orogen-godot --locked >/dev/null 2>target/editor-test-build.log
-fi
-if [[ $? -ne 0 ]]; then
+# The extension, built and laid out the same way as for the runtime tests
+# (scripts/build-addon.sh: cargo build -p orogen-godot, library copied into addons/orogen/bin).
+echo "editor_test: scripts/build-addon.sh"
+mkdir -p target
+if ! bash scripts/build-addon.sh >target/editor-test-build.log 2>&1; then
     tail -n 30 target/editor-test-build.log
-    fail "the extension builds"
+    fail "the extension builds (scripts/build-addon.sh)"
     finish
 fi
 
@@ -66,9 +58,6 @@ if [[ -d godot_project ]]; then
     (cd godot_project && find . -mindepth 1 -maxdepth 1 ! -name .godot ! -name addons -exec cp -r {} "$PROJ/" \;)
 fi
 ln -s "$REPO/addons/orogen" "$PROJ/addons/orogen"
-# The .gdextension may find the library relative to the repository (../../target/...) or in
-# addons/orogen/bin: make both resolve from the scratch project as they do from godot_project.
-mkdir -p "$WORK/target" && ln -s "$REPO/target/$profile" "$WORK/target/$profile" 2>/dev/null
 if [[ ! -f $PROJ/project.godot ]]; then
     printf 'config_version=5\n\n[application]\n\nconfig/name="Orogen editor test"\n' >"$PROJ/project.godot"
 fi
@@ -129,7 +118,7 @@ echo "editor_test: 2. dock self-test (headless editor)"
 timeout 900 "${GODOT[@]}" --headless --editor --path "$PROJ" -- --orogen-editor-test >"$WORK/selftest.log" 2>&1
 code=$?
 # Show the self-test's own lines; its totals line is renamed so check.sh does not count it twice.
-grep -E '^(Orogen editor self-test|  ok   |  FAIL |    |editor: |screenshot: )' "$WORK/selftest.log" \
+grep -E '^(Orogen editor self-test|  ok   |  FAIL |  note |editor: |screenshot: )' "$WORK/selftest.log" \
     | sed -E 's/^editor: ([0-9]+) passed, ([0-9]+) failed/  (self-test totals: \1 passed, \2 failed)/'
 sp=$(sed -nE 's/^editor: ([0-9]+) passed, ([0-9]+) failed.*/\1/p' "$WORK/selftest.log" | tail -n 1)
 sf=$(sed -nE 's/^editor: ([0-9]+) passed, ([0-9]+) failed.*/\2/p' "$WORK/selftest.log" | tail -n 1)

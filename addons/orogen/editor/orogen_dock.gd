@@ -122,7 +122,7 @@ func set_terrain(node: Node) -> void:
 	_connect_terrain(terrain)
 	_shown_recipe = null
 	_shown_ron = ""
-	_map_tiles.clear()
+	_clear_tiles()
 	_update_all()
 
 
@@ -232,7 +232,7 @@ func import_ron(path: String) -> String:
 		return String(r.call(&"load_ron", path)))
 	if err == "":
 		_status.text = "Imported %s" % path
-	_rebuild_recipe_view()
+		_rebuild_recipe_view()
 	return err
 
 
@@ -251,8 +251,18 @@ func export_ron(path: String) -> String:
 
 
 ## Applies a `--set`-style override (`seed`, `size`, `stages[0].iterations`) with a RON value,
-## as one undoable action; drags of one control merge into a single action.
+## as one undoable action; the form is refreshed from the recipe shortly after.
 func set_recipe_value(path: String, value_ron: String) -> String:
+	var shown := _shown_ron
+	var err := _set_from_form(path, value_ron)
+	_shown_ron = shown
+	return err
+
+
+## Like set_recipe_value, for edits made in the form itself: the form already shows the value,
+## so it is not rebuilt (which would take the control from under the user's mouse), and
+## successive edits of one control (a slider drag) merge into a single undoable action.
+func _set_from_form(path: String, value_ron: String) -> String:
 	return _edit_recipe("Set terrain recipe %s" % path, func(r: Resource) -> String:
 		return String(r.call(&"set_value", path, value_ron)), UndoRedo.MERGE_ENDS)
 
@@ -260,15 +270,16 @@ func set_recipe_value(path: String, value_ron: String) -> String:
 func add_stage(kind: String) -> String:
 	var err := _edit_recipe("Add %s stage" % kind, func(r: Resource) -> String:
 		return String(r.call(&"add_stage", kind)))
-	_rebuild_recipe_view()
+	if err == "":
+		_rebuild_recipe_view()
 	return err
 
 
 func remove_stage(index: int) -> String:
 	var err := _edit_recipe("Remove terrain stage", func(r: Resource) -> String:
-		r.call(&"remove_stage", index)
-		return "")
-	_rebuild_recipe_view()
+		return String(r.call(&"remove_stage", index)))
+	if err == "":
+		_rebuild_recipe_view()
 	return err
 
 
@@ -278,9 +289,9 @@ func move_stage(index: int, delta: int) -> String:
 	if to < 0 or to >= count:
 		return ""
 	var err := _edit_recipe("Move terrain stage", func(r: Resource) -> String:
-		r.call(&"move_stage", index, to)
-		return "")
-	_rebuild_recipe_view()
+		return String(r.call(&"move_stage", index, to)))
+	if err == "":
+		_rebuild_recipe_view()
 	return err
 
 
@@ -384,7 +395,7 @@ func _build_ui() -> void:
 	_cell.tooltip_text = "Distance between cell centres, metres."
 	_cell.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	_cell.value_changed.connect(func(v: float) -> void:
-		set_recipe_value("cell_size", StagePanel.to_ron(v, false)))
+		_set_from_form("cell_size", StagePanel.to_ron(v, false)))
 	grid.add_child(_cell)
 
 	grid.add_child(_label("Seed", "Seed for every random choice: same recipe and seed, same terrain."))
@@ -392,7 +403,7 @@ func _build_ui() -> void:
 	seed_row.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	_seed = _int_spin(0, 9007199254740991, "Seed for every random choice.")
 	_seed.value_changed.connect(func(v: float) -> void:
-		set_recipe_value("seed", str(int(v))))
+		_set_from_form("seed", str(int(v))))
 	seed_row.add_child(_seed)
 	seed_row.add_child(_icon_button(&"RandomNumberGenerator", "Pick a random seed.",
 			func() -> void: _seed.value = randi()))
@@ -614,7 +625,7 @@ func _rebuild_recipe_view() -> void:
 		var panel := StagePanel.new()
 		panel.build(i, stages.size(), kind, values, schema)
 		panel.value_edited.connect(func(index: int, param: String, value_ron: String) -> void:
-			set_recipe_value("stages[%d].%s" % [index, param], value_ron))
+			_set_from_form("stages[%d].%s" % [index, param], value_ron))
 		panel.move_requested.connect(func(index: int, delta: int) -> void:
 			move_stage(index, delta))
 		panel.remove_requested.connect(func(index: int) -> void:
@@ -704,6 +715,15 @@ func _refresh_thumbnails() -> void:
 	_update_run_ui()
 
 
+func _clear_tiles() -> void:
+	for key: Variant in _map_tiles.keys():
+		var tile := _map_tiles[key] as Control
+		if is_instance_valid(tile):
+			tile.get_parent().remove_child(tile)
+			tile.queue_free()
+	_map_tiles.clear()
+
+
 func _make_tile(map_name: String) -> Control:
 	var tile := VBoxContainer.new()
 	tile.name = "Map_" + map_name.validate_node_name()
@@ -756,7 +776,7 @@ func _edit_recipe(action: String, op: Callable,
 
 
 func _on_size_edited() -> void:
-	set_recipe_value("size", "(%d, %d)" % [int(_width.value), int(_height.value)])
+	_set_from_form("size", "(%d, %d)" % [int(_width.value), int(_height.value)])
 
 
 func _update_extent() -> void:
@@ -795,10 +815,11 @@ func _on_ron_dialog_confirmed() -> void:
 	if invalid != "":
 		_show_error("RON not applied: %s" % invalid)
 		return
-	_edit_recipe("Edit terrain recipe RON", func(r: Resource) -> String:
+	var err := _edit_recipe("Edit terrain recipe RON", func(r: Resource) -> String:
 		r.set(&"ron", text)
 		return "")
-	_rebuild_recipe_view()
+	if err == "":
+		_rebuild_recipe_view()
 
 
 func _open_file_dialog(action: String) -> void:

@@ -82,24 +82,38 @@ func _run_all() -> void:
 	# Value edits are undoable.
 	var ur := _history(terrain)
 	var seed_before := int(d["seed"])
-	_check(String(dock.call(&"set_recipe_value", "seed", str(seed_before + 11))) == ""
-			and int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "editing the seed changes the recipe")
+	var seed_field := dock.get(&"_seed") as SpinBox
+	_check(int(seed_field.value) == seed_before, "the seed field shows the recipe's seed")
+	seed_field.value = seed_before + 11
+	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "typing a seed changes the recipe")
 	ur.undo()
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before, "undo restores the seed")
+	await get_tree().create_timer(0.6).timeout
+	_check(int(seed_field.value) == seed_before, "the seed field follows undo")
 	ur.redo()
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "redo applies it again")
 	await get_tree().create_timer(0.6).timeout
-	_check(int((dock.get(&"_seed") as SpinBox).value) == seed_before + 11,
-			"the seed field follows undo/redo")
+	_check(int(seed_field.value) == seed_before + 11, "the seed field follows redo")
 
 	# An out-of-range value is shown as an error, not applied silently.
+	var ron_before := String(recipe.get(&"ron"))
 	dock.call(&"set_recipe_value", "cell_size", "-5.0")
-	_check(String(dock.call(&"get_error_text")) != "", "an invalid cell size is reported in the dock")
+	_check(String(dock.call(&"get_error_text")) != "", "an invalid cell size is reported in the dock: %s"
+			% dock.call(&"get_error_text"))
+	if String(recipe.get(&"ron")) != ron_before:
+		ur.undo()
+	_check(String(recipe.get(&"ron")) == ron_before, "the recipe keeps its valid cell size")
+	# A recipe made invalid behind the dock's back (e.g. in the inspector) cannot be generated.
+	var bad := RegEx.create_from_string("cell_size: *[0-9.eE+-]+").sub(ron_before, "cell_size: -5.0")
+	recipe.set(&"ron", bad)
+	await get_tree().create_timer(0.6).timeout
+	_check(String(recipe.call(&"validate")) != "" and String(dock.call(&"get_error_text")) != "",
+			"an invalid recipe set from outside is reported in the dock")
 	_check(not bool(dock.call(&"generate")) and not bool(dock.call(&"is_generating")),
 			"Generate refuses an invalid recipe")
-	ur.undo()
-	_check(String(recipe.call(&"validate")) == "" and String(dock.call(&"get_error_text")) == "",
-			"undo clears the error")
+	recipe.set(&"ron", ron_before)
+	await get_tree().create_timer(0.6).timeout
+	_check(String(dock.call(&"get_error_text")) == "", "the error clears once the recipe is valid again")
 
 	# Stages: add, reorder, remove, undo.
 	var kinds_before := _kinds(recipe)
@@ -163,12 +177,21 @@ func _run_all() -> void:
 	ur.undo()
 
 	# A failure during the run is shown in the dock, not a crash.
-	dock.call(&"set_recipe_value", "uplift", "Image(path: \"orogen_missing_uplift.png\", min: 0.0, max: 0.001)")
+	# Through "Edit RON…": an uplift image that does not exist validates but fails to load.
+	var ron_now := String(recipe.get(&"ron"))
+	var missing := RegEx.create_from_string("uplift: *[A-Za-z]+\\([^)]*\\)").sub(ron_now,
+			"uplift: Image(path: \"orogen_missing_uplift.png\", min: 0.0, max: 0.001)")
+	(dock.get(&"_ron_edit") as CodeEdit).text = missing
+	dock.call(&"_on_ron_dialog_confirmed")
+	var uplift: Variant = (recipe.call(&"to_dict") as Dictionary).get("uplift")
+	_check(missing != ron_now and uplift is Dictionary and (uplift as Dictionary).has("Image"),
+			"Edit RON applies a recipe whose uplift image is missing (it validates)")
 	var before_fail: Resource = terrain.get(&"data")
 	dock.call(&"generate")
 	ended = await _wait_generation(dock)
 	var err_text := String(dock.call(&"get_error_text"))
-	_check(ended[0] == false and err_text != "", "a failing run shows its error in the dock: %s" % err_text)
+	_check(ended[0] == false and err_text != "", "a failing run shows its error in the dock: %s (%s)"
+			% [err_text, ended[1]])
 	_check(terrain.get(&"data") == before_fail, "a failed run leaves the terrain as it was")
 	ur.undo()
 
@@ -233,7 +256,7 @@ func _check_param_sliders(recipe: Resource, panels: Array) -> void:
 			if slider == null or slider.suffix != String(info["unit"]) \
 					or not is_equal_approx(slider.min_value, float(info["min"])):
 				all_ok = false
-				printerr("    slider for %s.%s does not match %s" % [kind, pname, info])
+				printerr("  note slider for %s.%s does not match %s" % [kind, pname, info])
 	_check(all_ok, "each described parameter has a slider with its unit and minimum (%d)" % described)
 
 

@@ -17,6 +17,8 @@ var index: int = 0
 var kind: String = ""
 ## Parameter name → its slider, for tests and refreshes.
 var sliders: Dictionary = {}
+## Optional parameter name → the checkbox that sets or clears it.
+var toggles: Dictionary = {}
 
 
 ## Builds the panel for stage `stage_index` of kind `stage_kind`, with current `values`
@@ -71,17 +73,7 @@ func build(stage_index: int, stage_count: int, stage_kind: String, values: Dicti
 			var top := maxf(100.0, absf(float(v)) * 10.0)
 			_add_slider(grid, param, v, "", 0.0, top, "")
 		else:
-			var label := Label.new()
-			label.text = param
-			grid.add_child(label)
-			var shown := Label.new()
-			shown.text = _short(v)
-			shown.tooltip_text = "%s = %s\nEdit with \"Edit RON…\"." % [param, var_to_str(v)]
-			shown.mouse_filter = Control.MOUSE_FILTER_PASS
-			shown.text_overrun_behavior = TextServer.OVERRUN_TRIM_ELLIPSIS
-			shown.size_flags_horizontal = Control.SIZE_EXPAND_FILL
-			shown.custom_minimum_size.x = 60
-			grid.add_child(shown)
+			_add_readonly(grid, param, v)
 	if grid.get_child_count() == 0:
 		var none := Label.new()
 		none.text = "No parameters."
@@ -91,12 +83,22 @@ func build(stage_index: int, stage_count: int, stage_kind: String, values: Dicti
 
 func _add_slider(grid: GridContainer, param: String, value: Variant, unit: String,
 		lo: float, hi: float, doc: String) -> void:
+	# An optional parameter (Option in the recipe) is null when off: a checkbox turns it on
+	# at the slider's value (written as RON `Some`-less, implicit_some) or off (`None`).
+	var optional := value == null
+	var numeric := typeof(value) == TYPE_INT or typeof(value) == TYPE_FLOAT
+	if not optional and not numeric:
+		_add_readonly(grid, param, value)
+		return
 	var is_int := typeof(value) == TYPE_INT
 	var label := Label.new()
 	label.text = param
 	label.tooltip_text = doc
 	label.mouse_filter = Control.MOUSE_FILTER_PASS
 	grid.add_child(label)
+	var row := HBoxContainer.new()
+	row.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	grid.add_child(row)
 	var slider := EditorSpinSlider.new()
 	slider.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	slider.custom_minimum_size.x = 110
@@ -112,11 +114,37 @@ func _add_slider(grid: GridContainer, param: String, value: Variant, unit: Strin
 	slider.suffix = unit
 	slider.tooltip_text = "%s%s\nRange %s … %s%s" % [
 		doc, "" if doc == "" else "\n", _g(lo), _g(hi), "" if unit == "" else " " + unit]
-	slider.set_value_no_signal(float(value))
+	if optional:
+		var toggle := CheckBox.new()
+		toggle.tooltip_text = "%s is optional: tick to set it, untick to leave it out." % param
+		toggle.button_pressed = false
+		slider.read_only = true
+		slider.set_value_no_signal(lo if lo > 0.0 else (hi - lo) / 100.0 + lo)
+		toggle.toggled.connect(func(on: bool) -> void:
+			slider.read_only = not on
+			value_edited.emit(index, param, to_ron(slider.value, is_int) if on else "None"))
+		row.add_child(toggle)
+		toggles[param] = toggle
+	else:
+		slider.set_value_no_signal(float(value))
 	slider.value_changed.connect(func(v: float) -> void:
 		value_edited.emit(index, param, to_ron(v, is_int)))
-	grid.add_child(slider)
+	row.add_child(slider)
 	sliders[param] = slider
+
+
+func _add_readonly(grid: GridContainer, param: String, value: Variant) -> void:
+	var label := Label.new()
+	label.text = param
+	grid.add_child(label)
+	var shown := Label.new()
+	shown.text = _short(value)
+	shown.tooltip_text = "%s = %s\nEdit with \"Edit RON…\"." % [param, var_to_str(value)]
+	shown.mouse_filter = Control.MOUSE_FILTER_PASS
+	shown.text_overrun_behavior = TextServer.OVERRUN_TRIM_ELLIPSIS
+	shown.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	shown.custom_minimum_size.x = 60
+	grid.add_child(shown)
 
 
 func _icon_button(icon: StringName, tip: String, enabled: bool, pressed: Callable) -> Button:
