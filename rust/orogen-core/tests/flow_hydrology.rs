@@ -1,5 +1,8 @@
 //! The Hydrology stage: the maps it writes, its recipe syntax and its errors.
 
+// Node-indexed parallel arrays read most clearly with index loops.
+#![allow(clippy::needless_range_loop)]
+
 use std::collections::HashSet;
 
 use orogen_core::flow::hydrology::{compute_maps, HydrologyParams};

@@ -1,5 +1,8 @@
 //! Flow routing against brute-force references on random pit-rich terrains.
 
+// Node-indexed parallel arrays read most clearly with index loops.
+#![allow(clippy::needless_range_loop)]
+
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
@@ -580,4 +583,122 @@ fn closed_domain_drains_to_its_lowest_cell() {
     // The lake at cell 6 spills over cell 7 (4 m) into the terminal lake.
     assert_eq!(surface[6], 4.0);
     assert_eq!(surface[13], 0.5);
+}
+
+/// The same grid as an explicit graph, neighbours listed in a shuffled order: exercises
+/// the generic (non-raster) code paths of every algorithm.
+struct AdjacencyGraph {
+    adj: Vec<Vec<(u32, f32)>>,
+    open: Vec<bool>,
+    area: f32,
+}
+
+impl orogen_core::flow::Neighbourhood for AdjacencyGraph {
+    fn len(&self) -> usize {
+        self.adj.len()
+    }
+    fn for_each_neighbour<F: FnMut(u32, f32)>(&self, node: usize, mut f: F) {
+        for &(j, d) in &self.adj[node] {
+            f(j, d);
+        }
+    }
+    fn is_open_boundary(&self, node: usize) -> bool {
+        self.open[node]
+    }
+    fn node_area(&self, _node: usize) -> f32 {
+        self.area
+    }
+}
+
+#[test]
+fn generic_neighbourhood_routes_like_the_raster_grid() {
+    use rand::seq::SliceRandom;
+    for seed in 600..640 {
+        let case = random_case(seed);
+        let g = case.grid;
+        let n = g.len();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mask = outlet_mask(&case);
+        let adj = (0..n)
+            .map(|i| {
+                let mut v: Vec<(u32, f32)> = neighbours(g, i)
+                    .into_iter()
+                    .map(|(j, d)| (j as u32, d))
+                    .collect();
+                v.shuffle(&mut rng);
+                v
+            })
+            .collect();
+        let open = (0..n)
+            .map(|i| mask[i] && !case.outlets.sea_level.is_some_and(|s| case.heights[i] <= s))
+            .collect();
+        let graph_nb = AdjacencyGraph {
+            adj,
+            open,
+            area: g.cell_area(),
+        };
+        let mut generic = FlowRouter::with_neighbourhood(graph_nb, case.outlets.sea_level).unwrap();
+        let mut raster = FlowRouter::new(g, &case.outlets).unwrap();
+        for mode in MODES {
+            let (mut h1, mut h2) = (case.heights.clone(), case.heights.clone());
+            let a = raster.route(&mut h1, mode).unwrap().clone();
+            let b = generic.route(&mut h2, mode).unwrap().clone();
+            assert_eq!(a.receivers, b.receivers, "seed {seed} {mode:?}");
+            assert_eq!(a.dist, b.dist, "seed {seed} {mode:?}");
+            assert_eq!(a.stack, b.stack, "seed {seed} {mode:?}");
+            assert_eq!(h1, h2, "seed {seed} {mode:?}");
+        }
+    }
+}
+
+#[test]
+fn thin_grids_route_to_their_outlets() {
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    for (w, h) in [(1, 1), (1, 50), (50, 1), (2, 40), (40, 2), (3, 3)] {
+        let grid = Grid::new(w, h, 10.0).unwrap();
+        for borders in [vec![Side::North], vec![Side::West, Side::East], vec![]] {
+            let case = Case {
+                grid,
+                heights: (0..grid.len())
+                    .map(|_| rng.random_range(0.0..10.0))
+                    .collect(),
+                outlets: OutletParams {
+                    borders,
+                    sea_level: None,
+                },
+            };
+            let mask = outlet_mask(&case);
+            let expected = priority_flood(&case);
+            let mut router = FlowRouter::new(grid, &case.outlets).unwrap();
+            let mut heights = case.heights.clone();
+            let graph = router.route(&mut heights, SinkMode::Carve).unwrap();
+            for i in 0..grid.len() {
+                let mut c = i;
+                for _ in 0..grid.len() {
+                    c = graph.receivers[c] as usize;
+                }
+                assert!(mask[c], "{w}x{h}: {i} ends at {c}");
+            }
+            let mut surface = vec![0.0; grid.len()];
+            water_surface(graph, &heights, 0.0, &mut surface);
+            assert_eq!(surface, expected, "{w}x{h}");
+        }
+    }
+}
+
+#[test]
+fn raster_coords_split_indices_exactly() {
+    use orogen_core::flow::RasterGrid;
+    for w in [1usize, 2, 3, 7, 1000, 4097, 16385] {
+        let h = orogen_core::field::MAX_SIDE;
+        let grid = Grid::new(w, h, 1.0).unwrap();
+        let r = RasterGrid::new(grid, &[]);
+        let n = w * h;
+        let mut probe: Vec<usize> = (0..2000).map(|k| k * (n / 2000)).collect();
+        probe.extend((1..=2000).map(|k| n - k));
+        probe.extend((0..h).step_by(97).flat_map(|y| [y * w, y * w + w - 1]));
+        for i in probe {
+            assert_eq!(r.coords(i), (i % w, i / w), "w {w}, index {i}");
+        }
+    }
 }

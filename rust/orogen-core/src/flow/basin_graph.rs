@@ -6,6 +6,8 @@
 //! the two); lakes join the outlet trees along a minimum spanning tree of the basin graph
 //! (Kruskal with a union-find), O(N + M log M) for N nodes and M lakes.
 
+use rayon::prelude::*;
+
 use crate::flow::neighbourhood::Neighbourhood;
 
 /// Where one lake overflows: the pass it drains through, chosen by the spanning tree.
@@ -36,12 +38,22 @@ struct Edge {
     dist: f32,
 }
 
+/// Scratch for scanning one run of lake trees.
+#[derive(Debug, Default)]
+struct ScanChunk {
+    conn_pos: Vec<u32>,
+    touched: Vec<u32>,
+    edges: Vec<Edge>,
+}
+
+/// Runs of lake trees scanned in parallel; the edge list does not depend on the count.
+const SCAN_CHUNKS: usize = 16;
+
 /// Reusable buffers for the basin graph. Graph node 0 stands for every outlet basin
 /// (merged: water that reaches any of them has left the domain); lake `k` is node `k + 1`.
 #[derive(Debug, Default)]
 pub(crate) struct BasinGraph {
-    conn_pos: Vec<u32>,
-    touched: Vec<u32>,
+    chunks: Vec<ScanChunk>,
     edges: Vec<Edge>,
     order: Vec<u32>,
     parent: Vec<u32>,
@@ -63,29 +75,23 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
     x
 }
 
-impl BasinGraph {
-    /// Finds each lake's outflow pass. `basins[i]` is the index of node `i`'s root in
-    /// `roots`, whose first `n_outlets` entries are outlets; `stack` lists every basin's
-    /// nodes contiguously in root order. Writes one [`Pass`] per lake reachable from an
-    /// outlet into `passes`, in the order the tree reaches them from the outlets.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn lake_passes<N: Neighbourhood>(
+impl ScanChunk {
+    /// Lowest pass from each lake in `stack` (whole trees, in root order) to every adjacent
+    /// basin-graph node that is an outlet (0) or a later lake (fastscapelib
+    /// `connect_basins`): each pair is found once, from its lower-numbered lake.
+    fn scan<N: Neighbourhood>(
         &mut self,
         nb: &N,
         heights: &[f32],
-        roots: &[u32],
-        n_outlets: usize,
         basins: &[u32],
+        n_outlets: usize,
+        n_nodes: usize,
         stack: &[u32],
-        lake_stack_start: usize,
-        passes: &mut Vec<Pass>,
     ) {
-        passes.clear();
-        let lakes = roots.len() - n_outlets;
-        if lakes == 0 {
-            return;
-        }
-        let n_nodes = lakes + 1;
+        self.conn_pos.clear();
+        self.conn_pos.resize(n_nodes, 0);
+        self.touched.clear();
+        self.edges.clear();
         let node_of = |basin: u32| -> u32 {
             if (basin as usize) < n_outlets {
                 0
@@ -93,20 +99,14 @@ impl BasinGraph {
                 basin - n_outlets as u32 + 1
             }
         };
-
-        // 1. Minimal pass per adjacent basin pair, scanning each lake's nodes once
-        //    (fastscapelib `connect_basins`). Each pair is found from its lower-numbered lake.
-        self.conn_pos.clear();
-        self.conn_pos.resize(n_nodes, 0);
-        self.touched.clear();
-        self.edges.clear();
         let conn_pos = &mut self.conn_pos;
         let touched = &mut self.touched;
         let edges = &mut self.edges;
         let mut current = u32::MAX;
-        for &c in &stack[lake_stack_start..] {
+        for &c in stack {
             let c = c as usize;
-            let a = node_of(basins[c]);
+            let bc = basins[c];
+            let a = node_of(bc);
             if a != current {
                 for t in touched.drain(..) {
                     conn_pos[t as usize] = 0;
@@ -115,7 +115,11 @@ impl BasinGraph {
             }
             let hc = heights[c];
             nb.for_each_neighbour(c, |n, d| {
-                let b = node_of(basins[n as usize]);
+                let bn = basins[n as usize];
+                if bn == bc {
+                    return;
+                }
+                let b = node_of(bn);
                 if b == a || (b != 0 && b < a) {
                     return;
                 }
@@ -134,7 +138,8 @@ impl BasinGraph {
                     touched.push(b);
                 } else {
                     let e = &mut edges[pos as usize - 1];
-                    if h < e.height {
+                    // Equal heights: the lowest node pair, whatever the walking order.
+                    if h < e.height || (h == e.height && (c as u32, n) < (e.na, e.nb)) {
                         e.height = h;
                         e.na = c as u32;
                         e.nb = n;
@@ -142,6 +147,66 @@ impl BasinGraph {
                     }
                 }
             });
+        }
+        for t in touched.drain(..) {
+            conn_pos[t as usize] = 0;
+        }
+    }
+}
+
+impl BasinGraph {
+    /// Finds each lake's outflow pass. `basins[i]` is the index of node `i`'s root in
+    /// `roots`, whose first `n_outlets` entries are outlets; `stack` lists every tree's
+    /// nodes contiguously in root order, tree `b` from `block_start[b]`. Writes one
+    /// [`Pass`] per lake reachable from an outlet into `passes`, in the order the spanning
+    /// tree reaches them from the outlets (every lake after the one it drains into).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn lake_passes<N: Neighbourhood>(
+        &mut self,
+        nb: &N,
+        heights: &[f32],
+        roots: &[u32],
+        n_outlets: usize,
+        basins: &[u32],
+        stack: &[u32],
+        block_start: &[u32],
+        passes: &mut Vec<Pass>,
+    ) {
+        passes.clear();
+        let lakes = roots.len() - n_outlets;
+        if lakes == 0 {
+            return;
+        }
+        let n_nodes = lakes + 1;
+
+        // 1. Minimal pass per adjacent basin pair. The lakes' trees are cut into runs of
+        //    whole trees scanned in parallel, then concatenated in order: the same edges
+        //    in the same order as one sequential scan, whatever the thread count.
+        let first = block_start[n_outlets] as usize;
+        let total = stack.len() - first;
+        let mut bounds = Vec::with_capacity(SCAN_CHUNKS + 1);
+        bounds.push(n_outlets);
+        for k in 1..SCAN_CHUNKS {
+            let target = (first + total * k / SCAN_CHUNKS) as u32;
+            let b =
+                n_outlets + block_start[n_outlets..roots.len()].partition_point(|&s| s < target);
+            bounds.push(b.max(*bounds.last().unwrap()));
+        }
+        bounds.push(roots.len());
+        self.chunks.resize_with(SCAN_CHUNKS, ScanChunk::default);
+        self.chunks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, chunk)| {
+                let (s, e) = (
+                    block_start[bounds[k]] as usize,
+                    block_start[bounds[k + 1]] as usize,
+                );
+                chunk.scan(nb, heights, basins, n_outlets, n_nodes, &stack[s..e]);
+            });
+        self.edges.clear();
+        for chunk in &self.chunks {
+            self.edges.extend_from_slice(&chunk.edges);
         }
 
         // 2. Kruskal: edges by increasing pass height (ties by node pair, a total order).

@@ -4,6 +4,8 @@
 //! grid ([`RasterGrid`]) and a later random-point stream graph (Cordonnier 2016 §4.1) share
 //! them, as fastscapelib's grids share its flow operators.
 
+use rayon::prelude::*;
+
 use crate::field::Grid;
 
 /// A set of nodes with neighbours: what flow routing needs to know about a grid or a graph.
@@ -25,6 +27,69 @@ pub trait Neighbourhood: Sync {
 
     /// Horizontal area a node stands for, m² (a cell's area on a grid).
     fn node_area(&self, node: usize) -> f32;
+
+    /// Steepest-descent receiver of every node, in parallel (each node independent).
+    /// Outlets (open boundary, or height `<= sea`) receive themselves. Otherwise the
+    /// receiver is the neighbour of largest slope `(h_i - h_j) / d_ij > 0`, ties going to
+    /// the lowest index; a node without a lower neighbour receives itself, or keeps its
+    /// current receiver when `keep` (re-routing over a filled surface) or when it already
+    /// receives itself then. `dist` gets the distance to the receiver (0 for itself).
+    fn steepest_receivers(
+        &self,
+        heights: &[f32],
+        sea: f32,
+        receivers: &mut [u32],
+        dist: &mut [f32],
+        keep: bool,
+    ) {
+        const CHUNK: usize = 8192;
+        receivers
+            .par_chunks_mut(CHUNK)
+            .zip(dist.par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(k, (rs, ds))| {
+                for (o, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
+                    descend_node(self, heights, sea, k * CHUNK + o, r, d, keep);
+                }
+            });
+    }
+}
+
+/// One node of [`Neighbourhood::steepest_receivers`].
+#[inline(always)]
+fn descend_node<N: Neighbourhood + ?Sized>(
+    nb: &N,
+    heights: &[f32],
+    sea: f32,
+    i: usize,
+    r: &mut u32,
+    d: &mut f32,
+    keep: bool,
+) {
+    let hi = heights[i];
+    if hi <= sea || nb.is_open_boundary(i) || (keep && *r as usize == i) {
+        *r = i as u32;
+        *d = 0.0;
+        return;
+    }
+    let mut best = 0.0f32;
+    let mut best_j = u32::MAX;
+    let mut best_d = 0.0f32;
+    nb.for_each_neighbour(i, |j, dj| {
+        let s = (hi - heights[j as usize]) / dj;
+        if s > best || (s == best && s > 0.0 && j < best_j) {
+            best = s;
+            best_j = j;
+            best_d = dj;
+        }
+    });
+    if best_j != u32::MAX {
+        *r = best_j;
+        *d = best_d;
+    } else if !keep {
+        *r = i as u32;
+        *d = 0.0;
+    }
 }
 
 /// A side of a rectangular grid (north is `y = 0`, west is `x = 0`).
@@ -42,7 +107,11 @@ pub struct RasterGrid {
     grid: Grid,
     /// Open sides, indexed North, South, East, West.
     open: [bool; 4],
-    diagonal: f32,
+    /// Index offsets and distances of the 8 neighbours, in [`OFFSETS`] order.
+    offsets: [isize; 8],
+    distances: [f32; 8],
+    /// `1 / width`, to split an index into `(x, y)` without an integer division.
+    inv_width: f64,
 }
 
 /// Neighbour offsets `(dx, dy)` in walking order: row above, same row, row below.
@@ -67,8 +136,24 @@ impl RasterGrid {
         RasterGrid {
             grid,
             open,
-            diagonal: grid.cell_size * std::f32::consts::SQRT_2,
+            inv_width: 1.0 / grid.width as f64,
+            offsets: OFFSETS.map(|(dx, dy)| dy * grid.width as isize + dx),
+            distances: OFFSETS.map(|(dx, dy)| {
+                if dx != 0 && dy != 0 {
+                    grid.cell_size * std::f32::consts::SQRT_2
+                } else {
+                    grid.cell_size
+                }
+            }),
         }
+    }
+
+    /// `(x, y)` of `node`. Exact: for indices below 2^29 the product stays over 1/(2w) away
+    /// from the next integer, far beyond f64 rounding.
+    #[inline(always)]
+    pub fn coords(&self, node: usize) -> (usize, usize) {
+        let y = ((node as f64 + 0.5) * self.inv_width) as u32 as usize;
+        (node - y * self.grid.width, y)
     }
 
     /// The grid shape.
@@ -80,15 +165,6 @@ impl RasterGrid {
     pub fn is_open(&self, side: Side) -> bool {
         self.open[side as usize]
     }
-
-    #[inline]
-    fn distance_of(&self, dx: isize, dy: isize) -> f32 {
-        if dx != 0 && dy != 0 {
-            self.diagonal
-        } else {
-            self.grid.cell_size
-        }
-    }
 }
 
 impl Neighbourhood for RasterGrid {
@@ -97,45 +173,36 @@ impl Neighbourhood for RasterGrid {
         self.grid.len()
     }
 
-    #[inline]
+    #[inline(always)]
     fn for_each_neighbour<F: FnMut(u32, f32)>(&self, node: usize, mut f: F) {
         let w = self.grid.width;
         let h = self.grid.height;
-        let x = node % w;
-        let y = node / w;
-        if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
-            // Interior: no bound checks.
-            let c = self.grid.cell_size;
-            let d = self.diagonal;
-            let (n, wu) = (node, w);
-            f((n - wu - 1) as u32, d);
-            f((n - wu) as u32, c);
-            f((n - wu + 1) as u32, d);
-            f((n - 1) as u32, c);
-            f((n + 1) as u32, c);
-            f((n + wu - 1) as u32, d);
-            f((n + wu) as u32, c);
-            f((n + wu + 1) as u32, d);
-            return;
-        }
-        for (dx, dy) in OFFSETS {
-            let nx = x as isize + dx;
-            let ny = y as isize + dy;
-            if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
-                continue;
+        let (x, y) = self.coords(node);
+        // Which of the 8 neighbours exist, as bits in OFFSETS order.
+        let mask: u32 = if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+            0xFF
+        } else {
+            let mut m = 0;
+            for (k, (dx, dy)) in OFFSETS.iter().enumerate() {
+                let (nx, ny) = (x as isize + dx, y as isize + dy);
+                if nx >= 0 && ny >= 0 && nx < w as isize && ny < h as isize {
+                    m |= 1 << k;
+                }
             }
-            f(
-                (ny as usize * w + nx as usize) as u32,
-                self.distance_of(dx, dy),
-            );
+            m
+        };
+        // One call site for `f`, so callers' closures inline.
+        for k in 0..8 {
+            if mask & (1 << k) != 0 {
+                f((node as isize + self.offsets[k]) as u32, self.distances[k]);
+            }
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_open_boundary(&self, node: usize) -> bool {
         let w = self.grid.width;
-        let x = node % w;
-        let y = node / w;
+        let (x, y) = self.coords(node);
         (self.open[Side::North as usize] && y == 0)
             || (self.open[Side::South as usize] && y + 1 == self.grid.height)
             || (self.open[Side::East as usize] && x + 1 == w)
@@ -145,5 +212,95 @@ impl Neighbourhood for RasterGrid {
     #[inline]
     fn node_area(&self, _node: usize) -> f32 {
         self.grid.cell_area()
+    }
+
+    /// Row by row: interior cells of a row are swept one direction at a time (in
+    /// increasing neighbour index, strict `>`, so ties go to the lowest index as in the
+    /// generic walk), a loop the compiler vectorises; ring cells take the generic path.
+    fn steepest_receivers(
+        &self,
+        heights: &[f32],
+        sea: f32,
+        receivers: &mut [u32],
+        dist: &mut [f32],
+        keep: bool,
+    ) {
+        let w = self.grid.width;
+        let h = self.grid.height;
+        if w < 3 || h < 3 {
+            // No interior: the generic walk.
+            const CHUNK: usize = 8192;
+            receivers
+                .par_chunks_mut(CHUNK)
+                .zip(dist.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(k, (rs, ds))| {
+                    for (o, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
+                        descend_node(self, heights, sea, k * CHUNK + o, r, d, keep);
+                    }
+                });
+            return;
+        }
+        receivers
+            .par_chunks_mut(w)
+            .zip(dist.par_chunks_mut(w))
+            .enumerate()
+            .for_each_init(
+                || (vec![0.0f32; w], vec![0u8; w]),
+                |(best, dir), (y, (rs, ds))| {
+                    let row = y * w;
+                    if y == 0 || y + 1 == h {
+                        for x in 0..w {
+                            descend_node(self, heights, sea, row + x, &mut rs[x], &mut ds[x], keep);
+                        }
+                        return;
+                    }
+                    let here = &heights[row + 1..row + w - 1];
+                    best[..w - 2].fill(0.0);
+                    dir[..w - 2].fill(u8::MAX);
+                    for k in 0..8 {
+                        let start = (row as isize + 1 + self.offsets[k]) as usize;
+                        let there = &heights[start..start + w - 2];
+                        let dk = self.distances[k];
+                        for ((b, dr), (&hi, &hj)) in best[..w - 2]
+                            .iter_mut()
+                            .zip(dir[..w - 2].iter_mut())
+                            .zip(here.iter().zip(there))
+                        {
+                            let s = (hi - hj) / dk;
+                            let better = s > *b;
+                            *b = if better { s } else { *b };
+                            *dr = if better { k as u8 } else { *dr };
+                        }
+                    }
+                    descend_node(self, heights, sea, row, &mut rs[0], &mut ds[0], keep);
+                    descend_node(
+                        self,
+                        heights,
+                        sea,
+                        row + w - 1,
+                        &mut rs[w - 1],
+                        &mut ds[w - 1],
+                        keep,
+                    );
+                    for x in 1..w - 1 {
+                        let i = row + x;
+                        let (r, d) = (&mut rs[x], &mut ds[x]);
+                        if heights[i] <= sea || (keep && *r as usize == i) {
+                            *r = i as u32;
+                            *d = 0.0;
+                            continue;
+                        }
+                        let k = dir[x - 1];
+                        if k != u8::MAX {
+                            *r = (i as isize + self.offsets[k as usize]) as u32;
+                            *d = self.distances[k as usize];
+                        } else if !keep {
+                            *r = i as u32;
+                            *d = 0.0;
+                        }
+                    }
+                },
+            );
     }
 }

@@ -22,6 +22,9 @@ use crate::flow::graph::FlowGraph;
 use crate::flow::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::flow::outlets::OutletParams;
 
+/// Runs of trees traversed in parallel when building the stack.
+const BFS_GROUPS: usize = 16;
+
 /// Largest accepted water-surface slope, metres per node (beyond it "filling" builds hills).
 pub const MAX_EPSILON: f32 = 10.0;
 
@@ -86,6 +89,16 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     n_outlet_roots: usize,
     /// Stack position where the pits' trees start.
     pit_stack_start: usize,
+    /// Stack position where each root's tree starts (one more entry: `n`).
+    block_start: Vec<u32>,
+    /// Second stack buffer, swapped with the graph's after carving.
+    stack_tmp: Vec<u32>,
+    /// Nodes on a reversed (carved) chain, cleared as they are placed.
+    on_chain: Vec<bool>,
+    /// Per root: its tree has been placed in the new stack.
+    placed: Vec<bool>,
+    /// Per run of trees: its nodes in stack order and where each tree starts.
+    bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
     /// The lowest pit, made an outlet when no node is one (a closed domain).
     fallback_outlet: Option<u32>,
     basin_graph: BasinGraph,
@@ -140,6 +153,11 @@ impl<N: Neighbourhood> FlowRouter<N> {
             roots: Vec::new(),
             n_outlet_roots: 0,
             pit_stack_start: n,
+            block_start: Vec::new(),
+            stack_tmp: buffer(n, 0u32, "flow stack")?,
+            on_chain: buffer(n, false, "flow stack")?,
+            placed: Vec::new(),
+            bfs_runs: Vec::new(),
             fallback_outlet: None,
             basin_graph: BasinGraph::default(),
             passes: Vec::new(),
@@ -240,11 +258,11 @@ impl<N: Neighbourhood> FlowRouter<N> {
             self.n_outlet_roots,
             &self.basins,
             &self.graph.stack,
-            self.pit_stack_start,
+            &self.block_start,
             &mut self.passes,
         );
         carve(&mut self.graph, &self.passes);
-        self.build_stack(heights)?;
+        self.restack_after_carve();
         if let SinkMode::Fill { epsilon } = mode {
             if self.surface.len() != heights.len() {
                 self.surface = buffer(heights.len(), 0.0, "water surface")?;
@@ -278,7 +296,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 format!("has {} values, the router has {n} nodes", heights.len()),
             ));
         }
-        if let Some(i) = heights.par_iter().position_first(|h| !h.is_finite()) {
+        // Sequential: rayon's short-circuiting search costs far more than this scan.
+        if let Some(i) = heights.iter().position(|h| !h.is_finite()) {
             return Err(OrogenError::invalid(
                 "heights",
                 format!("node {i} is {} (heights must be finite)", heights[i]),
@@ -301,23 +320,25 @@ impl<N: Neighbourhood> FlowRouter<N> {
         let rcv = &self.graph.receivers;
         // Donor counts, inclusive prefix sums, then filled from the back so that each
         // node's donors end up ascending and offsets[i] is the start of node i's donors.
-        self.offsets[..].fill(0);
+        let offsets = &mut self.offsets[..];
+        let donors = &mut self.donors[..];
+        offsets.fill(0);
         for (i, &r) in rcv.iter().enumerate() {
             if r as usize != i {
-                self.offsets[r as usize] += 1;
+                offsets[r as usize] += 1;
             }
         }
         let mut sum = 0u32;
-        for o in self.offsets[..n].iter_mut() {
+        for o in offsets[..n].iter_mut() {
             sum += *o;
             *o = sum;
         }
-        self.offsets[n] = sum;
-        for i in (0..n).rev() {
-            let r = rcv[i] as usize;
+        offsets[n] = sum;
+        for (i, &r) in rcv.iter().enumerate().rev() {
+            let r = r as usize;
             if r != i {
-                self.offsets[r] -= 1;
-                self.donors[self.offsets[r] as usize] = i as u32;
+                offsets[r] -= 1;
+                donors[offsets[r] as usize] = i as u32;
             }
         }
         // Roots: outlets first.
@@ -333,29 +354,59 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 self.roots.push(i as u32);
             }
         }
-        // One breadth-first block per tree.
-        let stack = &mut self.graph.stack;
+        // One breadth-first block per tree. Runs of whole trees are traversed in parallel
+        // into their own buffers, then laid end to end in root order: the same stack
+        // whatever the thread count.
+        let offsets = &self.offsets[..];
+        let donors = &self.donors[..];
+        let roots = &self.roots[..];
+        let groups = BFS_GROUPS.min(roots.len());
+        self.bfs_runs.resize_with(groups, Default::default);
+        self.bfs_runs
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(g, (nodes, starts))| {
+                nodes.clear();
+                starts.clear();
+                let (first, last) = (roots.len() * g / groups, roots.len() * (g + 1) / groups);
+                for &root in &roots[first..last] {
+                    starts.push(nodes.len() as u32);
+                    let mut head = nodes.len();
+                    nodes.push(root);
+                    while head < nodes.len() {
+                        let c = nodes[head] as usize;
+                        head += 1;
+                        for &d in &donors[offsets[c] as usize..offsets[c + 1] as usize] {
+                            nodes.push(d);
+                        }
+                    }
+                }
+            });
+        let stack = &mut self.graph.stack[..];
+        let basins = &mut self.basins[..];
         let mut len = 0usize;
         self.pit_stack_start = n;
-        for (b, &root) in self.roots.iter().enumerate() {
-            if b == self.n_outlet_roots {
-                self.pit_stack_start = len;
+        self.block_start.clear();
+        let mut b = 0usize;
+        for (nodes, starts) in &self.bfs_runs[..groups] {
+            if len + nodes.len() > n {
+                break; // Cannot happen: each node has one receiver, so one tree.
             }
-            stack[len] = root;
-            self.basins[root as usize] = b as u32;
-            let mut head = len;
-            len += 1;
-            while head < len {
-                let c = stack[head] as usize;
-                head += 1;
-                for k in self.offsets[c]..self.offsets[c + 1] {
-                    let d = self.donors[k as usize];
-                    self.basins[d as usize] = b as u32;
-                    stack[len] = d;
-                    len += 1;
+            stack[len..len + nodes.len()].copy_from_slice(nodes);
+            for (k, &s) in starts.iter().enumerate() {
+                if b == self.n_outlet_roots {
+                    self.pit_stack_start = len + s as usize;
                 }
+                self.block_start.push((len + s as usize) as u32);
+                let e = starts.get(k + 1).map_or(nodes.len(), |&e| e as usize);
+                for &c in &nodes[s as usize..e] {
+                    basins[c as usize] = b as u32;
+                }
+                b += 1;
             }
+            len += nodes.len();
         }
+        self.block_start.push(len as u32);
         if len != n {
             return Err(OrogenError::Numerical {
                 field: "flow router".into(),
@@ -364,11 +415,83 @@ impl<N: Neighbourhood> FlowRouter<N> {
         }
         Ok(())
     }
+
+    /// The stack after [`carve`], without a new traversal: outlet trees keep their block;
+    /// each lake's block follows its parent's (passes come parents first), led by its
+    /// reversed chain from the pass node down to the pit, then its other nodes in their old
+    /// order (their receivers did not change). Lakes no pass reached keep their block at the
+    /// end. Also relabels `basins` to the outlet tree each node now drains to.
+    fn restack_after_carve(&mut self) {
+        let rcv = &self.graph.receivers;
+        let old = &self.graph.stack;
+        let out = &mut self.stack_tmp;
+        let basins = &mut self.basins;
+        let on_chain = &mut self.on_chain;
+        let n_out = self.n_outlet_roots;
+        let mut len = self.pit_stack_start;
+        out[..len].copy_from_slice(&old[..len]);
+        self.placed.clear();
+        self.placed.resize(self.roots.len(), false);
+        for p in &self.passes {
+            let b = basins[p.pit as usize] as usize;
+            self.placed[b] = true;
+            let label = basins[p.to as usize];
+            // The chain pit → … → from, written receiver-first.
+            let start = len;
+            let mut c = p.pit;
+            loop {
+                out[len] = c;
+                len += 1;
+                on_chain[c as usize] = true;
+                basins[c as usize] = label;
+                if c == p.from {
+                    break;
+                }
+                c = rcv[c as usize];
+            }
+            out[start..len].reverse();
+            let (s, e) = (
+                self.block_start[b] as usize,
+                self.block_start[b + 1] as usize,
+            );
+            for &c in &old[s..e] {
+                if on_chain[c as usize] {
+                    on_chain[c as usize] = false;
+                } else {
+                    out[len] = c;
+                    len += 1;
+                    basins[c as usize] = label;
+                }
+            }
+        }
+        // Lakes no outlet reached (a neighbourhood in pieces) stay pits.
+        let mut kept = n_out;
+        let new_pit_start = len;
+        for b in n_out..self.roots.len() {
+            if self.placed[b] {
+                continue;
+            }
+            let (s, e) = (
+                self.block_start[b] as usize,
+                self.block_start[b + 1] as usize,
+            );
+            for &c in &old[s..e] {
+                basins[c as usize] = kept as u32;
+            }
+            out[len..len + (e - s)].copy_from_slice(&old[s..e]);
+            len += e - s;
+            self.roots[kept] = self.roots[b];
+            kept += 1;
+        }
+        self.roots.truncate(kept);
+        self.pit_stack_start = new_pit_start;
+        self.block_start.clear();
+        debug_assert_eq!(len, old.len());
+        std::mem::swap(&mut self.graph.stack, &mut self.stack_tmp);
+    }
 }
 
-/// Steepest-descent receivers, parallel over nodes (each node independent). Ties go to the
-/// lowest neighbour index. Outlets receive themselves; a node with no lower neighbour
-/// receives itself, or keeps its current receiver when `keep` (re-routing over a fill).
+/// Steepest-descent receivers (see [`Neighbourhood::steepest_receivers`]).
 fn descend<N: Neighbourhood>(
     nb: &N,
     heights: &[f32],
@@ -378,37 +501,7 @@ fn descend<N: Neighbourhood>(
     keep: bool,
 ) {
     let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
-    receivers
-        .par_iter_mut()
-        .zip(dist.par_iter_mut())
-        .enumerate()
-        .with_min_len(4096)
-        .for_each(|(i, (r, d))| {
-            let hi = heights[i];
-            if hi <= sea || nb.is_open_boundary(i) || (keep && *r as usize == i) {
-                *r = i as u32;
-                *d = 0.0;
-                return;
-            }
-            let mut best = 0.0f32;
-            let mut best_j = u32::MAX;
-            let mut best_d = 0.0f32;
-            nb.for_each_neighbour(i, |j, dj| {
-                let s = (hi - heights[j as usize]) / dj;
-                if s > best || (s == best && s > 0.0 && j < best_j) {
-                    best = s;
-                    best_j = j;
-                    best_d = dj;
-                }
-            });
-            if best_j != u32::MAX {
-                *r = best_j;
-                *d = best_d;
-            } else if !keep {
-                *r = i as u32;
-                *d = 0.0;
-            }
-        });
+    nb.steepest_receivers(heights, sea, receivers, dist, keep);
 }
 
 /// fastscapelib carve: each lake drains from its pass node `from` to `to`; the receiver
