@@ -148,11 +148,8 @@ fn float_json(f: f64) -> Result<Json, String> {
 
 /// f32 values as the little-endian bytes of a `FORMAT_RF` image.
 pub fn f32_bytes(values: &[f32]) -> PackedByteArray {
-    let mut bytes = Vec::with_capacity(values.len() * 4);
-    for v in values {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    PackedByteArray::from(bytes.as_slice())
+    // Godot's own copy (a memcpy on little-endian machines, which Godot requires).
+    PackedFloat32Array::from(values).to_byte_array()
 }
 
 fn image(grid: Grid, format: Format, bytes: &PackedByteArray) -> Result<Gd<Image>, String> {

@@ -49,6 +49,14 @@ impl Drop for LiveThread {
     }
 }
 
+/// Heights for a live view, with their range (computed on the worker).
+struct Snapshot {
+    grid: Grid,
+    heights: Vec<f32>,
+    lo: f32,
+    hi: f32,
+}
+
 /// What the worker tells the main thread.
 enum Msg {
     Progress {
@@ -57,7 +65,7 @@ enum Msg {
     },
     Step {
         iteration: u32,
-        snapshot: Option<(Grid, Vec<f32>)>,
+        snapshot: Option<Snapshot>,
     },
     Finished(Box<World>),
     Failed(String),
@@ -277,10 +285,12 @@ impl ErosionSimulator {
                 self.signals().step_finished().emit(iteration);
             }
         }
-        if let Some((grid, heights)) = snapshot {
+        if let Some(snap) = snapshot {
             if self.live_update {
                 if let Some(mut terrain) = self.terrain_node() {
-                    terrain.bind_mut().preview_heights(grid, &heights);
+                    terrain
+                        .bind_mut()
+                        .preview_heights(snap.grid, &snap.heights, snap.lo, snap.hi);
                 }
             }
         }
@@ -295,7 +305,7 @@ impl ErosionSimulator {
             }
             self.base_mut().set_process(false);
             match self.pending.take() {
-                Some(Outcome::Finished(world)) => self.deliver(&world),
+                Some(Outcome::Finished(world)) => self.deliver(*world),
                 Some(Outcome::Failed(message)) => {
                     self.signals()
                         .failed()
@@ -372,13 +382,13 @@ impl ErosionSimulator {
         Ok(())
     }
 
-    fn deliver(&mut self, world: &World) {
-        match TerrainData::from_world(world) {
+    fn deliver(&mut self, world: World) {
+        match TerrainData::from_world(&world) {
             Ok(data) => {
                 self.result = Some(data.clone());
                 if self.apply_on_finish {
                     if let Some(mut terrain) = self.terrain_node() {
-                        terrain.bind_mut().set_data(Some(data));
+                        terrain.bind_mut().apply_result(data, world);
                     }
                 }
                 self.signals().finished().emit();
@@ -449,7 +459,13 @@ fn work(
             let snapshot = if live && last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
             {
                 last_snapshot = Some(Instant::now());
-                Some((world.grid(), world.height.data.clone()))
+                let (lo, hi) = world.height.min_max();
+                Some(Snapshot {
+                    grid: world.grid(),
+                    heights: world.height.data.clone(),
+                    lo,
+                    hi,
+                })
             } else {
                 None
             };

@@ -229,13 +229,23 @@ impl TerrainWorld {
         self.recipe.clone()
     }
 
-    /// Shows `heights` (a simulator's live snapshot) without touching data or collision.
-    pub fn preview_heights(&mut self, grid: Grid, heights: &[f32]) {
+    /// Shows `heights` (a simulator's live snapshot, whose range is `lo..hi` metres)
+    /// without touching data or collision.
+    pub fn preview_heights(&mut self, grid: Grid, heights: &[f32], lo: f32, hi: f32) {
         let Ok(img) = convert::scalar_image(grid, heights) else {
             return;
         };
-        let (lo, hi) = min_max(heights);
         self.show_heights(grid, &img, lo, hi);
+    }
+
+    /// Sets `data` whose decoded form is `world` (a simulator's result; skips decoding the
+    /// images again), rebuilds display and collision and emits `data_changed`.
+    pub fn apply_result(&mut self, data: Gd<TerrainData>, world: World) {
+        self.data = Some(data);
+        self.world = Some(world);
+        self.rebuild_display();
+        self.rebuild_collision();
+        self.signals().data_changed().emit();
     }
 
     fn read_heightmap(&self, path: &str) -> Result<World, String> {
@@ -472,22 +482,6 @@ impl TerrainWorld {
     }
 }
 
-/// Smallest and largest finite value (0, 0 when none).
-fn min_max(values: &[f32]) -> (f32, f32) {
-    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-    for &v in values {
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-    }
-    if lo > hi {
-        (0.0, 0.0)
-    } else {
-        (lo, hi)
-    }
-}
-
 /// A flat `qx × qz` quad grid over `[0,1]²` in x/z (y = 0), triangles facing up.
 fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
     let mut verts = Vec::with_capacity((qx + 1) * (qz + 1));
@@ -512,16 +506,11 @@ fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
             indices.extend_from_slice(&[a, b, c, b, d, c]);
         }
     }
-    let normals = vec![Vector3::UP; verts.len()];
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
     arrays.set(
         ArrayType::VERTEX.ord() as usize,
         &PackedVector3Array::from(verts.as_slice()).to_variant(),
-    );
-    arrays.set(
-        ArrayType::NORMAL.ord() as usize,
-        &PackedVector3Array::from(normals.as_slice()).to_variant(),
     );
     arrays.set(
         ArrayType::INDEX.ord() as usize,

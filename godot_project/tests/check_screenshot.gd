@@ -1,0 +1,82 @@
+extends SceneTree
+## Checks a screenshot of the demo scene shows terrain (run headless by tests/godot/run.sh):
+##
+##   godot --headless --path godot_project -s res://tests/check_screenshot.gd -- \
+##       --image=PATH [--small=PATH]
+##
+## Asserts: not one flat colour; terrain (neither sky nor water) covers a large part of the
+## frame; water pixels are present. --small writes a 960×540 copy (for the README).
+## Prints `PASS name` / `FAIL name: why` and `RESULT passed=N failed=M`.
+
+var passed: int = 0
+var failed: int = 0
+
+
+func _initialize() -> void:
+	var image_path: String = ""
+	var small_path: String = ""
+	for arg: String in OS.get_cmdline_user_args():
+		if arg.begins_with("--image="):
+			image_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--small="):
+			small_path = arg.get_slice("=", 1)
+	var img: Image = Image.load_from_file(image_path)
+	if img == null or img.is_empty():
+		report("screenshot_loads", false, "cannot load " + image_path)
+		finish()
+		return
+	img.convert(Image.FORMAT_RGB8)
+	var w: int = img.get_width()
+	var h: int = img.get_height()
+	var total: int = 0
+	var sky: int = 0
+	var water: int = 0
+	var terrain: int = 0
+	var colours: Dictionary = {}
+	var mean := Vector3.ZERO
+	var mean_sq := Vector3.ZERO
+	for y: int in range(0, h, 2):
+		for x: int in range(0, w, 2):
+			var c: Color = img.get_pixel(x, y)
+			total += 1
+			var v := Vector3(c.r, c.g, c.b)
+			mean += v
+			mean_sq += v * v
+			colours[Vector3i(int(c.r * 15.0), int(c.g * 15.0), int(c.b * 15.0))] = true
+			var lum: float = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b
+			var bluish: bool = c.b > c.r + 0.06 and c.b >= c.g
+			if bluish and lum > 0.45:
+				sky += 1
+			elif bluish:
+				water += 1
+			else:
+				terrain += 1
+	mean /= total
+	var variance: Vector3 = mean_sq / total - mean * mean
+	var spread: float = sqrt(max(variance.x + variance.y + variance.z, 0.0))
+	print("  screenshot %dx%d: terrain %.1f%%, water %.1f%%, sky %.1f%%, %d colour bins, spread %.3f" % [
+		w, h, 100.0 * terrain / total, 100.0 * water / total, 100.0 * sky / total, colours.size(), spread])
+	report("not_one_flat_colour", colours.size() > 60 and spread > 0.05,
+		"%d colour bins, spread %.3f" % [colours.size(), spread])
+	report("terrain_covers_the_frame", float(terrain) / total > 0.3, "terrain %.1f%%" % (100.0 * terrain / total))
+	report("water_present", float(water) / total > 0.003, "water %.2f%%" % (100.0 * water / total))
+	report("sky_present", float(sky) / total > 0.01, "sky %.2f%%" % (100.0 * sky / total))
+	if small_path != "":
+		var small: Image = img.duplicate() as Image
+		small.resize(960, 540, Image.INTERPOLATE_LANCZOS)
+		report("small_copy_saved", small.save_png(small_path) == OK, "cannot write " + small_path)
+	finish()
+
+
+func report(name: String, ok: bool, why: String) -> void:
+	if ok:
+		passed += 1
+		print("PASS ", name)
+	else:
+		failed += 1
+		print("FAIL ", name, ": ", why)
+
+
+func finish() -> void:
+	print("RESULT passed=%d failed=%d" % [passed, failed])
+	quit(0 if failed == 0 else 1)

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Orogen's tests inside a real Godot 4.6 (called by scripts/check.sh).
+#
+#   1. installs Godot 4.6 if needed (scripts/install-godot.sh, cached outside the clone)
+#   2. builds the extension and lays out the addon (scripts/build-addon.sh)
+#   3. bakes tests/godot/recipes/equiv.ron with the CLI (the reference for byte equality)
+#   4. runs godot_project/tests/run_tests.gd headless (classes, recipe API, CLI equality,
+#      signal order, cancel, failures, queries, collision, threads, save/load)
+#   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3), saves a screenshot into
+#      test-artifacts/ and checks it shows terrain, water and sky
+#
+# Exits non-zero on any failure; the last line is `godot: N passed, M failed`.
+set -uo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$REPO"
+
+passed=0
+failed=0
+WORK="$REPO/target/godot-test"
+ART="$REPO/test-artifacts"
+RECIPES="$REPO/tests/godot/recipes"
+
+finish() {
+    echo "godot: $passed passed, $failed failed"
+    [[ $failed -eq 0 ]]
+    exit $?
+}
+fail_step() { # what
+    echo "FAIL $1"
+    failed=$((failed + 1))
+}
+
+# Adds a run's `RESULT passed=N failed=M` to the totals; a run without one (crash,
+# timeout) or with error lines counts as one more failure.
+tally() { # log file, name
+    local log=$1 name=$2 line p f
+    line=$(grep -E '^RESULT passed=[0-9]+ failed=[0-9]+' "$log" | tail -n 1)
+    if [[ -z $line ]]; then
+        echo "--- last lines of $name:"
+        tail -n 30 "$log"
+        fail_step "$name: no result (crashed or timed out)"
+        return
+    fi
+    p=$(sed -E 's/.*passed=([0-9]+).*/\1/' <<<"$line")
+    f=$(sed -E 's/.*failed=([0-9]+).*/\1/' <<<"$line")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    local bad
+    bad=$(grep -E 'SCRIPT ERROR|Parse Error|panicked|Segmentation fault|signal 11|ERROR: .*(GDExtension|orogen)' "$log" | head -n 10)
+    if [[ -n $bad ]]; then
+        echo "$bad"
+        fail_step "$name: errors in the output"
+    fi
+}
+
+echo "==> Godot 4.6"
+if ! bash scripts/install-godot.sh; then
+    fail_step "Godot 4.6 installs (scripts/install-godot.sh)"
+    finish
+fi
+GODOT=(bash scripts/godot)
+echo "godot version: $("${GODOT[@]}" --headless --version 2>/dev/null | tail -n 1)"
+
+echo "==> build the extension"
+if ! bash scripts/build-addon.sh >"$REPO/target/godot-build.log" 2>&1; then
+    tail -n 40 "$REPO/target/godot-build.log"
+    fail_step "the extension builds"
+    finish
+fi
+tail -n 1 "$REPO/target/godot-build.log"
+
+# Godot loads extensions listed in .godot/extension_list.cfg (the editor writes it on its
+# first scan); write it so a fresh clone needs no editor run.
+mkdir -p godot_project/.godot
+grep -qs 'res://addons/orogen/orogen.gdextension' godot_project/.godot/extension_list.cfg ||
+    echo 'res://addons/orogen/orogen.gdextension' >>godot_project/.godot/extension_list.cfg
+
+echo "==> CLI reference bake"
+rm -rf "$WORK"
+mkdir -p "$WORK/out" "$ART"
+if ! cargo run -q -p orogen-cli --locked -- bake "$RECIPES/equiv.ron" --out "$WORK/bake" >"$WORK/bake.log" 2>&1; then
+    tail -n 20 "$WORK/bake.log"
+    fail_step "orogen bake of the equivalence recipe"
+fi
+
+echo "==> headless tests (godot_project/tests/run_tests.gd)"
+timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/run_tests.gd -- \
+    --recipes="$RECIPES" --bake="$WORK/bake" --out="$WORK/out" >"$WORK/tests.log" 2>&1
+grep -E '^(PASS|FAIL) |^  measured' "$WORK/tests.log"
+tally "$WORK/tests.log" "headless tests"
+
+echo "==> rendering the demo under Xvfb (llvmpipe)"
+shot="$ART/godot-demo.png"
+rm -f "$shot"
+timeout 600 "${GODOT[@]}" --xvfb --path godot_project -- --orogen-screenshot="$shot" >"$WORK/render.log" 2>&1
+if [[ -f $shot ]]; then
+    timeout 120 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
+        --image="$shot" --small="$ART/godot-demo-960.png" >"$WORK/shot.log" 2>&1
+    grep -E '^(PASS|FAIL) |^  screenshot' "$WORK/shot.log"
+    tally "$WORK/shot.log" "screenshot check"
+    echo "screenshot: $shot (960x540 copy: $ART/godot-demo-960.png)"
+else
+    tail -n 30 "$WORK/render.log"
+    fail_step "the demo renders a screenshot"
+fi
+if grep -qE 'SCRIPT ERROR|panicked|Segmentation fault' "$WORK/render.log"; then
+    grep -E 'SCRIPT ERROR|panicked|Segmentation fault' "$WORK/render.log" | head -n 10
+    fail_step "demo run: errors in the output"
+fi
+
+finish
