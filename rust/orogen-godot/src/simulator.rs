@@ -356,6 +356,12 @@ impl ErosionSimulator {
             let r = recipe_res.bind();
             (r.parsed_valid()?, r.base_dir())
         };
+        // Build the terrain's display mesh now rather than at the first live update.
+        if let (Some(t), Ok(grid)) = (&terrain, recipe.grid()) {
+            if self.live_update || self.apply_on_finish {
+                t.clone().bind_mut().prepare_mesh(grid);
+            }
+        }
         if self.apply_on_finish && terrain.is_none() {
             return Err(format!(
                 "no TerrainWorld at `{}` to apply the result to (set `terrain`, or apply_on_finish = false)",

@@ -31,6 +31,14 @@ const SHADER: &str = include_str!("../../../addons/orogen/runtime/terrain.gdshad
 /// still shades every texture cell), so a 2049² terrain draws 512² quads.
 const MAX_MESH_QUADS: usize = 512;
 
+/// Display meshes by quad count `(x, z)`.
+type MeshCache = Vec<((usize, usize), Gd<ArrayMesh>)>;
+
+thread_local! {
+    /// Display meshes already built; only the main thread touches them.
+    static MESHES: std::cell::RefCell<MeshCache> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A terrain in the scene: display, collision and queries over a `TerrainData`.
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
@@ -80,6 +88,15 @@ impl INode3D for TerrainWorld {
 
     fn ready(&mut self) {
         self.rebuild();
+        // Build the display mesh for the recipe's size now (scene load), not in the middle of
+        // a run's live updates.
+        if self.world.is_none() {
+            if let Some(r) = self.recipe.as_ref().and_then(|r| r.bind().parsed().ok()) {
+                if let Ok(grid) = r.grid() {
+                    self.prepare_mesh(grid);
+                }
+            }
+        }
     }
 }
 
@@ -334,6 +351,34 @@ impl TerrainWorld {
         self.world = Some(world);
     }
 
+    /// Makes sure the display mesh fits `grid` (meshes are cached per size on the main
+    /// thread, so each size is built once per session).
+    pub fn prepare_mesh(&mut self, grid: Grid) {
+        self.ensure_display_nodes();
+        let quads = (
+            (grid.width.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
+            (grid.height.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
+        );
+        if quads != self.mesh_quads {
+            let mesh = MESHES.with(|cache| {
+                let mut cache = cache.borrow_mut();
+                if let Some((_, m)) = cache.iter().find(|(q, _)| *q == quads) {
+                    return m.clone();
+                }
+                let m = grid_mesh(quads.0, quads.1);
+                if cache.len() >= 4 {
+                    cache.remove(0);
+                }
+                cache.push((quads, m.clone()));
+                m
+            });
+            if let Some(mi) = &mut self.mesh_instance {
+                mi.set_mesh(&mesh);
+            }
+            self.mesh_quads = quads;
+        }
+    }
+
     /// Uploads the height texture (in place when the size is unchanged), sizes the mesh
     /// and its bounds.
     fn show_heights(&mut self, grid: Grid, img: &Gd<Image>, lo: f32, hi: f32) {
@@ -349,17 +394,7 @@ impl TerrainWorld {
         } else {
             self.height_texture = ImageTexture::create_from_image(img);
         }
-        let quads = (
-            (grid.width.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
-            (grid.height.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
-        );
-        if quads != self.mesh_quads {
-            let mesh = grid_mesh(quads.0, quads.1);
-            if let Some(mi) = &mut self.mesh_instance {
-                mi.set_mesh(&mesh);
-            }
-            self.mesh_quads = quads;
-        }
+        self.prepare_mesh(grid);
         let cs = grid.cell_size;
         let size_m = Vector2::new(
             (grid.width.max(2) - 1) as f32 * cs,
