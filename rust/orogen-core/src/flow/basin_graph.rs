@@ -1,7 +1,7 @@
 //! The graph of basins and the passes between them; which pass each lake overflows through.
 //!
-//! Cordonnier 2016 §4.3 (lake routing) after Cordonnier, Bovy & Braun 2019 (fastscapelib's
-//! `basin_graph`): every stream tree whose root is an interior pit is a lake; a pass is the
+//! Cordonnier 2016, "Abstraction of the lake flows" and "Extraction of the lake
+//! connections", after Cordonnier, Bovy & Braun 2019 (fastscapelib's `basin_graph`): every stream tree whose root is an interior pit is a lake; a pass is the
 //! lowest pair of neighbouring nodes in two different basins (pass height = the higher of
 //! the two); lakes join the outlet trees along a minimum spanning tree of the basin graph
 //! (Kruskal with a union-find), O(N + M log M) for N nodes and M lakes.

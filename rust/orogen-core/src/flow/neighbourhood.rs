@@ -1,8 +1,8 @@
 //! The node sets routing walks: anything with neighbours, distances, areas and an open boundary.
 //!
 //! Routing, lakes and accumulation are written once over [`Neighbourhood`], so the regular
-//! grid ([`RasterGrid`]) and a later random-point stream graph (Cordonnier 2016 §4.1) share
-//! them, as fastscapelib's grids share its flow operators.
+//! grid ([`RasterGrid`]) and a later random-point stream graph (Cordonnier 2016's graph G)
+//! share them, as fastscapelib's grids share its flow operators.
 
 use rayon::prelude::*;
 

@@ -33,8 +33,8 @@ pub const MAX_EPSILON: f32 = 10.0;
 pub enum SinkMode {
     /// Leave pits alone: their stream trees end inside the domain.
     None,
-    /// Cordonnier 2016 §4.3 / fastscapelib carve: each lake drains through its pass; the
-    /// receivers from the pass back to the pit are reversed. Heights do not change.
+    /// Cordonnier 2016 "Stream tree update" / fastscapelib carve: each lake drains through
+    /// its pass; the receivers from the pass back to the pit are reversed. Heights do not change.
     #[default]
     Carve,
     /// Fill each lake up to its spill level (a flat or `epsilon`-sloped water surface),
@@ -250,7 +250,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
         if mode == SinkMode::None || self.roots.len() == self.n_outlet_roots {
             return Ok(());
         }
-        // Cordonnier 2016 §4.3: lakes join outlet trees along the minimum spanning tree of passes.
+        // Cordonnier 2016, "Extraction of the lake connections": lakes join the outlet trees
+        // along the minimum spanning tree of passes.
         self.basin_graph.lake_passes(
             &self.nb,
             heights,
