@@ -92,7 +92,7 @@ export OROGEN_GODOT_HOME="$WORK/home"
 # Lines that mean something went wrong in the plugin, the extension or the engine.
 scan_errors() { # log file, what
     local hits
-    hits=$(grep -E 'SCRIPT ERROR|Parse Error|^ERROR:|^USER ERROR:|panicked|Segmentation fault|signal 11' "$1" \
+    hits=$(grep -E 'SCRIPT ERROR|Parse Error|^ERROR:|^USER ERROR:|panic|Segmentation fault|signal 11' "$1" \
         | grep -vE 'orogen_missing_uplift|no_such_recipe' | head -n 20)
     if [[ -z $hits ]]; then
         pass "$2: no errors in the output"
@@ -138,8 +138,8 @@ if [[ "${OROGEN_EDITOR_SCREENSHOT:-1}" != "0" && -x "$ROOT/usr/bin/Xvfb" && -x "
     SHOT="$WORK/shot"
     mkdir -p "$SHOT"
     # Vulkan through Mesa's lavapipe: Mesa's OpenGL cannot make a context on Xvfb (no DRI3).
-    OROGEN_XVFB_SIZE=1600x900x24 timeout 600 "${GODOT[@]}" --xvfb --rendering-driver vulkan \
-        --audio-driver Dummy --editor --path "$PROJ" \
+    OROGEN_XVFB_SIZE=1600x1000x24 timeout 600 "${GODOT[@]}" --xvfb --rendering-driver vulkan \
+        --audio-driver Dummy --resolution 1600x1000 --position 0,0 --editor --path "$PROJ" \
         -- --orogen-editor-test "--orogen-screenshot=$SHOT" >"$WORK/screenshot.log" 2>&1 &
     gpid=$!
     for _ in $(seq 1 1200); do

@@ -123,6 +123,11 @@ func set_terrain(node: Node) -> void:
 	_shown_recipe = null
 	_shown_ron = ""
 	_clear_tiles()
+	if _built and not is_generating():
+		# Messages and progress belong to the terrain they were about.
+		_set_status("")
+		_progress.value = 0.0
+		_progress_label.text = ""
 	_update_all()
 
 
@@ -179,7 +184,7 @@ func generate() -> bool:
 	_run_started_msec = Time.get_ticks_msec()
 	_cancel_requested = false
 	_clear_error()
-	_status.text = "Generating…"
+	_set_status("Generating…")
 	_update_run_ui()
 	_update_progress()
 	if not bool(sim.call(&"start")):
@@ -195,7 +200,7 @@ func cancel_generation() -> void:
 	if not is_generating() or _cancel_requested:
 		return
 	_cancel_requested = true
-	_status.text = "Cancelling…"
+	_set_status("Cancelling…")
 	if is_instance_valid(_sim):
 		_sim.call(&"cancel")
 	_update_run_ui()
@@ -222,7 +227,7 @@ func bake_to(dir: String) -> String:
 		return _show_error("Cannot save %s: %s" % [res_path, error_string(saved)])
 	_scan_filesystem()
 	_clear_error()
-	_status.text = "Baked the maps and terrain.res to %s" % dir
+	_set_status("Baked the maps and terrain.res to %s" % dir)
 	return ""
 
 
@@ -231,7 +236,7 @@ func import_ron(path: String) -> String:
 	var err := _edit_recipe("Import terrain recipe", func(r: Resource) -> String:
 		return String(r.call(&"load_ron", path)))
 	if err == "":
-		_status.text = "Imported %s" % path
+		_set_status("Imported %s" % path)
 		_rebuild_recipe_view()
 	return err
 
@@ -246,7 +251,7 @@ func export_ron(path: String) -> String:
 		return _show_error("Export failed: %s" % err)
 	_scan_filesystem()
 	_clear_error()
-	_status.text = "Exported the recipe to %s" % path
+	_set_status("Exported the recipe to %s" % path)
 	return ""
 
 
@@ -351,6 +356,35 @@ func _build_ui() -> void:
 	_body.add_theme_constant_override(&"separation", 6)
 	_root.add_child(_body)
 
+	var run_row := HBoxContainer.new()
+	_generate_button = _button("Generate", &"Play", "Run the recipe on this terrain (undoable).",
+			func() -> void: generate())
+	_generate_button.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	run_row.add_child(_generate_button)
+	_cancel_button = _button("Cancel", &"Stop", "Stop the generation; the terrain stays as it was.",
+			cancel_generation)
+	run_row.add_child(_cancel_button)
+	_body.add_child(run_row)
+	_progress = ProgressBar.new()
+	_progress.min_value = 0.0
+	_progress.max_value = 1.0
+	_progress.step = 0.0
+	_progress.custom_minimum_size.y = 18
+	_body.add_child(_progress)
+	_progress_label = Label.new()
+	_progress_label.text_overrun_behavior = TextServer.OVERRUN_TRIM_ELLIPSIS
+	_body.add_child(_progress_label)
+	_status = Label.new()
+	_status.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
+	_status.modulate = Color(1, 1, 1, 0.8)
+	_status.visible = false
+	_body.add_child(_status)
+	_validation = Label.new()
+	_validation.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
+	_validation.add_theme_color_override(&"font_color", ed_theme.get_color(&"error_color", &"Editor"))
+	_validation.visible = false
+	_body.add_child(_validation)
+
 	# A terrain without a recipe.
 	_no_recipe_box = HBoxContainer.new()
 	var no_recipe := Label.new()
@@ -437,35 +471,6 @@ func _build_ui() -> void:
 			_open_ron_dialog))
 	_recipe_box.add_child(ron_row)
 
-	_validation = Label.new()
-	_validation.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
-	_validation.add_theme_color_override(&"font_color", ed_theme.get_color(&"error_color", &"Editor"))
-	_validation.visible = false
-	_body.add_child(_validation)
-
-	_body.add_child(_section("Generate"))
-	var run_row := HBoxContainer.new()
-	_generate_button = _button("Generate", &"Play", "Run the recipe on this terrain (undoable).",
-			func() -> void: generate())
-	_generate_button.size_flags_horizontal = Control.SIZE_EXPAND_FILL
-	run_row.add_child(_generate_button)
-	_cancel_button = _button("Cancel", &"Stop", "Stop the generation; the terrain stays as it was.",
-			cancel_generation)
-	run_row.add_child(_cancel_button)
-	_body.add_child(run_row)
-	_progress = ProgressBar.new()
-	_progress.min_value = 0.0
-	_progress.max_value = 1.0
-	_progress.step = 0.0
-	_progress.custom_minimum_size.y = 18
-	_body.add_child(_progress)
-	_progress_label = Label.new()
-	_progress_label.text_overrun_behavior = TextServer.OVERRUN_TRIM_ELLIPSIS
-	_body.add_child(_progress_label)
-	_status = Label.new()
-	_status.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
-	_status.modulate = Color(1, 1, 1, 0.8)
-	_body.add_child(_status)
 
 	_body.add_child(_section("Maps"))
 	_maps_flow = HFlowContainer.new()
@@ -903,13 +908,13 @@ func _on_sim_finished() -> void:
 		result = _sim.call(&"get_result") as Resource
 	_end_run()
 	if not is_instance_valid(terrain):
-		_status.text = "The terrain was removed before the generation finished."
+		_set_status("The terrain was removed before the generation finished.")
 		generation_ended.emit(false, _status.text)
 		return
 	if cancelled or result == null:
 		terrain.call(&"set_data", old)
 		if cancelled:
-			_status.text = "Generation cancelled; the terrain is as it was."
+			_set_status("Generation cancelled; the terrain is as it was.")
 			generation_ended.emit(false, _status.text)
 		else:
 			_show_error("The simulator finished without a result.")
@@ -925,7 +930,7 @@ func _on_sim_finished() -> void:
 		terrain.call(&"set_data", result)
 	_progress.value = 1.0
 	_progress_label.text = "Done: %d stage(s) in %.1f s" % [_run_stage_names.size(), seconds]
-	_status.text = "Generated. Undo (Ctrl+Z) restores the previous terrain."
+	_set_status("Generated. Undo (Ctrl+Z) restores the previous terrain.")
 	_thumbs_dirty = true
 	_thumb_timer = 0.0
 	generation_ended.emit(true, _status.text)
@@ -940,10 +945,10 @@ func _on_sim_failed(message: String) -> void:
 	_thumbs_dirty = true
 	_thumb_timer = 0.0
 	if cancelled:
-		_status.text = "Generation cancelled; the terrain is as it was."
+		_set_status("Generation cancelled; the terrain is as it was.")
 		generation_ended.emit(false, _status.text)
 		return
-	_status.text = ""
+	_set_status("")
 	_show_error("Generation failed: %s" % message)
 	push_warning("Orogen: generation failed: %s" % message)
 	generation_ended.emit(false, message)
@@ -1045,6 +1050,11 @@ static func _pair(v: Variant) -> Vector2:
 
 static func _km(metres: float) -> String:
 	return "%.1f km" % (metres / 1000.0) if metres >= 1000.0 else "%d m" % roundi(metres)
+
+
+func _set_status(text: String) -> void:
+	_status.text = text
+	_status.visible = text != ""
 
 
 func _show_error(message: String) -> String:

@@ -356,9 +356,16 @@ func _cleanup() -> void:
 # --- Screenshot mode -----------------------------------------------------------------------
 
 func _screenshot(dir: String) -> void:
+	# Redraw every frame, so the X server's copy of the window is current when xwd reads it.
+	OS.low_processor_usage_mode = false
 	if ClassDB.class_exists(&"TerrainWorld"):
 		var terrain := await _open_test_scene(257, 40)
 		if terrain != null:
+			# Shrink the 25 km terrain to a few units so the editor's default 3D view, a few
+			# units from the origin, sees all of it.
+			var d: Dictionary = (terrain.get(&"recipe") as Resource).call(&"to_dict")
+			var extent := float((d["size"] as Array)[0]) * float(d["cell_size"])
+			terrain.scale = Vector3.ONE * (6.0 / extent)
 			EditorInterface.set_main_screen_editor("3D")
 			_select(terrain)
 			await _frames(5)
@@ -367,7 +374,6 @@ func _screenshot(dir: String) -> void:
 			var ended: Array = await _wait_generation(dock)
 			print("screenshot: generation ended: %s" % [ended])
 			_select(terrain)
-			_frame_camera(terrain)
 	await get_tree().create_timer(3.0).timeout
 	# The editor's own view of itself, beside the X server's (xwd) taken by the shell.
 	var shot := get_viewport().get_texture().get_image()
@@ -379,18 +385,3 @@ func _screenshot(dir: String) -> void:
 	var start := Time.get_ticks_msec()
 	while not FileAccess.file_exists(dir.path_join("shot")) and Time.get_ticks_msec() - start < 60000:
 		await get_tree().process_frame
-
-
-## Points the 3D editor camera at the whole terrain from the south-east, above.
-func _frame_camera(terrain: Node3D) -> void:
-	var vp := EditorInterface.get_editor_viewport_3d(0)
-	var cam := vp.get_camera_3d() if vp != null else null
-	if cam == null:
-		return
-	var d: Dictionary = (terrain.get(&"recipe") as Resource).call(&"to_dict")
-	var size: Array = d["size"]
-	var extent := float(size[0]) * float(d["cell_size"])
-	var target := terrain.global_position
-	cam.global_position = target + Vector3(0.55, 0.5, 0.75) * extent
-	cam.look_at(target, Vector3.UP)
-	cam.far = extent * 4.0
