@@ -241,3 +241,80 @@ fn bad_parameters_name_their_field() {
     let err = compute_maps(&mut world, &params).unwrap_err().to_string();
     assert!(err.contains("precipitation"), "{err}");
 }
+
+#[test]
+fn maps_are_the_same_bytes_with_one_and_four_threads() {
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let grid = Grid::new(300, 220, 20.0).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            let data: Vec<f32> = (0..grid.len())
+                .map(|i| (i % 300) as f32 * 0.1 + rng.random_range(0.0..30.0))
+                .collect();
+            let mut out = Vec::new();
+            for lakes in [SinkMode::Carve, SinkMode::Fill { epsilon: 0.05 }] {
+                let mut world =
+                    World::new(Heightfield::from_vec(grid, data.clone(), "t").unwrap(), 3);
+                let params = HydrologyParams {
+                    lakes,
+                    epsilon: 0.01,
+                    ..Default::default()
+                };
+                compute_maps(&mut world, &params).unwrap();
+                out.push(world.maps);
+            }
+            out
+        })
+    };
+    assert!(
+        run(1) == run(4),
+        "hydrology maps differ between 1 and 4 threads"
+    );
+}
+
+#[test]
+fn stage_runs_through_the_runner_and_honours_cancel() {
+    use std::sync::atomic::AtomicBool;
+    let stages = vec![Stage::Hydrology(HydrologyParams::default())];
+    let mut world = pitted_world(2);
+    let before = world.height.data.clone();
+    let mut steps = 0;
+    let cancel = AtomicBool::new(false);
+    orogen_core::runner::run_stages(
+        &mut world,
+        &stages,
+        std::path::Path::new("."),
+        &cancel,
+        &mut |e| {
+            if let orogen_core::Event::Step { world, .. } = e {
+                steps += 1;
+                assert!(world.maps.contains_key(names::DRAINAGE));
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(steps, 1);
+    assert_eq!(world.height.data, before);
+    for name in [
+        names::DRAINAGE,
+        names::WATER_SURFACE,
+        names::LAKE_DEPTH,
+        names::RIVERS,
+        names::BASINS,
+    ] {
+        assert_eq!(world.maps[name].grid(), world.grid(), "{name}");
+    }
+    let cancelled = AtomicBool::new(true);
+    let err = orogen_core::runner::run_stages(
+        &mut world,
+        &stages,
+        std::path::Path::new("."),
+        &cancelled,
+        &mut |_| {},
+    );
+    assert!(matches!(err, Err(orogen_core::OrogenError::Cancelled)));
+}
