@@ -69,9 +69,9 @@ func _relief() -> float:
 ## Places the camera on a circle around the terrain, looking at its centre.
 func _frame_camera() -> void:
 	var extent: float = _extent()
-	var radius: float = extent * 0.62
-	var pos := Vector3(cos(orbit_angle) * radius, extent * 0.3, sin(orbit_angle) * radius)
-	camera.look_at_from_position(pos, Vector3(0.0, extent * 0.01, 0.0), Vector3.UP)
+	var radius: float = extent * 0.58
+	var pos := Vector3(cos(orbit_angle) * radius, extent * 0.36, sin(orbit_angle) * radius)
+	camera.look_at_from_position(pos, Vector3(0.0, 0.0, extent * 0.06 * sin(orbit_angle)), Vector3.UP)
 	camera.far = extent * 4.0
 	camera.near = extent * 0.0005
 	water.mesh.size = Vector2(extent * 8.0, extent * 8.0)

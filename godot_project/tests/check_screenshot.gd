@@ -44,8 +44,9 @@ func _initialize() -> void:
 			mean_sq += v * v
 			colours[Vector3i(int(c.r * 15.0), int(c.g * 15.0), int(c.b * 15.0))] = true
 			var lum: float = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b
-			var bluish: bool = c.b > c.r + 0.06 and c.b >= c.g
-			if bluish and lum > 0.45:
+			# Sky and water are strongly blue; lit terrain (even snow under a blue sky) is not.
+			var bluish: bool = c.b > c.r + 0.12 and c.b > c.g
+			if bluish and lum > 0.55:
 				sky += 1
 			elif bluish:
 				water += 1

@@ -225,6 +225,13 @@ func test_same_heights_as_cli() -> void:
 		var m: Image = terrain.get_map(name)
 		var r: Image = Image.load_from_file(exr)
 		check(m.get_data() == r.get_data(), "map %s bytes identical to the CLI's" % name)
+	# The same bytes whatever the size of the simulator's own thread pool.
+	var t1: TerrainWorld = make_scene(recipe_from("equiv.ron"))
+	var s1: ErosionSimulator = sim_of(t1)
+	s1.threads = 1
+	check(s1.start(), "start with threads = 1")
+	check(await wait_done(s1, 120000), "threads = 1 run finished")
+	check(t1.data != null and t1.get_map("height").get_data() == ours.get_data(), "threads = 1 gives the same bytes")
 	var names: PackedStringArray = terrain.get_map_names()
 	for want: String in ["height", "uplift", "drainage", "water_surface", "rivers", "basins"]:
 		check(names.has(want), "map %s present (have %s)" % [want, names])
