@@ -36,8 +36,9 @@ pub struct HydrologyParams {
     /// A cell is a river where `drainage` is at least this, m² (m³/yr with precipitation).
     /// Default: 1e6 (1 km²).
     pub river_threshold: f32,
-    /// Slope of the water surface over lakes, metres per cell (rising upstream from the
-    /// pass). Default: 0 (flat lakes).
+    /// Slope of the water surface, metres per cell, rising upstream from each lake's pass
+    /// (FastFlow Algorithm 6's ε). River cells that fall less than this per cell are lifted
+    /// too, so keep it small. Default: 0 (flat lakes).
     pub epsilon: f32,
 }
 
