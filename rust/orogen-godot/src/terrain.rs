@@ -31,14 +31,6 @@ const SHADER: &str = include_str!("../../../addons/orogen/runtime/terrain.gdshad
 /// still shades every texture cell), so a 2049² terrain draws 512² quads.
 const MAX_MESH_QUADS: usize = 512;
 
-/// Display meshes by quad count `(x, z)`.
-type MeshCache = Vec<((usize, usize), Gd<ArrayMesh>)>;
-
-thread_local! {
-    /// Display meshes already built; only the main thread touches them.
-    static MESHES: std::cell::RefCell<MeshCache> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// A terrain in the scene: display, collision and queries over a `TerrainData`.
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
@@ -351,8 +343,7 @@ impl TerrainWorld {
         self.world = Some(world);
     }
 
-    /// Makes sure the display mesh fits `grid` (meshes are cached per size on the main
-    /// thread, so each size is built once per session).
+    /// Makes sure the display mesh fits `grid` (rebuilt only when the quad count changes).
     pub fn prepare_mesh(&mut self, grid: Grid) {
         self.ensure_display_nodes();
         let quads = (
@@ -360,18 +351,7 @@ impl TerrainWorld {
             (grid.height.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
         );
         if quads != self.mesh_quads {
-            let mesh = MESHES.with(|cache| {
-                let mut cache = cache.borrow_mut();
-                if let Some((_, m)) = cache.iter().find(|(q, _)| *q == quads) {
-                    return m.clone();
-                }
-                let m = grid_mesh(quads.0, quads.1);
-                if cache.len() >= 4 {
-                    cache.remove(0);
-                }
-                cache.push((quads, m.clone()));
-                m
-            });
+            let mesh = grid_mesh(quads.0, quads.1);
             if let Some(mi) = &mut self.mesh_instance {
                 mi.set_mesh(&mesh);
             }
