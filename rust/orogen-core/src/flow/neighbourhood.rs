@@ -246,7 +246,7 @@ impl Neighbourhood for RasterGrid {
             .zip(dist.par_chunks_mut(w))
             .enumerate()
             .for_each_init(
-                || (vec![0.0f32; w], vec![0u8; w]),
+                || (vec![0.0f32; w], vec![0u32; w]),
                 |(best, dir), (y, (rs, ds))| {
                     let row = y * w;
                     if y == 0 || y + 1 == h {
@@ -255,22 +255,26 @@ impl Neighbourhood for RasterGrid {
                         }
                         return;
                     }
+                    let m = w - 2;
                     let here = &heights[row + 1..row + w - 1];
-                    best[..w - 2].fill(0.0);
-                    dir[..w - 2].fill(u8::MAX);
+                    let (best, dir) = (&mut best[..m], &mut dir[..m]);
+                    best.fill(0.0);
+                    dir.fill(u32::MAX);
                     for k in 0..8 {
                         let start = (row as isize + 1 + self.offsets[k]) as usize;
-                        let there = &heights[start..start + w - 2];
+                        let there = &heights[start..start + m];
                         let dk = self.distances[k];
-                        for ((b, dr), (&hi, &hj)) in best[..w - 2]
+                        // Branch-free (bit select, max) so the loop vectorises; slopes are
+                        // finite, so `max` picks `s` exactly when `s > best`.
+                        for ((b, dr), (&hi, &hj)) in best
                             .iter_mut()
-                            .zip(dir[..w - 2].iter_mut())
+                            .zip(dir.iter_mut())
                             .zip(here.iter().zip(there))
                         {
                             let s = (hi - hj) / dk;
-                            let better = s > *b;
-                            *b = if better { s } else { *b };
-                            *dr = if better { k as u8 } else { *dr };
+                            let mask = u32::from(s > *b).wrapping_neg();
+                            *dr = (*dr & !mask) | (k as u32 & mask);
+                            *b = b.max(s);
                         }
                     }
                     descend_node(self, heights, sea, row, &mut rs[0], &mut ds[0], keep);
@@ -292,7 +296,7 @@ impl Neighbourhood for RasterGrid {
                             continue;
                         }
                         let k = dir[x - 1];
-                        if k != u8::MAX {
+                        if k != u32::MAX {
                             *r = (i as isize + self.offsets[k as usize]) as u32;
                             *d = self.distances[k as usize];
                         } else if !keep {
