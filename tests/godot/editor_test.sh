@@ -13,8 +13,9 @@
 #      a TerrainWorld scene, selects it and drives the dock (recipe form, stage edits with
 #      undo, Generate → one undoable action, Cancel, a failing run, Bake, RON import/export,
 #      plugin disable/enable), with its output also scanned for errors;
-#   3. if Xvfb starts: the editor on a virtual display, a TerrainWorld generated and selected,
-#      and `xwd -root | convert` into test-artifacts/editor-screenshot.png.
+#   3. the editor on a virtual display (Xvfb, Vulkan through lavapipe), a TerrainWorld generated
+#      and selected, and `xwd -root | convert` of the dock as it opens and scrolled to its maps
+#      into test-artifacts/editor-screenshot-{top,maps}.png.
 # It ends with `editor: N passed, M failed` and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -142,26 +143,36 @@ if [[ "${OROGEN_EDITOR_SCREENSHOT:-1}" != "0" && -x "$ROOT/usr/bin/Xvfb" && -x "
         --audio-driver Dummy --resolution 1600x1000 --position 0,0 --editor --path "$PROJ" \
         -- --orogen-editor-test "--orogen-screenshot=$SHOT" >"$WORK/screenshot.log" 2>&1 &
     gpid=$!
-    for _ in $(seq 1 1200); do
-        [[ -f $SHOT/ready ]] && break
-        kill -0 "$gpid" 2>/dev/null || break
-        sleep 0.5
-    done
-    if [[ -f $SHOT/ready ]]; then
-        display=$(head -n 1 "$SHOT/ready")
-        if chroot "$ROOT" /usr/bin/xwd -root -silent -display "$display" >"$SHOT/screen.xwd" 2>"$SHOT/xwd.err" \
-            && chroot "$ROOT" /usr/bin/convert xwd:- png:- <"$SHOT/screen.xwd" >"$ART/editor-screenshot.png" 2>>"$SHOT/xwd.err" \
-            && [[ -s $ART/editor-screenshot.png ]]; then
-            pass "screenshot written to test-artifacts/editor-screenshot.png"
-        else
-            fail "xwd/convert could not take the screenshot: $(head -c 300 "$SHOT/xwd.err")"
+    for view in top maps; do
+        for _ in $(seq 1 1200); do
+            [[ -f $SHOT/$view.ready ]] && break
+            kill -0 "$gpid" 2>/dev/null || break
+            sleep 0.5
+        done
+        if [[ ! -f $SHOT/$view.ready ]]; then
+            fail "the editor under Xvfb got ready for the '$view' screenshot"
+            tail -n 20 "$WORK/screenshot.log" | sed 's/^/       /'
+            break
         fi
-        [[ -f $SHOT/editor-viewport.png ]] && cp "$SHOT/editor-viewport.png" "$ART/editor-viewport.png"
-        touch "$SHOT/shot"
-    else
-        echo "editor_test: the editor under Xvfb never got ready; skipping the screenshot"
-        tail -n 20 "$WORK/screenshot.log" | sed 's/^/       /'
-    fi
+        display=$(head -n 1 "$SHOT/$view.ready")
+        out="$ART/editor-screenshot-$view.png"
+        if chroot "$ROOT" /usr/bin/xwd -root -silent -display "$display" >"$SHOT/screen.xwd" 2>"$SHOT/xwd.err" \
+            && chroot "$ROOT" /usr/bin/convert xwd:- png:- <"$SHOT/screen.xwd" >"$out" 2>>"$SHOT/xwd.err" \
+            && [[ -s $out ]]; then
+            pass "screenshot written to test-artifacts/editor-screenshot-$view.png"
+            # A drawn editor has contrast; a black or blank frame has none.
+            sd=$(chroot "$ROOT" /usr/bin/convert png:- -format '%[fx:standard_deviation]' info:- <"$out" 2>/dev/null)
+            if awk -v s="${sd:-0}" 'BEGIN { exit !(s > 0.05) }'; then
+                pass "the '$view' screenshot is not blank (grey-level deviation $sd)"
+            else
+                fail "the '$view' screenshot looks blank (grey-level deviation ${sd:-unknown})"
+            fi
+        else
+            fail "xwd/convert could not take the '$view' screenshot: $(head -c 300 "$SHOT/xwd.err")"
+        fi
+        [[ -f $SHOT/editor-viewport-$view.png ]] && cp "$SHOT/editor-viewport-$view.png" "$ART/"
+        touch "$SHOT/$view.shot"
+    done
     wait "$gpid" 2>/dev/null
     scan_errors "$WORK/screenshot.log" "editor under Xvfb"
     grep -E '^screenshot: ' "$WORK/screenshot.log"

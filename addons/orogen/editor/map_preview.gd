@@ -55,7 +55,16 @@ static func make(map_name: String, image: Image, max_size: int = THUMB_SIZE) -> 
 			hi = 0.0
 		out["min"] = lo
 		out["max"] = hi
-		out["summary"] = "%s: %d×%d, %s … %s" % [map_name, full_w, full_h, _num(lo), _num(hi)]
+		var log_scale := _heavy_tailed(values, lo, hi)
+		out["summary"] = "%s: %d×%d, %s … %s%s" % [map_name, full_w, full_h, _num(lo), _num(hi),
+				" (log scale)" if log_scale else (" (constant)" if lo == hi else "")]
+		if log_scale:
+			# Drainage area, discharge, lake depth: most cells are near zero and a few are huge,
+			# so grey levels follow log(1 + v) to show the river network and the lakes.
+			for i in values.size():
+				values[i] = log(1.0 + maxf(values[i], 0.0))
+			lo = log(1.0 + lo)
+			hi = log(1.0 + hi)
 		thumb = _shade(values, w, h, lo, hi, map_name == "height")
 	else:
 		if fmt != Image.FORMAT_L8 and fmt != Image.FORMAT_RGB8 and fmt != Image.FORMAT_RGBA8:
@@ -65,11 +74,22 @@ static func make(map_name: String, image: Image, max_size: int = THUMB_SIZE) -> 
 	return out
 
 
+## Whether a non-negative map is better seen in log scale: its median is under 1% of its max.
+static func _heavy_tailed(values: PackedFloat32Array, lo: float, hi: float) -> bool:
+	if lo < 0.0 or hi <= 0.0 or values.is_empty():
+		return false
+	var sorted := values.duplicate()
+	sorted.sort()
+	return sorted[sorted.size() >> 1] < 0.01 * hi
+
+
 ## Grey (or, for heights, tinted and hillshaded) RGB8 image of `values` (w×h, row-major).
 static func _shade(values: PackedFloat32Array, w: int, h: int, lo: float, hi: float,
 		hillshade: bool) -> Image:
 	var span := hi - lo
 	var inv := 1.0 / span if span > 0.0 else 0.0
+	# A constant map is drawn mid-grey (its value is in the tooltip).
+	var flat := 0.5 if span <= 0.0 else 0.0
 	var bytes := PackedByteArray()
 	bytes.resize(w * h * 3)
 	# Light from the north-west; slopes are taken in normalised units (the whole range over a
@@ -80,7 +100,7 @@ static func _shade(values: PackedFloat32Array, w: int, h: int, lo: float, hi: fl
 		for x in w:
 			var i := y * w + x
 			var v := values[i]
-			var t := clampf((v - lo) * inv, 0.0, 1.0) if is_finite(v) else 0.0
+			var t := clampf((v - lo) * inv + flat, 0.0, 1.0) if is_finite(v) else 0.0
 			var c := Color(t, t, t)
 			if hillshade:
 				c = _ramp(t)

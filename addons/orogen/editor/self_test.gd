@@ -374,14 +374,22 @@ func _screenshot(dir: String) -> void:
 			var ended: Array = await _wait_generation(dock)
 			print("screenshot: generation ended: %s" % [ended])
 			_select(terrain)
-	await get_tree().create_timer(3.0).timeout
-	# The editor's own view of itself, beside the X server's (xwd) taken by the shell.
-	var shot := get_viewport().get_texture().get_image()
-	if shot != null:
-		shot.save_png(dir.path_join("editor-viewport.png"))
-	var marker := FileAccess.open(dir.path_join("ready"), FileAccess.WRITE)
-	marker.store_string(OS.get_environment("DISPLAY") + "\n")
-	marker.close()
-	var start := Time.get_ticks_msec()
-	while not FileAccess.file_exists(dir.path_join("shot")) and Time.get_ticks_msec() - start < 60000:
-		await get_tree().process_frame
+	# Two views: the dock as it opens (Generate, progress, recipe) and scrolled to the bottom
+	# (stages, map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
+	# the shell's <view>.shot (taken with xwd), then go on.
+	var dock_content: Control = _plugin.call(&"get_dock_content")
+	for view: String in ["top", "maps"]:
+		if view == "maps" and dock_content is ScrollContainer:
+			(dock_content as ScrollContainer).scroll_vertical = 1 << 20
+		await get_tree().create_timer(3.0).timeout
+		# The editor's own view of itself, beside the X server's (xwd) taken by the shell.
+		var shot := get_viewport().get_texture().get_image()
+		if shot != null:
+			shot.save_png(dir.path_join("editor-viewport-%s.png" % view))
+		var marker := FileAccess.open(dir.path_join(view + ".ready"), FileAccess.WRITE)
+		marker.store_string(OS.get_environment("DISPLAY") + "\n")
+		marker.close()
+		var start := Time.get_ticks_msec()
+		while not FileAccess.file_exists(dir.path_join(view + ".shot")) \
+				and Time.get_ticks_msec() - start < 60000:
+			await get_tree().process_frame
