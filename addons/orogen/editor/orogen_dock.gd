@@ -97,11 +97,9 @@ func _ready() -> void:
 	set_process(true)
 
 
-func _exit_tree() -> void:
-	shutdown()
-
-
-## Cancels a running generation and lets go of the terrain (the plugin calls this on exit).
+## Cancels a running generation and lets go of the terrain. The plugin calls this when it
+## is disabled; the dock's own exit from the tree is not enough of a sign, since moving the
+## dock to another slot also takes it out of the tree and back.
 func shutdown() -> void:
 	if is_generating():
 		_cancel_requested = true

@@ -214,6 +214,23 @@ func _run_all() -> void:
 	_check(String(dock.call(&"import_ron", "user://no_such_recipe.ron")) != ""
 			and String(dock.call(&"get_error_text")) != "", "importing a missing file shows an error")
 
+	# The file dialogs and the RON editor open in the right mode.
+	var dialog := dock.get(&"_file_dialog") as EditorFileDialog
+	var modes := {"import": EditorFileDialog.FILE_MODE_OPEN_FILE,
+			"export": EditorFileDialog.FILE_MODE_SAVE_FILE, "bake": EditorFileDialog.FILE_MODE_OPEN_DIR}
+	for action: String in modes:
+		dock.call(&"_open_file_dialog", action)
+		await _frames(2)
+		_check(dialog.visible and dialog.file_mode == modes[action], "the %s dialog opens (mode %d)"
+				% [action, dialog.file_mode])
+		dialog.hide()
+	dock.call(&"_open_ron_dialog")
+	await _frames(2)
+	var ron_dialog := dock.get(&"_ron_dialog") as ConfirmationDialog
+	_check(ron_dialog.visible and (dock.get(&"_ron_edit") as CodeEdit).text == String(recipe.get(&"ron")),
+			"Edit RON opens with the recipe's text")
+	ron_dialog.hide()
+
 	# Selecting something else.
 	var other := Node3D.new()
 	other.name = "NotATerrain"
@@ -374,13 +391,16 @@ func _screenshot(dir: String) -> void:
 			var ended: Array = await _wait_generation(dock)
 			print("screenshot: generation ended: %s" % [ended])
 			_select(terrain)
-	# Two views: the dock as it opens (Generate, progress, recipe) and scrolled to the bottom
-	# (stages, map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
+	# Three views: the dock as it opens (Generate, progress, recipe), scrolled to the recipe and
+	# its stages, and scrolled to the bottom (map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
 	# the shell's <view>.shot (taken with xwd), then go on.
 	var dock_content: Control = _plugin.call(&"get_dock_content")
-	for view: String in ["top", "maps"]:
-		if view == "maps" and dock_content is ScrollContainer:
-			(dock_content as ScrollContainer).scroll_vertical = 1 << 20
+	for view: String in ["top", "stages", "maps"]:
+		var scroller := dock_content as ScrollContainer
+		if view == "stages" and scroller != null:
+			scroller.scroll_vertical = int((dock_content.get(&"_recipe_box") as Control).position.y)
+		if view == "maps" and scroller != null:
+			scroller.scroll_vertical = 1 << 20
 		await get_tree().create_timer(3.0).timeout
 		# The editor's own view of itself, beside the X server's (xwd) taken by the shell.
 		var shot := get_viewport().get_texture().get_image()
