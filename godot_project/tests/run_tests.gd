@@ -457,6 +457,9 @@ func test_generate_and_data_changed() -> void:
 		terrain.get_height(0.0, 0.0))
 	var sim: ErosionSimulator = terrain.generate()
 	check(sim != null, "generate returns a simulator")
+	var seen_result: Array[bool] = [false]
+	# Calling back into the simulator from the terrain's signal is allowed.
+	terrain.data_changed.connect(func() -> void: seen_result[0] = sim.get_result() != null and not sim.is_running(), CONNECT_ONE_SHOT)
 	var done: Array[bool] = [false]
 	sim.finished.connect(func() -> void: done[0] = true)
 	var t0: int = Time.get_ticks_msec()
@@ -464,6 +467,7 @@ func test_generate_and_data_changed() -> void:
 		await process_frame
 	check(done[0], "generate finished")
 	check(terrain.data != null and changes[0] == 1, "data set once (%d data_changed)" % changes[0])
+	check(seen_result[0], "the simulator answered from inside data_changed")
 	var first: TerrainData = terrain.data
 	var flat := TerrainData.new()
 	var img := Image.create_empty(5, 4, false, Image.FORMAT_RF)

@@ -394,6 +394,9 @@ impl ErosionSimulator {
                 self.result = Some(data.clone());
                 if self.apply_on_finish {
                     if let Some(mut terrain) = self.terrain_node() {
+                        // Handlers of the terrain's `data_changed` may call back into this
+                        // simulator (get_result, is_running): allow it while we wait.
+                        let _reentrant = self.base_mut();
                         terrain.bind_mut().apply_result(data, world);
                     }
                 }
