@@ -55,7 +55,9 @@ const SCAN_CHUNKS: usize = 16;
 pub(crate) struct BasinGraph {
     chunks: Vec<ScanChunk>,
     edges: Vec<Edge>,
-    order: Vec<u32>,
+    keys: Vec<u64>,
+    key_scratch: Vec<u64>,
+    counts: Vec<u32>,
     parent: Vec<u32>,
     rank: Vec<u8>,
     tree: Vec<u32>,
@@ -103,6 +105,7 @@ impl ScanChunk {
         let touched = &mut self.touched;
         let edges = &mut self.edges;
         let mut current = u32::MAX;
+        let mut lake_start = 0;
         for &c in stack {
             let c = c as usize;
             let bc = basins[c];
@@ -111,6 +114,10 @@ impl ScanChunk {
                 for t in touched.drain(..) {
                     conn_pos[t as usize] = 0;
                 }
+                // The finished lake's edges by neighbour node: an order that does not
+                // depend on how the neighbourhood lists neighbours.
+                edges[lake_start..].sort_unstable_by_key(|e| e.b);
+                lake_start = edges.len();
                 current = a;
             }
             let hc = heights[c];
@@ -151,6 +158,42 @@ impl ScanChunk {
         for t in touched.drain(..) {
             conn_pos[t as usize] = 0;
         }
+        edges[lake_start..].sort_unstable_by_key(|e| e.b);
+    }
+}
+
+/// `f32` bits mapped to a `u32` with the same order as [`f32::total_cmp`].
+fn ordered_bits(h: f32) -> u32 {
+    let bits = h.to_bits();
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// Stable LSD radix sort of `keys` by their upper 32 bits (two 16-bit passes).
+fn radix_sort_high(keys: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut Vec<u32>) {
+    scratch.clear();
+    scratch.resize(keys.len(), 0);
+    for shift in [32u32, 48] {
+        counts.clear();
+        counts.resize(1 << 16, 0);
+        for &k in keys.iter() {
+            counts[((k >> shift) & 0xFFFF) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        for &k in keys.iter() {
+            let d = ((k >> shift) & 0xFFFF) as usize;
+            scratch[counts[d] as usize] = k;
+            counts[d] += 1;
+        }
+        std::mem::swap(keys, scratch);
     }
 }
 
@@ -209,23 +252,24 @@ impl BasinGraph {
             self.edges.extend_from_slice(&chunk.edges);
         }
 
-        // 2. Kruskal: edges by increasing pass height (ties by node pair, a total order).
-        self.order.clear();
-        self.order.extend(0..self.edges.len() as u32);
+        // 2. Kruskal: edges by increasing pass height, ties by node pair (the edges come
+        //    ordered by lake, then neighbour node; the radix sort is stable).
+        self.keys.clear();
+        self.keys.extend(
+            self.edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (u64::from(ordered_bits(e.height)) << 32) | i as u64),
+        );
+        radix_sort_high(&mut self.keys, &mut self.key_scratch, &mut self.counts);
         let edges = &self.edges;
-        self.order.sort_unstable_by(|&i, &j| {
-            let (ei, ej) = (&edges[i as usize], &edges[j as usize]);
-            ei.height
-                .total_cmp(&ej.height)
-                .then(ei.a.cmp(&ej.a))
-                .then(ei.b.cmp(&ej.b))
-        });
         self.parent.clear();
         self.parent.extend(0..n_nodes as u32);
         self.rank.clear();
         self.rank.resize(n_nodes, 0);
         self.tree.clear();
-        for &e in &self.order {
+        for &key in &self.keys {
+            let e = key as u32;
             let edge = &edges[e as usize];
             let ra = find(&mut self.parent, edge.a);
             let rb = find(&mut self.parent, edge.b);
