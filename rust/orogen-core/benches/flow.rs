@@ -130,7 +130,9 @@ fn main() {
             accumulate(g, &areas, &mut out);
         });
         // Mean CPU time per call over every thread: what the machine spent, whatever
-        // other processes took from the wall clock.
+        // other processes took from the wall clock (with several threads it includes
+        // rayon workers spinning while they wait; run with RAYON_NUM_THREADS=1 for the
+        // single-core cost).
         let cpu = match (cpu_before, cpu_ms()) {
             (Some(a), Some(b)) => (b - a) / reps as f64,
             _ => f64::NAN,
