@@ -39,6 +39,7 @@ func _run_all() -> void:
 		test_cancel_stops_quickly,
 		test_bad_recipe_fails_with_reason,
 		test_run_time_error_fails_with_reason,
+		test_apply_on_finish_false_leaves_terrain,
 		test_get_height_matches_height_map,
 		test_collision_matches_heights,
 		test_free_mid_run_leaks_no_thread,
@@ -340,6 +341,26 @@ func test_run_time_error_fails_with_reason() -> void:
 	check(await wait_done(sim, 10000), "stops")
 	check(messages.size() == 1 and messages[0].contains("no_such_file_orogen.exr"), "failed names the file: %s" % messages)
 	check(terrain.data == null, "nothing applied")
+
+
+func test_apply_on_finish_false_leaves_terrain() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
+	var sim: ErosionSimulator = sim_of(terrain)
+	sim.apply_on_finish = false
+	sim.live_update = false
+	var changes: Array[int] = [0]
+	terrain.data_changed.connect(func() -> void: changes[0] += 1)
+	check(sim.start(), "start")
+	check(await wait_done(sim, 120000), "finished")
+	check(terrain.data == null and changes[0] == 0, "terrain untouched")
+	var result: TerrainData = sim.get_result()
+	if not check(result != null, "result available"):
+		return
+	check(result.get_width() == 129 and result.get_depth() == 97 and result.cell_size == 50.0, "result shape and cell size")
+	var ref: Image = Image.load_from_file(bake_dir.path_join("height.exr"))
+	check(ref != null and result.heights.get_data() == ref.get_data(), "result heights are the CLI's")
+	terrain.data = result
+	check(changes[0] == 1 and terrain.get_map_names().has("drainage"), "applying it by hand works (the dock's undo path)")
 
 
 func test_get_height_matches_height_map() -> void:
