@@ -31,7 +31,9 @@ pub enum OrogenError {
     #[error("`{path}`: {reason}")]
     BadFile { path: PathBuf, reason: String },
     /// Two maps that must share a shape do not.
-    #[error("shape mismatch for `{what}`: expected {expected_w}x{expected_h}, got {got_w}x{got_h}")]
+    #[error(
+        "shape mismatch for `{what}`: expected {expected_w}x{expected_h}, got {got_w}x{got_h}"
+    )]
     ShapeMismatch {
         what: String,
         expected_w: usize,
@@ -82,7 +84,10 @@ pub fn check_finite(field: &str, value: f64) -> Result<()> {
     if value.is_finite() {
         Ok(())
     } else {
-        Err(OrogenError::invalid(field, format!("must be a finite number, got {value}")))
+        Err(OrogenError::invalid(
+            field,
+            format!("must be a finite number, got {value}"),
+        ))
     }
 }
 
@@ -92,7 +97,10 @@ pub fn check_positive(field: &str, value: f64) -> Result<()> {
     if value > 0.0 {
         Ok(())
     } else {
-        Err(OrogenError::invalid(field, format!("must be > 0, got {value}")))
+        Err(OrogenError::invalid(
+            field,
+            format!("must be > 0, got {value}"),
+        ))
     }
 }
 
@@ -102,6 +110,9 @@ pub fn check_range(field: &str, value: f64, lo: f64, hi: f64) -> Result<()> {
     if value >= lo && value <= hi {
         Ok(())
     } else {
-        Err(OrogenError::invalid(field, format!("must be within [{lo}, {hi}], got {value}")))
+        Err(OrogenError::invalid(
+            field,
+            format!("must be within [{lo}, {hi}], got {value}"),
+        ))
     }
 }

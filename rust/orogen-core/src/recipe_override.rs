@@ -102,16 +102,19 @@ fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
             return Ok(Json::String(t.to_string()));
         }
     }
-    let value: ron::Value = ron::from_str(t).map_err(|e| format!("`{t}` is not a RON value: {e}"))?;
+    let value: ron::Value =
+        ron::from_str(t).map_err(|e| format!("`{t}` is not a RON value: {e}"))?;
     serde_json::to_value(&value).map_err(|e| format!("`{t}` cannot be used here: {e}"))
 }
 
 /// Applies `PATH=VALUE` to a copy of `recipe`.
 pub fn apply(recipe: &Recipe, assignment: &str) -> Result<Recipe> {
-    let (path, value) = assignment.split_once('=').ok_or_else(|| OrogenError::Override {
-        path: assignment.to_string(),
-        reason: "expected PATH=VALUE, e.g. seed=7".into(),
-    })?;
+    let (path, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| OrogenError::Override {
+            path: assignment.to_string(),
+            reason: "expected PATH=VALUE, e.g. seed=7".into(),
+        })?;
     let path = path.trim();
     let err = |reason: String| OrogenError::Override {
         path: path.to_string(),
@@ -152,7 +155,10 @@ mod tests {
         assert!(e.contains("sead"), "{e}");
         let e = r.apply_override("seed=\"seven\"").unwrap_err().to_string();
         assert!(e.contains("seed"), "{e}");
-        let e = r.apply_override("stages[99].iterations=1").unwrap_err().to_string();
+        let e = r
+            .apply_override("stages[99].iterations=1")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("out of range"), "{e}");
         assert!(r.apply_override("seed").is_err());
         let e = r.apply_override("cell_size=NaN").unwrap_err().to_string();

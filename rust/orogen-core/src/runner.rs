@@ -131,7 +131,9 @@ pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
     };
     let grid = height.grid;
     let mut world = World::new(height, recipe.seed);
-    world.uplift = recipe.uplift.resolve(grid, recipe.seed ^ UPLIFT_SEED_SALT, base_dir)?;
+    world.uplift = recipe
+        .uplift
+        .resolve(grid, recipe.seed ^ UPLIFT_SEED_SALT, base_dir)?;
     Ok(world)
 }
 
@@ -158,7 +160,9 @@ pub fn run_stages(
         {
             let mut ctx = StageContext::new(index, name, cancel, observer, base_dir);
             match stage {
-                Stage::StreamPower(p) => crate::eroders::stream_power::run_stage(p, world, &mut ctx)?,
+                Stage::StreamPower(p) => {
+                    crate::eroders::stream_power::run_stage(p, world, &mut ctx)?
+                }
                 Stage::Thermal(p) => crate::eroders::thermal::run_stage(p, world, &mut ctx)?,
                 Stage::Hydrology(p) => crate::flow::hydrology::run_stage(p, world, &mut ctx)?,
             }
@@ -196,6 +200,12 @@ pub fn run_recipe(
         stage: "initial terrain".into(),
         seconds: start.elapsed().as_secs_f64(),
     }];
-    timings.extend(run_stages(&mut world, &recipe.stages, base_dir, cancel, observer)?);
+    timings.extend(run_stages(
+        &mut world,
+        &recipe.stages,
+        base_dir,
+        cancel,
+        observer,
+    )?);
     Ok(RunOutput { world, timings })
 }

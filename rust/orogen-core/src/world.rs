@@ -77,8 +77,14 @@ impl World {
     /// Every map by name, heights and uplift included.
     pub fn all_maps(&self) -> Vec<(String, MapData)> {
         let mut out = vec![
-            (names::HEIGHT.to_string(), MapData::Scalar(self.height.clone())),
-            (names::UPLIFT.to_string(), MapData::Scalar(self.uplift.clone())),
+            (
+                names::HEIGHT.to_string(),
+                MapData::Scalar(self.height.clone()),
+            ),
+            (
+                names::UPLIFT.to_string(),
+                MapData::Scalar(self.uplift.clone()),
+            ),
         ];
         out.extend(self.maps.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
