@@ -88,12 +88,12 @@ func _run_all() -> void:
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "typing a seed changes the recipe")
 	ur.undo()
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before, "undo restores the seed")
-	await get_tree().create_timer(0.6).timeout
-	_check(int(seed_field.value) == seed_before, "the seed field follows undo")
+	_check(await _wait_for(func() -> bool: return int(seed_field.value) == seed_before),
+			"the seed field follows undo")
 	ur.redo()
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "redo applies it again")
-	await get_tree().create_timer(0.6).timeout
-	_check(int(seed_field.value) == seed_before + 11, "the seed field follows redo")
+	_check(await _wait_for(func() -> bool: return int(seed_field.value) == seed_before + 11),
+			"the seed field follows redo")
 
 	# An out-of-range value is shown as an error, not applied silently.
 	var ron_before := String(recipe.get(&"ron"))
@@ -106,14 +106,15 @@ func _run_all() -> void:
 	# A recipe made invalid behind the dock's back (e.g. in the inspector) cannot be generated.
 	var bad := RegEx.create_from_string("cell_size: *[0-9.eE+-]+").sub(ron_before, "cell_size: -5.0")
 	recipe.set(&"ron", bad)
-	await get_tree().create_timer(0.6).timeout
-	_check(String(recipe.call(&"validate")) != "" and String(dock.call(&"get_error_text")) != "",
+	# The dock's validation message starts with "Recipe:".
+	_check(String(recipe.call(&"validate")) != "" and await _wait_for(func() -> bool:
+			return String(dock.call(&"get_error_text")).begins_with("Recipe:")),
 			"an invalid recipe set from outside is reported in the dock")
 	_check(not bool(dock.call(&"generate")) and not bool(dock.call(&"is_generating")),
 			"Generate refuses an invalid recipe")
 	recipe.set(&"ron", ron_before)
-	await get_tree().create_timer(0.6).timeout
-	_check(String(dock.call(&"get_error_text")) == "", "the error clears once the recipe is valid again")
+	_check(await _wait_for(func() -> bool: return String(dock.call(&"get_error_text")) == ""),
+			"the error clears once the recipe is valid again")
 
 	# Stages: add, reorder, remove, undo.
 	var kinds_before := _kinds(recipe)
@@ -179,13 +180,16 @@ func _run_all() -> void:
 	# A failure during the run is shown in the dock, not a crash.
 	# Through "Edit RON…": an uplift image that does not exist validates but fails to load.
 	var ron_now := String(recipe.get(&"ron"))
-	var missing := RegEx.create_from_string("uplift: *[A-Za-z]+\\([^)]*\\)").sub(ron_now,
-			"uplift: Image(path: \"orogen_missing_uplift.png\", min: 0.0, max: 0.001)")
+	var with_missing: Dictionary = recipe.call(&"to_dict")
+	with_missing["uplift"] = {"Image": {"path": "orogen_missing_uplift.png", "min": 0.0, "max": 0.001}}
+	var scratch := ClassDB.instantiate(&"TerrainRecipe") as Resource
+	var from_err := String(scratch.call(&"from_dict", with_missing))
+	var missing := String(scratch.get(&"ron"))
 	(dock.get(&"_ron_edit") as CodeEdit).text = missing
 	dock.call(&"_on_ron_dialog_confirmed")
 	var uplift: Variant = (recipe.call(&"to_dict") as Dictionary).get("uplift")
-	_check(missing != ron_now and uplift is Dictionary and (uplift as Dictionary).has("Image"),
-			"Edit RON applies a recipe whose uplift image is missing (it validates)")
+	_check(from_err == "" and missing != ron_now and uplift is Dictionary and (uplift as Dictionary).has("Image"),
+			"Edit RON applies a recipe whose uplift image is missing (it validates) %s" % from_err)
 	var before_fail: Resource = terrain.get(&"data")
 	dock.call(&"generate")
 	ended = await _wait_generation(dock)
@@ -356,6 +360,17 @@ func _find_dock() -> Control:
 	# The re-enabled plugin is a new instance: look for its dock by name.
 	var found := EditorInterface.get_base_control().find_child("Orogen", true, false)
 	return found as Control
+
+
+## Waits until `condition` holds (the dock notices outside changes by polling every 0.25 s);
+## false if it still does not after 10 s. A bound on waiting, not a speed check.
+func _wait_for(condition: Callable) -> bool:
+	var start := Time.get_ticks_msec()
+	while not bool(condition.call()):
+		if Time.get_ticks_msec() - start > 10000:
+			return false
+		await get_tree().process_frame
+	return true
 
 
 func _frames(n: int) -> void:
