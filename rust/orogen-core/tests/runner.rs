@@ -1,0 +1,167 @@
+//! The stage runner: event order, cancel within one step, validation before work.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use orogen_core::runner::{run_recipe, Event};
+use orogen_core::{OrogenError, Recipe};
+
+fn small_recipe() -> Recipe {
+    Recipe::default_recipe()
+        .apply_override("size=(48,40)")
+        .unwrap()
+        .apply_override("stages[0].iterations=6")
+        .unwrap()
+        .apply_override("stages[1].iterations=4")
+        .unwrap()
+}
+
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Started(usize),
+    Progress(usize, f32),
+    Step(usize, u32),
+    Finished(usize),
+}
+
+#[test]
+fn events_arrive_in_stage_order_with_monotone_progress() {
+    let recipe = small_recipe();
+    let cancel = AtomicBool::new(false);
+    let mut seen = Vec::new();
+    let out = run_recipe(&recipe, Path::new("."), &cancel, &mut |e| match e {
+        Event::StageStarted {
+            index, stage_count, ..
+        } => {
+            assert_eq!(stage_count, recipe.stages.len());
+            seen.push(Seen::Started(index))
+        }
+        Event::Progress {
+            index, fraction, ..
+        } => seen.push(Seen::Progress(index, fraction)),
+        Event::Step {
+            index,
+            iteration,
+            world,
+            ..
+        } => {
+            assert!(world.height.data.iter().all(|h| h.is_finite()));
+            seen.push(Seen::Step(index, iteration))
+        }
+        Event::StageFinished { index, .. } => seen.push(Seen::Finished(index)),
+    })
+    .unwrap();
+    // One timing for the initial terrain, one per stage.
+    assert_eq!(out.timings.len(), recipe.stages.len() + 1);
+    for stage in 0..recipe.stages.len() {
+        let start = seen
+            .iter()
+            .position(|s| *s == Seen::Started(stage))
+            .unwrap();
+        let end = seen
+            .iter()
+            .position(|s| *s == Seen::Finished(stage))
+            .unwrap();
+        assert!(start < end);
+        // Everything between belongs to this stage; fractions never go back; steps rise.
+        let mut last_fraction = 0.0;
+        let mut last_step = 0;
+        for s in &seen[start + 1..end] {
+            match *s {
+                Seen::Progress(i, f) => {
+                    assert_eq!(i, stage);
+                    assert!(
+                        f >= last_fraction,
+                        "progress went back: {f} < {last_fraction}"
+                    );
+                    assert!((0.0..=1.0).contains(&f));
+                    last_fraction = f;
+                }
+                Seen::Step(i, it) => {
+                    assert_eq!(i, stage);
+                    assert!(it > last_step);
+                    last_step = it;
+                }
+                ref other => panic!("unexpected event inside stage {stage}: {other:?}"),
+            }
+        }
+        assert!(last_step >= 1, "stage {stage} reported no step");
+        if stage + 1 < recipe.stages.len() {
+            assert!(
+                end < seen
+                    .iter()
+                    .position(|s| *s == Seen::Started(stage + 1))
+                    .unwrap()
+            );
+        }
+    }
+}
+
+#[test]
+fn cancel_stops_within_one_step() {
+    let recipe = Recipe::default_recipe()
+        .apply_override("size=(64,64)")
+        .unwrap()
+        .apply_override("stages[0].iterations=500")
+        .unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut steps_after_cancel = 0;
+    let mut later_stage_started = false;
+    let result = run_recipe(&recipe, Path::new("."), &cancel, &mut |e| match e {
+        Event::Step { iteration, .. } => {
+            if cancel.load(Ordering::Relaxed) {
+                steps_after_cancel += 1;
+            }
+            if iteration == 3 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        Event::StageStarted { index, .. } if index > 0 => later_stage_started = true,
+        _ => {}
+    });
+    assert!(
+        matches!(result, Err(OrogenError::Cancelled)),
+        "{:?}",
+        result.err()
+    );
+    assert_eq!(steps_after_cancel, 0, "a step ran after cancel");
+    assert!(!later_stage_started);
+}
+
+#[test]
+fn a_set_cancel_flag_stops_before_any_stage() {
+    let recipe = small_recipe();
+    let cancel = AtomicBool::new(true);
+    let mut started = 0;
+    let result = run_recipe(&recipe, Path::new("."), &cancel, &mut |e| {
+        if let Event::StageStarted { .. } = e {
+            started += 1
+        }
+    });
+    assert!(matches!(result, Err(OrogenError::Cancelled)));
+    assert_eq!(started, 0);
+}
+
+#[test]
+fn invalid_recipes_fail_before_work_naming_the_field() {
+    let cancel = AtomicBool::new(false);
+    for (set, field) in [
+        ("cell_size=0.0", "cell_size"),
+        ("size=(0,5)", "size.0"),
+        ("size=(5,16386)", "size.1"),
+        ("stages[1].talus.min_deg=95.0", "stages[1].Thermal.talus"),
+        ("stages[0].m=0.0", "stages[0].StreamPower.m"),
+    ] {
+        let recipe = small_recipe().apply_override(set).unwrap();
+        let mut events = 0;
+        let err = run_recipe(&recipe, Path::new("."), &cancel, &mut |_| events += 1)
+            .err()
+            .unwrap_or_else(|| panic!("{set} was accepted"))
+            .to_string();
+        assert!(
+            err.contains(field),
+            "`{set}`: `{err}` does not name `{field}`"
+        );
+        assert_eq!(events, 0, "`{set}`: work started before validation");
+    }
+}
