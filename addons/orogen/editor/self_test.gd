@@ -235,6 +235,23 @@ func _run_all() -> void:
 			"Edit RON opens with the recipe's text")
 	ron_dialog.hide()
 
+	# A terrain without a recipe: the dock offers one, as an undoable action.
+	terrain.set(&"recipe", null)
+	dock.call(&"refresh")
+	var no_recipe_box := dock.get(&"_no_recipe_box") as Control
+	_check(no_recipe_box.visible and (dock.get(&"_generate_button") as Button).disabled,
+			"without a recipe the dock offers New Recipe and Generate is off")
+	dock.call(&"_create_recipe")
+	var created: Resource = terrain.get(&"recipe")
+	_check(created != null and String(created.call(&"validate")) == "",
+			"New Recipe gives the terrain a valid default recipe")
+	ur.undo()
+	_check(terrain.get(&"recipe") == null, "undo takes the new recipe away")
+	ur.redo()
+	_check(terrain.get(&"recipe") == created, "redo gives it back")
+	terrain.set(&"recipe", recipe)
+	dock.call(&"refresh")
+
 	# Selecting something else.
 	var other := Node3D.new()
 	other.name = "NotATerrain"
