@@ -48,6 +48,24 @@ fn cpu_ms() -> Option<f64> {
     Some(ticks * 10.0) // USER_HZ is 100 on Linux.
 }
 
+/// FNV-1a over the routed graph and the drainage: equal across versions means the same results.
+fn checksum(graph: &orogen_core::flow::FlowGraph, basins: &[u32], drainage: &[f32]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let words = graph
+        .receivers
+        .iter()
+        .chain(&graph.stack)
+        .chain(basins)
+        .copied()
+        .chain(graph.dist.iter().chain(drainage).map(|v| v.to_bits()));
+    for w in words {
+        for b in w.to_le_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
 /// Best-of-`reps` milliseconds for `f`.
 fn time_ms(reps: usize, mut f: impl FnMut()) -> f64 {
     let mut best = f64::INFINITY;
@@ -74,7 +92,7 @@ fn main() {
         rayon::current_num_threads()
     );
     println!(
-        "{:>6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10}",
+        "{:>6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10}  {:>16}",
         "side",
         "lakes",
         "receivers",
@@ -84,7 +102,8 @@ fn main() {
         "surface",
         "surf-jump",
         "route+accum",
-        "(cpu ms)"
+        "(cpu ms)",
+        "checksum"
     );
     for side in sizes {
         let grid = Grid::new(side, side, 100.0).unwrap();
@@ -137,9 +156,10 @@ fn main() {
             (Some(a), Some(b)) => (b - a) / reps as f64,
             _ => f64::NAN,
         };
+        let sum = checksum(router.graph(), router.basins(), &out);
         println!(
-            "{:>6} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>12.2} {:>10.1}",
-            side, lakes, receivers, carve, fill, accum, surface, jump, total, cpu
+            "{:>6} {:>8} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>12.2} {:>10.1}  {:016x}",
+            side, lakes, receivers, carve, fill, accum, surface, jump, total, cpu, sum
         );
     }
 }

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::flow::neighbourhood::Neighbourhood;
+use crate::flow::neighbourhood::{Neighbourhood, RasterGrid};
 
 /// Where one lake overflows: the pass it drains through, chosen by the spanning tree.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,11 +49,195 @@ struct ScanChunk {
 /// Runs of lake trees scanned in parallel; the edge list does not depend on the count.
 const SCAN_CHUNKS: usize = 16;
 
+/// Bands of rows scanned in parallel on a raster grid; the edge list does not depend on
+/// the count.
+const SCAN_BANDS: usize = 16;
+
+/// An empty slot of [`BandScan`]'s table (no pair of node numbers below `u32::MAX` makes it).
+const EMPTY: u64 = u64::MAX;
+
+/// Scratch for the raster pass scan of one band of rows: the lowest pass per basin-graph
+/// node pair, found through an open-addressing table keyed by `(a << 32) | b`.
+#[derive(Debug, Default)]
+struct BandScan {
+    keys: Vec<u64>,
+    /// Index into `edges` of each occupied slot.
+    slots: Vec<u32>,
+    /// `64 - log2(table size)`: the hash keeps the product's top bits.
+    shift: u32,
+    edges: Vec<Edge>,
+    /// The pair offered last and its index in `edges`.
+    last_key: u64,
+    last_edge: u32,
+}
+
+impl BandScan {
+    fn reset(&mut self) {
+        if self.keys.len() < 1024 {
+            self.keys = vec![EMPTY; 1024];
+            self.slots = vec![0; 1024];
+        } else {
+            self.keys.fill(EMPTY);
+        }
+        self.shift = 64 - self.keys.len().trailing_zeros();
+        self.edges.clear();
+        self.last_key = EMPTY;
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Keeps `e` if it is the lowest pass of its pair so far (lowest height, then lowest
+    /// node pair: an order on candidates, so the result does not depend on scan order).
+    #[inline(always)]
+    fn offer(&mut self, e: Edge) {
+        let key = (u64::from(e.a) << 32) | u64::from(e.b);
+        // Neighbouring cells mostly offer the pair just offered.
+        if key == self.last_key {
+            let old = &mut self.edges[self.last_edge as usize];
+            if e.height < old.height || (e.height == old.height && (e.na, e.nb) < (old.na, old.nb))
+            {
+                *old = e;
+            }
+            return;
+        }
+        let mask = self.keys.len() - 1;
+        let mut s = self.slot(key);
+        loop {
+            let k = self.keys[s];
+            if k == key {
+                self.last_key = key;
+                self.last_edge = self.slots[s];
+                let old = &mut self.edges[self.slots[s] as usize];
+                if e.height < old.height
+                    || (e.height == old.height && (e.na, e.nb) < (old.na, old.nb))
+                {
+                    *old = e;
+                }
+                return;
+            }
+            if k == EMPTY {
+                self.keys[s] = key;
+                self.slots[s] = self.edges.len() as u32;
+                self.last_key = key;
+                self.last_edge = self.slots[s];
+                self.edges.push(e);
+                if self.edges.len() * 2 > self.keys.len() {
+                    self.grow();
+                }
+                return;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let cap = self.keys.len() * 2;
+        self.keys.clear();
+        self.keys.resize(cap, EMPTY);
+        self.slots.resize(cap, 0);
+        self.shift = 64 - cap.trailing_zeros();
+        for (i, e) in self.edges.iter().enumerate() {
+            let key = (u64::from(e.a) << 32) | u64::from(e.b);
+            let mut s = self.slot(key);
+            while self.keys[s] != EMPTY {
+                s = (s + 1) & (cap - 1);
+            }
+            self.keys[s] = key;
+            self.slots[s] = i as u32;
+        }
+    }
+
+    /// Every pair of neighbouring cells in rows `y0..y1` (and the row below) whose basins
+    /// differ, each pair once: from each cell to its E, SW, S and SE neighbours.
+    fn scan(
+        &mut self,
+        grid: &RasterGrid,
+        heights: &[f32],
+        basins: &[u32],
+        n_outlets: usize,
+        y0: usize,
+        y1: usize,
+    ) {
+        self.reset();
+        let (w, h) = (grid.grid().width, grid.grid().height);
+        let d = grid.distances;
+        let n_out = n_outlets as u32;
+        let node_of = |basin: u32| -> u32 {
+            if basin < n_out {
+                0
+            } else {
+                basin - n_out + 1
+            }
+        };
+        let pair = |this: &mut Self, i: usize, bi: u32, j: usize, dist: f32| {
+            let bj = basins[j];
+            if bi == bj {
+                return;
+            }
+            let (ai, aj) = (node_of(bi), node_of(bj));
+            if ai == aj {
+                return;
+            }
+            // The lake side is `a`: the lower-numbered lake, or the lake facing an outlet.
+            let (a, b, na, nb) = if ai != 0 && (aj == 0 || ai < aj) {
+                (ai, aj, i, j)
+            } else {
+                (aj, ai, j, i)
+            };
+            this.offer(Edge {
+                height: heights[na].max(heights[nb]),
+                a,
+                b,
+                na: na as u32,
+                nb: nb as u32,
+                dist,
+            });
+        };
+        for y in y0..y1 {
+            let row = y * w;
+            let has_below = y + 1 < h;
+            for x in 0..w {
+                let i = row + x;
+                let bi = basins[i];
+                if has_below && x > 0 && x + 1 < w {
+                    let below = i + w;
+                    let same = (basins[i + 1] == bi)
+                        & (basins[below - 1] == bi)
+                        & (basins[below] == bi)
+                        & (basins[below + 1] == bi);
+                    if same {
+                        continue;
+                    }
+                }
+                // Distances in OFFSETS order: E 4, SW 5, S 6, SE 7.
+                if x + 1 < w {
+                    pair(self, i, bi, i + 1, d[4]);
+                }
+                if has_below {
+                    if x > 0 {
+                        pair(self, i, bi, i + w - 1, d[5]);
+                    }
+                    pair(self, i, bi, i + w, d[6]);
+                    if x + 1 < w {
+                        pair(self, i, bi, i + w + 1, d[7]);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Reusable buffers for the basin graph. Graph node 0 stands for every outlet basin
 /// (merged: water that reaches any of them has left the domain); lake `k` is node `k + 1`.
 #[derive(Debug, Default)]
 pub(crate) struct BasinGraph {
     chunks: Vec<ScanChunk>,
+    bands: Vec<BandScan>,
+    order: Vec<(u64, u32)>,
+    merged: Vec<Edge>,
     edges: Vec<Edge>,
     keys: Vec<u64>,
     key_scratch: Vec<u64>,
@@ -222,36 +406,11 @@ impl BasinGraph {
         }
         let n_nodes = lakes + 1;
 
-        // 1. Minimal pass per adjacent basin pair. The lakes' trees are cut into runs of
-        //    whole trees scanned in parallel, then concatenated in order: the same edges
-        //    in the same order as one sequential scan, whatever the thread count.
-        let first = block_start[n_outlets] as usize;
-        let total = stack.len() - first;
-        let mut bounds = Vec::with_capacity(SCAN_CHUNKS + 1);
-        bounds.push(n_outlets);
-        for k in 1..SCAN_CHUNKS {
-            let target = (first + total * k / SCAN_CHUNKS) as u32;
-            let b =
-                n_outlets + block_start[n_outlets..roots.len()].partition_point(|&s| s < target);
-            bounds.push(b.max(*bounds.last().unwrap()));
+        if let Some(grid) = nb.as_raster() {
+            self.raster_edges(grid, heights, basins, n_outlets);
+        } else {
+            self.stack_edges(nb, heights, roots, n_outlets, basins, stack, block_start);
         }
-        bounds.push(roots.len());
-        self.chunks.resize_with(SCAN_CHUNKS, ScanChunk::default);
-        self.chunks
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(k, chunk)| {
-                let (s, e) = (
-                    block_start[bounds[k]] as usize,
-                    block_start[bounds[k + 1]] as usize,
-                );
-                chunk.scan(nb, heights, basins, n_outlets, n_nodes, &stack[s..e]);
-            });
-        self.edges.clear();
-        for chunk in &self.chunks {
-            self.edges.extend_from_slice(&chunk.edges);
-        }
-
         // 2. Kruskal: edges by increasing pass height, ties by node pair (the edges come
         //    ordered by lake, then neighbour node; the radix sort is stable).
         self.keys.clear();
@@ -346,6 +505,104 @@ impl BasinGraph {
                     dist: edge.dist,
                 });
             }
+        }
+    }
+    /// Lowest pass per adjacent basin-graph node pair on a raster grid, ordered by
+    /// `(a, b)`: bands of rows scanned in parallel, their edges merged by pair.
+    fn raster_edges(
+        &mut self,
+        grid: &RasterGrid,
+        heights: &[f32],
+        basins: &[u32],
+        n_outlets: usize,
+    ) {
+        let h = grid.grid().height;
+        let bands = SCAN_BANDS.min(h);
+        self.bands.resize_with(bands, BandScan::default);
+        self.bands.par_iter_mut().enumerate().for_each(|(k, band)| {
+            band.scan(
+                grid,
+                heights,
+                basins,
+                n_outlets,
+                h * k / bands,
+                h * (k + 1) / bands,
+            );
+        });
+        self.edges.clear();
+        for band in &self.bands[..bands] {
+            self.edges.extend_from_slice(&band.edges);
+        }
+        // Pairs met in several bands: keep the lowest pass (the same order as `offer`).
+        self.order.clear();
+        self.order.extend(
+            self.edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ((u64::from(e.a) << 32) | u64::from(e.b), i as u32)),
+        );
+        self.order.sort_unstable();
+        self.merged.clear();
+        let mut last = EMPTY;
+        for &(key, i) in &self.order {
+            let e = self.edges[i as usize];
+            if key != last {
+                self.merged.push(e);
+                last = key;
+            } else {
+                let old = self.merged.last_mut().expect("a pair was pushed");
+                if e.height < old.height
+                    || (e.height == old.height && (e.na, e.nb) < (old.na, old.nb))
+                {
+                    *old = e;
+                }
+            }
+        }
+        std::mem::swap(&mut self.edges, &mut self.merged);
+    }
+
+    /// Lowest pass per adjacent basin-graph node pair, walking each lake's tree, ordered
+    /// by `(a, b)`.
+    #[allow(clippy::too_many_arguments)]
+    fn stack_edges<N: Neighbourhood>(
+        &mut self,
+        nb: &N,
+        heights: &[f32],
+        roots: &[u32],
+        n_outlets: usize,
+        basins: &[u32],
+        stack: &[u32],
+        block_start: &[u32],
+    ) {
+        let n_nodes = roots.len() - n_outlets + 1;
+        // 1. Minimal pass per adjacent basin pair. The lakes' trees are cut into runs of
+        //    whole trees scanned in parallel, then concatenated in order: the same edges
+        //    in the same order as one sequential scan, whatever the thread count.
+        let first = block_start[n_outlets] as usize;
+        let total = stack.len() - first;
+        let mut bounds = Vec::with_capacity(SCAN_CHUNKS + 1);
+        bounds.push(n_outlets);
+        for k in 1..SCAN_CHUNKS {
+            let target = (first + total * k / SCAN_CHUNKS) as u32;
+            let b =
+                n_outlets + block_start[n_outlets..roots.len()].partition_point(|&s| s < target);
+            bounds.push(b.max(*bounds.last().unwrap()));
+        }
+        bounds.push(roots.len());
+        self.chunks.resize_with(SCAN_CHUNKS, ScanChunk::default);
+        self.chunks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, chunk)| {
+                let (s, e) = (
+                    block_start[bounds[k]] as usize,
+                    block_start[bounds[k + 1]] as usize,
+                );
+                chunk.scan(nb, heights, basins, n_outlets, n_nodes, &stack[s..e]);
+            });
+        self.edges.clear();
+        for chunk in &self.chunks {
+            self.edges.extend_from_slice(&chunk.edges);
         }
     }
 }

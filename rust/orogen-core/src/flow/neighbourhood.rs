@@ -28,6 +28,12 @@ pub trait Neighbourhood: Sync {
     /// Horizontal area a node stands for, m² (a cell's area on a grid).
     fn node_area(&self, node: usize) -> f32;
 
+    /// The regular grid this neighbourhood is, if it is one: routing then takes row-wise
+    /// fast paths with the same results as the generic walk.
+    fn as_raster(&self) -> Option<&RasterGrid> {
+        None
+    }
+
     /// Steepest-descent receiver of every node, in parallel (each node independent).
     /// Outlets (open boundary, or height `<= sea`) receive themselves. Otherwise the
     /// receiver is the neighbour of largest slope `(h_i - h_j) / d_ij > 0`, ties going to
@@ -109,7 +115,7 @@ pub struct RasterGrid {
     open: [bool; 4],
     /// Index offsets and distances of the 8 neighbours, in [`OFFSETS`] order.
     offsets: [isize; 8],
-    distances: [f32; 8],
+    pub(crate) distances: [f32; 8],
     /// `1 / width`, to split an index into `(x, y)` without an integer division.
     inv_width: f64,
 }
@@ -165,6 +171,67 @@ impl RasterGrid {
     pub fn is_open(&self, side: Side) -> bool {
         self.open[side as usize]
     }
+
+    /// Per node, bit `k` set when its neighbour at `OFFSETS[k]` drains into it: its donors,
+    /// in increasing index order (offsets are increasing for a width of 3 or more). Needs
+    /// both sides ≥ 3 and every receiver a neighbour or the node itself. Parallel by row.
+    pub(crate) fn donor_masks(&self, receivers: &[u32], masks: &mut [u8]) {
+        let (w, h) = (self.grid.width, self.grid.height);
+        let n = w * h;
+        debug_assert!(w >= 3 && h >= 3 && receivers.len() == n && masks.len() == n);
+        let offsets = self.offsets;
+        // An index offset that wraps across a row end reaches a node that is not a
+        // neighbour, so never a donor: border nodes only need the range check.
+        let scalar = |i: usize| -> u8 {
+            let mut m = 0u8;
+            for (k, &o) in offsets.iter().enumerate() {
+                let j = i as isize + o;
+                if j >= 0 && (j as usize) < n && receivers[j as usize] as usize == i {
+                    m |= 1 << k;
+                }
+            }
+            m
+        };
+        masks.par_chunks_mut(w).enumerate().for_each(|(y, ms)| {
+            let row = y * w;
+            if y == 0 || y + 1 == h {
+                for (x, m) in ms.iter_mut().enumerate() {
+                    *m = scalar(row + x);
+                }
+                return;
+            }
+            ms[0] = scalar(row);
+            ms[w - 1] = scalar(row + w - 1);
+            let inner = &mut ms[1..w - 1];
+            inner.fill(0);
+            for (k, &o) in offsets.iter().enumerate() {
+                let start = (row as isize + 1 + o) as usize;
+                let there = &receivers[start..start + w - 2];
+                let first = (row + 1) as u32;
+                for (x, (m, &r)) in inner.iter_mut().zip(there).enumerate() {
+                    *m |= u8::from(r == first + x as u32) << k;
+                }
+            }
+        });
+    }
+
+    /// For each donor mask of [`RasterGrid::donor_masks`], the index offsets of its donors
+    /// in increasing order (as wrapping `u32`; unused entries 0).
+    pub(crate) fn donor_table(&self) -> Vec<[u32; 8]> {
+        (0..256usize)
+            .map(|m| {
+                let mut row = [0u32; 8];
+                let mut p = 0;
+                for (k, &o) in self.offsets.iter().enumerate() {
+                    if m & (1 << k) != 0 {
+                        row[p] = o as i32 as u32;
+                        p += 1;
+                    }
+                }
+                row
+            })
+            .collect()
+    }
 }
 
 impl Neighbourhood for RasterGrid {
@@ -212,6 +279,10 @@ impl Neighbourhood for RasterGrid {
     #[inline]
     fn node_area(&self, _node: usize) -> f32 {
         self.grid.cell_area()
+    }
+
+    fn as_raster(&self) -> Option<&RasterGrid> {
+        Some(self)
     }
 
     /// Row by row: interior cells of a row are swept one direction at a time (in

@@ -97,8 +97,12 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     on_chain: Vec<bool>,
     /// Per root: its tree has been placed in the new stack.
     placed: Vec<bool>,
-    /// Per run of trees: its nodes in stack order and where each tree starts.
+    /// Per run of trees: its nodes in stack order and where each tree starts (then the end).
     bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Raster grids: per node, which of its 8 neighbours drain into it.
+    donor_masks: Vec<u8>,
+    /// Raster grids: per donor mask, the index offsets of the donors.
+    donor_table: Vec<[u32; 8]>,
     /// The lowest pit, made an outlet when no node is one (a closed domain).
     fallback_outlet: Option<u32>,
     basin_graph: BasinGraph,
@@ -158,6 +162,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
             on_chain: buffer(n, false, "flow stack")?,
             placed: Vec::new(),
             bfs_runs: Vec::new(),
+            donor_masks: Vec::new(),
+            donor_table: Vec::new(),
             fallback_outlet: None,
             basin_graph: BasinGraph::default(),
             passes: Vec::new(),
@@ -314,13 +320,11 @@ impl<N: Neighbourhood> FlowRouter<N> {
             || self.sea_level.is_some_and(|s| heights[i] <= s)
     }
 
-    /// Donors, roots (outlets first), the stack (Braun & Willett 2013; one breadth-first
-    /// block per tree, receivers before donors) and each node's tree.
-    fn build_stack(&mut self, heights: &[f32]) -> Result<()> {
+    /// CSR donors: counts, inclusive prefix sums, then filled from the back so that each
+    /// node's donors end up ascending and `offsets[i]` is the start of node `i`'s donors.
+    fn csr_donors(&mut self) {
         let n = self.nb.len();
         let rcv = &self.graph.receivers;
-        // Donor counts, inclusive prefix sums, then filled from the back so that each
-        // node's donors end up ascending and offsets[i] is the start of node i's donors.
         let offsets = &mut self.offsets[..];
         let donors = &mut self.donors[..];
         offsets.fill(0);
@@ -342,7 +346,30 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 donors[offsets[r] as usize] = i as u32;
             }
         }
+    }
+
+    /// Donors, roots (outlets first), the stack (Braun & Willett 2013; one breadth-first
+    /// block per tree, receivers before donors) and each node's tree.
+    fn build_stack(&mut self, heights: &[f32]) -> Result<()> {
+        let n = self.nb.len();
+        // On a grid (sides ≥ 3) each node's donors are a bit mask over its 8 neighbours;
+        // elsewhere CSR donor lists.
+        let raster = self
+            .nb
+            .as_raster()
+            .filter(|g| g.grid().width >= 3 && g.grid().height >= 3)
+            .copied();
+        if let Some(grid) = raster {
+            if self.donor_masks.len() != n {
+                self.donor_masks = buffer(n, 0u8, "flow donors")?;
+                self.donor_table = grid.donor_table();
+            }
+            grid.donor_masks(&self.graph.receivers, &mut self.donor_masks);
+        } else {
+            self.csr_donors();
+        }
         // Roots: outlets first.
+        let rcv = &self.graph.receivers;
         self.roots.clear();
         for (i, &r) in rcv.iter().enumerate() {
             if r as usize == i && self.is_outlet(heights, i) {
@@ -360,6 +387,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
         // whatever the thread count.
         let offsets = &self.offsets[..];
         let donors = &self.donors[..];
+        let masks = &self.donor_masks[..];
+        let table = &self.donor_table[..];
         let roots = &self.roots[..];
         let groups = BFS_GROUPS.min(roots.len());
         self.bfs_runs.resize_with(groups, Default::default);
@@ -367,20 +396,13 @@ impl<N: Neighbourhood> FlowRouter<N> {
             .par_iter_mut()
             .enumerate()
             .for_each(|(g, (nodes, starts))| {
-                nodes.clear();
                 starts.clear();
                 let (first, last) = (roots.len() * g / groups, roots.len() * (g + 1) / groups);
-                for &root in &roots[first..last] {
-                    starts.push(nodes.len() as u32);
-                    let mut head = nodes.len();
-                    nodes.push(root);
-                    while head < nodes.len() {
-                        let c = nodes[head] as usize;
-                        head += 1;
-                        for &d in &donors[offsets[c] as usize..offsets[c + 1] as usize] {
-                            nodes.push(d);
-                        }
-                    }
+                let trees = &roots[first..last];
+                if raster.is_some() {
+                    bfs_masks(masks, table, trees, nodes, starts);
+                } else {
+                    bfs_csr(offsets, donors, trees, nodes, starts);
                 }
             });
         let stack = &mut self.graph.stack[..];
@@ -390,6 +412,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
         self.block_start.clear();
         let mut b = 0usize;
         for (nodes, starts) in &self.bfs_runs[..groups] {
+            let (&used, starts) = starts.split_last().expect("one entry per tree and the end");
+            let nodes = &nodes[..used as usize];
             if len + nodes.len() > n {
                 break; // Cannot happen: each node has one receiver, so one tree.
             }
@@ -490,6 +514,70 @@ impl<N: Neighbourhood> FlowRouter<N> {
         debug_assert_eq!(len, old.len());
         std::mem::swap(&mut self.graph.stack, &mut self.stack_tmp);
     }
+}
+
+/// Breadth-first blocks of the trees of `roots` over CSR donors, appended to `nodes`;
+/// `starts` gets where each tree starts, then the end.
+fn bfs_csr(
+    offsets: &[u32],
+    donors: &[u32],
+    roots: &[u32],
+    nodes: &mut Vec<u32>,
+    starts: &mut Vec<u32>,
+) {
+    nodes.clear();
+    for &root in roots {
+        starts.push(nodes.len() as u32);
+        let mut head = nodes.len();
+        nodes.push(root);
+        while head < nodes.len() {
+            let c = nodes[head] as usize;
+            head += 1;
+            for &d in &donors[offsets[c] as usize..offsets[c + 1] as usize] {
+                nodes.push(d);
+            }
+        }
+    }
+    starts.push(nodes.len() as u32);
+}
+
+/// [`bfs_csr`] over donor masks ([`RasterGrid::donor_masks`]): each node's donors are
+/// written as 8 entries of `table` at once, then the end moves by the donor count. `nodes`
+/// keeps its length as a buffer (grown as needed); the used length is the last of `starts`.
+fn bfs_masks(
+    masks: &[u8],
+    table: &[[u32; 8]],
+    roots: &[u32],
+    nodes: &mut Vec<u32>,
+    starts: &mut Vec<u32>,
+) {
+    let mut len = 0usize;
+    for &root in roots {
+        starts.push(len as u32);
+        if nodes.len() < len + 9 {
+            nodes.resize((2 * nodes.len()).max(len + 9), 0);
+        }
+        nodes[len] = root;
+        len += 1;
+        let mut head = len - 1;
+        while head < len {
+            let c = nodes[head];
+            head += 1;
+            if nodes.len() < len + 8 {
+                nodes.resize(2 * nodes.len(), 0);
+            }
+            let m = masks[c as usize];
+            let offs = &table[m as usize];
+            let out: &mut [u32; 8] = (&mut nodes[len..len + 8])
+                .try_into()
+                .expect("8 free entries were ensured");
+            for (o, &d) in out.iter_mut().zip(offs) {
+                *o = c.wrapping_add(d);
+            }
+            len += m.count_ones() as usize;
+        }
+    }
+    starts.push(len as u32);
 }
 
 /// Steepest-descent receivers (see [`Neighbourhood::steepest_receivers`]).
