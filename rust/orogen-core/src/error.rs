@@ -116,3 +116,15 @@ pub fn check_range(field: &str, value: f64, lo: f64, hi: f64) -> Result<()> {
         ))
     }
 }
+
+/// Checks that a count is within `1..=max` (iterations, octaves, …).
+pub fn check_count(field: &str, value: u32, max: u32) -> Result<()> {
+    if value == 0 || value > max {
+        Err(OrogenError::invalid(
+            field,
+            format!("must be between 1 and {max}, got {value}"),
+        ))
+    } else {
+        Ok(())
+    }
+}

@@ -75,6 +75,23 @@ impl Grid {
     }
 }
 
+/// Smallest and largest finite value of `data`, `(0, 0)` when none is finite.
+pub fn finite_min_max(data: &[f32]) -> (f32, f32) {
+    let mut lo = f32::INFINITY;
+    let mut hi = f32::NEG_INFINITY;
+    for &v in data {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        (lo, hi)
+    }
+}
+
 /// A map of `T` over a [`Grid`], row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field<T> {
@@ -148,19 +165,7 @@ impl<T> Field<T> {
 impl Field<f32> {
     /// Smallest and largest finite value (`(0, 0)` when none is finite).
     pub fn min_max(&self) -> (f32, f32) {
-        let mut lo = f32::INFINITY;
-        let mut hi = f32::NEG_INFINITY;
-        for &v in &self.data {
-            if v.is_finite() {
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-        }
-        if lo > hi {
-            (0.0, 0.0)
-        } else {
-            (lo, hi)
-        }
+        finite_min_max(&self.data)
     }
 
     /// Bilinear sample at continuous cell coordinates, clamped to the grid.

@@ -160,15 +160,11 @@ impl StreamPowerParams {
 
     /// Checks ranges; `field` prefixes error names (e.g. `stages[0].StreamPower`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        if self.iterations == 0 || self.iterations > MAX_ITERATIONS {
-            return Err(OrogenError::invalid(
-                format!("{field}.iterations"),
-                format!(
-                    "must be between 1 and {MAX_ITERATIONS}, got {}",
-                    self.iterations
-                ),
-            ));
-        }
+        crate::error::check_count(
+            &format!("{field}.iterations"),
+            self.iterations,
+            MAX_ITERATIONS,
+        )?;
         let dt = format!("{field}.dt");
         check_positive(&dt, self.dt as f64)?;
         check_range(&dt, self.dt as f64, 0.0, MAX_DT)?;

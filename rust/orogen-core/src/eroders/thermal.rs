@@ -218,15 +218,11 @@ impl ThermalParams {
 
     /// Checks ranges; `field` prefixes error names (e.g. `stages[1].Thermal`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        if self.iterations == 0 || self.iterations > MAX_ITERATIONS {
-            return Err(OrogenError::invalid(
-                format!("{field}.iterations"),
-                format!(
-                    "must be between 1 and {MAX_ITERATIONS}, got {}",
-                    self.iterations
-                ),
-            ));
-        }
+        crate::error::check_count(
+            &format!("{field}.iterations"),
+            self.iterations,
+            MAX_ITERATIONS,
+        )?;
         self.talus.validate(&format!("{field}.talus"))?;
         let rate = self.rate as f64;
         if !rate.is_finite() || rate <= 0.0 || rate > 1.0 {

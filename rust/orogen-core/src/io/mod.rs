@@ -279,22 +279,7 @@ pub(crate) fn write_all(out: &mut impl Write, bytes: &[u8], path: &Path) -> Resu
     out.write_all(bytes).map_err(write_err(path))
 }
 
-/// Smallest and largest finite value of `data`, `(0, 0)` when none is finite.
-pub(crate) fn finite_min_max(data: &[f32]) -> (f32, f32) {
-    let mut lo = f32::INFINITY;
-    let mut hi = f32::NEG_INFINITY;
-    for &v in data {
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-    }
-    if lo > hi {
-        (0.0, 0.0)
-    } else {
-        (lo, hi)
-    }
-}
+pub(crate) use crate::field::finite_min_max;
 
 /// Maps `data` linearly from its finite `min..max` onto `0..=65535` (rounded);
 /// non-finite values and a constant map give 0. Returns the values and `(min, max)`.
