@@ -66,6 +66,8 @@ struct BandScan {
     /// `64 - log2(table size)`: the hash keeps the product's top bits.
     shift: u32,
     edges: Vec<Edge>,
+    /// Per cell of a row, which forward neighbours lie in another basin.
+    diff: Vec<u8>,
     /// The pair offered last and its index in `edges`.
     last_key: u64,
     last_edge: u32,
@@ -103,6 +105,12 @@ impl BandScan {
             }
             return;
         }
+        self.offer_new_pair(key, e);
+    }
+
+    /// [`BandScan::offer`] for a pair other than the last one.
+    #[inline(never)]
+    fn offer_new_pair(&mut self, key: u64, e: Edge) {
         let mask = self.keys.len() - 1;
         let mut s = self.slot(key);
         loop {
@@ -150,6 +158,46 @@ impl BandScan {
         }
     }
 
+    /// Offers the pass between neighbouring cells `i` (in basin `bi`) and `j`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn pair(
+        &mut self,
+        heights: &[f32],
+        basins: &[u32],
+        n_out: u32,
+        i: usize,
+        bi: u32,
+        j: usize,
+        dist: f32,
+    ) {
+        let node_of = |basin: u32| -> u32 {
+            if basin < n_out {
+                0
+            } else {
+                basin - n_out + 1
+            }
+        };
+        let (ai, aj) = (node_of(bi), node_of(basins[j]));
+        if ai == aj {
+            return;
+        }
+        // The lake side is `a`: the lower-numbered lake, or the lake facing an outlet.
+        let (a, b, na, nb) = if ai != 0 && (aj == 0 || ai < aj) {
+            (ai, aj, i, j)
+        } else {
+            (aj, ai, j, i)
+        };
+        self.offer(Edge {
+            height: heights[na].max(heights[nb]),
+            a,
+            b,
+            na: na as u32,
+            nb: nb as u32,
+            dist,
+        });
+    }
+
     /// Every pair of neighbouring cells in rows `y0..y1` (and the row below) whose basins
     /// differ, each pair once: from each cell to its E, SW, S and SE neighbours.
     fn scan(
@@ -165,68 +213,47 @@ impl BandScan {
         let (w, h) = (grid.grid().width, grid.grid().height);
         let d = grid.distances;
         let n_out = n_outlets as u32;
-        let node_of = |basin: u32| -> u32 {
-            if basin < n_out {
-                0
-            } else {
-                basin - n_out + 1
-            }
-        };
-        let pair = |this: &mut Self, i: usize, bi: u32, j: usize, dist: f32| {
-            let bj = basins[j];
-            if bi == bj {
-                return;
-            }
-            let (ai, aj) = (node_of(bi), node_of(bj));
-            if ai == aj {
-                return;
-            }
-            // The lake side is `a`: the lower-numbered lake, or the lake facing an outlet.
-            let (a, b, na, nb) = if ai != 0 && (aj == 0 || ai < aj) {
-                (ai, aj, i, j)
-            } else {
-                (aj, ai, j, i)
-            };
-            this.offer(Edge {
-                height: heights[na].max(heights[nb]),
-                a,
-                b,
-                na: na as u32,
-                nb: nb as u32,
-                dist,
-            });
-        };
+        // Forward neighbours in bit order: E, SW, S, SE (OFFSETS entries 4, 5, 6, 7).
+        let step = [1, w - 1, w, w + 1];
+        let dist = [d[4], d[5], d[6], d[7]];
+        let mut diff = std::mem::take(&mut self.diff);
+        diff.clear();
+        diff.resize(w, 0);
         for y in y0..y1 {
             let row = y * w;
-            let has_below = y + 1 < h;
-            for x in 0..w {
-                let i = row + x;
-                let bi = basins[i];
-                if has_below && x > 0 && x + 1 < w {
-                    let below = i + w;
-                    let same = (basins[i + 1] == bi)
-                        & (basins[below - 1] == bi)
-                        & (basins[below] == bi)
-                        & (basins[below + 1] == bi);
-                    if same {
-                        continue;
-                    }
+            let here = &basins[row..row + w];
+            // Per cell, the forward neighbours in another basin (a loop that vectorises).
+            if y + 1 < h {
+                let below = &basins[row + w..row + 2 * w];
+                for (x, m) in diff[1..w - 1].iter_mut().enumerate() {
+                    let b = here[x + 1];
+                    *m = u8::from(here[x + 2] != b)
+                        | u8::from(below[x] != b) << 1
+                        | u8::from(below[x + 1] != b) << 2
+                        | u8::from(below[x + 2] != b) << 3;
                 }
-                // Distances in OFFSETS order: E 4, SW 5, S 6, SE 7.
-                if x + 1 < w {
-                    pair(self, i, bi, i + 1, d[4]);
+                diff[0] = u8::from(here[1] != here[0])
+                    | u8::from(below[0] != here[0]) << 2
+                    | u8::from(below[1] != here[0]) << 3;
+                diff[w - 1] = u8::from(below[w - 2] != here[w - 1]) << 1
+                    | u8::from(below[w - 1] != here[w - 1]) << 2;
+            } else {
+                for (x, m) in diff[..w - 1].iter_mut().enumerate() {
+                    *m = u8::from(here[x + 1] != here[x]);
                 }
-                if has_below {
-                    if x > 0 {
-                        pair(self, i, bi, i + w - 1, d[5]);
-                    }
-                    pair(self, i, bi, i + w, d[6]);
-                    if x + 1 < w {
-                        pair(self, i, bi, i + w + 1, d[7]);
-                    }
+                diff[w - 1] = 0;
+            }
+            for (x, &m) in diff.iter().enumerate() {
+                let mut m = m;
+                while m != 0 {
+                    let k = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let i = row + x;
+                    self.pair(heights, basins, n_out, i, here[x], i + step[k], dist[k]);
                 }
             }
         }
+        self.diff = diff;
     }
 }
 
@@ -406,7 +433,11 @@ impl BasinGraph {
         }
         let n_nodes = lakes + 1;
 
-        if let Some(grid) = nb.as_raster() {
+        // Grids of sides ≥ 3 (the row scan needs an interior); others walk lake trees.
+        let raster = nb
+            .as_raster()
+            .filter(|g| g.grid().width >= 3 && g.grid().height >= 3);
+        if let Some(grid) = raster {
             self.raster_edges(grid, heights, basins, n_outlets);
         } else {
             self.stack_edges(nb, heights, roots, n_outlets, basins, stack, block_start);

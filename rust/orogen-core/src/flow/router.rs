@@ -447,19 +447,22 @@ impl<N: Neighbourhood> FlowRouter<N> {
     /// order (their receivers did not change). Lakes no pass reached keep their block at the
     /// end. Also relabels `basins` to the outlet tree each node now drains to.
     fn restack_after_carve(&mut self) {
-        let rcv = &self.graph.receivers;
-        let old = &self.graph.stack;
-        let out = &mut self.stack_tmp;
-        let basins = &mut self.basins;
-        let on_chain = &mut self.on_chain;
+        // Slices, not `&mut Vec`s: the loops then keep their pointers in registers.
+        let rcv = &self.graph.receivers[..];
+        let old = &self.graph.stack[..];
+        let out = &mut self.stack_tmp[..];
+        let basins = &mut self.basins[..];
+        let on_chain = &mut self.on_chain[..];
+        let block_start = &self.block_start[..];
+        let placed = &mut self.placed;
         let n_out = self.n_outlet_roots;
         let mut len = self.pit_stack_start;
         out[..len].copy_from_slice(&old[..len]);
-        self.placed.clear();
-        self.placed.resize(self.roots.len(), false);
+        placed.clear();
+        placed.resize(self.roots.len(), false);
         for p in &self.passes {
             let b = basins[p.pit as usize] as usize;
-            self.placed[b] = true;
+            placed[b] = true;
             let label = basins[p.to as usize];
             // The chain pit → … → from, written receiver-first.
             let start = len;
@@ -475,10 +478,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 c = rcv[c as usize];
             }
             out[start..len].reverse();
-            let (s, e) = (
-                self.block_start[b] as usize,
-                self.block_start[b + 1] as usize,
-            );
+            let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
             for &c in &old[s..e] {
                 if on_chain[c as usize] {
                     on_chain[c as usize] = false;
@@ -493,13 +493,10 @@ impl<N: Neighbourhood> FlowRouter<N> {
         let mut kept = n_out;
         let new_pit_start = len;
         for b in n_out..self.roots.len() {
-            if self.placed[b] {
+            if placed[b] {
                 continue;
             }
-            let (s, e) = (
-                self.block_start[b] as usize,
-                self.block_start[b + 1] as usize,
-            );
+            let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
             for &c in &old[s..e] {
                 basins[c as usize] = kept as u32;
             }
