@@ -49,9 +49,9 @@ struct ScanChunk {
 /// Runs of lake trees scanned in parallel; the edge list does not depend on the count.
 const SCAN_CHUNKS: usize = 16;
 
-/// Bands of rows scanned in parallel on a raster grid; the edge list does not depend on
-/// the count.
-const SCAN_BANDS: usize = 16;
+/// Rows per band of a raster grid's pass scan (bands run in parallel); the edge list does
+/// not depend on it.
+const BAND_ROWS: usize = 32;
 
 /// An empty slot of [`BandScan`]'s table (no pair of node numbers below `u32::MAX` makes it).
 const EMPTY: u64 = u64::MAX;
@@ -263,7 +263,7 @@ impl BandScan {
 pub(crate) struct BasinGraph {
     chunks: Vec<ScanChunk>,
     bands: Vec<BandScan>,
-    order: Vec<(u64, u32)>,
+    order: Vec<u32>,
     merged: Vec<Edge>,
     edges: Vec<Edge>,
     keys: Vec<u64>,
@@ -438,7 +438,7 @@ impl BasinGraph {
             .as_raster()
             .filter(|g| g.grid().width >= 3 && g.grid().height >= 3);
         if let Some(grid) = raster {
-            self.raster_edges(grid, heights, basins, n_outlets);
+            self.raster_edges(grid, heights, basins, n_outlets, n_nodes);
         } else {
             self.stack_edges(nb, heights, roots, n_outlets, basins, stack, block_start);
         }
@@ -546,9 +546,10 @@ impl BasinGraph {
         heights: &[f32],
         basins: &[u32],
         n_outlets: usize,
+        n_nodes: usize,
     ) {
         let h = grid.grid().height;
-        let bands = SCAN_BANDS.min(h);
+        let bands = h.div_ceil(BAND_ROWS);
         self.bands.resize_with(bands, BandScan::default);
         self.bands.par_iter_mut().enumerate().for_each(|(k, band)| {
             band.scan(
@@ -565,27 +566,47 @@ impl BasinGraph {
             self.edges.extend_from_slice(&band.edges);
         }
         // Pairs met in several bands: keep the lowest pass (the same order as `offer`).
-        self.order.clear();
-        self.order.extend(
-            self.edges
-                .iter()
-                .enumerate()
-                .map(|(i, e)| ((u64::from(e.a) << 32) | u64::from(e.b), i as u32)),
-        );
-        self.order.sort_unstable();
+        // Counting sort by lake `a` (stable), then each lake's few edges by `b`.
+        let edges = &self.edges;
+        let counts = &mut self.counts;
+        counts.clear();
+        counts.resize(n_nodes + 1, 0);
+        for e in edges {
+            counts[e.a as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let k = *c;
+            *c = sum;
+            sum += k;
+        }
+        let order = &mut self.order;
+        order.clear();
+        order.resize(edges.len(), 0);
+        for (i, e) in edges.iter().enumerate() {
+            let p = &mut counts[e.a as usize];
+            order[*p as usize] = i as u32;
+            *p += 1;
+        }
         self.merged.clear();
-        let mut last = EMPTY;
-        for &(key, i) in &self.order {
-            let e = self.edges[i as usize];
-            if key != last {
-                self.merged.push(e);
-                last = key;
-            } else {
-                let old = self.merged.last_mut().expect("a pair was pushed");
-                if e.height < old.height
-                    || (e.height == old.height && (e.na, e.nb) < (old.na, old.nb))
-                {
-                    *old = e;
+        let mut start = 0;
+        for &end in counts.iter() {
+            let run = &mut order[start..end as usize];
+            start = end as usize;
+            run.sort_unstable_by_key(|&i| (edges[i as usize].b, i));
+            let mut last = u32::MAX;
+            for &i in run.iter() {
+                let e = edges[i as usize];
+                if e.b != last {
+                    self.merged.push(e);
+                    last = e.b;
+                } else {
+                    let old = self.merged.last_mut().expect("a pair was pushed");
+                    if e.height < old.height
+                        || (e.height == old.height && (e.na, e.nb) < (old.na, old.nb))
+                    {
+                        *old = e;
+                    }
                 }
             }
         }

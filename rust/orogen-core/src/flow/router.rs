@@ -95,8 +95,10 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     stack_tmp: Vec<u32>,
     /// Nodes on a reversed (carved) chain, cleared as they are placed.
     on_chain: Vec<bool>,
-    /// Per root: its tree has been placed in the new stack.
-    placed: Vec<bool>,
+    /// Per old tree, the tree it belongs to after carving.
+    new_label: Vec<u32>,
+    /// Per carved lake: its old tree, where its block starts in the new stack, chain length.
+    lake_moves: Vec<[u32; 3]>,
     /// Per run of trees: its nodes in stack order and where each tree starts (then the end).
     bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
     /// Raster grids: per node, which of its 8 neighbours drain into it.
@@ -160,7 +162,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
             block_start: Vec::new(),
             stack_tmp: buffer(n, 0u32, "flow stack")?,
             on_chain: buffer(n, false, "flow stack")?,
-            placed: Vec::new(),
+            new_label: Vec::new(),
+            lake_moves: Vec::new(),
             bfs_runs: Vec::new(),
             donor_masks: Vec::new(),
             donor_table: Vec::new(),
@@ -454,59 +457,92 @@ impl<N: Neighbourhood> FlowRouter<N> {
         let basins = &mut self.basins[..];
         let on_chain = &mut self.on_chain[..];
         let block_start = &self.block_start[..];
-        let placed = &mut self.placed;
         let n_out = self.n_outlet_roots;
+        let n_roots = self.roots.len();
+        // Per old tree, the tree it now belongs to (`n_roots`: not placed yet).
+        let label = &mut self.new_label;
+        label.clear();
+        label.extend(0..n_out as u32);
+        label.resize(n_roots, n_roots as u32);
+        // 1. Sequential, in pass order: each lake's label (its parent's, known already),
+        //    its chain written receiver-first and marked, and where its block goes.
         let mut len = self.pit_stack_start;
         out[..len].copy_from_slice(&old[..len]);
-        placed.clear();
-        placed.resize(self.roots.len(), false);
+        let moves = &mut self.lake_moves;
+        moves.clear();
         for p in &self.passes {
             let b = basins[p.pit as usize] as usize;
-            placed[b] = true;
-            let label = basins[p.to as usize];
-            // The chain pit → … → from, written receiver-first.
+            label[b] = label[basins[p.to as usize] as usize];
             let start = len;
             let mut c = p.pit;
             loop {
                 out[len] = c;
                 len += 1;
                 on_chain[c as usize] = true;
-                basins[c as usize] = label;
                 if c == p.from {
                     break;
                 }
                 c = rcv[c as usize];
             }
             out[start..len].reverse();
-            let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
-            for &c in &old[s..e] {
-                if on_chain[c as usize] {
-                    on_chain[c as usize] = false;
-                } else {
-                    out[len] = c;
-                    len += 1;
-                    basins[c as usize] = label;
+            moves.push([b as u32, start as u32, (len - start) as u32]);
+            len = start + (block_start[b + 1] - block_start[b]) as usize;
+        }
+        let placed_end = len;
+        // 2. Parallel over runs of lakes: each block's other nodes in their old order, after
+        //    its chain. Runs own consecutive parts of the new stack.
+        let runs = BFS_GROUPS.min(moves.len()).max(1);
+        let mut parts = Vec::with_capacity(runs);
+        let mut rest = &mut out[self.pit_stack_start..placed_end];
+        let mut base = self.pit_stack_start;
+        for r in 0..runs {
+            let (first, last) = (moves.len() * r / runs, moves.len() * (r + 1) / runs);
+            let end = moves.get(last).map_or(placed_end, |m| m[1] as usize);
+            let (part, tail) = rest.split_at_mut(end - base);
+            parts.push((&moves[first..last], base, part));
+            rest = tail;
+            base = end;
+        }
+        let on_chain_ro = &*on_chain;
+        parts.into_par_iter().for_each(|(moves, base, part)| {
+            for &[b, start, chain] in moves {
+                let b = b as usize;
+                let mut k = start as usize - base + chain as usize;
+                let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
+                for &c in &old[s..e] {
+                    if !on_chain_ro[c as usize] {
+                        part[k] = c;
+                        k += 1;
+                    }
                 }
+            }
+        });
+        for &[_, start, chain] in moves.iter() {
+            for &c in &out[start as usize..(start + chain) as usize] {
+                on_chain[c as usize] = false;
             }
         }
         // Lakes no outlet reached (a neighbourhood in pieces) stay pits.
         let mut kept = n_out;
-        let new_pit_start = len;
-        for b in n_out..self.roots.len() {
-            if placed[b] {
+        len = placed_end;
+        for b in n_out..n_roots {
+            if label[b] != n_roots as u32 {
                 continue;
             }
+            label[b] = kept as u32;
             let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
-            for &c in &old[s..e] {
-                basins[c as usize] = kept as u32;
-            }
             out[len..len + (e - s)].copy_from_slice(&old[s..e]);
             len += e - s;
             self.roots[kept] = self.roots[b];
             kept += 1;
         }
+        // 3. Every node to its new tree (a parallel gather).
+        let label = &*label;
+        basins
+            .par_chunks_mut(1 << 14)
+            .for_each(|bs| bs.iter_mut().for_each(|b| *b = label[*b as usize]));
         self.roots.truncate(kept);
-        self.pit_stack_start = new_pit_start;
+        self.pit_stack_start = placed_end;
         self.block_start.clear();
         debug_assert_eq!(len, old.len());
         std::mem::swap(&mut self.graph.stack, &mut self.stack_tmp);
