@@ -22,6 +22,9 @@ use crate::flow::graph::FlowGraph;
 use crate::flow::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::flow::outlets::OutletParams;
 
+/// Nodes per chunk when listing roots in parallel.
+const ROOT_CHUNK: usize = 1 << 16;
+
 /// Runs of trees traversed in parallel when building the stack.
 const BFS_GROUPS: usize = 16;
 
@@ -101,6 +104,8 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     lake_moves: Vec<[u32; 3]>,
     /// Per run of trees: its nodes in stack order and where each tree starts (then the end).
     bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Per chunk of nodes: its outlet roots and pit roots.
+    root_chunks: Vec<(Vec<u32>, Vec<u32>)>,
     /// Raster grids: per node, which of its 8 neighbours drain into it.
     donor_masks: Vec<u8>,
     /// Raster grids: per donor mask, the index offsets of the donors.
@@ -165,6 +170,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             new_label: Vec::new(),
             lake_moves: Vec::new(),
             bfs_runs: Vec::new(),
+            root_chunks: Vec::new(),
             donor_masks: Vec::new(),
             donor_table: Vec::new(),
             fallback_outlet: None,
@@ -306,21 +312,25 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 format!("has {} values, the router has {n} nodes", heights.len()),
             ));
         }
-        // Sequential: rayon's short-circuiting search costs far more than this scan.
-        if let Some(i) = heights.iter().position(|h| !h.is_finite()) {
+        // Chunks in parallel, each a branch-free (vectorised) test; the first bad one is
+        // then searched.
+        const CHUNK: usize = 1 << 16;
+        let bad = heights
+            .par_chunks(CHUNK)
+            .position_first(|c| !c.iter().fold(true, |ok, h| ok & h.is_finite()));
+        if let Some(i) = bad.and_then(|k| {
+            let start = k * CHUNK;
+            heights[start..]
+                .iter()
+                .position(|h| !h.is_finite())
+                .map(|o| start + o)
+        }) {
             return Err(OrogenError::invalid(
                 "heights",
                 format!("node {i} is {} (heights must be finite)", heights[i]),
             ));
         }
         Ok(())
-    }
-
-    #[inline]
-    fn is_outlet(&self, heights: &[f32], i: usize) -> bool {
-        self.fallback_outlet == Some(i as u32)
-            || self.nb.is_open_boundary(i)
-            || self.sea_level.is_some_and(|s| heights[i] <= s)
     }
 
     /// CSR donors: counts, inclusive prefix sums, then filled from the back so that each
@@ -371,19 +381,39 @@ impl<N: Neighbourhood> FlowRouter<N> {
         } else {
             self.csr_donors();
         }
-        // Roots: outlets first.
-        let rcv = &self.graph.receivers;
+        // Roots: outlets first, each group by index. Chunks of nodes in parallel, their
+        // lists joined in chunk order.
+        let rcv = &self.graph.receivers[..];
+        let (nb, sea, fallback) = (&self.nb, self.sea_level, self.fallback_outlet);
+        let chunks = n.div_ceil(ROOT_CHUNK);
+        self.root_chunks.resize_with(chunks, Default::default);
+        self.root_chunks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, (outlets, pits))| {
+                outlets.clear();
+                pits.clear();
+                let end = (k * ROOT_CHUNK + ROOT_CHUNK).min(n);
+                for (i, &r) in rcv[..end].iter().enumerate().skip(k * ROOT_CHUNK) {
+                    if r as usize == i {
+                        let outlet = fallback == Some(r)
+                            || nb.is_open_boundary(i)
+                            || sea.is_some_and(|s| heights[i] <= s);
+                        if outlet {
+                            outlets.push(r)
+                        } else {
+                            pits.push(r)
+                        }
+                    }
+                }
+            });
         self.roots.clear();
-        for (i, &r) in rcv.iter().enumerate() {
-            if r as usize == i && self.is_outlet(heights, i) {
-                self.roots.push(i as u32);
-            }
+        for (outlets, _) in &self.root_chunks[..chunks] {
+            self.roots.extend_from_slice(outlets);
         }
         self.n_outlet_roots = self.roots.len();
-        for (i, &r) in rcv.iter().enumerate() {
-            if r as usize == i && !self.is_outlet(heights, i) {
-                self.roots.push(i as u32);
-            }
+        for (_, pits) in &self.root_chunks[..chunks] {
+            self.roots.extend_from_slice(pits);
         }
         // One breadth-first block per tree. Runs of whole trees are traversed in parallel
         // into their own buffers, then laid end to end in root order: the same stack
