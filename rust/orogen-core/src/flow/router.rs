@@ -82,7 +82,8 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     sea_level: Option<f32>,
     graph: FlowGraph,
     phase: Phase,
-    /// CSR donors: `donors[offsets[i]..offsets[i + 1]]` drain into `i`.
+    /// CSR donors (other than raster grids): `donors[offsets[i]..offsets[i + 1]]` drain
+    /// into `i`. Allocated at first use.
     offsets: Vec<u32>,
     donors: Vec<u32>,
     /// Index into `roots` of the tree each node belongs to.
@@ -158,8 +159,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
             sea_level,
             graph,
             phase: Phase::Empty,
-            offsets: buffer(n + 1, 0u32, "flow donors")?,
-            donors: buffer(n, 0u32, "flow donors")?,
+            offsets: Vec::new(),
+            donors: Vec::new(),
             basins: buffer(n, 0u32, "flow basins")?,
             roots: Vec::new(),
             n_outlet_roots: 0,
@@ -335,8 +336,12 @@ impl<N: Neighbourhood> FlowRouter<N> {
 
     /// CSR donors: counts, inclusive prefix sums, then filled from the back so that each
     /// node's donors end up ascending and `offsets[i]` is the start of node `i`'s donors.
-    fn csr_donors(&mut self) {
+    fn csr_donors(&mut self) -> Result<()> {
         let n = self.nb.len();
+        if self.donors.len() != n {
+            self.offsets = buffer(n + 1, 0u32, "flow donors")?;
+            self.donors = buffer(n, 0u32, "flow donors")?;
+        }
         let rcv = &self.graph.receivers;
         let offsets = &mut self.offsets[..];
         let donors = &mut self.donors[..];
@@ -359,6 +364,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 donors[offsets[r] as usize] = i as u32;
             }
         }
+        Ok(())
     }
 
     /// Donors, roots (outlets first), the stack (Braun & Willett 2013; one breadth-first
@@ -379,7 +385,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             }
             grid.donor_masks(&self.graph.receivers, &mut self.donor_masks);
         } else {
-            self.csr_donors();
+            self.csr_donors()?;
         }
         // Roots: outlets first, each group by index. Chunks of nodes in parallel, their
         // lists joined in chunk order.
