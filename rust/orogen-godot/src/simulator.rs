@@ -334,6 +334,10 @@ impl ErosionSimulator {
     fn terrain_node(&self) -> Option<Gd<TerrainWorld>> {
         let node = if self.terrain.is_empty() {
             self.base().get_parent()
+        } else if self.terrain.is_absolute() && !self.base().is_inside_tree() {
+            // An absolute path means nothing outside the active scene tree (Godot would
+            // print an error for it); a relative one resolves among the node's relatives.
+            None
         } else {
             self.base().get_node_or_null(&self.terrain)
         }?;
