@@ -48,17 +48,30 @@ pub trait Neighbourhood: Sync {
         dist: &mut [f32],
         keep: bool,
     ) {
-        const CHUNK: usize = 8192;
-        receivers
-            .par_chunks_mut(CHUNK)
-            .zip(dist.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(k, (rs, ds))| {
-                for (o, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
-                    descend_node(self, heights, sea, k * CHUNK + o, r, d, keep);
-                }
-            });
+        descend_generic(self, heights, sea, receivers, dist, keep);
     }
+}
+
+/// The generic steepest-descent walk over every node, in parallel chunks (each node
+/// independent, so the result does not depend on the thread count).
+fn descend_generic<N: Neighbourhood + ?Sized>(
+    nb: &N,
+    heights: &[f32],
+    sea: f32,
+    receivers: &mut [u32],
+    dist: &mut [f32],
+    keep: bool,
+) {
+    const CHUNK: usize = 8192;
+    receivers
+        .par_chunks_mut(CHUNK)
+        .zip(dist.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(k, (rs, ds))| {
+            for (o, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
+                descend_node(nb, heights, sea, k * CHUNK + o, r, d, keep);
+            }
+        });
 }
 
 /// One node of [`Neighbourhood::steepest_receivers`].
@@ -300,16 +313,7 @@ impl Neighbourhood for RasterGrid {
         let h = self.grid.height;
         if w < 3 || h < 3 {
             // No interior: the generic walk.
-            const CHUNK: usize = 8192;
-            receivers
-                .par_chunks_mut(CHUNK)
-                .zip(dist.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(k, (rs, ds))| {
-                    for (o, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
-                        descend_node(self, heights, sea, k * CHUNK + o, r, d, keep);
-                    }
-                });
+            descend_generic(self, heights, sea, receivers, dist, keep);
             return;
         }
         receivers
