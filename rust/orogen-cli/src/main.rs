@@ -245,7 +245,7 @@ fn name_field_in_syntax_error(e: OrogenError, text: &str) -> OrogenError {
 /// Creates the output folder and checks a file can be created in it, before any work.
 fn prepare_out_dir(dir: &Path) -> Result<(), Failure> {
     let usage = |e: OrogenError| Failure::usage(format!("output folder: {e}"));
-    orogen_core::io::bake::ensure_dir(dir).map_err(usage)?;
+    orogen_core::bake::ensure_dir(dir).map_err(usage)?;
     let probe = dir.join(format!(".orogen-write-test-{}", std::process::id()));
     match std::fs::File::create(&probe) {
         Ok(_) => {
@@ -295,9 +295,9 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
         }
     };
 
-    let mut files = orogen_core::io::bake::write_maps(&output.world, &args.out)
+    let mut files = orogen_core::bake::write_maps(&output.world, &args.out)
         .map_err(|e| Failure::runtime(e.to_string()))?;
-    let json = orogen_core::io::bake::write_bake_json(
+    let json = orogen_core::bake::write_bake_json(
         &args.out,
         &recipe,
         &output.world,

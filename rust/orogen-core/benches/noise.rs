@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use orogen_core::terrain::noise::{generate, NoiseBasis, NoiseKind, NoiseParams, Warp};
+use orogen_core::generators::noise::{generate, NoiseBasis, NoiseKind, NoiseParams, Warp};
 use orogen_core::Grid;
 
 fn main() {

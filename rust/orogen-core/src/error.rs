@@ -67,6 +67,28 @@ impl OrogenError {
         }
     }
 
+    /// The error with its field placed under `prefix`: a process names its own fields
+    /// (`n`, `dt`, or nothing for the process itself) and the stage running it adds where
+    /// it sits in the recipe (`stages[2].StreamPower`).
+    pub fn in_field(self, prefix: &str) -> Self {
+        let place = |field: String| {
+            if field.is_empty() {
+                prefix.to_string()
+            } else if field.starts_with(prefix) {
+                field
+            } else {
+                format!("{prefix}.{field}")
+            }
+        };
+        match self {
+            OrogenError::Numerical { field, reason } => OrogenError::Numerical {
+                field: place(field),
+                reason,
+            },
+            other => other,
+        }
+    }
+
     /// Shorthand for [`OrogenError::BadFile`].
     pub fn bad_file(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
         OrogenError::BadFile {
@@ -126,5 +148,17 @@ pub fn check_count(field: &str, value: u32, max: u32) -> Result<()> {
         ))
     } else {
         Ok(())
+    }
+}
+
+/// `text` cut to at most 80 characters for an error message (`…` marks a cut).
+pub fn shorten(text: &str) -> String {
+    const MAX: usize = 80;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(MAX).collect();
+        s.push('…');
+        s
     }
 }

@@ -1,24 +1,33 @@
 //! Orogen core: every terrain algorithm, over plain data, with no Godot dependency.
 //!
-//! Folder map (one process per module):
-//! - [`field`]: the grid shape and the maps laid on it (heights, scalars, masks, labels).
-//! - [`world`]: the terrain being worked on: heights plus every named map a stage produced.
-//! - [`recipe`]: the RON recipe shared by the CLI, the editor and the runtime.
-//! - [`runner`]: runs a recipe's stages in order with progress and cancel.
-//! - [`terrain`]: initial terrain: noise (fBm, ridged, multifractal, warping, faults) and scalar sources.
-//! - [`io`]: reading and writing height and scalar maps (EXR, 16-bit PNG, R16, raw f32).
-//! - [`flow`]: water routing: receivers, lakes, accumulation, water surface, the hydrology stage.
-//! - [`eroders`]: processes that change heights: stream power with uplift, thermal.
+//! Layers, each importing only those below it (checked by `tests/architecture.rs`;
+//! drawn in `docs/architecture.md`):
+//! 1. vocabulary: [`error`], [`field`] (grid and maps), [`schema`] (parameter docs),
+//!    [`values`] (per-node inputs), [`neighbourhood`] (grid, graph, outlets), [`mesh`]
+//!    (graphs from points), [`state`] (layered terrain, simulation state);
+//! 2. processes over plain data: [`flow`] (routing, lakes, hydrology), [`eroders`]
+//!    (stream power, thermal), [`generators`] (noise, faults), [`io`] (file formats);
+//! 3. stages: [`stages`] (recipe entries adapted to processes, the time loop) and the
+//!    [`world`] they work on;
+//! 4. [`recipe`]: the RON recipe shared by the CLI, the editor and the runtime;
+//! 5. [`runner`]: runs a recipe's stages in order with progress and cancel;
+//! 6. [`bake`]: writes a world's maps and `bake.json`.
 
+pub mod bake;
 pub mod eroders;
 pub mod error;
 pub mod field;
 pub mod flow;
+pub mod generators;
 pub mod io;
+pub mod mesh;
+pub mod neighbourhood;
 pub mod recipe;
-mod recipe_override;
 pub mod runner;
-pub mod terrain;
+pub mod schema;
+pub mod stages;
+pub mod state;
+pub mod values;
 pub mod world;
 
 pub use error::{OrogenError, Result};

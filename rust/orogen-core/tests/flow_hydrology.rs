@@ -5,9 +5,9 @@
 
 use std::collections::HashSet;
 
-use orogen_core::flow::hydrology::{compute_maps, HydrologyParams};
 use orogen_core::flow::{OutletParams, Side, SinkMode};
 use orogen_core::recipe::{ScalarSource, Stage};
+use orogen_core::stages::hydrology::{compute_maps, HydrologyParams};
 use orogen_core::world::names;
 use orogen_core::{Grid, Heightfield, MapData, Recipe, World};
 use rand::{Rng, SeedableRng};

@@ -602,11 +602,14 @@ impl orogen_core::flow::Neighbourhood for AdjacencyGraph {
             f(j, d);
         }
     }
-    fn is_open_boundary(&self, node: usize) -> bool {
+    fn is_outlet(&self, node: usize) -> bool {
         self.open[node]
     }
     fn node_area(&self, _node: usize) -> f32 {
         self.area
+    }
+    fn position(&self, node: usize) -> glam::DVec2 {
+        glam::DVec2::new(node as f64, 0.0)
     }
 }
 

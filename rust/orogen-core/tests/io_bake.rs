@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use orogen_core::bake::{self, preview};
 use orogen_core::field::{Grid, Heightfield, LabelMap, MaskMap, ScalarMap};
-use orogen_core::io::{bake, exr, png16, preview, read_gray_image};
+use orogen_core::io::{exr, png16, read_gray_image};
 use orogen_core::world::names;
 use orogen_core::{MapData, Recipe, World};
 

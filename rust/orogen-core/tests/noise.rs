@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use orogen_core::generators::noise::{generate, NoiseKind, NoiseParams};
 use orogen_core::runner::initial_world;
-use orogen_core::terrain::noise::{generate, NoiseKind, NoiseParams};
 use orogen_core::{Grid, Recipe};
 
 #[test]

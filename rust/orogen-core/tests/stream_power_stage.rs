@@ -4,10 +4,12 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use orogen_core::eroders::stream_power::{StreamPowerParams, StreamPowerSolver};
+use orogen_core::eroders::stream_power::{Inputs, StreamPower};
 use orogen_core::flow::SinkMode;
 use orogen_core::recipe::{Recipe, ScalarSource, Stage};
 use orogen_core::runner::{run_recipe, Event};
+use orogen_core::stages::stream_power::StreamPowerParams;
+use orogen_core::stages::StageKind;
 use orogen_core::world::names;
 use orogen_core::{Grid, MapData};
 use rand::{Rng, SeedableRng};
@@ -109,7 +111,7 @@ fn overflowing_erosion_factor_names_dt() {
     };
     p.validate("sp").expect("each value is in range");
     let rain = vec![1e38_f32; grid.len()];
-    let err = StreamPowerSolver::new(
+    let err = new_solver(
         grid,
         &p,
         vec![3e38; grid.len()],
@@ -129,7 +131,7 @@ fn negative_erodibility_map_is_refused_naming_k() {
     let grid = Grid::new(17, 17, 100.0).unwrap();
     let mut k = vec![1e-5_f32; grid.len()];
     k[40] = -1e-6;
-    let err = StreamPowerSolver::new(
+    let err = new_solver(
         grid,
         &StreamPowerParams::default(),
         k,
@@ -144,7 +146,7 @@ fn negative_erodibility_map_is_refused_naming_k() {
     assert!(err.contains("stages[2].StreamPower.k"), "{err}");
     let mut u = vec![1e-3_f32; grid.len()];
     u[3] = f32::NAN;
-    let err = StreamPowerSolver::new(
+    let err = new_solver(
         grid,
         &StreamPowerParams::default(),
         vec![1e-5; grid.len()],
@@ -264,7 +266,7 @@ fn steady_state_slope_area_with_flow_router() {
             dt: 1e5,
             ..Default::default()
         };
-        let mut solver = StreamPowerSolver::new(
+        let mut solver = new_solver(
             grid,
             &p,
             vec![k; grid.len()],
@@ -278,7 +280,13 @@ fn steady_state_slope_area_with_flow_router() {
         let mut h: Vec<f32> = (0..grid.len()).map(|_| rng.random::<f32>()).collect();
         let mut steady = false;
         for _ in 0..3000 {
-            if solver.step(&mut h).unwrap().max_change.unwrap() < 2e-3 {
+            if solver
+                .step_heights(&mut h, p.dt as f64)
+                .unwrap()
+                .max_change
+                .unwrap()
+                < 2e-3
+            {
                 steady = true;
                 break;
             }
@@ -363,7 +371,7 @@ fn lake_floors_rise_with_uplift_and_do_not_erode() {
             dt,
             ..Default::default()
         };
-        let mut solver = StreamPowerSolver::new(
+        let mut solver = new_solver(
             grid,
             &p,
             vec![1e-5; grid.len()],
@@ -374,7 +382,7 @@ fn lake_floors_rise_with_uplift_and_do_not_erode() {
         )
         .unwrap();
         let before = h.clone();
-        solver.step(&mut h).unwrap();
+        solver.step_heights(&mut h, p.dt as f64).unwrap();
         let expected = (before[centre] as f64 + u as f64 * dt as f64) as f32;
         assert_eq!(h[centre], expected, "{lakes:?}: pit floor");
         // Borders are base level; interior rim cells rose less than the uplift (eroded).
@@ -385,4 +393,31 @@ fn lake_floors_rise_with_uplift_and_do_not_erode() {
             "{lakes:?}: rim did not erode"
         );
     }
+}
+
+/// The stage's process over a grid, with the stage's dt checked as the stage does.
+fn new_solver(
+    grid: Grid,
+    p: &StreamPowerParams,
+    k: Vec<f32>,
+    uplift: Vec<f32>,
+    precipitation: Option<&[f32]>,
+    measure_change: bool,
+    field: &str,
+) -> orogen_core::Result<StreamPower> {
+    let inputs = Inputs {
+        k,
+        uplift,
+        precipitation: precipitation.map(|r| r.to_vec()),
+    };
+    let solver = StreamPower::on_grid(
+        grid,
+        &p.outlets,
+        &p.process(),
+        inputs,
+        measure_change,
+        field,
+    )?;
+    solver.check_dt(p.dt as f64)?;
+    Ok(solver)
 }

@@ -194,7 +194,7 @@ impl TerrainWorld {
             return GString::from("TerrainWorld has no terrain data to save");
         };
         let dir = convert::globalize(&dir.to_string());
-        match orogen_core::io::bake::write_maps(world, &dir) {
+        match orogen_core::bake::write_maps(world, &dir) {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }

@@ -11,32 +11,25 @@
 //! accumulate drainage → solve the implicit equation node by node in stack order (outlets
 //! first), so each node sees its receiver's new height.
 //!
+//! Generic over the [`Neighbourhood`]: node areas and link lengths come from it, so the same
+//! code runs on the raster, on a random-point graph and on the sphere.
+//!
 //! Lakes: with `lakes: Carve` a lake floor drains through its pass along reversed
 //! receivers; a node not above its receiver's new height does not erode (fastscapelib's
 //! SPL eroder does the same), so lake floors only rise with uplift until they spill.
 //! With `lakes: Fill(epsilon)` lakes are filled (heights raised) before each step.
-//!
-//! Recipe syntax: `StreamPower(iterations: 100, dt: 5e4, k: Constant(5e-6))`,
-//! `StreamPower(n: 2.0, m: 1.0, k: Constant(1e-9), lakes: Fill(epsilon: 0.01),
-//! outlets: (borders: [South]), tolerance: 0.01, hydrology: false)`.
-
-use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
 
-use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
+use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::accumulate::accumulate;
 use crate::flow::graph::FlowGraph;
-use crate::flow::hydrology::{compute_maps_in, HydrologyParams};
-use crate::flow::outlets::OutletParams;
 use crate::flow::router::{FlowRouter, SinkMode};
-use crate::recipe::{ParamInfo, ScalarSource};
-use crate::runner::StageContext;
-use crate::world::World;
+use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
+use crate::state::TerrainMut;
+pub use crate::values::NodeValues;
 
-/// Largest accepted iteration count.
-pub const MAX_ITERATIONS: u32 = 1_000_000;
 /// Largest accepted time step, years.
 pub const MAX_DT: f64 = 1e9;
 /// Largest accepted area exponent `m`.
@@ -44,187 +37,64 @@ pub const MAX_M: f64 = 5.0;
 /// Largest accepted slope exponent `n`.
 pub const MAX_N: f64 = 10.0;
 
-/// Salt mixed into the recipe seed for a noise erodibility map.
-const ERODIBILITY_SEED: u64 = 0x6572_6f64_6962_696c;
-/// Salt mixed into the recipe seed for a noise precipitation map (the Hydrology stage's).
-const PRECIPITATION_SEED: u64 = 0x7261_696e_6661_6c6c;
-
-/// `StreamPower` stage parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct StreamPowerParams {
-    /// Number of time steps, 1..=1e6. Default 100.
-    pub iterations: u32,
-    /// Time step, years (> 0, ≤ 1e9). The scheme is implicit, so any step is stable; large
-    /// steps only coarsen the history. Default 5e4.
-    pub dt: f32,
-    /// Erodibility `k`, m^(1−2m)/yr (with precipitation: m^(1−3m)·yr^(m−1)); ≥ 0, a
-    /// constant or a map (image, noise). Steady relief scales with `u/k`. Default
-    /// `Constant(5e-6)`.
-    pub k: ScalarSource,
+/// Stream-power parameters (the per-node inputs are [`Inputs`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
     /// Drainage-area exponent `m` (> 0, ≤ 5). Default 0.5.
     pub m: f32,
     /// Slope exponent `n` (> 0, ≤ 10); 1 is solved exactly, others by per-node Newton.
-    /// Default 1.0.
+    /// Default 1.
     pub n: f32,
-    /// Multiplier on the world's uplift map: `u = uplift × uplift_scale`, m/yr. 0 erodes an
-    /// existing terrain without uplift; negative uplift (subsidence) is allowed. Default 1.
-    pub uplift_scale: f32,
-    /// Stop early once the largest height change of a step (uplift and erosion together)
-    /// is below this, metres (> 0). Default: none (run every iteration).
-    pub tolerance: Option<f32>,
-    /// How closed depressions drain: `Carve` (through their pass; heights unchanged),
-    /// `Fill(epsilon: m)` (filled before each step) or `None`. Default `Carve`.
+    /// How closed depressions drain. Default `Carve`.
     pub lakes: SinkMode,
-    /// Where water leaves: open borders and sea level. Default: all four borders open.
-    pub outlets: OutletParams,
-    /// Precipitation, m/yr (≥ 0); when set, erosion uses discharge = area × precipitation
-    /// (m³/yr, FastFlow) instead of drainage area. Default: none.
-    pub precipitation: Option<ScalarSource>,
-    /// At the stage's end, write the hydrology maps (drainage, water surface, lake depth,
-    /// rivers, basins) of the eroded terrain with the same outlets, lakes and
-    /// precipitation, so a bake shows rivers and lakes without a Hydrology stage.
-    /// Default true.
-    pub hydrology: bool,
 }
 
-impl Default for StreamPowerParams {
+impl Default for Params {
     fn default() -> Self {
-        StreamPowerParams {
-            iterations: 100,
-            dt: 5e4,
-            k: ScalarSource::Constant(5e-6),
+        Params {
             m: 0.5,
             n: 1.0,
-            uplift_scale: 1.0,
-            tolerance: None,
             lakes: SinkMode::Carve,
-            outlets: OutletParams::default(),
-            precipitation: None,
-            hydrology: true,
         }
     }
 }
 
-const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "iterations",
-        unit: "",
-        min: 1.0,
-        max: 1000.0,
-        doc: "Number of time steps.",
-    },
-    ParamInfo {
-        name: "dt",
-        unit: "yr",
-        min: 1e3,
-        max: 1e6,
-        doc: "Time step; implicit, so stable at any size.",
-    },
-    ParamInfo {
-        name: "m",
-        unit: "",
-        min: 0.1,
-        max: 1.5,
-        doc: "Drainage-area exponent of the stream-power law (m/n ≈ 0.5 in nature).",
-    },
-    ParamInfo {
-        name: "n",
-        unit: "",
-        min: 0.5,
-        max: 3.0,
-        doc: "Slope exponent of the stream-power law.",
-    },
-    ParamInfo {
-        name: "uplift_scale",
-        unit: "",
-        min: 0.0,
-        max: 10.0,
-        doc: "Multiplier on the uplift map (0: erosion of an existing terrain only).",
-    },
-    ParamInfo {
-        name: "tolerance",
-        unit: "m",
-        min: 0.0,
-        max: 10.0,
-        doc: "Stop once no height changes by more than this in a step.",
-    },
-];
-
-impl StreamPowerParams {
-    /// Scalar parameters with units and ranges, for editors (`k`, `precipitation`, `lakes`
-    /// and `outlets` are edited as RON).
-    pub fn describe() -> &'static [ParamInfo] {
-        PARAMS
-    }
-
+impl Params {
     /// Checks ranges; `field` prefixes error names (e.g. `stages[0].StreamPower`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        crate::error::check_count(
-            &format!("{field}.iterations"),
-            self.iterations,
-            MAX_ITERATIONS,
-        )?;
-        let dt = format!("{field}.dt");
-        check_positive(&dt, self.dt as f64)?;
-        check_range(&dt, self.dt as f64, 0.0, MAX_DT)?;
-        validate_non_negative_source(&self.k, &format!("{field}.k"))?;
         let m = format!("{field}.m");
         check_positive(&m, self.m as f64)?;
         check_range(&m, self.m as f64, 0.0, MAX_M)?;
         let n = format!("{field}.n");
         check_positive(&n, self.n as f64)?;
         check_range(&n, self.n as f64, 0.0, MAX_N)?;
-        check_finite(&format!("{field}.uplift_scale"), self.uplift_scale as f64)?;
-        if let Some(t) = self.tolerance {
-            check_positive(&format!("{field}.tolerance"), t as f64)?;
-        }
-        self.lakes.validate(&format!("{field}.lakes"))?;
-        self.outlets.validate(&format!("{field}.outlets"))?;
-        if let Some(p) = &self.precipitation {
-            validate_non_negative_source(p, &format!("{field}.precipitation"))?;
-        }
-        Ok(())
-    }
-
-    /// The hydrology parameters matching this stage's routing.
-    pub fn hydrology_params(&self) -> HydrologyParams {
-        HydrologyParams {
-            outlets: self.outlets.clone(),
-            lakes: self.lakes,
-            precipitation: self.precipitation.clone(),
-            ..HydrologyParams::default()
-        }
+        self.lakes.validate(&format!("{field}.lakes"))
     }
 }
 
-/// A source's own checks, plus: a constant must be ≥ 0; an image's or noise's range too.
-fn validate_non_negative_source(source: &ScalarSource, field: &str) -> Result<()> {
-    source.validate(field)?;
-    match source {
-        ScalarSource::Constant(v) if *v < 0.0 => Err(OrogenError::invalid(
+/// The per-node inputs of stream power, one value per node each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    /// Erodibility `k`, m^(1−2m)/yr (with precipitation m^(1−3m)·yr^(m−1)), finite, ≥ 0.
+    pub k: Vec<f32>,
+    /// Uplift rate, m/yr, finite (negative sinks).
+    pub uplift: Vec<f32>,
+    /// Precipitation, m/yr, finite, ≥ 0: drainage becomes discharge (FastFlow). Optional.
+    pub precipitation: Option<Vec<f32>>,
+}
+
+/// Checks a per-node input: every value finite and ≥ 0 (`allow_negative` for uplift).
+fn check_values(field: &str, data: &[f32], n: usize, allow_negative: bool) -> Result<()> {
+    if data.len() != n {
+        return Err(OrogenError::invalid(
             field,
-            format!("must be >= 0, got {v}"),
-        )),
-        ScalarSource::Image { min, max, .. } | ScalarSource::Noise { min, max, .. }
-            if *min < 0.0 || *max < 0.0 =>
-        {
-            Err(OrogenError::invalid(
-                field,
-                format!("range must be >= 0, got min {min}, max {max}"),
-            ))
-        }
-        _ => Ok(()),
+            format!("has {} values, the terrain has {n} nodes", data.len()),
+        ));
     }
-}
-
-/// Checks a resolved map: every value finite and ≥ 0 (`allow_negative` for uplift).
-fn check_map(field: &str, grid: Grid, data: &[f32], allow_negative: bool) -> Result<()> {
     if let Some(i) = data
         .iter()
         .position(|v| !v.is_finite() || (!allow_negative && *v < 0.0))
     {
-        let (x, y) = grid.coords(i);
         let need = if allow_negative {
             "finite"
         } else {
@@ -232,16 +102,13 @@ fn check_map(field: &str, grid: Grid, data: &[f32], allow_negative: bool) -> Res
         };
         return Err(OrogenError::invalid(
             field,
-            format!(
-                "must be {need} everywhere, got {} at cell ({x}, {y})",
-                data[i]
-            ),
+            format!("must be {need} everywhere, got {} at node {i}", data[i]),
         ));
     }
     Ok(())
 }
 
-/// What one [`StreamPowerSolver::step`] did.
+/// What one [`StreamPower::step`] did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepReport {
     /// Largest lowering by erosion in the step, metres.
@@ -251,72 +118,105 @@ pub struct StepReport {
     pub max_change: Option<f32>,
 }
 
-/// The stream-power time loop over one grid, with every buffer reused between steps.
-pub struct StreamPowerSolver {
-    router: FlowRouter,
+/// The stream-power process over one neighbourhood, with every buffer reused between steps.
+pub struct StreamPower<N: Neighbourhood = RasterGrid> {
+    router: FlowRouter<N>,
     lakes: SinkMode,
     m: f64,
     n: f64,
-    dt: f64,
-    /// Erodibility per cell.
+    /// Error-name prefix.
+    field: String,
+    /// `k_max·(Σ weights)^m / shortest_link^n`: the largest erosion factor per year of `dt`.
+    factor_per_year: f64,
+    /// Erodibility per node.
     k: Vec<f32>,
-    /// Uplift per cell, m/yr (already scaled).
+    /// Uplift per node, m/yr.
     uplift: Vec<f32>,
-    /// Cell area × precipitation per cell.
+    /// Node area × precipitation per node.
     weights: Vec<f32>,
     drainage: Vec<f32>,
     /// Heights before the step, when the change is measured.
     before: Option<Vec<f32>>,
+    /// Heights of a layered terrain, stepped as one material then laid back on the layers.
+    scratch: Vec<f32>,
 }
 
-impl StreamPowerSolver {
-    /// A solver over `grid` with resolved maps: erodibility `k`, uplift (m/yr, already
-    /// scaled) and optional precipitation (m/yr). `field` prefixes error names. Checks the
-    /// maps and that the largest erosion factor `k·A^m·dt/dist^n` stays usable in f64.
-    pub fn new(
+impl StreamPower<RasterGrid> {
+    /// Stream power over a regular grid with the given outlets (borders and sea level).
+    pub fn on_grid(
         grid: Grid,
-        params: &StreamPowerParams,
-        k: Vec<f32>,
-        uplift: Vec<f32>,
-        precipitation: Option<&[f32]>,
+        outlets: &OutletParams,
+        params: &Params,
+        inputs: Inputs,
+        measure_change: bool,
+        field: &str,
+    ) -> Result<Self> {
+        outlets.validate(&format!("{field}.outlets"))?;
+        let nb = RasterGrid::new(grid, &outlets.borders);
+        StreamPower::new(nb, outlets.sea_level, params, inputs, measure_change, field)
+    }
+}
+
+impl<N: Neighbourhood> StreamPower<N> {
+    /// Stream power over `nb` (its outlets, plus nodes at or below `sea_level`). Checks the
+    /// inputs; `field` prefixes error names. With `measure_change` each step reports its
+    /// largest height change.
+    pub fn new(
+        nb: N,
+        sea_level: Option<f32>,
+        params: &Params,
+        inputs: Inputs,
         measure_change: bool,
         field: &str,
     ) -> Result<Self> {
         params.validate(field)?;
-        let n_cells = grid.len();
-        for (what, len) in [("k", k.len()), ("uplift", uplift.len())] {
-            if len != n_cells {
-                return Err(OrogenError::invalid(
-                    format!("{field}.{what}"),
-                    format!("has {len} values, the grid has {n_cells} cells"),
-                ));
-            }
-        }
-        check_map(&format!("{field}.k"), grid, &k, false)?;
-        check_map("uplift", grid, &uplift, true)?;
-        let mut weights = vec![grid.cell_area(); n_cells];
-        if let Some(p) = precipitation {
-            let pf = format!("{field}.precipitation");
-            if p.len() != n_cells {
-                return Err(OrogenError::invalid(
-                    pf,
-                    format!("has {} values, the grid has {n_cells} cells", p.len()),
-                ));
-            }
-            check_map(&pf, grid, p, false)?;
+        let n_nodes = nb.len();
+        check_values(&format!("{field}.k"), &inputs.k, n_nodes, false)?;
+        check_values("uplift", &inputs.uplift, n_nodes, true)?;
+        let mut weights: Vec<f32> = (0..n_nodes).map(|i| nb.node_area(i)).collect();
+        if let Some(p) = &inputs.precipitation {
+            check_values(&format!("{field}.precipitation"), p, n_nodes, false)?;
             for (w, r) in weights.iter_mut().zip(p) {
                 *w *= r;
             }
         }
-        let (m, n, dt) = (params.m as f64, params.n as f64, params.dt as f64);
+        let (m, n) = (params.m as f64, params.n as f64);
         // The largest factor any node can see: all the water through the shortest link.
-        let k_max = k.iter().fold(0.0_f32, |a, &b| a.max(b)) as f64;
+        let k_max = inputs.k.iter().fold(0.0_f32, |a, &b| a.max(b)) as f64;
         let total: f64 = weights.iter().map(|&w| w as f64).sum();
-        let f_max = k_max * total.powf(m) * dt / (grid.cell_size as f64).powf(n);
-        let term = f_max * MAX_RELIEF.powf(n);
+        let factor_per_year = match nb.shortest_link() {
+            Some(link) => k_max * total.powf(m) / (link as f64).powf(n),
+            None => 0.0,
+        };
+        let router = FlowRouter::with_neighbourhood(nb, sea_level)?;
+        Ok(StreamPower {
+            router,
+            lakes: params.lakes,
+            m,
+            n,
+            field: field.to_string(),
+            factor_per_year,
+            k: inputs.k,
+            uplift: inputs.uplift,
+            weights,
+            drainage: vec![0.0; n_nodes],
+            before: measure_change.then(|| vec![0.0; n_nodes]),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Checks that a step of `dt` years is usable: positive, at most [`MAX_DT`], and small
+    /// enough that the largest erosion term `k·A^m·dt/dist^n` over [`MAX_RELIEF`] metres of
+    /// relief stays finite in f64. The error names `<field>.dt`.
+    pub fn check_dt(&self, dt: f64) -> Result<()> {
+        let field = format!("{}.dt", self.field);
+        check_positive(&field, dt)?;
+        check_range(&field, dt, 0.0, MAX_DT)?;
+        let f_max = self.factor_per_year * dt;
+        let term = f_max * MAX_RELIEF.powf(self.n);
         if term.is_nan() || term > MAX_EROSION_TERM {
             return Err(OrogenError::invalid(
-                format!("{field}.dt"),
+                field,
                 format!(
                     "k·A^m·dt/dist^n reaches {f_max:e}, so k·A^m·S^n·dt over {MAX_RELIEF} m of \
                      relief ({term:e}) overflows the implicit solve; lower dt, k or \
@@ -324,23 +224,39 @@ impl StreamPowerSolver {
                 ),
             ));
         }
-        let router = FlowRouter::new(grid, &params.outlets)?;
-        Ok(StreamPowerSolver {
-            router,
-            lakes: params.lakes,
-            m,
-            n,
-            dt,
-            k,
-            uplift,
-            weights,
-            drainage: vec![0.0; n_cells],
-            before: measure_change.then(|| vec![0.0; n_cells]),
-        })
+        Ok(())
     }
 
-    /// One time step over `heights` (route → uplift → accumulate → implicit erosion).
-    pub fn step(&mut self, heights: &mut [f32]) -> Result<StepReport> {
+    /// One time step of `dt` years over a terrain: route → uplift → accumulate → implicit
+    /// erosion. Uplift raises whole columns; erosion removes material top layer first.
+    pub fn step(&mut self, terrain: &mut TerrainMut, dt: f64) -> Result<StepReport> {
+        if terrain.layers.is_empty() {
+            return self.step_heights(terrain.surface, dt);
+        }
+        let mut h = std::mem::take(&mut self.scratch);
+        h.clear();
+        h.extend_from_slice(terrain.surface);
+        let report = self.step_heights(&mut h, dt);
+        if report.is_ok() {
+            // Uplift moves the column; whatever else changed was eroded (or filled).
+            for i in 0..h.len() {
+                let up = if self.router.graph().receivers[i] as usize == i {
+                    0.0
+                } else {
+                    (terrain.surface[i] as f64 + self.uplift[i] as f64 * dt) as f32
+                        - terrain.surface[i]
+                };
+                terrain.uplift(i, up);
+            }
+            terrain.set_surface(&h);
+        }
+        self.scratch = h;
+        report
+    }
+
+    /// One time step of `dt` years over the heights of a one-material terrain (metres).
+    pub fn step_heights(&mut self, heights: &mut [f32], dt: f64) -> Result<StepReport> {
+        self.check_dt(dt)?;
         if let Some(before) = &mut self.before {
             before.copy_from_slice(heights);
         }
@@ -351,7 +267,7 @@ impl StreamPowerSolver {
         for &pit in &self.router.roots()[self.router.outlet_root_count()..] {
             let i = pit as usize;
             if graph.receivers[i] == pit {
-                heights[i] = (heights[i] as f64 + self.uplift[i] as f64 * self.dt) as f32;
+                heights[i] = (heights[i] as f64 + self.uplift[i] as f64 * dt) as f32;
             }
         }
         accumulate(graph, &self.weights, &mut self.drainage);
@@ -362,9 +278,10 @@ impl StreamPowerSolver {
             NodeValues::from_slice(&self.uplift),
             self.m,
             self.n,
-            self.dt,
+            dt,
             heights,
-        )?;
+        )
+        .map_err(|e| e.in_field(&self.field))?;
         let max_change = self.before.as_ref().map(|before| {
             before
                 .par_iter()
@@ -388,49 +305,11 @@ impl StreamPowerSolver {
     pub fn drainage(&self) -> &[f32] {
         &self.drainage
     }
-}
 
-/// Runs the stage: `iterations` steps (fewer once `tolerance` is reached), then the
-/// hydrology maps when `hydrology` is on.
-pub fn run_stage(p: &StreamPowerParams, world: &mut World, ctx: &mut StageContext) -> Result<()> {
-    let field = &ctx.field_prefix();
-    p.validate(field)?;
-    let grid = world.grid();
-    let k =
-        p.k.resolve(grid, world.seed ^ ERODIBILITY_SEED, ctx.base_dir())?;
-    let scale = p.uplift_scale;
-    let uplift: Vec<f32> = world.uplift.data.iter().map(|u| u * scale).collect();
-    let rain = match &p.precipitation {
-        Some(src) => Some(src.resolve(grid, world.seed ^ PRECIPITATION_SEED, ctx.base_dir())?),
-        None => None,
-    };
-    let mut solver = StreamPowerSolver::new(
-        grid,
-        p,
-        k.data,
-        uplift,
-        rain.as_ref().map(|r| r.data.as_slice()),
-        p.tolerance.is_some(),
-        field,
-    )?;
-    for i in 0..p.iterations {
-        ctx.check_cancel()?;
-        let report = solver.step(&mut world.height.data)?;
-        let done = matches!((report.max_change, p.tolerance), (Some(c), Some(t)) if c < t);
-        let fraction = if done {
-            1.0
-        } else {
-            (i + 1) as f32 / p.iterations as f32
-        };
-        ctx.step_done(world, i + 1, fraction)?;
-        if done {
-            break;
-        }
+    /// The neighbourhood stepped over.
+    pub fn neighbourhood(&self) -> &N {
+        self.router.neighbourhood()
     }
-    if p.hydrology {
-        compute_maps_in(world, &p.hydrology_params(), ctx.base_dir())?;
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -519,7 +398,7 @@ pub fn solve_drop(d0: f64, f: f64, n: f64) -> Result<f64> {
     }
     if !f.is_finite() || f < 0.0 || !d0.is_finite() {
         return Err(OrogenError::Numerical {
-            field: "StreamPower".into(),
+            field: String::new(),
             reason: format!("erosion factor k·A^m·dt/dist^n = {f} with drop {d0} m is not usable"),
         });
     }
@@ -553,7 +432,7 @@ pub fn solve_drop(d0: f64, f: f64, n: f64) -> Result<f64> {
         d = next;
     }
     Err(OrogenError::Numerical {
-        field: "StreamPower.n".into(),
+        field: "n".into(),
         reason: format!(
             "Newton iteration for n = {n} did not converge in {MAX_NEWTON_ITERATIONS} \
              iterations (F = {f}, drop {d0} m); lower dt or k"
@@ -598,25 +477,6 @@ pub fn solve_implicit(
         heights[i] = h_new;
     }
     Ok(max_change)
-}
-
-/// A per-node input that is often the same everywhere (erodibility, uplift).
-#[derive(Clone, Copy, Debug)]
-pub enum NodeValues<'a> {
-    /// One value for every node.
-    Uniform(f32),
-    /// One value per node.
-    PerNode(&'a [f32]),
-}
-
-impl<'a> NodeValues<'a> {
-    /// `Uniform` when every value of `values` is the same (bit for bit), else `PerNode`.
-    pub fn from_slice(values: &'a [f32]) -> Self {
-        match values.first() {
-            Some(&v) if values.iter().all(|x| x.to_bits() == v.to_bits()) => NodeValues::Uniform(v),
-            _ => NodeValues::PerNode(values),
-        }
-    }
 }
 
 /// The whole implicit update of one step in a single walk of `stack`: each non-outlet node

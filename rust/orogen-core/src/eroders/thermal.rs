@@ -21,12 +21,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, check_range, OrogenError, Result};
-use crate::recipe::ParamInfo;
-use crate::runner::StageContext;
-use crate::world::World;
-
-/// Largest accepted iteration count.
-pub const MAX_ITERATIONS: u32 = 1_000_000;
+use crate::field::Grid;
+use crate::neighbourhood::{Neighbourhood, RasterGrid};
+use crate::state::TerrainMut;
 
 /// Talus angle of a noise-driven talus (Cordonnier 2016: "3D Perlin noise with a high
 /// persistence ... minimal and maximal slope angles 6° and 54°").
@@ -157,27 +154,23 @@ impl TalusAngle {
     }
 }
 
-/// Thermal erosion stage parameters. RON: `Thermal(iterations: 50, talus: Constant(30.0))`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ThermalParams {
-    /// Number of steps, 1..=1000000 (fewer when `tolerance` is reached). Default 50.
-    pub iterations: u32,
+/// Thermal erosion parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
     /// Steepest stable slope: `Constant(deg)`, `Noise(..)` or `Height(..)`.
     /// Default `Constant(30.0)`.
     pub talus: TalusAngle,
-    /// Fraction of a cell's largest excess moved per step (half of it leaves the cell),
+    /// Fraction of a node's largest excess moved per step (half of it leaves the node),
     /// dimensionless, in (0, 1]. Default 0.5.
     pub rate: f32,
-    /// Stop early once no slope exceeds its talus by more than this height difference,
-    /// metres (≥ 0; 0 runs every iteration). Default 0.01.
+    /// A step moves nothing once no slope exceeds its talus by more than this height
+    /// difference, metres (≥ 0). Default 0.01.
     pub tolerance: f32,
 }
 
-impl Default for ThermalParams {
+impl Default for Params {
     fn default() -> Self {
-        ThermalParams {
-            iterations: 50,
+        Params {
             talus: TalusAngle::default(),
             rate: 0.5,
             tolerance: 0.01,
@@ -185,44 +178,9 @@ impl Default for ThermalParams {
     }
 }
 
-const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "iterations",
-        unit: "",
-        min: 1.0,
-        max: 1000.0,
-        doc: "Number of thermal steps (fewer when the tolerance is reached).",
-    },
-    ParamInfo {
-        name: "rate",
-        unit: "",
-        min: 0.01,
-        max: 1.0,
-        doc: "Fraction of a cell's largest excess over its talus moved per step.",
-    },
-    ParamInfo {
-        name: "tolerance",
-        unit: "m",
-        min: 0.0,
-        max: 1.0,
-        doc: "Stop once no slope exceeds its talus by more than this height.",
-    },
-];
-
-impl ThermalParams {
-    /// Scalar parameters with units and ranges, for editors (`talus` is an enum, edited
-    /// as RON).
-    pub fn describe() -> &'static [ParamInfo] {
-        PARAMS
-    }
-
+impl Params {
     /// Checks ranges; `field` prefixes error names (e.g. `stages[1].Thermal`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        crate::error::check_count(
-            &format!("{field}.iterations"),
-            self.iterations,
-            MAX_ITERATIONS,
-        )?;
         self.talus.validate(&format!("{field}.talus"))?;
         let rate = self.rate as f64;
         if !rate.is_finite() || rate <= 0.0 || rate > 1.0 {
@@ -240,6 +198,100 @@ impl ThermalParams {
     }
 }
 
+/// The thermal process over one neighbourhood: talus tangents and buffers kept between
+/// steps. A step is one relaxation sweep (it has no time step: `rate` sets how far it goes).
+pub struct Thermal<N: Neighbourhood> {
+    nb: N,
+    params: Params,
+    seed: u64,
+    tan: Vec<f32>,
+    buf: ThermalBuffers,
+    steps: u64,
+    /// Heights of a layered terrain, stepped as one material then laid back on the layers.
+    scratch: Vec<f32>,
+}
+
+impl<N: Neighbourhood> Thermal<N> {
+    /// Thermal erosion over `nb`, starting from `heights` (a noise talus is evaluated from
+    /// them once); `seed` drives the noise talus. `field` prefixes error names.
+    pub fn new(nb: N, params: Params, seed: u64, heights: &[f32], field: &str) -> Result<Self> {
+        params.validate(field)?;
+        let n = nb.len();
+        if heights.len() != n {
+            return Err(OrogenError::invalid(
+                field,
+                format!("{} heights for {n} nodes", heights.len()),
+            ));
+        }
+        let mut tan = f32_buffer(n)?;
+        fill_talus_tangents(&params.talus, heights, &nb, seed, &mut tan);
+        Ok(Thermal {
+            buf: ThermalBuffers::with_len(n)?,
+            nb,
+            params,
+            seed,
+            tan,
+            steps: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// One step over a terrain. Returns the largest excess over the talus found before
+    /// the step, metres; at or below the tolerance nothing moved. On a layered terrain the
+    /// lowered nodes lose their top layers and the raised ones gain loose sediment.
+    pub fn step(&mut self, terrain: &mut TerrainMut) -> f32 {
+        if terrain.layers.is_empty() {
+            return self.step_heights(terrain.surface);
+        }
+        let mut h = std::mem::take(&mut self.scratch);
+        h.clear();
+        h.extend_from_slice(terrain.surface);
+        let excess = self.step_heights(&mut h);
+        terrain.set_surface(&h);
+        self.scratch = h;
+        excess
+    }
+
+    /// One step over the heights of a one-material terrain (metres).
+    pub fn step_heights(&mut self, heights: &mut [f32]) -> f32 {
+        // A height-dependent talus follows the heights; the first step uses the tangents
+        // computed at the start.
+        if self.steps > 0 {
+            if let TalusAngle::Height(_) = self.params.talus {
+                fill_talus_tangents(
+                    &self.params.talus,
+                    heights,
+                    &self.nb,
+                    self.seed,
+                    &mut self.tan,
+                );
+            }
+        }
+        self.steps += 1;
+        let (rate, tol) = (self.params.rate, self.params.tolerance);
+        match self.nb.as_raster() {
+            Some(r) => {
+                let g = r.grid();
+                thermal_step(
+                    heights,
+                    g.width,
+                    g.cell_size,
+                    &self.tan,
+                    rate,
+                    tol,
+                    &mut self.buf,
+                )
+            }
+            None => thermal_step_generic(&self.nb, heights, &self.tan, rate, tol, &mut self.buf),
+        }
+    }
+
+    /// The talus tangent of every node.
+    pub fn tangents(&self) -> &[f32] {
+        &self.tan
+    }
+}
+
 /// The tangent of the talus angle of every cell, for heights `heights` on a grid of
 /// `width` columns and `cell_size` metres; `seed` drives the noise talus.
 pub fn talus_tangents(
@@ -249,17 +301,19 @@ pub fn talus_tangents(
     cell_size: f32,
     seed: u64,
 ) -> Vec<f32> {
+    let grid = Grid::new(width, heights.len() / width.max(1), cell_size)
+        .expect("talus_tangents: a valid grid");
     let mut out = vec![0.0f32; heights.len()];
-    fill_talus_tangents(talus, heights, width, cell_size, seed, &mut out);
+    fill_talus_tangents(talus, heights, &RasterGrid::new(grid, &[]), seed, &mut out);
     out
 }
 
-/// [`talus_tangents`] into an existing buffer.
-fn fill_talus_tangents(
+/// The tangent of the talus angle of every node of `nb` into `out`; `seed` drives the
+/// noise talus, evaluated at each node's position and height.
+pub fn fill_talus_tangents<N: Neighbourhood>(
     talus: &TalusAngle,
     heights: &[f32],
-    width: usize,
-    cell_size: f32,
+    nb: &N,
     seed: u64,
     out: &mut [f32],
 ) {
@@ -303,30 +357,29 @@ fn fill_talus_tangents(
                 (n.min_deg as f64).to_radians(),
                 (n.max_deg as f64).to_radians(),
             );
-            let cs = cell_size as f64;
-            out.par_chunks_mut(width)
-                .zip(heights.par_chunks(width))
+            out.par_iter_mut()
+                .with_min_len(1024)
+                .zip(heights.par_iter())
                 .enumerate()
-                .for_each(|(y, (row, hrow))| {
+                .for_each(|(i, (t, &z))| {
                     use noise::NoiseFn;
-                    for (x, (t, &z)) in row.iter_mut().zip(hrow).enumerate() {
-                        let (px, py, pz) = (x as f64 * cs, y as f64 * cs, z as f64);
-                        let mut sum = 0.0;
-                        let mut amp = 1.0;
-                        let mut mul = 1.0;
-                        for (perlin, off) in &octaves {
-                            let q = [
-                                safe_coord(px * fxy * mul + off[0]),
-                                safe_coord(py * fxy * mul + off[1]),
-                                safe_coord(pz * fz * mul + off[2]),
-                            ];
-                            sum += amp * perlin.get(q).clamp(-1.0, 1.0);
-                            amp *= p;
-                            mul *= 2.0;
-                        }
-                        let u = (0.5 + 0.5 * sum / norm).clamp(0.0, 1.0);
-                        *t = (lo + (hi - lo) * u).tan() as f32;
+                    let pos = nb.position(i);
+                    let (px, py, pz) = (pos.x, pos.y, z as f64);
+                    let mut sum = 0.0;
+                    let mut amp = 1.0;
+                    let mut mul = 1.0;
+                    for (perlin, off) in &octaves {
+                        let q = [
+                            safe_coord(px * fxy * mul + off[0]),
+                            safe_coord(py * fxy * mul + off[1]),
+                            safe_coord(pz * fz * mul + off[2]),
+                        ];
+                        sum += amp * perlin.get(q).clamp(-1.0, 1.0);
+                        amp *= p;
+                        mul *= 2.0;
                     }
+                    let u = (0.5 + 0.5 * sum / norm).clamp(0.0, 1.0);
+                    *t = (lo + (hi - lo) * u).tan() as f32;
                 });
         }
     }
@@ -556,46 +609,98 @@ pub fn max_talus_excess(heights: &[f32], width: usize, cell_size: f32, tan_talus
         .reduce(|| 0.0f32, f32::max)
 }
 
-/// Runs the stage: up to `iterations` thermal steps, stopping once the largest excess is
-/// within `tolerance`. Reports every step through `ctx`.
-pub fn run_stage(p: &ThermalParams, world: &mut World, ctx: &mut StageContext) -> Result<()> {
-    p.validate("Thermal")?;
-    let grid = world.grid();
-    let (w, cs) = (grid.width, grid.cell_size);
-    // Distinct from the other random streams of the recipe seed.
-    let seed = world.seed ^ 0x0074_6865_726d_616c; // "thermal"
-    let mut buf = ThermalBuffers::with_len(grid.len())?;
-    let mut tan = f32_buffer(grid.len())?;
-    fill_talus_tangents(&p.talus, &world.height.data, w, cs, seed, &mut tan);
-    for it in 0..p.iterations {
-        if let TalusAngle::Height(_) = p.talus {
-            if it > 0 {
-                fill_talus_tangents(&p.talus, &world.height.data, w, cs, seed, &mut tan);
+/// [`thermal_step`] over any neighbourhood (same rule, same order of sums: on a raster it
+/// gives the same bits), walking each node's neighbours in the neighbourhood's order with
+/// their own link lengths.
+pub fn thermal_step_generic<N: Neighbourhood>(
+    nb: &N,
+    heights: &mut [f32],
+    tan_talus: &[f32],
+    rate: f32,
+    tolerance: f32,
+    buf: &mut ThermalBuffers,
+) -> f32 {
+    let n = heights.len();
+    assert!(nb.len() == n && tan_talus.len() == n);
+    const CHUNK: usize = 4096;
+    buf.k.resize(n, 0.0);
+    buf.s.resize(n, 0.0);
+    buf.next.resize(n, 0.0);
+    let hs: &[f32] = heights;
+    // Pass 1: sender factors.
+    let max_excess = buf
+        .k
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .map(|(c, ks)| {
+            let mut m = 0.0f32;
+            for (o, k) in ks.iter_mut().enumerate() {
+                let i = c * CHUNK + o;
+                let (hi, t) = (hs[i], tan_talus[i]);
+                let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+                nb.for_each_neighbour(i, |j, d| {
+                    let e = excess(hi, hs[j as usize], t * d).max(0.0);
+                    dmax = dmax.max(e);
+                    sum += e;
+                });
+                *k = if sum > 0.0 {
+                    rate * dmax / (2.0 * sum)
+                } else {
+                    0.0
+                };
+                m = m.max(dmax);
             }
-        }
-        let excess = thermal_step(
-            &mut world.height.data,
-            w,
-            cs,
-            &tan,
-            p.rate,
-            p.tolerance,
-            &mut buf,
-        );
-        if excess <= p.tolerance {
-            ctx.step_done(world, it + 1, 1.0)?;
-            break;
-        }
-        ctx.step_done(world, it + 1, (it + 1) as f32 / p.iterations as f32)?;
+            m
+        })
+        .reduce(|| 0.0f32, f32::max);
+    if max_excess <= tolerance {
+        return max_excess;
     }
-    Ok(())
+    // Pass 2: receiver scales.
+    let k: &[f32] = &buf.k;
+    buf.s.par_chunks_mut(CHUNK).enumerate().for_each(|(c, ss)| {
+        for (o, s) in ss.iter_mut().enumerate() {
+            let j = c * CHUNK + o;
+            let hj = hs[j];
+            let (mut want, mut emax) = (0.0f32, 0.0f32);
+            nb.for_each_neighbour(j, |i, d| {
+                let i = i as usize;
+                let e = excess(hs[i], hj, tan_talus[i] * d).max(0.0);
+                want += k[i] * e;
+                emax = emax.max(e);
+            });
+            let cap = 0.5 * rate * emax;
+            *s = if want > cap { cap / want } else { 1.0 };
+        }
+    });
+    // Pass 3: gather.
+    let s: &[f32] = &buf.s;
+    buf.next
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, outs)| {
+            for (o, out) in outs.iter_mut().enumerate() {
+                let ci = c * CHUNK + o;
+                let (hc, kc, sc, tc) = (hs[ci], k[ci], s[ci], tan_talus[ci]);
+                let (mut gain, mut loss) = (0.0f64, 0.0f64);
+                nb.for_each_neighbour(ci, |j, d| {
+                    let j = j as usize;
+                    let hj = hs[j];
+                    let e_out = excess(hc, hj, tc * d).max(0.0);
+                    loss += (kc * e_out * s[j]) as f64;
+                    let e_in = excess(hj, hc, tan_talus[j] * d).max(0.0);
+                    gain += (k[j] * e_in * sc) as f64;
+                });
+                *out = (hc as f64 + (gain - loss)) as f32;
+            }
+        });
+    heights.copy_from_slice(&buf.next);
+    max_excess
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::{Grid, Heightfield};
-    use std::sync::atomic::AtomicBool;
 
     /// A random rough terrain: white noise plus a cone, metres.
     fn rough(w: usize, h: usize, seed: u64, relief: f32) -> Vec<f32> {
@@ -844,191 +949,5 @@ mod tests {
         for t in tan {
             assert!((t as f64) >= lo - 1e-6 && (t as f64) <= hi + 1e-6, "{t}");
         }
-    }
-
-    #[test]
-    fn invalid_angles_name_the_field() {
-        for bad in [0.0, 90.0, 120.0, -5.0, f32::NAN, f32::INFINITY] {
-            let p = ThermalParams {
-                talus: TalusAngle::Constant(bad),
-                ..Default::default()
-            };
-            match p.validate("stages[1].Thermal") {
-                Err(OrogenError::InvalidParameter { field, .. }) => {
-                    assert_eq!(field, "stages[1].Thermal.talus", "{bad}")
-                }
-                other => panic!("{bad}: {other:?}"),
-            }
-        }
-        let cases: Vec<(TalusAngle, &str)> = vec![
-            (
-                TalusAngle::Noise(NoiseTalus {
-                    min_deg: 0.0,
-                    ..Default::default()
-                }),
-                "s.talus.min_deg",
-            ),
-            (
-                TalusAngle::Noise(NoiseTalus {
-                    max_deg: 95.0,
-                    ..Default::default()
-                }),
-                "s.talus.max_deg",
-            ),
-            (
-                TalusAngle::Noise(NoiseTalus {
-                    min_deg: 40.0,
-                    max_deg: 30.0,
-                    ..Default::default()
-                }),
-                "s.talus.max_deg",
-            ),
-            (
-                TalusAngle::Noise(NoiseTalus {
-                    wavelength: f32::NAN,
-                    ..Default::default()
-                }),
-                "s.talus.wavelength",
-            ),
-            (
-                TalusAngle::Height(HeightTalus {
-                    above_deg: 90.0,
-                    ..Default::default()
-                }),
-                "s.talus.above_deg",
-            ),
-            (
-                TalusAngle::Height(HeightTalus {
-                    height: f32::NAN,
-                    ..Default::default()
-                }),
-                "s.talus.height",
-            ),
-        ];
-        for (talus, want) in cases {
-            let p = ThermalParams {
-                talus,
-                ..Default::default()
-            };
-            match p.validate("s") {
-                Err(OrogenError::InvalidParameter { field, .. }) => assert_eq!(field, want),
-                other => panic!("{want}: {other:?}"),
-            }
-        }
-        for (p, want) in [
-            (
-                ThermalParams {
-                    rate: 0.0,
-                    ..Default::default()
-                },
-                "s.rate",
-            ),
-            (
-                ThermalParams {
-                    rate: 1.5,
-                    ..Default::default()
-                },
-                "s.rate",
-            ),
-            (
-                ThermalParams {
-                    rate: f32::NAN,
-                    ..Default::default()
-                },
-                "s.rate",
-            ),
-            (
-                ThermalParams {
-                    iterations: 0,
-                    ..Default::default()
-                },
-                "s.iterations",
-            ),
-            (
-                ThermalParams {
-                    tolerance: -1.0,
-                    ..Default::default()
-                },
-                "s.tolerance",
-            ),
-        ] {
-            match p.validate("s") {
-                Err(OrogenError::InvalidParameter { field, .. }) => assert_eq!(field, want),
-                other => panic!("{want}: {other:?}"),
-            }
-        }
-        assert!(ThermalParams::default().validate("s").is_ok());
-    }
-
-    #[test]
-    fn run_stage_reports_steps_and_stops_at_tolerance() {
-        let g = Grid::new(30, 30, 10.0).unwrap();
-        let z = rough(30, 30, 6, 100.0);
-        let mut world = World::new(Heightfield::from_vec(g, z, "h").unwrap(), 1);
-        let before = sum64(&world.height.data);
-        let p = ThermalParams {
-            iterations: 100_000,
-            tolerance: 0.05,
-            ..Default::default()
-        };
-        let cancel = AtomicBool::new(false);
-        let mut steps = 0u32;
-        let mut last_fraction = 0.0;
-        let mut observer = |e: crate::runner::Event<'_>| match e {
-            crate::runner::Event::Step { .. } => steps += 1,
-            crate::runner::Event::Progress { fraction, .. } => last_fraction = fraction,
-            _ => {}
-        };
-        let mut ctx = StageContext::new(
-            0,
-            "Thermal",
-            &cancel,
-            &mut observer,
-            std::path::Path::new("."),
-        );
-        run_stage(&p, &mut world, &mut ctx).unwrap();
-        assert!(steps > 1 && steps < 100_000, "{steps}");
-        assert_eq!(last_fraction, 1.0);
-        let tan = talus_tangents(&p.talus, &world.height.data, 30, 10.0, 0);
-        assert!(max_talus_excess(&world.height.data, 30, 10.0, &tan) <= 0.05);
-        assert!(((sum64(&world.height.data) - before) / before).abs() < 1e-5);
-    }
-
-    #[test]
-    fn cancel_stops_the_stage() {
-        let g = Grid::new(16, 16, 10.0).unwrap();
-        let mut world = World::new(
-            Heightfield::from_vec(g, rough(16, 16, 7, 100.0), "h").unwrap(),
-            1,
-        );
-        let cancel = AtomicBool::new(true);
-        let mut observer = |_: crate::runner::Event<'_>| {};
-        let mut ctx = StageContext::new(
-            0,
-            "Thermal",
-            &cancel,
-            &mut observer,
-            std::path::Path::new("."),
-        );
-        let r = run_stage(&ThermalParams::default(), &mut world, &mut ctx);
-        assert!(matches!(r, Err(OrogenError::Cancelled)));
-    }
-
-    #[test]
-    fn recipe_syntax_parses() {
-        let text = "(size: (9, 9), cell_size: 100.0, seed: 3, terrain: Flat(0.0), stages: [\
-                    Thermal(iterations: 50, talus: Noise(min_deg: 6.0, max_deg: 54.0, wavelength: 3000.0)), \
-                    Thermal(talus: Height(below_deg: 20.0, above_deg: 60.0, height: 1200.0), rate: 0.3), \
-                    Thermal(talus: Constant(35.0), tolerance: 0.001)])";
-        let r = crate::recipe::Recipe::from_ron_str(text, "test").unwrap();
-        r.validate().unwrap();
-        let back = crate::recipe::Recipe::from_ron_str(&r.to_ron_string(), "again").unwrap();
-        assert_eq!(r, back);
-        let bad = text.replace("35.0", "90.0");
-        let err = crate::recipe::Recipe::from_ron_str(&bad, "t")
-            .unwrap()
-            .validate()
-            .unwrap_err();
-        assert!(err.to_string().contains("stages[2].Thermal.talus"), "{err}");
     }
 }

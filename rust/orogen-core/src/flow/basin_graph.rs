@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::flow::neighbourhood::{Neighbourhood, RasterGrid};
+use crate::neighbourhood::{Neighbourhood, RasterGrid};
 
 /// Where one lake overflows: the pass it drains through, chosen by the spanning tree.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,89 +1,41 @@
-//! The `Hydrology` stage: route water over the terrain and write the hydrology maps
-//! (drainage, water surface, lake depth, rivers, basins) without changing a height.
+//! The hydrology of a terrain, as a process: route water once and derive drainage, the
+//! depression-free water surface, lake depth, rivers and basins. Heights are not changed.
 //!
-//! Recipe syntax: `Hydrology(lakes: Carve, river_threshold: 2e6)`,
-//! `Hydrology(outlets: (borders: [South], sea_level: 0.0), lakes: Fill(epsilon: 0.01),
-//! precipitation: Constant(1.0))`.
-
-use std::path::Path;
-
-use serde::{Deserialize, Serialize};
+//! FastFlow (Jain et al. 2024): discharge accumulates node area × precipitation;
+//! Algorithm 6 gives the water surface over the routed (and, with `Fill`, filled) heights.
 
 use crate::error::{check_range, OrogenError, Result};
-use crate::field::{Field, ScalarMap};
 use crate::flow::accumulate::{accumulate, basin_labels, water_surface};
-use crate::flow::outlets::OutletParams;
-use crate::flow::router::{FlowRouter, SinkMode, MAX_EPSILON};
-use crate::recipe::{ParamInfo, ScalarSource};
-use crate::runner::StageContext;
-use crate::world::{names, MapData, World};
+use crate::flow::router::{buffer, FlowRouter, SinkMode, MAX_EPSILON};
+use crate::neighbourhood::Neighbourhood;
 
-/// Salt mixed into the recipe seed for a noise precipitation map.
-const PRECIPITATION_SEED: u64 = 0x7261_696e_6661_6c6c;
-
-/// Hydrology stage parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HydrologyParams {
-    /// Where water leaves: open borders and sea level. Default: all four borders open, no sea.
-    pub outlets: OutletParams,
-    /// How closed depressions drain: `Carve` (through their pass), `Fill(epsilon: m)`
-    /// (routed over the filled lake) or `None` (pits keep their water). Default: `Carve`.
+/// Hydrology parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// How closed depressions drain: `Carve`, `Fill(epsilon)` or `None`. Default `Carve`.
     pub lakes: SinkMode,
-    /// Precipitation, m/yr; when set, `drainage` is discharge (m³/yr) instead of area (m²).
-    /// Default: none.
-    pub precipitation: Option<ScalarSource>,
-    /// A cell is a river where `drainage` is at least this, m² (m³/yr with precipitation).
-    /// Default: 1e6 (1 km²).
+    /// A node is a river where drainage is at least this, m² (m³/yr with precipitation).
+    /// Default 1e6.
     pub river_threshold: f32,
-    /// Slope of the water surface, metres per cell, rising upstream from each lake's pass
-    /// (FastFlow Algorithm 6's ε). River cells that fall less than this per cell are lifted
-    /// too, so keep it small. Default: 0 (flat lakes).
+    /// Slope of the water surface, metres per node, rising upstream from each lake's pass
+    /// (FastFlow Algorithm 6's ε), ≥ 0. Default 0 (flat lakes).
     pub epsilon: f32,
 }
 
-impl Default for HydrologyParams {
+impl Default for Params {
     fn default() -> Self {
-        HydrologyParams {
-            outlets: OutletParams::default(),
+        Params {
             lakes: SinkMode::Carve,
-            precipitation: None,
             river_threshold: 1e6,
             epsilon: 0.0,
         }
     }
 }
 
-const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "river_threshold",
-        unit: "m²",
-        min: 0.0,
-        max: 1e10,
-        doc: "Drainage (m², or m³/yr with precipitation) from which a cell is a river.",
-    },
-    ParamInfo {
-        name: "epsilon",
-        unit: "m",
-        min: 0.0,
-        max: 1.0,
-        doc: "Slope of the water surface over lakes, metres per cell.",
-    },
-];
-
-impl HydrologyParams {
-    /// Scalar parameters with units and ranges, for editors.
-    pub fn describe() -> &'static [ParamInfo] {
-        PARAMS
-    }
-
+impl Params {
     /// Checks ranges; `field` prefixes error names.
     pub fn validate(&self, field: &str) -> Result<()> {
-        self.outlets.validate(&format!("{field}.outlets"))?;
         self.lakes.validate(&format!("{field}.lakes"))?;
-        if let Some(p) = &self.precipitation {
-            p.validate(&format!("{field}.precipitation"))?;
-        }
         check_range(
             &format!("{field}.river_threshold"),
             self.river_threshold as f64,
@@ -99,79 +51,100 @@ impl HydrologyParams {
     }
 }
 
-/// Runs the stage: one routing step, heights untouched.
-pub fn run_stage(p: &HydrologyParams, world: &mut World, ctx: &mut StageContext) -> Result<()> {
-    ctx.check_cancel()?;
-    compute_maps_in(world, p, ctx.base_dir())?;
-    ctx.step_done(world, 1, 1.0)
+/// The maps one [`Hydrology::compute`] gives, one value per node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HydrologyMaps {
+    /// Drainage area (m²) or, with precipitation, discharge (m³/yr).
+    pub drainage: Vec<f32>,
+    /// Depression-free water surface, metres.
+    pub water_surface: Vec<f32>,
+    /// Water surface minus terrain, metres.
+    pub lake_depth: Vec<f32>,
+    /// 1 where drainage passes the river threshold.
+    pub rivers: Vec<u8>,
+    /// One id per outlet basin, numbered in stack order of the roots.
+    pub basins: Vec<u32>,
 }
 
-/// Routes water over `world`'s heights and (re)writes `drainage`, `water_surface`,
-/// `lake_depth`, `rivers` and `basins`. Heights are not changed. A relative precipitation
-/// image path resolves against the current folder; use [`compute_maps_in`] to pick one.
-pub fn compute_maps(world: &mut World, params: &HydrologyParams) -> Result<()> {
-    compute_maps_in(world, params, Path::new("."))
+/// Routes water over a neighbourhood; buffers are kept between calls.
+pub struct Hydrology<N: Neighbourhood> {
+    router: FlowRouter<N>,
+    params: Params,
+    /// Node area × precipitation.
+    weights: Vec<f32>,
 }
 
-/// [`compute_maps`] with relative paths resolved against `base_dir`.
-pub fn compute_maps_in(world: &mut World, params: &HydrologyParams, base_dir: &Path) -> Result<()> {
-    params.validate("Hydrology")?;
-    let grid = world.grid();
-    let n = grid.len();
-    let mut router = FlowRouter::new(grid, &params.outlets)?;
-    // Route on a copy: Fill raises the copy, never the world.
-    let mut routed = world.height.data.clone();
-    router.route(&mut routed, params.lakes)?;
-    let graph = router.graph();
-
-    // FastFlow: discharge accumulates cell area × precipitation.
-    let mut weights = vec![grid.cell_area(); n];
-    if let Some(source) = &params.precipitation {
-        let rain = source.resolve(grid, world.seed ^ PRECIPITATION_SEED, base_dir)?;
-        if let Some(i) = rain.data.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
-            return Err(OrogenError::invalid(
-                "Hydrology.precipitation",
-                format!(
-                    "must be finite and >= 0 m/yr everywhere, got {} at cell {i}",
-                    rain.data[i]
-                ),
-            ));
+impl<N: Neighbourhood> Hydrology<N> {
+    /// Hydrology over `nb` (its outlet mask, plus nodes at or below `sea_level`), with
+    /// optional precipitation per node (m/yr, finite and ≥ 0). `field` prefixes errors.
+    pub fn new(
+        nb: N,
+        sea_level: Option<f32>,
+        params: Params,
+        precipitation: Option<&[f32]>,
+        field: &str,
+    ) -> Result<Self> {
+        params.validate(field)?;
+        let n = nb.len();
+        let mut weights = buffer(n, 0.0f32, "hydrology weights")?;
+        for (i, w) in weights.iter_mut().enumerate() {
+            *w = nb.node_area(i);
         }
-        for (w, r) in weights.iter_mut().zip(&rain.data) {
-            *w *= r;
+        if let Some(rain) = precipitation {
+            if rain.len() != n {
+                return Err(OrogenError::invalid(
+                    format!("{field}.precipitation"),
+                    format!("has {} values, the terrain has {n} nodes", rain.len()),
+                ));
+            }
+            if let Some(i) = rain.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(OrogenError::invalid(
+                    format!("{field}.precipitation"),
+                    format!(
+                        "must be finite and >= 0 m/yr everywhere, got {} at node {i}",
+                        rain[i]
+                    ),
+                ));
+            }
+            for (w, r) in weights.iter_mut().zip(rain) {
+                *w *= r;
+            }
         }
+        Ok(Hydrology {
+            router: FlowRouter::with_neighbourhood(nb, sea_level)?,
+            params,
+            weights,
+        })
     }
-    let mut drainage = vec![0.0f32; n];
-    accumulate(graph, &weights, &mut drainage);
 
-    // FastFlow Algorithm 6 over the routed surface (the fill, if any, is kept).
-    let mut surface = vec![0.0f32; n];
-    water_surface(graph, &routed, params.epsilon, &mut surface);
-    let depth: Vec<f32> = surface
-        .iter()
-        .zip(&world.height.data)
-        .map(|(w, z)| (w - z).max(0.0))
-        .collect();
-    let rivers: Vec<u8> = drainage
-        .iter()
-        .map(|&q| u8::from(q >= params.river_threshold))
-        .collect();
-    let mut basins = vec![0u32; n];
-    basin_labels(graph, &mut basins);
-
-    let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
-    world.maps.insert(names::DRAINAGE.into(), scalar(drainage));
-    world
-        .maps
-        .insert(names::WATER_SURFACE.into(), scalar(surface));
-    world.maps.insert(names::LAKE_DEPTH.into(), scalar(depth));
-    world.maps.insert(
-        names::RIVERS.into(),
-        MapData::Mask(Field { grid, data: rivers }),
-    );
-    world.maps.insert(
-        names::BASINS.into(),
-        MapData::Labels(Field { grid, data: basins }),
-    );
-    Ok(())
+    /// The hydrology maps of `heights` (metres; not changed: `Fill` raises a copy).
+    pub fn compute(&mut self, heights: &[f32]) -> Result<HydrologyMaps> {
+        let n = heights.len();
+        let mut routed = heights.to_vec();
+        self.router.route(&mut routed, self.params.lakes)?;
+        let graph = self.router.graph();
+        let mut drainage = vec![0.0f32; n];
+        accumulate(graph, &self.weights, &mut drainage);
+        // FastFlow Algorithm 6 over the routed surface (the fill, if any, is kept).
+        let mut surface = vec![0.0f32; n];
+        water_surface(graph, &routed, self.params.epsilon, &mut surface);
+        let lake_depth = surface
+            .iter()
+            .zip(heights)
+            .map(|(w, z)| (w - z).max(0.0))
+            .collect();
+        let rivers = drainage
+            .iter()
+            .map(|&q| u8::from(q >= self.params.river_threshold))
+            .collect();
+        let mut basins = vec![0u32; n];
+        basin_labels(graph, &mut basins);
+        Ok(HydrologyMaps {
+            drainage,
+            water_surface: surface,
+            lake_depth,
+            rivers,
+            basins,
+        })
+    }
 }

@@ -19,8 +19,7 @@ use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
 use crate::flow::graph::FlowGraph;
-use crate::flow::neighbourhood::{Neighbourhood, RasterGrid};
-use crate::flow::outlets::OutletParams;
+use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
 /// Nodes per chunk when listing roots in parallel.
 const ROOT_CHUNK: usize = 1 << 16;
@@ -403,7 +402,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 for (i, &r) in rcv[..end].iter().enumerate().skip(k * ROOT_CHUNK) {
                     if r as usize == i {
                         let outlet = fallback == Some(r)
-                            || nb.is_open_boundary(i)
+                            || nb.is_outlet(i)
                             || sea.is_some_and(|s| heights[i] <= s);
                         if outlet {
                             outlets.push(r)

@@ -16,7 +16,7 @@ const CELL_SIZE_ATTRIBUTE: &str = "orogenCellSize";
 
 /// Writes `map` as a single-channel (`R`) 32-bit float EXR, atomically.
 pub fn write_exr(path: &Path, map: &ScalarMap) -> Result<()> {
-    super::write_atomic(path, |out| encode_exr(map, out, path))
+    super::files::write_atomic(path, |out| encode_exr(map, out, path))
 }
 
 /// Encodes `map` into `out` (which must be seekable), naming `path` in errors.
@@ -69,7 +69,7 @@ pub fn read_exr(path: &Path) -> Result<ScalarMap> {
         .headers
         .first()
         .ok_or_else(|| OrogenError::bad_file(path, "has no image layer"))?;
-    super::check_side_limits(
+    super::files::check_side_limits(
         path,
         header.layer_size.width() as u64,
         header.layer_size.height() as u64,

@@ -156,7 +156,7 @@ impl HeightmapSource {
     /// values for float formats. Relative paths resolve against `base_dir`.
     pub fn read_samples(&self, base_dir: &Path) -> Result<(Format, ScalarMap)> {
         let format = self.resolved_format("terrain.Heightmap")?;
-        let path = crate::recipe::resolve_path(base_dir, &self.path);
+        let path = super::files::resolve_path(base_dir, &self.path);
         let raw_size = || {
             self.raw_size.ok_or_else(|| {
                 OrogenError::invalid("terrain.Heightmap.raw_size", "is required for raw files")
@@ -164,7 +164,7 @@ impl HeightmapSource {
         };
         let map = match format {
             Format::Exr => super::exr::read_exr(&path)?,
-            Format::Png16 => super::read_gray_image(&path)?,
+            Format::Png16 => super::gray::read_gray_image(&path)?,
             Format::R16 => {
                 let (w, h) = raw_size()?;
                 super::raw::read_r16(&path, w, h)?

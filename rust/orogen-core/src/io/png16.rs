@@ -30,7 +30,7 @@ pub(crate) fn encode_png16(
     out: &mut impl Write,
     path: &Path,
 ) -> Result<(f32, f32)> {
-    let (values, range) = super::normalise_u16(&map.data);
+    let (values, range) = super::files::normalise_u16(&map.data);
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     encode_png(
         out,
@@ -47,7 +47,7 @@ pub(crate) fn encode_png16(
 /// 0..65535, atomically. Returns `(min, max)` in the map's unit.
 pub fn write_png16(path: &Path, map: &ScalarMap) -> Result<(f32, f32)> {
     let mut range = (0.0, 0.0);
-    super::write_atomic(path, |out| {
+    super::files::write_atomic(path, |out| {
         range = encode_png16(map, out, path)?;
         Ok(())
     })?;
@@ -73,7 +73,7 @@ pub(crate) fn encode_mask_png(mask: &MaskMap, out: &mut impl Write, path: &Path)
 
 /// Writes a mask as an 8-bit grayscale PNG (0 / 255), atomically.
 pub fn write_mask_png(path: &Path, mask: &MaskMap) -> Result<()> {
-    super::write_atomic(path, |out| encode_mask_png(mask, out, path))
+    super::files::write_atomic(path, |out| encode_mask_png(mask, out, path))
 }
 
 /// The colour of a label, the same in every bake: the hue steps by the golden ratio
@@ -126,7 +126,7 @@ pub(crate) fn encode_labels_png(
 
 /// Writes labels as an 8-bit RGB PNG with a distinct colour per label, atomically.
 pub fn write_labels_png(path: &Path, labels: &LabelMap) -> Result<()> {
-    super::write_atomic(path, |out| encode_labels_png(labels, out, path))
+    super::files::write_atomic(path, |out| encode_labels_png(labels, out, path))
 }
 
 /// Encodes an RGB image as PNG.
@@ -147,5 +147,5 @@ pub(crate) fn encode_rgb_png(
 
 /// Writes an RGB image as PNG, atomically.
 pub fn write_rgb_png(path: &Path, img: &image::RgbImage) -> Result<()> {
-    super::write_atomic(path, |out| encode_rgb_png(img, out, path))
+    super::files::write_atomic(path, |out| encode_rgb_png(img, out, path))
 }

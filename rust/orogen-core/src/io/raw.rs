@@ -10,16 +10,16 @@ use crate::field::{Grid, ScalarMap};
 /// Encodes `map` as R16 (finite min..max → 0..65535, little-endian) into `out`;
 /// returns `(min, max)`.
 pub(crate) fn encode_r16(map: &ScalarMap, out: &mut impl Write, path: &Path) -> Result<(f32, f32)> {
-    let (values, range) = super::normalise_u16(&map.data);
+    let (values, range) = super::files::normalise_u16(&map.data);
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    super::write_all(out, &bytes, path)?;
+    super::files::write_all(out, &bytes, path)?;
     Ok(range)
 }
 
 /// Writes `map` as R16, atomically. Returns the `(min, max)` that map to 0 and 65535.
 pub fn write_r16(path: &Path, map: &ScalarMap) -> Result<(f32, f32)> {
     let mut range = (0.0, 0.0);
-    super::write_atomic(path, |out| {
+    super::files::write_atomic(path, |out| {
         range = encode_r16(map, out, path)?;
         Ok(())
     })?;
@@ -29,18 +29,18 @@ pub fn write_r16(path: &Path, map: &ScalarMap) -> Result<(f32, f32)> {
 /// Encodes `map` as little-endian f32 into `out`.
 pub(crate) fn encode_f32(map: &ScalarMap, out: &mut impl Write, path: &Path) -> Result<()> {
     let bytes: Vec<u8> = map.data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    super::write_all(out, &bytes, path)
+    super::files::write_all(out, &bytes, path)
 }
 
 /// Writes `map` as raw little-endian f32, atomically.
 pub fn write_raw_f32(path: &Path, map: &ScalarMap) -> Result<()> {
-    super::write_atomic(path, |out| encode_f32(map, out, path))
+    super::files::write_atomic(path, |out| encode_f32(map, out, path))
 }
 
 /// Reads a whole raw file of `width × height` samples of `bytes_per_sample` bytes,
 /// checking the size limit and that the file size matches exactly.
 fn read_exact_size(path: &Path, width: u32, height: u32, bytes_per_sample: u64) -> Result<Vec<u8>> {
-    super::check_side_limits(path, width as u64, height as u64)?;
+    super::files::check_side_limits(path, width as u64, height as u64)?;
     let expected = width as u64 * height as u64 * bytes_per_sample;
     let actual = std::fs::metadata(path)
         .map_err(|e| OrogenError::io("cannot open", path, e))?

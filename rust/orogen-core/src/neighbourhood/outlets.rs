@@ -1,9 +1,10 @@
-//! Where water leaves the domain: open borders and the sea.
+//! Where water leaves a raster: open borders and the sea (one way of building the outlet
+//! mask; a graph uses its hull, any neighbourhood can take a mask through `WithOutlets`).
 
 use serde::{Deserialize, Serialize};
 
+pub use super::raster::Side;
 use crate::error::{check_finite, Result};
-pub use crate::flow::neighbourhood::Side;
 
 /// Which cells are outlets (base level). An outlet receives itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -18,14 +18,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
 use crate::field::{Grid, Heightfield, ScalarMap};
-use crate::terrain::faults::{FaultSet, Faults};
+pub use crate::generators::faults::MAX_HEIGHT;
+use crate::generators::faults::{FaultSet, Faults};
 
 /// Largest accepted octave count.
 pub const MAX_OCTAVES: u32 = 32;
 /// Largest accepted lacunarity (32 octaves at 16 already reach 16³¹ times the base frequency).
 pub const MAX_LACUNARITY: f32 = 16.0;
-/// Largest |amplitude| and |offset| accepted, metres (keeps every sum finite in f32).
-pub const MAX_HEIGHT: f32 = 1.0e7;
 /// Largest noise-space coordinate accepted; beyond it f64 loses the fraction that noise needs.
 const MAX_NOISE_COORD: f64 = 1.0e12;
 
@@ -33,7 +32,6 @@ const MAX_NOISE_COORD: f64 = 1.0e12;
 // faults never changes the octaves.
 const STREAM_OCTAVES: u64 = 1;
 const STREAM_WARP: u64 = 2;
-pub(crate) const STREAM_FAULTS: u64 = 3;
 
 /// How octaves combine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -919,7 +917,7 @@ mod tests {
         let r = crate::recipe::Recipe::from_ron_str(text, "test").unwrap();
         r.validate().unwrap();
         match &r.terrain {
-            crate::recipe::TerrainSource::Noise(n) => {
+            crate::stages::source::TerrainSource::Noise(n) => {
                 assert_eq!(n.kind, NoiseKind::Ridged);
                 assert_eq!(n.warp.as_ref().unwrap().strength, 500.0);
                 assert_eq!(n.faults.as_ref().unwrap().count, 5);

@@ -7,7 +7,8 @@
 use serde_json::Value as Json;
 
 use crate::error::{OrogenError, Result};
-use crate::recipe::Recipe;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 /// One step of a path: a field name or an index into a list.
 enum Segment {
@@ -107,8 +108,8 @@ fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
     serde_json::to_value(&value).map_err(|e| format!("`{t}` cannot be used here: {e}"))
 }
 
-/// Applies `PATH=VALUE` to a copy of `recipe`.
-pub fn apply(recipe: &Recipe, assignment: &str) -> Result<Recipe> {
+/// Applies `PATH=VALUE` to a copy of `recipe` (any serde value; the recipe in practice).
+pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> Result<T> {
     let (path, value) = assignment
         .split_once('=')
         .ok_or_else(|| OrogenError::Override {
@@ -130,13 +131,13 @@ pub fn apply(recipe: &Recipe, assignment: &str) -> Result<Recipe> {
         node = descend(node, seg).map_err(err)?;
     }
     *node = ron_to_json(value).map_err(err)?;
-    let out: Recipe = serde_json::from_value(tree).map_err(|e| err(e.to_string()))?;
+    let out: T = serde_json::from_value(tree).map_err(|e| err(e.to_string()))?;
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::recipe::Recipe;
 
     #[test]
     fn sets_top_level_fields() {

@@ -14,6 +14,11 @@ use crate::error::{check_range, OrogenError, Result};
 
 /// Largest accepted fault count (each fault costs one pass over the grid).
 pub const MAX_FAULTS: u32 = 10_000;
+/// Largest |amplitude| and |offset| accepted by the generators, metres (keeps every sum
+/// finite in f32).
+pub const MAX_HEIGHT: f32 = 1.0e7;
+/// ChaCha8 stream of the recipe seed for the faults (the noise uses 1 and 2).
+pub(crate) const STREAM_FAULTS: u64 = 3;
 
 /// Faulting parameters (`faults: (count: 100, offset: 20.0)` in a `Noise` terrain).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,7 +56,7 @@ impl Faults {
                 format!("must be between 1 and {MAX_FAULTS}, got {}", self.count),
             ));
         }
-        let m = crate::terrain::noise::MAX_HEIGHT as f64;
+        let m = MAX_HEIGHT as f64;
         check_range(&format!("{field}.offset"), self.offset as f64, -m, m)?;
         check_range(&format!("{field}.width"), self.width as f64, 0.0, f64::MAX)
     }
@@ -76,7 +81,7 @@ impl FaultSet {
     /// Draws the faults of `params` over an extent of `ex`×`ey` metres from `seed`.
     pub fn draw(params: &Faults, ex: f64, ey: f64, seed: u64) -> FaultSet {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream(crate::terrain::noise::STREAM_FAULTS);
+        rng.set_stream(STREAM_FAULTS);
         let n = params.count as f64;
         let faults = (0..params.count)
             .map(|i| {

@@ -1,115 +1,10 @@
-//! The node sets routing walks: anything with neighbours, distances, areas and an open boundary.
-//!
-//! Routing, lakes and accumulation are written once over [`Neighbourhood`], so the regular
-//! grid ([`RasterGrid`]) and a later random-point stream graph (Cordonnier 2016's graph G)
-//! share them, as fastscapelib's grids share its flow operators.
+//! The regular grid as a neighbourhood: 8 neighbours at their true distances.
 
+use glam::DVec2;
 use rayon::prelude::*;
 
+use super::{descend_generic, descend_node, Neighbourhood};
 use crate::field::Grid;
-
-/// A set of nodes with neighbours: what flow routing needs to know about a grid or a graph.
-pub trait Neighbourhood: Sync {
-    /// Number of nodes (at most `u32::MAX - 1`).
-    fn len(&self) -> usize;
-
-    /// True when there is no node.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Calls `f(neighbour, distance)` for every neighbour of `node`, distance in metres,
-    /// always in the same order.
-    fn for_each_neighbour<F: FnMut(u32, f32)>(&self, node: usize, f: F);
-
-    /// True when `node` lies on an open boundary: water reaching it leaves the domain.
-    fn is_open_boundary(&self, node: usize) -> bool;
-
-    /// Horizontal area a node stands for, m² (a cell's area on a grid).
-    fn node_area(&self, node: usize) -> f32;
-
-    /// The regular grid this neighbourhood is, if it is one: routing then takes row-wise
-    /// fast paths with the same results as the generic walk.
-    fn as_raster(&self) -> Option<&RasterGrid> {
-        None
-    }
-
-    /// Steepest-descent receiver of every node, in parallel (each node independent).
-    /// Outlets (open boundary, or height `<= sea`) receive themselves. Otherwise the
-    /// receiver is the neighbour of largest slope `(h_i - h_j) / d_ij > 0`, ties going to
-    /// the lowest index; a node without a lower neighbour receives itself, or keeps its
-    /// current receiver when `keep` (re-routing over a filled surface) or when it already
-    /// receives itself then. `dist` gets the distance to the receiver (0 for itself).
-    fn steepest_receivers(
-        &self,
-        heights: &[f32],
-        sea: f32,
-        receivers: &mut [u32],
-        dist: &mut [f32],
-        keep: bool,
-    ) {
-        descend_generic(self, heights, sea, receivers, dist, keep);
-    }
-}
-
-/// The generic steepest-descent walk over every node, in parallel chunks (each node
-/// independent, so the result does not depend on the thread count).
-fn descend_generic<N: Neighbourhood + ?Sized>(
-    nb: &N,
-    heights: &[f32],
-    sea: f32,
-    receivers: &mut [u32],
-    dist: &mut [f32],
-    keep: bool,
-) {
-    const CHUNK: usize = 8192;
-    receivers
-        .par_chunks_mut(CHUNK)
-        .zip(dist.par_chunks_mut(CHUNK))
-        .enumerate()
-        .for_each(|(k, (rs, ds))| {
-            for (o, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
-                descend_node(nb, heights, sea, k * CHUNK + o, r, d, keep);
-            }
-        });
-}
-
-/// One node of [`Neighbourhood::steepest_receivers`].
-#[inline(always)]
-fn descend_node<N: Neighbourhood + ?Sized>(
-    nb: &N,
-    heights: &[f32],
-    sea: f32,
-    i: usize,
-    r: &mut u32,
-    d: &mut f32,
-    keep: bool,
-) {
-    let hi = heights[i];
-    if hi <= sea || nb.is_open_boundary(i) || (keep && *r as usize == i) {
-        *r = i as u32;
-        *d = 0.0;
-        return;
-    }
-    let mut best = 0.0f32;
-    let mut best_j = u32::MAX;
-    let mut best_d = 0.0f32;
-    nb.for_each_neighbour(i, |j, dj| {
-        let s = (hi - heights[j as usize]) / dj;
-        if s > best || (s == best && s > 0.0 && j < best_j) {
-            best = s;
-            best_j = j;
-            best_d = dj;
-        }
-    });
-    if best_j != u32::MAX {
-        *r = best_j;
-        *d = best_d;
-    } else if !keep {
-        *r = i as u32;
-        *d = 0.0;
-    }
-}
 
 /// A side of a rectangular grid (north is `y = 0`, west is `x = 0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -280,7 +175,7 @@ impl Neighbourhood for RasterGrid {
     }
 
     #[inline(always)]
-    fn is_open_boundary(&self, node: usize) -> bool {
+    fn is_outlet(&self, node: usize) -> bool {
         let w = self.grid.width;
         let (x, y) = self.coords(node);
         (self.open[Side::North as usize] && y == 0)
@@ -292,6 +187,18 @@ impl Neighbourhood for RasterGrid {
     #[inline]
     fn node_area(&self, _node: usize) -> f32 {
         self.grid.cell_area()
+    }
+
+    #[inline]
+    fn position(&self, node: usize) -> DVec2 {
+        let (x, y) = self.coords(node);
+        let cs = self.grid.cell_size as f64;
+        DVec2::new(x as f64 * cs, y as f64 * cs)
+    }
+
+    /// `cell_size` whenever the grid has more than one cell.
+    fn shortest_link(&self) -> Option<f32> {
+        (self.grid.len() > 1).then_some(self.grid.cell_size)
     }
 
     fn as_raster(&self) -> Option<&RasterGrid> {

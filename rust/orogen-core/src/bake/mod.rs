@@ -14,6 +14,8 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
+pub mod preview;
+
 use crate::error::{OrogenError, Result};
 use crate::recipe::Recipe;
 use crate::runner::StageTiming;
@@ -55,7 +57,7 @@ fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result
     let mut written: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(files.len());
     for (name, encode) in files {
         let target = dir.join(&name);
-        match super::write_temp(&target, |out| encode(out, &target)) {
+        match crate::io::write_temp(&target, |out| encode(out, &target)) {
             Ok(tmp) => written.push((tmp, target)),
             Err(e) => {
                 for (tmp, _) in &written {
@@ -68,7 +70,7 @@ fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result
     let mut out = Vec::with_capacity(written.len());
     let mut pending = written.into_iter();
     while let Some((tmp, target)) = pending.next() {
-        if let Err(e) = super::commit_temp(&tmp, &target) {
+        if let Err(e) = crate::io::commit_temp(&tmp, &target) {
             for (tmp, _) in pending {
                 let _ = std::fs::remove_file(tmp);
             }
@@ -87,21 +89,23 @@ pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files: Vec<(String, Encoder<'_>)> = vec![
         (
             format!("{}.exr", names::HEIGHT),
-            Box::new(move |out, path| super::exr::encode_exr(height, out, path)),
+            Box::new(move |out, path| crate::io::exr::encode_exr(height, out, path)),
         ),
         (
             format!("{}.png", names::HEIGHT),
-            Box::new(move |out, path| super::png16::encode_png16(height, out, path).map(|_| ())),
+            Box::new(move |out, path| {
+                crate::io::png16::encode_png16(height, out, path).map(|_| ())
+            }),
         ),
         (
             format!("{}.r16", names::HEIGHT),
-            Box::new(move |out, path| super::raw::encode_r16(height, out, path).map(|_| ())),
+            Box::new(move |out, path| crate::io::raw::encode_r16(height, out, path).map(|_| ())),
         ),
         (
             "preview.png".to_string(),
             Box::new(move |out, path| {
-                let img = super::preview::render_preview_max(world, PREVIEW_MAX_SIDE);
-                super::png16::encode_rgb_png(&img, out, path)
+                let img = preview::render_preview_max(world, PREVIEW_MAX_SIDE);
+                crate::io::png16::encode_rgb_png(&img, out, path)
             }),
         ),
     ];
@@ -110,15 +114,15 @@ pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
         let entry: (String, Encoder<'_>) = match map {
             MapData::Scalar(m) => (
                 format!("{name}.exr"),
-                Box::new(move |out, path| super::exr::encode_exr(m, out, path)),
+                Box::new(move |out, path| crate::io::exr::encode_exr(m, out, path)),
             ),
             MapData::Mask(m) => (
                 format!("{name}.png"),
-                Box::new(move |out, path| super::png16::encode_mask_png(m, out, path)),
+                Box::new(move |out, path| crate::io::png16::encode_mask_png(m, out, path)),
             ),
             MapData::Labels(m) => (
                 format!("{name}.png"),
-                Box::new(move |out, path| super::png16::encode_labels_png(m, out, path)),
+                Box::new(move |out, path| crate::io::png16::encode_labels_png(m, out, path)),
             ),
         };
         if files.iter().any(|(f, _)| *f == entry.0) {
@@ -146,9 +150,9 @@ pub fn write_bake_json(
     let path = dir.join("bake.json");
     let text = bake_json(recipe, world, timings, recipe_path)
         .map_err(|e| OrogenError::bad_file(&path, format!("cannot build bake.json: {e}")))?;
-    super::write_atomic(&path, |out| {
-        super::write_all(out, text.as_bytes(), &path)?;
-        super::write_all(out, b"\n", &path)
+    crate::io::write_atomic(&path, |out| {
+        crate::io::write_all(out, text.as_bytes(), &path)?;
+        crate::io::write_all(out, b"\n", &path)
     })?;
     Ok(path)
 }

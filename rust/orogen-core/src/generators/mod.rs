@@ -1,0 +1,4 @@
+//! Terrain generators: procedural noise (fBm, ridged, multifractal, warping) and faults.
+
+pub mod faults;
+pub mod noise;

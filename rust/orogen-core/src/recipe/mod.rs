@@ -1,0 +1,129 @@
+//! The recipe: one RON format shared by `orogen bake`, the editor dock and the runtime.
+//!
+//! A recipe names the grid, the seed, the initial terrain, the uplift and an ordered
+//! list of stages. Parsing rejects unknown fields; [`Recipe::validate`] rejects values
+//! out of range, naming the field (`stages[1].Thermal.talus`, `cell_size`, …).
+//!
+//! RON extensions `unwrap_variant_newtypes` and `implicit_some` are on, so a stage is
+//! written `Thermal(iterations: 50)` and an optional block `warp: (strength: 500.0)`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{OrogenError, Result};
+use crate::field::Grid;
+pub use crate::io::resolve_path;
+pub use crate::schema::ParamInfo;
+pub use crate::stages::source::{ScalarSource, TerrainSource};
+pub use crate::stages::{Process, Stage};
+
+mod r#override;
+
+/// The embedded default recipe (`orogen recipe default`).
+pub const DEFAULT_RECIPE: &str = include_str!("../../recipes/default.ron");
+
+/// A complete terrain recipe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    /// Grid size in cells, `(width, height)`; each side 1..=16385.
+    pub size: (u32, u32),
+    /// Distance between cell centres, metres (> 0).
+    pub cell_size: f32,
+    /// Seed for every random choice; same seed, same bytes.
+    pub seed: u64,
+    /// Where the initial heights come from.
+    pub terrain: TerrainSource,
+    /// Tectonic uplift rate, m/yr. Default: none (0).
+    #[serde(default)]
+    pub uplift: ScalarSource,
+    /// Stages run in order.
+    #[serde(default)]
+    pub stages: Vec<Stage>,
+    /// Simulation state to write as extra maps, by name (`water_depth`, `sediment`,
+    /// `velocity`); each must be produced by a stage. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
+}
+
+fn ron_options() -> ron::Options {
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES)
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+}
+
+impl Recipe {
+    /// The embedded default recipe.
+    pub fn default_recipe() -> Recipe {
+        Recipe::from_ron_str(DEFAULT_RECIPE, "<embedded default>")
+            .expect("the embedded default recipe parses")
+    }
+
+    /// Parses RON text; `origin` names the source in errors (a path or `<embedded>`).
+    /// Does not validate values: call [`Recipe::validate`].
+    pub fn from_ron_str(text: &str, origin: &str) -> Result<Recipe> {
+        ron_options()
+            .from_str::<Recipe>(text)
+            .map_err(|e| OrogenError::RecipeSyntax {
+                origin: origin.to_string(),
+                message: e.code.to_string(),
+                line: e.span.start.line,
+                column: e.span.start.col,
+            })
+    }
+
+    /// Reads and parses a recipe file, then validates it.
+    pub fn load(path: &Path) -> Result<Recipe> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| OrogenError::io("cannot read recipe", path, e))?;
+        let recipe = Recipe::from_ron_str(&text, &path.display().to_string())?;
+        recipe.validate()?;
+        Ok(recipe)
+    }
+
+    /// Pretty RON text that [`Recipe::from_ron_str`] reads back to an equal recipe.
+    pub fn to_ron_string(&self) -> String {
+        let pretty = ron::ser::PrettyConfig::new()
+            .depth_limit(8)
+            .indentor("    ".to_string());
+        ron_options()
+            .to_string_pretty(self, pretty)
+            .expect("a recipe always serialises")
+    }
+
+    /// The validated grid this recipe runs on.
+    pub fn grid(&self) -> Result<Grid> {
+        Grid::new(self.size.0 as usize, self.size.1 as usize, self.cell_size)
+    }
+
+    /// Checks every value range, naming the first field at fault.
+    pub fn validate(&self) -> Result<()> {
+        self.grid()?;
+        self.terrain.validate("terrain")?;
+        self.uplift.validate("uplift")?;
+        for (i, stage) in self.stages.iter().enumerate() {
+            stage.validate(&format!("stages[{i}]"))?;
+        }
+        for (i, name) in self.outputs.iter().enumerate() {
+            if !crate::state::SimState::OUTPUTS.contains(&name.as_str()) {
+                return Err(OrogenError::invalid(
+                    format!("outputs[{i}]"),
+                    format!(
+                        "unknown output `{}`; known: {}",
+                        crate::error::shorten(name),
+                        crate::state::SimState::OUTPUTS.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one `PATH=VALUE` override, e.g. `seed=7`, `size=(513,513)`,
+    /// `stages[0].iterations=20` or `terrain.octaves=6` (enum variant names may be
+    /// skipped). VALUE is RON. The result is re-parsed, so a mistyped value is an error.
+    pub fn apply_override(&self, assignment: &str) -> Result<Recipe> {
+        r#override::apply(self, assignment)
+    }
+}

@@ -1,0 +1,114 @@
+//! What a stage is handed: progress and per-step hand-over to an observer, the cancel
+//! flag, and where relative file paths resolve.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{OrogenError, Result};
+use crate::world::World;
+
+/// What a run reports while it works.
+pub enum Event<'a> {
+    /// A stage begins.
+    StageStarted {
+        index: usize,
+        name: &'a str,
+        stage_count: usize,
+    },
+    /// Progress within a stage: `fraction` in `[0, 1]`, `iteration` counted from 1 (the
+    /// time loop's iterations for a `TimeLoop` stage).
+    Progress {
+        index: usize,
+        name: &'a str,
+        fraction: f32,
+        iteration: u32,
+    },
+    /// One step of a stage finished; `world` is the terrain after it (for live views).
+    Step {
+        index: usize,
+        name: &'a str,
+        iteration: u32,
+        world: &'a World,
+    },
+    /// A stage ended, after `seconds` of wall time.
+    StageFinished {
+        index: usize,
+        name: &'a str,
+        seconds: f64,
+    },
+}
+
+/// Handed to every stage: progress, per-step hand-over and the cancel flag.
+pub struct StageContext<'a> {
+    index: usize,
+    name: &'a str,
+    cancel: &'a AtomicBool,
+    observer: &'a mut dyn FnMut(Event<'_>),
+    base_dir: &'a Path,
+}
+
+impl<'a> StageContext<'a> {
+    /// A context for stage `index` called `name`.
+    pub fn new(
+        index: usize,
+        name: &'a str,
+        cancel: &'a AtomicBool,
+        observer: &'a mut dyn FnMut(Event<'_>),
+        base_dir: &'a Path,
+    ) -> Self {
+        StageContext {
+            index,
+            name,
+            cancel,
+            observer,
+            base_dir,
+        }
+    }
+
+    /// The folder relative file paths of stage parameters are resolved against
+    /// (the recipe file's folder).
+    pub fn base_dir(&self) -> &Path {
+        self.base_dir
+    }
+
+    /// The stage's index in the recipe.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The stage's name in error messages, e.g. `stages[0].StreamPower`.
+    pub fn field_prefix(&self) -> String {
+        format!("stages[{}].{}", self.index, self.name)
+    }
+
+    /// `Err(Cancelled)` once the cancel flag is set; call it at least once per step.
+    pub fn check_cancel(&self) -> Result<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(OrogenError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Reports progress within the stage.
+    pub fn progress(&mut self, fraction: f32, iteration: u32) {
+        (self.observer)(Event::Progress {
+            index: self.index,
+            name: self.name,
+            fraction: fraction.clamp(0.0, 1.0),
+            iteration,
+        });
+    }
+
+    /// Reports a finished step with the world as it now is, then checks the cancel flag.
+    pub fn step_done(&mut self, world: &World, iteration: u32, fraction: f32) -> Result<()> {
+        self.progress(fraction, iteration);
+        (self.observer)(Event::Step {
+            index: self.index,
+            name: self.name,
+            iteration,
+            world,
+        });
+        self.check_cancel()
+    }
+}

@@ -1,0 +1,180 @@
+//! The `Hydrology` stage: the recipe entry for [`crate::flow::hydrology`]. Route water over the terrain and write the hydrology maps
+//! (drainage, water surface, lake depth, rivers, basins) without changing a height.
+//!
+//! Recipe syntax: `Hydrology(lakes: Carve, river_threshold: 2e6)`,
+//! `Hydrology(outlets: (borders: [South], sea_level: 0.0), lakes: Fill(epsilon: 0.01),
+//! precipitation: Constant(1.0))`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::field::{Field, ScalarMap};
+use crate::flow::hydrology::{Hydrology, Params};
+use crate::flow::router::SinkMode;
+use crate::neighbourhood::{OutletParams, RasterGrid};
+use crate::schema::ParamInfo;
+use crate::stages::kind::{Env, StageKind, StageRun};
+use crate::stages::source::{ScalarSource, PRECIPITATION_SEED};
+use crate::world::{names, MapData, World};
+
+/// Hydrology stage parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HydrologyParams {
+    /// Where water leaves: open borders and sea level. Default: all four borders open, no sea.
+    pub outlets: OutletParams,
+    /// How closed depressions drain: `Carve` (through their pass), `Fill(epsilon: m)`
+    /// (routed over the filled lake) or `None` (pits keep their water). Default: `Carve`.
+    pub lakes: SinkMode,
+    /// Precipitation, m/yr; when set, `drainage` is discharge (m³/yr) instead of area (m²).
+    /// Default: none.
+    pub precipitation: Option<ScalarSource>,
+    /// A cell is a river where `drainage` is at least this, m² (m³/yr with precipitation).
+    /// Default: 1e6 (1 km²).
+    pub river_threshold: f32,
+    /// Slope of the water surface, metres per cell, rising upstream from each lake's pass
+    /// (FastFlow Algorithm 6's ε). River cells that fall less than this per cell are lifted
+    /// too, so keep it small. Default: 0 (flat lakes).
+    pub epsilon: f32,
+}
+
+impl Default for HydrologyParams {
+    fn default() -> Self {
+        HydrologyParams {
+            outlets: OutletParams::default(),
+            lakes: SinkMode::Carve,
+            precipitation: None,
+            river_threshold: 1e6,
+            epsilon: 0.0,
+        }
+    }
+}
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "river_threshold",
+        unit: "m²",
+        min: 0.0,
+        max: 1e10,
+        doc: "Drainage (m², or m³/yr with precipitation) from which a cell is a river.",
+    },
+    ParamInfo {
+        name: "epsilon",
+        unit: "m",
+        min: 0.0,
+        max: 1.0,
+        doc: "Slope of the water surface over lakes, metres per cell.",
+    },
+];
+
+impl HydrologyParams {
+    /// The process parameters.
+    pub fn process(&self) -> Params {
+        Params {
+            lakes: self.lakes,
+            river_threshold: self.river_threshold,
+            epsilon: self.epsilon,
+        }
+    }
+}
+
+impl StageKind for HydrologyParams {
+    fn describe() -> &'static [ParamInfo] {
+        PARAMS
+    }
+
+    fn validate(&self, field: &str) -> Result<()> {
+        self.outlets.validate(&format!("{field}.outlets"))?;
+        if let Some(p) = &self.precipitation {
+            p.validate(&format!("{field}.precipitation"))?;
+        }
+        self.process().validate(field)
+    }
+
+    /// One routing step.
+    fn iterations(&self) -> u32 {
+        1
+    }
+
+    fn start(&self, _world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        Ok(Box::new(Run {
+            params: self.clone(),
+            base_dir: env.base_dir.to_path_buf(),
+            field: env.field.clone(),
+        }))
+    }
+}
+
+struct Run {
+    params: HydrologyParams,
+    base_dir: PathBuf,
+    field: String,
+}
+
+impl StageRun for Run {
+    /// Writes the maps of the heights as they are; never changes a height.
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        write_hydrology_maps(world, &self.params, &self.base_dir, &self.field)?;
+        Ok(false)
+    }
+}
+
+/// Routes water over `world`'s heights and (re)writes `drainage`, `water_surface`,
+/// `lake_depth`, `rivers` and `basins`. Heights are not changed. A relative precipitation
+/// image path resolves against the current folder; use [`write_hydrology_maps`] to pick
+/// one.
+pub fn compute_maps(world: &mut World, params: &HydrologyParams) -> Result<()> {
+    write_hydrology_maps(world, params, Path::new("."), "Hydrology")
+}
+
+/// [`compute_maps`] with relative paths resolved against `base_dir`; `field` names the
+/// stage in errors (`stages[2].Hydrology`).
+pub fn write_hydrology_maps(
+    world: &mut World,
+    params: &HydrologyParams,
+    base_dir: &Path,
+    field: &str,
+) -> Result<()> {
+    params.validate(field)?;
+    let grid = world.grid();
+    let rain = match &params.precipitation {
+        Some(source) => Some(source.resolve(grid, world.seed ^ PRECIPITATION_SEED, base_dir)?),
+        None => None,
+    };
+    let nb = RasterGrid::new(grid, &params.outlets.borders);
+    let mut hydrology = Hydrology::new(
+        nb,
+        params.outlets.sea_level,
+        params.process(),
+        rain.as_ref().map(|r| r.data.as_slice()),
+        field,
+    )?;
+    let maps = hydrology.compute(&world.height.data)?;
+    let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
+    world
+        .maps
+        .insert(names::DRAINAGE.into(), scalar(maps.drainage));
+    world
+        .maps
+        .insert(names::WATER_SURFACE.into(), scalar(maps.water_surface));
+    world
+        .maps
+        .insert(names::LAKE_DEPTH.into(), scalar(maps.lake_depth));
+    world.maps.insert(
+        names::RIVERS.into(),
+        MapData::Mask(Field {
+            grid,
+            data: maps.rivers,
+        }),
+    );
+    world.maps.insert(
+        names::BASINS.into(),
+        MapData::Labels(Field {
+            grid,
+            data: maps.basins,
+        }),
+    );
+    Ok(())
+}

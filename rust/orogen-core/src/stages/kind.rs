@@ -1,0 +1,90 @@
+//! What every stage is: a serde parameter struct ([`StageKind`]) that validates itself and
+//! starts a run ([`StageRun`]) over the world, which the shared driver ([`drive`]) steps
+//! with progress, per-step hand-over and cancel.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::schema::ParamInfo;
+use crate::stages::context::StageContext;
+use crate::world::World;
+
+/// Where a stage runs: for resolving paths, naming fields and drawing seeds.
+pub struct Env<'a> {
+    /// The folder relative file paths resolve against (the recipe file's folder).
+    pub base_dir: &'a Path,
+    /// The stage's place in the recipe, for error names: `stages[2].StreamPower`.
+    pub field: String,
+    /// The stage's index in the recipe, for random streams of the recipe seed.
+    pub index: usize,
+}
+
+/// One kind of stage: its recipe parameters, their schema and how to start a run.
+pub trait StageKind {
+    /// Scalar parameters with units and ranges, for editors (enums and sources are
+    /// edited as RON).
+    fn describe() -> &'static [ParamInfo]
+    where
+        Self: Sized;
+
+    /// Checks ranges; `field` prefixes error names (e.g. `stages[0].StreamPower`).
+    fn validate(&self, field: &str) -> Result<()>;
+
+    /// Most steps a stage of this kind runs on its own (its `iterations`).
+    fn iterations(&self) -> u32;
+
+    /// Resolves the stage's inputs over `world` and builds its processes.
+    fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>>;
+}
+
+/// A started stage: the processes over one world, with their buffers.
+pub trait StageRun {
+    /// One step over `world`; `Ok(true)` once the process has converged (run on its own,
+    /// the stage then stops early).
+    fn step(&mut self, world: &mut World) -> Result<bool>;
+
+    /// After the last step: write the maps the stage produces at its end.
+    fn finish(&mut self, _world: &mut World) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `stage` on its own: validate, start, then up to `iterations` steps (fewer once it
+/// converges), reporting each through `ctx` and checking the cancel flag before and after
+/// every step; then `finish`.
+pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -> Result<()> {
+    let env = Env {
+        base_dir: ctx.base_dir(),
+        field: ctx.field_prefix(),
+        index: ctx.index(),
+    };
+    stage.validate(&env.field)?;
+    let mut run = stage.start(world, &env)?;
+    let n = stage.iterations();
+    for i in 0..n {
+        ctx.check_cancel()?;
+        let converged = run.step(world)?;
+        let fraction = if converged {
+            1.0
+        } else {
+            (i + 1) as f32 / n as f32
+        };
+        ctx.step_done(world, i + 1, fraction)?;
+        if converged {
+            break;
+        }
+    }
+    run.finish(world)
+}
+
+/// A process a `TimeLoop` can step: any stage kind, by its recipe entry.
+pub trait LoopProcess {
+    /// The entry's name (`StreamPower`).
+    fn name(&self) -> &'static str;
+
+    /// Checks the entry; `field` is its place, e.g. `stages[0].TimeLoop.processes[1]`.
+    fn validate(&self, field: &str) -> Result<()>;
+
+    /// Starts the process over `world`.
+    fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>>;
+}

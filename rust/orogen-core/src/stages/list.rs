@@ -1,0 +1,111 @@
+//! The one list of stages. Each line makes a stage kind a recipe entry (`Stage`) and, for
+//! every kind but the loop itself, a process a `TimeLoop` can run (`Process`): adding a
+//! stage is a new module plus one line here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::schema::ParamInfo;
+use crate::stages::hydrology::HydrologyParams;
+use crate::stages::kind::{drive, Env, LoopProcess, StageKind, StageRun};
+use crate::stages::stream_power::StreamPowerParams;
+use crate::stages::thermal::ThermalParams;
+use crate::stages::time_loop::TimeLoopParams;
+use crate::world::World;
+
+use crate::stages::context::StageContext;
+
+/// Generates `Process` (the listed kinds) and `Stage` (the listed kinds plus `TimeLoop`),
+/// with their names, schema, defaults, validation and dispatch.
+macro_rules! stage_list {
+    ($( $(#[$doc:meta])* $name:ident($ty:ty), )*) => {
+        /// A process inside a `TimeLoop`: any stage but a loop.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        pub enum Process {
+            $( $(#[$doc])* $name($ty), )*
+        }
+
+        /// One stage of a recipe.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        pub enum Stage {
+            $( $(#[$doc])* $name($ty), )*
+            /// Several processes in one time loop: all every step, or one drawn by
+            /// proportions (the thesis's mixing).
+            TimeLoop(TimeLoopParams<Process>),
+        }
+
+        impl LoopProcess for Process {
+            fn name(&self) -> &'static str {
+                match self { $( Process::$name(_) => stringify!($name), )* }
+            }
+
+            fn validate(&self, field: &str) -> Result<()> {
+                match self { $( Process::$name(p) => p.validate(field), )* }
+            }
+
+            fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+                match self { $( Process::$name(p) => p.start(world, env), )* }
+            }
+        }
+
+        impl Stage {
+            /// Every stage's name, in schema order.
+            pub const NAMES: &'static [&'static str] = &[$( stringify!($name), )* "TimeLoop"];
+
+            /// The stage's name as shown in progress reports and `bake.json`.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Stage::$name(_) => stringify!($name), )*
+                    Stage::TimeLoop(_) => "TimeLoop",
+                }
+            }
+
+            /// The scalar parameters of the stage called `name` (empty for an unknown name).
+            pub fn describe(name: &str) -> &'static [ParamInfo] {
+                match name {
+                    $( stringify!($name) => <$ty as StageKind>::describe(), )*
+                    "TimeLoop" => <TimeLoopParams<Process> as StageKind>::describe(),
+                    _ => &[],
+                }
+            }
+
+            /// A stage with default parameters, by name.
+            pub fn default_named(name: &str) -> Option<Stage> {
+                match name {
+                    $( stringify!($name) => Some(Stage::$name(Default::default())), )*
+                    "TimeLoop" => Some(Stage::TimeLoop(Default::default())),
+                    _ => None,
+                }
+            }
+
+            /// The stage's parameters.
+            pub fn kind(&self) -> &dyn StageKind {
+                match self {
+                    $( Stage::$name(p) => p, )*
+                    Stage::TimeLoop(p) => p,
+                }
+            }
+        }
+    };
+}
+
+stage_list! {
+    /// Stream-power fluvial erosion under uplift, with lake routing (Cordonnier 2016).
+    StreamPower(StreamPowerParams),
+    /// Thermal erosion: slopes relax to their talus angle.
+    Thermal(ThermalParams),
+    /// Route water only; writes the hydrology maps without changing a height.
+    Hydrology(HydrologyParams),
+}
+
+impl Stage {
+    /// Checks the stage's parameters; `prefix` is e.g. `stages[2]`.
+    pub fn validate(&self, prefix: &str) -> Result<()> {
+        self.kind().validate(&format!("{prefix}.{}", self.name()))
+    }
+
+    /// Runs the stage on its own over `world`, reporting through `ctx`.
+    pub fn run(&self, world: &mut World, ctx: &mut StageContext) -> Result<()> {
+        drive(self.kind(), world, ctx)
+    }
+}

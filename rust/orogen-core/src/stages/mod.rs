@@ -1,0 +1,20 @@
+//! Stages: recipe entries adapted to processes, with progress and cancel.
+//!
+//! - [`kind`]: what a stage is ([`StageKind`], [`StageRun`]) and the driver that steps it.
+//! - [`list`]: the one list of stages, which makes the recipe's `Stage` enum.
+//! - [`context`]: progress events and the cancel flag a stage is handed.
+//! - [`source`]: the recipe's inputs (initial terrain, scalar maps) resolved to plain data.
+//! - one module per stage: [`stream_power`], [`thermal`], [`hydrology`], [`time_loop`].
+
+pub mod context;
+pub mod hydrology;
+pub mod kind;
+pub mod list;
+pub mod source;
+pub mod stream_power;
+pub mod thermal;
+pub mod time_loop;
+
+pub use context::{Event, StageContext};
+pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};
+pub use list::{Process, Stage};

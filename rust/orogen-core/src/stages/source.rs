@@ -1,0 +1,253 @@
+//! Where a recipe's inputs come from: the initial terrain ([`TerrainSource`]) and scalar
+//! maps ([`ScalarSource`]: constant, grayscale image, noise) for uplift, erodibility and
+//! precipitation, resolved here into plain per-node values for the processes.
+//!
+//! Images of any size are resampled bilinearly (corner-aligned) to the grid; image and
+//! noise values are normalised to `[0, 1]` and then mapped linearly onto `[min, max]`
+//! (`min > max` is allowed and inverts the map).
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_finite, OrogenError, Result};
+use crate::field::{Grid, Heightfield, ScalarMap};
+use crate::generators::noise::NoiseParams;
+use crate::io::heightmap::HeightmapSource;
+
+/// Salt mixed into the recipe seed for the uplift's noise, so it differs from the terrain's.
+pub const UPLIFT_SEED: u64 = 0x7570_6c69_6674;
+/// Salt mixed into the recipe seed for a noise erodibility map.
+pub const ERODIBILITY_SEED: u64 = 0x6572_6f64_6962_696c;
+/// Salt mixed into the recipe seed for a noise precipitation map (every stage's).
+pub const PRECIPITATION_SEED: u64 = 0x7261_696e_6661_6c6c;
+/// Salt mixed into the recipe seed for a noise talus.
+pub const THERMAL_SEED: u64 = 0x0074_6865_726d_616c; // "thermal"
+
+/// Where the initial heights come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum TerrainSource {
+    /// Every cell at this height, metres.
+    Flat(f32),
+    /// Procedural noise terrain (fBm, ridged, multifractal, warping, faults).
+    Noise(NoiseParams),
+    /// A heightmap image or raw file the user already has.
+    Heightmap(HeightmapSource),
+}
+
+impl TerrainSource {
+    /// Checks values; `field` names the source (`terrain`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self {
+            TerrainSource::Flat(h) => check_finite(&format!("{field}.Flat"), *h as f64),
+            TerrainSource::Noise(n) => n.validate(&format!("{field}.Noise")),
+            TerrainSource::Heightmap(h) => h.validate(&format!("{field}.Heightmap")),
+        }
+    }
+
+    /// The initial heights over `grid` (a heightmap may bring its own size); `seed` drives
+    /// noise, relative paths resolve against `base_dir`.
+    pub fn build(&self, grid: Grid, seed: u64, base_dir: &Path) -> Result<Heightfield> {
+        match self {
+            TerrainSource::Flat(h) => Ok(Heightfield::filled(grid, *h)),
+            TerrainSource::Noise(params) => crate::generators::noise::generate(params, grid, seed),
+            TerrainSource::Heightmap(src) => src.load(grid, base_dir),
+        }
+    }
+}
+
+/// A scalar map given as a constant, a grayscale image or noise; used for uplift,
+/// erodibility and precipitation. Images of any size are resampled to the grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum ScalarSource {
+    /// The same value everywhere.
+    Constant(f32),
+    /// An 8- or 16-bit grayscale PNG: black maps to `min`, white to `max`.
+    Image { path: String, min: f32, max: f32 },
+    /// Noise normalised over the grid to `[0, 1]`, then mapped to `[min, max]`.
+    Noise {
+        noise: NoiseParams,
+        min: f32,
+        max: f32,
+    },
+}
+
+impl Default for ScalarSource {
+    fn default() -> Self {
+        ScalarSource::Constant(0.0)
+    }
+}
+
+impl ScalarSource {
+    /// Checks the source's values; `field` names it in errors.
+    pub fn validate(&self, field: &str) -> Result<()> {
+        match self {
+            ScalarSource::Constant(v) => check_finite(field, *v as f64),
+            ScalarSource::Image { path, min, max } => {
+                if path.is_empty() {
+                    return Err(OrogenError::invalid(format!("{field}.path"), "is empty"));
+                }
+                check_finite(&format!("{field}.min"), *min as f64)?;
+                check_finite(&format!("{field}.max"), *max as f64)
+            }
+            ScalarSource::Noise { noise, min, max } => {
+                noise.validate(&format!("{field}.noise"))?;
+                check_finite(&format!("{field}.min"), *min as f64)?;
+                check_finite(&format!("{field}.max"), *max as f64)
+            }
+        }
+    }
+
+    /// [`ScalarSource::validate`], and every value the source can give must be ≥ 0.
+    pub fn validate_non_negative(&self, field: &str) -> Result<()> {
+        self.validate(field)?;
+        match self {
+            ScalarSource::Constant(v) if *v < 0.0 => Err(OrogenError::invalid(
+                field,
+                format!("must be >= 0, got {v}"),
+            )),
+            ScalarSource::Image { min, max, .. } | ScalarSource::Noise { min, max, .. }
+                if *min < 0.0 || *max < 0.0 =>
+            {
+                Err(OrogenError::invalid(
+                    field,
+                    format!("range must be >= 0, got min {min}, max {max}"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The source as a map over `grid`. `seed` drives noise; relative image paths are
+    /// resolved against `base_dir` (the recipe file's folder).
+    pub fn resolve(&self, grid: Grid, seed: u64, base_dir: &Path) -> Result<ScalarMap> {
+        resolve(self, grid, seed, base_dir)
+    }
+}
+
+/// The source as a map over `grid`. `seed` drives noise; relative image paths are
+/// resolved against `base_dir` (the recipe file's folder). Validates the source first,
+/// so an invalid value is an error naming its field under `source`.
+pub fn resolve(source: &ScalarSource, grid: Grid, seed: u64, base_dir: &Path) -> Result<ScalarMap> {
+    source.validate("source")?;
+    match source {
+        ScalarSource::Constant(v) => Ok(ScalarMap::filled(grid, *v)),
+        ScalarSource::Image { path, min, max } => {
+            let full = crate::io::resolve_path(base_dir, path);
+            let unit = crate::io::read_gray_image(&full)?;
+            let mut map = unit.resampled(grid);
+            map.grid = grid;
+            map_to_range(&mut map, *min, *max);
+            Ok(map)
+        }
+        ScalarSource::Noise { noise, min, max } => {
+            let mut map = crate::generators::noise::generate_normalized(noise, grid, seed)?;
+            map_to_range(&mut map, *min, *max);
+            Ok(map)
+        }
+    }
+}
+
+/// Maps values in `[0, 1]` linearly onto `[min, max]`, in place.
+fn map_to_range(map: &mut ScalarMap, min: f32, max: f32) {
+    let (lo, span) = (min as f64, max as f64 - min as f64);
+    map.data
+        .par_iter_mut()
+        .for_each(|v| *v = (lo + span * (*v as f64)) as f32);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::OrogenError;
+
+    fn grid(w: usize, h: usize) -> Grid {
+        Grid::new(w, h, 50.0).unwrap()
+    }
+
+    #[test]
+    fn constant_fills_the_grid() {
+        let m = resolve(&ScalarSource::Constant(0.25), grid(7, 5), 1, Path::new(".")).unwrap();
+        assert_eq!(m.grid, grid(7, 5));
+        assert!(m.data.iter().all(|&v| v == 0.25));
+    }
+
+    #[test]
+    fn noise_spans_min_to_max_and_follows_the_seed() {
+        let src = ScalarSource::Noise {
+            noise: NoiseParams {
+                wavelength: 500.0,
+                ..Default::default()
+            },
+            min: 0.001,
+            max: 0.003,
+        };
+        let g = grid(40, 30);
+        let a = resolve(&src, g, 5, Path::new(".")).unwrap();
+        let (lo, hi) = a.min_max();
+        assert!(
+            (lo - 0.001).abs() < 1e-9 && (hi - 0.003).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        let b = resolve(&src, g, 6, Path::new(".")).unwrap();
+        assert_ne!(a.data, b.data);
+        assert_eq!(a.data, resolve(&src, g, 5, Path::new(".")).unwrap().data);
+    }
+
+    #[test]
+    fn image_is_resampled_and_mapped_with_a_relative_path() {
+        let dir = tempfile::tempdir().unwrap();
+        // A 16-bit horizontal ramp 0..65535 over 5 columns, 3 rows.
+        let mut img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::new(5, 3);
+        for (x, _, p) in img.enumerate_pixels_mut() {
+            p.0[0] = (x * 65535 / 4) as u16;
+        }
+        img.save(dir.path().join("ramp.png")).unwrap();
+        let src = ScalarSource::Image {
+            path: "ramp.png".into(),
+            min: 10.0,
+            max: 20.0,
+        };
+        let g = grid(9, 4);
+        let m = resolve(&src, g, 0, dir.path()).unwrap();
+        assert_eq!(m.grid, g);
+        // Corner-aligned bilinear resampling of a linear ramp is the same ramp.
+        for y in 0..4 {
+            for x in 0..9 {
+                let want = 10.0 + 10.0 * x as f32 / 8.0;
+                assert!(
+                    (m.get(x, y) - want).abs() < 1e-3,
+                    "({x},{y}) {}",
+                    m.get(x, y)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn missing_image_names_the_file() {
+        let src = ScalarSource::Image {
+            path: "no_such_map.png".into(),
+            min: 0.0,
+            max: 1.0,
+        };
+        let err = resolve(&src, grid(4, 4), 0, Path::new("/nonexistent-dir")).unwrap_err();
+        assert!(err.to_string().contains("no_such_map.png"), "{err}");
+    }
+
+    #[test]
+    fn invalid_values_are_errors_naming_the_field() {
+        let src = ScalarSource::Noise {
+            noise: NoiseParams::default(),
+            min: f32::NAN,
+            max: 1.0,
+        };
+        match resolve(&src, grid(4, 4), 0, Path::new(".")) {
+            Err(OrogenError::InvalidParameter { field, .. }) => assert_eq!(field, "source.min"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,5 +1,0 @@
-//! Initial terrain: procedural noise and scalar sources (uplift, erodibility, rain).
-
-pub mod faults;
-pub mod noise;
-pub mod scalar_source;
