@@ -77,6 +77,34 @@ impl Layers {
     }
 }
 
+/// What a material does under each process (the thesis's per-layer properties). A layered
+/// process takes one per layer, top down, then one for bedrock: `layers.len() + 1`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaterialProps {
+    /// Angle of repose, degrees, in (0, 90).
+    pub talus_deg: f32,
+    /// How readily thermal weathering moves it, 0 (never) to 1.
+    pub thermal_susceptibility: f32,
+    /// How readily flowing water dissolves it, 0 (never) to 1.
+    pub dissolubility: f32,
+    /// How well it resists the wind, 0 (blown freely) to 1 (never moves).
+    pub wind_resistance: f32,
+    /// Factor on the stream-power erodibility `k` where it is exposed (≥ 0).
+    pub erodibility: f32,
+}
+
+impl Default for MaterialProps {
+    fn default() -> Self {
+        MaterialProps {
+            talus_deg: 35.0,
+            thermal_susceptibility: 0.5,
+            dissolubility: 0.5,
+            wind_resistance: 0.5,
+            erodibility: 1.0,
+        }
+    }
+}
+
 /// A terrain to change: the stored surface (metres) and the layers under it.
 pub struct TerrainMut<'a> {
     /// Surface height per node, metres: bedrock plus every layer.
