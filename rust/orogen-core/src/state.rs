@@ -71,6 +71,13 @@ impl Layers {
         &self.thickness[k]
     }
 
+    /// Every layer's thickness per node, top down, to change in place (e.g. split into
+    /// row chunks for a parallel pass). Keep every value finite and ≥ 0, and change the
+    /// surface by the same amounts.
+    pub fn thickness_all_mut(&mut self) -> &mut [Vec<f32>] {
+        &mut self.thickness
+    }
+
     /// Total thickness over bedrock at `node`, metres.
     pub fn total(&self, node: usize) -> f32 {
         self.thickness.iter().map(|t| t[node]).sum()
