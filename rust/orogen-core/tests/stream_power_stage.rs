@@ -421,3 +421,54 @@ fn new_solver(
     solver.check_dt(p.dt as f64)?;
     Ok(solver)
 }
+
+#[test]
+fn misspelt_enum_fields_are_refused() {
+    for text in [
+        "StreamPower(lakes: Fill(espilon: 5.0))",
+        "Hydrology(lakes: Fill(epsilon: 0.1, extra: 1.0))",
+    ] {
+        let full = format!(
+            "(size: (9, 9), cell_size: 100.0, seed: 1, terrain: Flat(0.0), stages: [{text}])"
+        );
+        let err = Recipe::from_ron_str(&full, "t")
+            .expect_err(text)
+            .to_string();
+        assert!(
+            err.contains("espilon") || err.contains("extra"),
+            "{text}: {err}"
+        );
+    }
+}
+
+#[test]
+fn numerical_and_precipitation_errors_name_the_stage() {
+    // Validation, the run-time checks of a stage and a process's numerical errors all
+    // name the stage's place in the recipe.
+    let r = recipe(
+        17,
+        1e-3,
+        "StreamPower(iterations: 2, precipitation: Constant(-1.0))",
+    );
+    let err = r.validate().unwrap_err().to_string();
+    assert!(err.contains("stages[0].StreamPower.precipitation"), "{err}");
+    let r = recipe(
+        17,
+        1e-3,
+        "Thermal(), Hydrology(precipitation: Constant(-1.0))",
+    );
+    let err = run_recipe(
+        &r,
+        std::path::Path::new("."),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .err()
+    .expect("negative rain")
+    .to_string();
+    assert!(err.contains("stages[1].Hydrology.precipitation"), "{err}");
+    let e = orogen_core::eroders::stream_power::solve_drop(1.0, f64::INFINITY, 2.0)
+        .unwrap_err()
+        .in_field("stages[3].StreamPower");
+    assert!(e.to_string().contains("`stages[3].StreamPower`"), "{e}");
+}

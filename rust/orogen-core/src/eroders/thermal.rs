@@ -83,6 +83,7 @@ impl Default for HeightTalus {
 /// The steepest stable slope. The cell material falls from (the higher one of a pair)
 /// sets the angle.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum TalusAngle {
     /// The same angle everywhere, degrees, in (0, 90). `Constant(30.0)`.
     Constant(f32),

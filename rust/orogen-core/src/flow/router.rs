@@ -32,6 +32,7 @@ pub const MAX_EPSILON: f32 = 10.0;
 
 /// How water leaves closed depressions (lakes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum SinkMode {
     /// Leave pits alone: their stream trees end inside the domain.
     None,

@@ -35,6 +35,7 @@ const STREAM_WARP: u64 = 2;
 
 /// How octaves combine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum NoiseKind {
     /// Fractional Brownian motion Σ aᵢ·nᵢ: rolling hills. Heights within `offset ± A`,
     /// A = Σ amplitude·persistenceⁱ.
@@ -54,6 +55,7 @@ pub enum NoiseKind {
 
 /// The smooth noise function n summed by the octaves; each returns values in [−1, 1].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum NoiseBasis {
     /// Gradient (Perlin) noise.
     #[default]

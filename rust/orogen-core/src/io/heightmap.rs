@@ -16,6 +16,7 @@ use crate::field::{Grid, Heightfield, ScalarMap, MAX_SIDE};
 
 /// A heightmap file's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Format {
     /// OpenEXR, first layer, channel `R` (else `Y`, else the only one); values in metres.
     Exr,
@@ -53,6 +54,7 @@ impl Format {
 
 /// How the file's size relates to the recipe's `size`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Fit {
     /// The world takes the file's own width × height (any shape, not only 2ⁿ+1).
     #[default]
