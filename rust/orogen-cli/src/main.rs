@@ -39,10 +39,11 @@ struct Cli {
 enum Command {
     /// Run a recipe and write its maps (height.exr/.png/.r16, preview.png, flow maps, bake.json).
     Bake(BakeArgs),
-    /// Recipe helpers.
+    /// Print a built-in recipe (RON) by name: `orogen recipe default`, `orogen recipe
+    /// coupled`; `orogen recipe` lists them.
     Recipe {
-        #[command(subcommand)]
-        command: RecipeCommand,
+        /// The built-in recipe's name; omit it to list them.
+        name: Option<String>,
     },
     /// Print a map file's size, format and value range (EXR, PNG, R16, raw f32).
     Info {
@@ -54,15 +55,10 @@ enum Command {
     },
 }
 
-#[derive(Subcommand, Debug)]
-enum RecipeCommand {
-    /// Print the embedded default recipe (RON).
-    Default,
-}
-
 #[derive(clap::Args, Debug)]
 struct BakeArgs {
-    /// Recipe file (RON). Default: the embedded default recipe.
+    /// Recipe file (RON), or the name of a built-in recipe (`orogen recipe` lists them).
+    /// Default: the built-in `default` recipe.
     recipe: Option<PathBuf>,
     /// Output folder, created if missing.
     #[arg(long, short, value_name = "DIR", default_value = "out")]
@@ -138,12 +134,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bake(args) => bake(args),
-        Command::Recipe {
-            command: RecipeCommand::Default,
-        } => {
-            print!("{}", orogen_core::recipe::DEFAULT_RECIPE);
-            Ok(())
-        }
+        Command::Recipe { name } => print_recipe(name.as_deref()),
         Command::Info { file, size } => info(&file, size),
     };
     match result {
@@ -155,10 +146,43 @@ fn main() -> ExitCode {
     }
 }
 
-/// Loads the recipe (file or embedded), applies `--set` overrides, validates.
+/// Prints the built-in recipe `name`, or lists them all.
+fn print_recipe(name: Option<&str>) -> Result<(), Failure> {
+    use orogen_core::recipe::BUILT_IN;
+    match name {
+        None => {
+            for (n, what, _) in BUILT_IN {
+                println!("{n:10} {what}");
+            }
+            Ok(())
+        }
+        Some(name) => match BUILT_IN.iter().find(|(n, _, _)| *n == name) {
+            Some((_, _, text)) => {
+                print!("{text}");
+                Ok(())
+            }
+            None => Err(Failure::usage(format!(
+                "no built-in recipe `{}`; built-in: {}",
+                orogen_core::error::shorten(name),
+                BUILT_IN.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+            ))),
+        },
+    }
+}
+
+/// Loads the recipe (a file, a built-in name, or the default), applies `--set`
+/// overrides, validates.
 fn load_recipe(args: &BakeArgs) -> Result<(Recipe, PathBuf), Failure> {
-    let (mut recipe, base_dir) = match &args.recipe {
-        Some(path) => {
+    // A name that is not a file on disk picks a built-in recipe.
+    let built_in = args
+        .recipe
+        .as_ref()
+        .filter(|p| !p.exists())
+        .and_then(|p| p.to_str())
+        .and_then(Recipe::built_in);
+    let (mut recipe, base_dir) = match (&args.recipe, built_in) {
+        (_, Some(r)) => (r, PathBuf::from(".")),
+        (Some(path), None) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 Failure::usage(format!("cannot read recipe `{}`: {e}", path.display()))
             })?;
@@ -170,7 +194,7 @@ fn load_recipe(args: &BakeArgs) -> Result<(Recipe, PathBuf), Failure> {
             };
             (recipe, base)
         }
-        None => (Recipe::default_recipe(), PathBuf::from(".")),
+        (None, None) => (Recipe::default_recipe(), PathBuf::from(".")),
     };
     for assignment in &args.set {
         recipe = recipe

@@ -341,3 +341,38 @@ fn progress_without_a_terminal_is_plain_lines_per_stage() {
         "{summary}"
     );
 }
+
+#[test]
+fn every_built_in_recipe_prints_parses_and_bakes_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let list = orogen(tmp.path(), &["recipe"]);
+    assert!(list.status.success());
+    let list = String::from_utf8(list.stdout).unwrap();
+    let names: Vec<&str> = list
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        names.contains(&"default") && names.contains(&"coupled"),
+        "{list}"
+    );
+    for name in names {
+        let o = orogen(tmp.path(), &["recipe", name]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let r = orogen_core::Recipe::from_ron_str(&text, name).unwrap();
+        r.validate().unwrap();
+        // Baked by name (no such file here), small and short.
+        let out = format!("out-{name}");
+        let o = orogen(
+            tmp.path(),
+            &["bake", name, "--out", &out, "--set", "size=(65,65)"],
+        );
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(tmp.path().join(&out).join("height.exr").exists());
+    }
+    assert_bad_input(
+        &orogen(tmp.path(), &["recipe", "nope"]),
+        &["nope", "coupled"],
+    );
+}

@@ -23,6 +23,21 @@ mod r#override;
 /// The embedded default recipe (`orogen recipe default`).
 pub const DEFAULT_RECIPE: &str = include_str!("../../recipes/default.ron");
 
+/// The built-in recipes, `(name, what it shows, RON text)`: `orogen recipe NAME` prints
+/// one and `orogen bake NAME` bakes it.
+pub const BUILT_IN: &[(&str, &str, &str)] = &[
+    (
+        "default",
+        "a mountain range grown from uplift, cut by rivers, relaxed by thermal erosion",
+        DEFAULT_RECIPE,
+    ),
+    (
+        "coupled",
+        "stream power and thermal hillslopes sharing one time loop (TimeLoop, Every)",
+        include_str!("../../recipes/coupled.ron"),
+    ),
+];
+
 /// A complete terrain recipe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +73,17 @@ impl Recipe {
     pub fn default_recipe() -> Recipe {
         Recipe::from_ron_str(DEFAULT_RECIPE, "<embedded default>")
             .expect("the embedded default recipe parses")
+    }
+
+    /// The built-in recipe called `name` (see [`BUILT_IN`]).
+    pub fn built_in(name: &str) -> Option<Recipe> {
+        BUILT_IN
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(n, _, text)| {
+                Recipe::from_ron_str(text, &format!("<built-in {n}>"))
+                    .expect("every built-in recipe parses")
+            })
     }
 
     /// Parses RON text; `origin` names the source in errors (a path or `<embedded>`).
