@@ -30,6 +30,18 @@ pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
     world.uplift = recipe
         .uplift
         .resolve(grid, recipe.seed ^ UPLIFT_SEED, base_dir)?;
+    if let Some(strata) = &recipe.strata {
+        let (layers, materials) = crate::stages::strata::build(
+            &recipe.materials,
+            strata,
+            grid,
+            &world.height.data,
+            recipe.seed,
+            base_dir,
+        )?;
+        world.layers = layers;
+        world.materials = materials;
+    }
     Ok(world)
 }
 
@@ -86,6 +98,11 @@ pub fn run_recipe(
 ) -> Result<RunOutput> {
     let start = Instant::now();
     let mut world = initial_world(recipe, base_dir)?;
+    let start_height = recipe
+        .outputs
+        .iter()
+        .any(|o| o == "erosion")
+        .then(|| world.height.data.clone());
     let mut timings = vec![StageTiming {
         stage: "initial terrain".into(),
         seconds: start.elapsed().as_secs_f64(),
@@ -98,7 +115,25 @@ pub fn run_recipe(
         observer,
     )?);
     for (i, name) in recipe.outputs.iter().enumerate() {
+        if name == "erosion" {
+            continue;
+        }
         world.export_state(name, &format!("outputs[{i}]"))?;
     }
+    if let Some(before) = start_height {
+        let grid = world.grid();
+        let data = world
+            .height
+            .data
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| a - b)
+            .collect();
+        world.maps.insert(
+            crate::world::names::EROSION.into(),
+            crate::world::MapData::Scalar(crate::field::ScalarMap { grid, data }),
+        );
+    }
+    world.export_layers();
     Ok(RunOutput { world, timings })
 }

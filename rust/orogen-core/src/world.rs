@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use crate::error::{OrogenError, Result};
-use crate::field::{Grid, Heightfield, LabelMap, MaskMap, ScalarMap};
+use crate::field::{Field, Grid, Heightfield, LabelMap, MaskMap, ScalarMap};
+use crate::stages::strata::WorldMaterial;
 use crate::state::{Layers, SimState, TerrainMut};
 
 /// Names of the maps Orogen produces. Stages must use these constants.
@@ -26,6 +27,16 @@ pub mod names {
     pub const RIVERS: &str = "rivers";
     /// Label: one id per outlet basin.
     pub const BASINS: &str = "basins";
+    /// Index (8-bit) of the exposed material, in the world's material order.
+    pub const MATERIAL: &str = "material";
+    /// RGBA weights of the four most common exposed materials (a splat map).
+    pub const SPLAT: &str = "splat";
+    /// Thickness of layer 0, the loose sediment, metres.
+    pub const SEDIMENT_DEPTH: &str = "sediment_depth";
+    /// Net change of the surface over the run, metres (negative where eroded).
+    pub const EROSION: &str = "erosion";
+    /// Prefix of each material's thickness map, `layer_<name>`, metres.
+    pub const LAYER_PREFIX: &str = "layer_";
 }
 
 /// One produced map.
@@ -34,6 +45,12 @@ pub enum MapData {
     Scalar(ScalarMap),
     Mask(MaskMap),
     Labels(LabelMap),
+    /// Small indices (e.g. the exposed material), written as 8-bit gray values as they are.
+    Index(MaskMap),
+    /// Four 8-bit weights per cell (a splat map), written as RGBA PNG.
+    Rgba(Field<[u8; 4]>),
+    /// Two floats per cell (e.g. velocity x, y), written as a two-channel EXR.
+    Vector(Field<[f32; 2]>),
 }
 
 impl MapData {
@@ -43,6 +60,9 @@ impl MapData {
             MapData::Scalar(m) => m.grid,
             MapData::Mask(m) => m.grid,
             MapData::Labels(m) => m.grid,
+            MapData::Index(m) => m.grid,
+            MapData::Rgba(m) => m.grid,
+            MapData::Vector(m) => m.grid,
         }
     }
 }
@@ -54,6 +74,9 @@ pub struct World {
     pub height: Heightfield,
     /// The material layers over bedrock (none for a one-material terrain).
     pub layers: Layers,
+    /// The materials, one per layer top down, then the bottom one (empty for a
+    /// one-material terrain).
+    pub materials: Vec<WorldMaterial>,
     /// Simulation state (water, sediment, fluxes, velocity): not exported unless the
     /// recipe's `outputs` name it.
     pub sim: SimState,
@@ -72,6 +95,7 @@ impl World {
         World {
             height,
             layers: Layers::none(),
+            materials: Vec::new(),
             sim: SimState::default(),
             uplift,
             maps: BTreeMap::new(),
@@ -111,9 +135,9 @@ impl World {
             }
             "velocity" => {
                 let v = self.sim.velocity.as_ref().ok_or_else(missing)?;
-                let (x, y) = v.iter().map(|v| (v.x, v.y)).unzip();
-                self.maps.insert("velocity_x".into(), scalar(x));
-                self.maps.insert("velocity_y".into(), scalar(y));
+                let data = v.iter().map(|v| [v.x, v.y]).collect();
+                self.maps
+                    .insert(name.into(), MapData::Vector(Field { grid, data }));
             }
             _ => {
                 return Err(OrogenError::invalid(
@@ -126,6 +150,92 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// The layered terrain's maps: the exposed material, a splat map of the four most
+    /// common exposed materials, each material's total thickness and the sediment depth.
+    /// Nothing for a one-material terrain.
+    pub fn export_layers(&mut self) {
+        if self.layers.is_empty() {
+            return;
+        }
+        let grid = self.grid();
+        let n = grid.len();
+        let k = self.layers.len();
+        let exposed: Vec<u8> = (0..n)
+            .map(|i| {
+                (0..k)
+                    .find(|&l| self.layers.thickness(l)[i] > 0.0)
+                    .unwrap_or(k) as u8
+            })
+            .collect();
+        // Materials by name (a material may form several layers), in world order.
+        let mut names: Vec<&str> = Vec::new();
+        for m in &self.materials {
+            if !names.contains(&m.name.as_str()) {
+                names.push(&m.name);
+            }
+        }
+        let index_of = |layer: usize| {
+            names
+                .iter()
+                .position(|n| *n == self.materials[layer].name)
+                .expect("every layer's material is named")
+        };
+        let material: Vec<u8> = exposed
+            .iter()
+            .map(|&l| index_of(l as usize) as u8)
+            .collect();
+        // The four most exposed materials, most common first, ties by world order.
+        let mut counts = vec![0usize; names.len()];
+        for &m in &material {
+            counts[m as usize] += 1;
+        }
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
+        let top4: Vec<usize> = order.into_iter().take(4).collect();
+        let splat: Vec<[u8; 4]> = material
+            .iter()
+            .map(|&m| {
+                let mut w = [0u8; 4];
+                if let Some(c) = top4.iter().position(|&t| t == m as usize) {
+                    w[c] = 255;
+                }
+                w
+            })
+            .collect();
+        for (j, name) in names.iter().enumerate() {
+            let mut total = vec![0.0f32; n];
+            for l in (0..k).filter(|&l| index_of(l) == j) {
+                for (t, v) in total.iter_mut().zip(self.layers.thickness(l)) {
+                    *t += v;
+                }
+            }
+            if index_of(k) != j || (0..k).any(|l| index_of(l) == j) {
+                self.maps.insert(
+                    format!("{}{name}", names::LAYER_PREFIX),
+                    MapData::Scalar(ScalarMap { grid, data: total }),
+                );
+            }
+        }
+        self.maps.insert(
+            names::SEDIMENT_DEPTH.into(),
+            MapData::Scalar(ScalarMap {
+                grid,
+                data: self.layers.thickness(0).to_vec(),
+            }),
+        );
+        self.maps.insert(
+            names::MATERIAL.into(),
+            MapData::Index(Field {
+                grid,
+                data: material,
+            }),
+        );
+        self.maps.insert(
+            names::SPLAT.into(),
+            MapData::Rgba(Field { grid, data: splat }),
+        );
     }
 
     /// Every map by name, heights and uplift included.

@@ -37,6 +37,13 @@ fn hash_recipe(text: &str) -> u64 {
             MapData::Scalar(m) => m.data.iter().for_each(|v| fnv(&mut h, &v.to_le_bytes())),
             MapData::Mask(m) => fnv(&mut h, &m.data),
             MapData::Labels(m) => m.data.iter().for_each(|v| fnv(&mut h, &v.to_le_bytes())),
+            MapData::Index(m) => fnv(&mut h, &m.data),
+            MapData::Rgba(m) => m.data.iter().for_each(|v| fnv(&mut h, v)),
+            MapData::Vector(m) => m
+                .data
+                .iter()
+                .flatten()
+                .for_each(|v| fnv(&mut h, &v.to_le_bytes())),
         }
     }
     h

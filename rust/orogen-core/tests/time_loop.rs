@@ -35,6 +35,13 @@ fn bytes(world: &World) -> Vec<u8> {
             MapData::Scalar(m) => m.data.iter().for_each(|v| out.extend(v.to_le_bytes())),
             MapData::Mask(m) => out.extend(&m.data),
             MapData::Labels(m) => m.data.iter().for_each(|v| out.extend(v.to_le_bytes())),
+            MapData::Index(m) => out.extend(&m.data),
+            MapData::Rgba(m) => m.data.iter().for_each(|v| out.extend(v)),
+            MapData::Vector(m) => m
+                .data
+                .iter()
+                .flatten()
+                .for_each(|v| out.extend(v.to_le_bytes())),
         }
     }
     out

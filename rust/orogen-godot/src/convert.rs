@@ -191,7 +191,8 @@ pub fn label_id(code: u32) -> u32 {
 }
 
 /// A map as the image `TerrainData.maps` holds: scalars `FORMAT_RF`, masks `FORMAT_L8`
-/// (0 or 255), labels `FORMAT_RGB8` (a distinct colour per id, black for 0).
+/// (0 or 255), labels `FORMAT_RGB8` (a distinct colour per id, black for 0), indices
+/// `FORMAT_L8` (as they are), splat weights `FORMAT_RGBA8`, vectors `FORMAT_RGF`.
 pub fn map_image(map: &MapData) -> Result<Gd<Image>, String> {
     match map {
         MapData::Scalar(m) => scalar_image(m.grid, &m.data),
@@ -216,6 +217,31 @@ pub fn map_image(map: &MapData) -> Result<Gd<Image>, String> {
             image(
                 m.grid,
                 Format::RGB8,
+                &PackedByteArray::from(bytes.as_slice()),
+            )
+        }
+        MapData::Index(m) => image(
+            m.grid,
+            Format::L8,
+            &PackedByteArray::from(m.data.as_slice()),
+        ),
+        MapData::Rgba(m) => {
+            let bytes: Vec<u8> = m.data.iter().flatten().copied().collect();
+            image(
+                m.grid,
+                Format::RGBA8,
+                &PackedByteArray::from(bytes.as_slice()),
+            )
+        }
+        MapData::Vector(m) => {
+            let mut bytes = Vec::with_capacity(m.data.len() * 8);
+            for v in &m.data {
+                bytes.extend_from_slice(&v[0].to_le_bytes());
+                bytes.extend_from_slice(&v[1].to_le_bytes());
+            }
+            image(
+                m.grid,
+                Format::RGF,
                 &PackedByteArray::from(bytes.as_slice()),
             )
         }

@@ -124,6 +124,18 @@ pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
                 format!("{name}.png"),
                 Box::new(move |out, path| crate::io::png16::encode_labels_png(m, out, path)),
             ),
+            MapData::Index(m) => (
+                format!("{name}.png"),
+                Box::new(move |out, path| crate::io::png16::encode_index_png(m, out, path)),
+            ),
+            MapData::Rgba(m) => (
+                format!("{name}.png"),
+                Box::new(move |out, path| crate::io::png16::encode_rgba_png(m, out, path)),
+            ),
+            MapData::Vector(m) => (
+                format!("{name}.exr"),
+                Box::new(move |out, path| crate::io::exr::encode_exr2(m, out, path)),
+            ),
         };
         if files.iter().any(|(f, _)| *f == entry.0) {
             return Err(OrogenError::invalid(

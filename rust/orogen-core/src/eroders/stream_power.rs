@@ -139,6 +139,11 @@ pub struct StreamPower<N: Neighbourhood = RasterGrid> {
     before: Option<Vec<f32>>,
     /// Heights of a layered terrain, stepped as one material then laid back on the layers.
     scratch: Vec<f32>,
+    /// Per material (layers top down, then bedrock), the factor on `k` where it is
+    /// exposed; `None` uses `k` as given.
+    material_factors: Option<Vec<f32>>,
+    /// `k` as given, while `k` holds the per-step value over a layered terrain.
+    k_base: Vec<f32>,
 }
 
 impl StreamPower<RasterGrid> {
@@ -202,6 +207,8 @@ impl<N: Neighbourhood> StreamPower<N> {
             drainage: vec![0.0; n_nodes],
             before: measure_change.then(|| vec![0.0; n_nodes]),
             scratch: Vec::new(),
+            material_factors: None,
+            k_base: Vec::new(),
         })
     }
 
@@ -227,11 +234,45 @@ impl<N: Neighbourhood> StreamPower<N> {
         Ok(())
     }
 
+    /// Over a layered terrain, `k` at a node is `k` times the factor of the material
+    /// exposed there (one factor per layer top down, then bedrock; finite, ≥ 0), so hard
+    /// beds erode slower and stand as cliffs, benches and mesas.
+    pub fn set_material_erodibility(&mut self, factors: Vec<f32>) -> Result<()> {
+        if let Some(i) = factors.iter().position(|f| !(f.is_finite() && *f >= 0.0)) {
+            return Err(OrogenError::invalid(
+                format!("materials[{i}].erodibility"),
+                format!("must be finite and >= 0, got {}", factors[i]),
+            ));
+        }
+        let max = factors.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
+        self.factor_per_year *= max.max(1.0);
+        if self.k_base.is_empty() {
+            self.k_base = self.k.clone();
+        }
+        self.material_factors = Some(factors);
+        Ok(())
+    }
+
     /// One time step of `dt` years over a terrain: route → uplift → accumulate → implicit
     /// erosion. Uplift raises whole columns; erosion removes material top layer first.
     pub fn step(&mut self, terrain: &mut TerrainMut, dt: f64) -> Result<StepReport> {
         if terrain.layers.is_empty() {
             return self.step_heights(terrain.surface, dt);
+        }
+        if let Some(factors) = &self.material_factors {
+            if factors.len() != terrain.layers.len() + 1 {
+                return Err(OrogenError::invalid(
+                    format!("{}.materials", self.field),
+                    format!(
+                        "{} erodibility factors for {} layers and bedrock",
+                        factors.len(),
+                        terrain.layers.len()
+                    ),
+                ));
+            }
+            for (i, (k, &base)) in self.k.iter_mut().zip(&self.k_base).enumerate() {
+                *k = base * factors[terrain.exposed(i)];
+            }
         }
         let mut h = std::mem::take(&mut self.scratch);
         h.clear();

@@ -9,7 +9,7 @@ use std::path::Path;
 use ::exr::prelude::*;
 
 use crate::error::{OrogenError, Result};
-use crate::field::{Grid, ScalarMap};
+use crate::field::{Field, Grid, ScalarMap};
 
 /// Name of the custom attribute that stores the cell size in metres.
 const CELL_SIZE_ATTRIBUTE: &str = "orogenCellSize";
@@ -25,8 +25,32 @@ pub(crate) fn encode_exr(
     out: &mut (impl std::io::Write + std::io::Seek),
     path: &Path,
 ) -> Result<()> {
-    let size = (map.width(), map.height());
-    let channel = AnyChannel::new("R", FlatSamples::F32(map.data.clone()));
+    encode_channels(map.grid, vec![("R", map.data.clone())], out, path)
+}
+
+/// Encodes a two-channel map (`R` and `G`, e.g. a velocity's x and y) into `out`.
+pub(crate) fn encode_exr2(
+    map: &Field<[f32; 2]>,
+    out: &mut (impl std::io::Write + std::io::Seek),
+    path: &Path,
+) -> Result<()> {
+    let r = map.data.iter().map(|v| v[0]).collect();
+    let g = map.data.iter().map(|v| v[1]).collect();
+    encode_channels(map.grid, vec![("R", r), ("G", g)], out, path)
+}
+
+/// Encodes f32 channels of one grid into `out`.
+fn encode_channels(
+    grid: Grid,
+    channels: Vec<(&str, Vec<f32>)>,
+    out: &mut (impl std::io::Write + std::io::Seek),
+    path: &Path,
+) -> Result<()> {
+    let size = (grid.width, grid.height);
+    let channels: Vec<AnyChannel<FlatSamples>> = channels
+        .into_iter()
+        .map(|(name, data)| AnyChannel::new(name, FlatSamples::F32(data)))
+        .collect();
     let encoding = Encoding {
         compression: Compression::ZIP16,
         blocks: Blocks::ScanLines,
@@ -36,12 +60,12 @@ pub(crate) fn encode_exr(
         size,
         LayerAttributes::default(),
         encoding,
-        AnyChannels::sort(SmallVec::from_vec(vec![channel])),
+        AnyChannels::sort(SmallVec::from_vec(channels)),
     );
     let mut image = Image::from_layer(layer);
     image.attributes.other.insert(
         Text::from(CELL_SIZE_ATTRIBUTE),
-        AttributeValue::F32(map.grid.cell_size),
+        AttributeValue::F32(grid.cell_size),
     );
     image
         .write()

@@ -71,6 +71,35 @@ pub(crate) fn encode_mask_png(mask: &MaskMap, out: &mut impl Write, path: &Path)
     )
 }
 
+/// Encodes an index map (e.g. the exposed material) as 8-bit grayscale, values as they are.
+pub(crate) fn encode_index_png(map: &MaskMap, out: &mut impl Write, path: &Path) -> Result<()> {
+    encode_png(
+        out,
+        &map.data,
+        map.width(),
+        map.height(),
+        ExtendedColorType::L8,
+        path,
+    )
+}
+
+/// Encodes an RGBA map (e.g. splat weights) as an 8-bit RGBA PNG.
+pub(crate) fn encode_rgba_png(
+    map: &crate::field::Field<[u8; 4]>,
+    out: &mut impl Write,
+    path: &Path,
+) -> Result<()> {
+    let bytes: Vec<u8> = map.data.iter().flatten().copied().collect();
+    encode_png(
+        out,
+        &bytes,
+        map.width(),
+        map.height(),
+        ExtendedColorType::Rgba8,
+        path,
+    )
+}
+
 /// Writes a mask as an 8-bit grayscale PNG (0 / 255), atomically.
 pub fn write_mask_png(path: &Path, mask: &MaskMap) -> Result<()> {
     super::files::write_atomic(path, |out| encode_mask_png(mask, out, path))

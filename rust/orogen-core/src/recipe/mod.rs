@@ -16,6 +16,7 @@ use crate::field::Grid;
 pub use crate::io::resolve_path;
 pub use crate::schema::ParamInfo;
 pub use crate::stages::source::{ScalarSource, TerrainSource};
+pub use crate::stages::strata::{Material, Strata, Stratum};
 pub use crate::stages::{Process, Stage};
 
 mod r#override;
@@ -35,6 +36,11 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         "coupled",
         "stream power and thermal hillslopes sharing one time loop (TimeLoop, Every)",
         include_str!("../../recipes/coupled.ron"),
+    ),
+    (
+        "strata",
+        "horizontal sandstone and shale over granite, lifted and cut into benches and mesas",
+        include_str!("../../recipes/strata.ron"),
     ),
 ];
 
@@ -57,9 +63,16 @@ pub struct Recipe {
     #[serde(default)]
     pub stages: Vec<Stage>,
     /// Simulation state to write as extra maps, by name (`water_depth`, `sediment`,
-    /// `velocity`); each must be produced by a stage. Default: none.
+    /// `velocity`, `erosion`); each must be produced by a stage. Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<String>,
+    /// Materials the strata use, beyond or instead of the built-in ones (bedrock, granite,
+    /// sandstone, shale, sand, soil). Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub materials: Vec<Material>,
+    /// Layered rock under the initial terrain. Default: none (one material).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strata: Option<Strata>,
 }
 
 fn ron_options() -> ron::Options {
@@ -132,7 +145,7 @@ impl Recipe {
             stage.validate(&format!("stages[{i}]"))?;
         }
         for (i, name) in self.outputs.iter().enumerate() {
-            if !crate::state::SimState::OUTPUTS.contains(&name.as_str()) {
+            if !crate::state::SimState::OUTPUTS.contains(&name.as_str()) && name != "erosion" {
                 return Err(OrogenError::invalid(
                     format!("outputs[{i}]"),
                     format!(
@@ -141,6 +154,14 @@ impl Recipe {
                         crate::state::SimState::OUTPUTS.join(", ")
                     ),
                 ));
+            }
+        }
+        match &self.strata {
+            Some(strata) => crate::stages::strata::validate(&self.materials, strata)?,
+            None => {
+                for (i, m) in self.materials.iter().enumerate() {
+                    m.validate(&format!("materials[{i}]"))?;
+                }
             }
         }
         Ok(())

@@ -11,6 +11,7 @@ pub mod hydrology;
 pub mod kind;
 pub mod list;
 pub mod source;
+pub mod strata;
 pub mod stream_power;
 pub mod thermal;
 pub mod time_loop;

@@ -201,6 +201,16 @@ impl StageKind for StreamPowerParams {
             self.tolerance.is_some(),
             &env.field,
         )?;
+        let mut solver = solver;
+        if !world.materials.is_empty() {
+            solver.set_material_erodibility(
+                world
+                    .materials
+                    .iter()
+                    .map(|m| m.props.erodibility)
+                    .collect(),
+            )?;
+        }
         solver.check_dt(self.dt as f64)?;
         Ok(Box::new(Run {
             solver,
