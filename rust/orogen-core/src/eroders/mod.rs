@@ -1,4 +1,8 @@
-//! Processes that change heights.
+//! Processes that change the terrain: stream power with uplift, thermal erosion (one
+//! material, and layered after the thesis), pipe-model hydraulic erosion and wind.
 
+pub mod hydraulic;
+pub mod layered_thermal;
 pub mod stream_power;
 pub mod thermal;
+pub mod wind;

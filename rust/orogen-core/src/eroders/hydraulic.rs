@@ -1,0 +1,821 @@
+//! Hydraulic erosion: rain and sources fill a shallow-water layer that flows through
+//! virtual pipes between cells, dissolves the terrain where it runs fast and steep, carries
+//! the sediment along and drops it where it slows down.
+//!
+//! Mei, Decaudin & Hu 2007, "Fast Hydraulic Erosion Simulation and Visualization on GPU",
+//! as digested from the thesis (seeds README, "Hydraulic step"):
+//! thesis 001, hydraulic erosion chapter (pipe model after Mei et al. 2007).
+//!
+//! The four-pipe model is inherently a grid scheme: each cell exchanges water with its four
+//! orthogonal neighbours through pipes of cross-section `A` and length `l`, so this process
+//! runs on a [`Grid`] only (not on a random-point graph). One step, for time step `Δt`:
+//!
+//! 1. water: `d1 = d + Δt·rain` (uniform, or drops on random cells), plus sources;
+//! 2. flux: `fᵢ ← max(0, fᵢ + Δt·A·g·Δhᵢ / l)`, `Δhᵢ` the drop of the water surface `b + d1`
+//!    to neighbour `i`, then all four scaled by `K = min(1, d1·l² / (Σf·Δt))` so a cell never
+//!    sends more water than it holds; closed borders have no pipe out, an open border's
+//!    pipe leads to an outside cell whose water surface is the cell's bed;
+//! 3. `d2 = d1 + Δt·(Σ inflow − Σ outflow) / l²`; velocity from the mean flux through the
+//!    cell, `u = ΔW_x / (l·d̄)`, `d̄ = (d1 + d2)/2` (zero where `d̄` ≤ `min_water_depth`);
+//! 4. capacity `C = Kc·max(sin α, min_slope)·|v|`: where `C > s` dissolve `Ks·(C − s)` from the
+//!    terrain (walking down the layers, see [`dissolve`]), else deposit `Kd·(s − C)` into
+//!    layer 0;
+//! 5. sediment moves with the water (see below);
+//! 6. evaporation `d = d2·(1 − Ke·Δt)`; with evaporation on, water shallower than
+//!    `min_water_depth` evaporates entirely.
+//!
+//! Sediment transport. Mei's step 5 is semi-Lagrangian (`s(x) = s1(x − v·Δt)`, bilinear),
+//! which neither conserves mass nor stays bounded on coarse steps. Here sediment moves by
+//! donor-cell (first-order upwind) transport along the same pipe fluxes as the water: a
+//! cell sends through pipe `i` the fraction `fᵢ·Δt / (d1·l²)` of its sediment, the fraction
+//! of its water leaving through that pipe. Every amount leaves one cell and enters its
+//! neighbour (or leaves the map through an open border, counted), so sediment is conserved
+//! to rounding; the fractions sum to at most 1 (the `K` scaling), so it never goes negative.
+//!
+//! Every pass is Jacobi-style over row chunks (read the old arrays, write new ones, or
+//! change only the cell itself), so results are the same bytes whatever the thread count.
+//! Rain drops come from a counter-based hash of (seed, step, cell), never from a per-thread
+//! generator. Reported sums are taken per chunk and added in chunk order.
+
+use glam::Vec2;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
+use crate::field::Grid;
+use crate::state::{MaterialProps, SimState, TerrainMut};
+
+/// `field.name`, or `name` alone when `field` is empty.
+fn sub(field: &str, name: &str) -> String {
+    if field.is_empty() {
+        name.to_string()
+    } else {
+        format!("{field}.{name}")
+    }
+}
+
+/// Where the water comes from each step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Rain {
+    /// No rain (sources only).
+    None,
+    /// The same depth on every cell: `rate_m_per_s·dt` metres per step (finite, ≥ 0).
+    Uniform { rate_m_per_s: f32 },
+    /// Drops on random cells: each step every cell is hit with probability `power` (in
+    /// [0, 1], the fraction of cells hit per step), a hit adding `volume_m3` (finite, ≥ 0).
+    Drops { power: f32, volume_m3: f32 },
+}
+
+/// A water source: a point (`radius_m` 0: the nearest cell) or a disc (every cell whose
+/// centre lies within `radius_m`; the nearest cell when none does).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// Centre, metres east of the centre of cell (0, 0); must lie on the map.
+    pub x_m: f32,
+    /// Centre, metres south of the centre of cell (0, 0); must lie on the map.
+    pub y_m: f32,
+    /// Radius, metres (finite, ≥ 0).
+    pub radius_m: f32,
+    /// Water added, m³/s (finite, ≥ 0), shared evenly by the source's cells.
+    pub rate_m3_per_s: f32,
+    /// True: the source flows every step. False: it adds `rate_m3_per_s·dt` once, on the
+    /// first step only.
+    pub every_step: bool,
+}
+
+/// What happens at the map's edge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Borders {
+    /// No pipe leaves the map: water and sediment stay.
+    #[default]
+    Closed,
+    /// Each border cell has a pipe out to an outside cell whose water surface is the
+    /// border cell's bed; water and sediment leaving are counted in the [`StepReport`].
+    Open,
+}
+
+/// Hydraulic erosion parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// Time step, seconds (> 0, and below the pipe model's stability limit
+    /// `sqrt(l³ / (2·A·g))`, checked against the grid). Default 0.05.
+    pub dt: f32,
+    /// Pipe cross-section `A`, m² (> 0). `None`: the cell area `cell_size²`. Default `None`.
+    /// The pipe model's gravity waves travel like shallow water `A / l` metres deep.
+    pub pipe_area_m2: Option<f32>,
+    /// Gravity `g`, m/s² (> 0). Default 9.81.
+    pub gravity: f32,
+    /// Pipe length `l`, metres (> 0). `None`: the cell size. Default `None`.
+    pub pipe_length_m: Option<f32>,
+    /// Rain. Default `Uniform { rate_m_per_s: 1e-3 }`.
+    pub rain: Rain,
+    /// Water sources. Default none.
+    pub sources: Vec<Source>,
+    /// Evaporation `Ke`, 1/s (≥ 0, `Ke·dt` ≤ 1): each step keeps `1 − Ke·dt` of the water.
+    /// Default 0.01.
+    pub evaporation: f32,
+    /// Sediment capacity `Kc`, seconds (metres of material per m/s of speed on a unit
+    /// slope), ≥ 0. Default 0.05.
+    pub capacity: f32,
+    /// Dissolving `Ks`, fraction of the capacity deficit dissolved per step, in [0, 1].
+    /// Default 0.1.
+    pub dissolve: f32,
+    /// Deposition `Kd`, fraction of the capacity excess dropped per step, in [0, 1].
+    /// Default 0.1.
+    pub deposit: f32,
+    /// Smallest `sin α` used in the capacity (flat beds still carry sediment), in [0, 1].
+    /// Default 0.01 (the thesis's value).
+    pub min_slope: f32,
+    /// Water shallower than this has no velocity; with evaporation on it evaporates
+    /// entirely. Metres, ≥ 0. Default 1e-4.
+    pub min_water_depth: f32,
+    /// Map edges. Default `Closed`.
+    pub borders: Borders,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            dt: 0.05,
+            pipe_area_m2: None,
+            gravity: 9.81,
+            pipe_length_m: None,
+            rain: Rain::Uniform { rate_m_per_s: 1e-3 },
+            sources: Vec::new(),
+            evaporation: 0.01,
+            capacity: 0.05,
+            dissolve: 0.1,
+            deposit: 0.1,
+            min_slope: 0.01,
+            min_water_depth: 1e-4,
+            borders: Borders::Closed,
+        }
+    }
+}
+
+/// Largest accepted time step, seconds.
+pub const MAX_DT: f64 = 1e4;
+
+/// Checks that `value` is finite and ≥ 0.
+fn check_non_negative(field: &str, value: f64) -> Result<()> {
+    check_range(field, value, 0.0, f64::MAX)
+}
+
+impl Params {
+    /// Checks ranges; `field` prefixes error names (e.g. `stages[2].Hydraulic`). The checks
+    /// that need the grid (sources on the map, the stability limit) are in
+    /// [`Params::validate_on`].
+    pub fn validate(&self, field: &str) -> Result<()> {
+        check_positive(&sub(field, "dt"), self.dt as f64)?;
+        check_range(&sub(field, "dt"), self.dt as f64, 0.0, MAX_DT)?;
+        if let Some(a) = self.pipe_area_m2 {
+            check_positive(&sub(field, "pipe_area_m2"), a as f64)?;
+        }
+        check_positive(&sub(field, "gravity"), self.gravity as f64)?;
+        if let Some(l) = self.pipe_length_m {
+            check_positive(&sub(field, "pipe_length_m"), l as f64)?;
+        }
+        match self.rain {
+            Rain::None => {}
+            Rain::Uniform { rate_m_per_s } => {
+                check_non_negative(&sub(field, "rain.rate_m_per_s"), rate_m_per_s as f64)?
+            }
+            Rain::Drops { power, volume_m3 } => {
+                check_range(&sub(field, "rain.power"), power as f64, 0.0, 1.0)?;
+                check_non_negative(&sub(field, "rain.volume_m3"), volume_m3 as f64)?;
+            }
+        }
+        for (i, s) in self.sources.iter().enumerate() {
+            let f = sub(field, &format!("sources[{i}]"));
+            check_finite(&format!("{f}.x_m"), s.x_m as f64)?;
+            check_finite(&format!("{f}.y_m"), s.y_m as f64)?;
+            check_non_negative(&format!("{f}.radius_m"), s.radius_m as f64)?;
+            check_non_negative(&format!("{f}.rate_m3_per_s"), s.rate_m3_per_s as f64)?;
+        }
+        let ke = sub(field, "evaporation");
+        check_non_negative(&ke, self.evaporation as f64)?;
+        if self.evaporation as f64 * self.dt as f64 > 1.0 {
+            return Err(OrogenError::invalid(
+                ke,
+                format!(
+                    "evaporation·dt must be ≤ 1, got {}·{}",
+                    self.evaporation, self.dt
+                ),
+            ));
+        }
+        check_non_negative(&sub(field, "capacity"), self.capacity as f64)?;
+        check_range(&sub(field, "dissolve"), self.dissolve as f64, 0.0, 1.0)?;
+        check_range(&sub(field, "deposit"), self.deposit as f64, 0.0, 1.0)?;
+        check_range(&sub(field, "min_slope"), self.min_slope as f64, 0.0, 1.0)?;
+        check_non_negative(&sub(field, "min_water_depth"), self.min_water_depth as f64)
+    }
+
+    /// [`Params::validate`], then the checks against `grid`: every source on the map (a
+    /// cell covers half a cell either side of its centre) and `dt` below the stability
+    /// limit of the pipe model.
+    pub fn validate_on(&self, grid: &Grid, field: &str) -> Result<()> {
+        self.validate(field)?;
+        let l = grid.cell_size as f64;
+        let (xmax, ymax) = (
+            (grid.width as f64 - 0.5) * l,
+            (grid.height as f64 - 0.5) * l,
+        );
+        for (i, s) in self.sources.iter().enumerate() {
+            let (x, y) = (s.x_m as f64, s.y_m as f64);
+            if x < -0.5 * l || x > xmax || y < -0.5 * l || y > ymax {
+                return Err(OrogenError::invalid(
+                    sub(field, &format!("sources[{i}]")),
+                    format!(
+                        "centre ({x}, {y}) m lies outside the map, which spans \
+                         [{}, {xmax}] × [{}, {ymax}] m",
+                        -0.5 * l,
+                        -0.5 * l
+                    ),
+                ));
+            }
+        }
+        let (a, pl) = self.pipes(grid);
+        let limit = (pl as f64).powi(3) / (2.0 * a as f64 * self.gravity as f64);
+        let limit = limit.sqrt();
+        if self.dt as f64 >= limit {
+            return Err(OrogenError::invalid(
+                sub(field, "dt"),
+                format!(
+                    "must be below the pipe model's stability limit sqrt(l³/(2·A·g)) = \
+                     {limit:.4} s on this grid, got {}",
+                    self.dt
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Pipe cross-section and length on `grid`.
+    fn pipes(&self, grid: &Grid) -> (f32, f32) {
+        let l = grid.cell_size;
+        (
+            self.pipe_area_m2.unwrap_or(l * l),
+            self.pipe_length_m.unwrap_or(l),
+        )
+    }
+}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Water added by rain and sources this step, m³.
+    pub water_added_m3: f64,
+    /// Water that left through open borders this step, m³.
+    pub water_lost_m3: f64,
+    /// Sediment that left through open borders this step, m³ of material.
+    pub sediment_lost_m3: f64,
+    /// Water on the map after the step, m³.
+    pub water_total_m3: f64,
+    /// Suspended sediment on the map after the step, m³ of material.
+    pub sediment_total_m3: f64,
+    /// Largest water speed of the step, m/s.
+    pub max_speed: f32,
+}
+
+/// The hydraulic process on one grid: parameters, source cells and scratch buffers.
+pub struct Hydraulic {
+    grid: Grid,
+    params: Params,
+    seed: u64,
+    steps: u64,
+    /// Source cells and the depth each adds per step, metres, and whether every step.
+    sources: Vec<(usize, f32, bool)>,
+    /// Next water depth.
+    d_next: Vec<f32>,
+    /// Next sediment.
+    s_next: Vec<f32>,
+    /// `max(sin α, min_slope)` per cell.
+    slope: Vec<f32>,
+    /// Sediment per unit outflow: `s1·Δt / (d1·l²)`, so pipe `i` carries `q·fᵢ`.
+    q: Vec<f32>,
+}
+
+/// Rows per parallel chunk: about 16k cells.
+fn chunk_rows(width: usize) -> usize {
+    (16384 / width.max(1)).max(1)
+}
+
+/// SplitMix64 finaliser.
+#[inline(always)]
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A uniform number in [0, 1) from (seed, step, cell), the same on any thread.
+#[inline(always)]
+fn uniform(step_key: u64, cell: usize) -> f32 {
+    (mix(step_key ^ cell as u64) >> 40) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// Dissolves up to `request` metres at one cell from `layers` (thickness per layer, top
+/// down, at index `i`) and bedrock, each material scaled by its dissolubility `diss[k]`
+/// (`diss.len() == layers.len() + 1`). Returns the thickness dissolved.
+///
+/// The thesis's walk: layer `k` is asked `frac·request·diss[k]` (`frac` starting at 1). If
+/// it holds that much it gives it and the walk ends. Otherwise it gives all it has and
+/// disappears, and the unmet part of the ask, `1 − thickness/ask`, passes on: the next
+/// material is asked `frac·request` times its own dissolubility. (Asked 10 cm, a 6 cm layer
+/// gives 6 cm and 40 % of the request passes on.) Empty layers are skipped; an insoluble
+/// layer (dissolubility 0) protects what lies under it. Bedrock never runs out.
+#[inline]
+pub fn dissolve(request: f32, layers: &mut [&mut [f32]], i: usize, diss: &[f32]) -> f32 {
+    let mut frac = 1.0f32;
+    let mut total = 0.0f32;
+    for (t, &dk) in layers.iter_mut().zip(diss) {
+        let have = t[i];
+        if have <= 0.0 {
+            continue;
+        }
+        let want = frac * request * dk;
+        if want <= have {
+            t[i] = have - want;
+            return total + want;
+        }
+        t[i] = 0.0;
+        total += have;
+        frac *= 1.0 - have / want;
+    }
+    total + frac * request * diss[layers.len()]
+}
+
+impl Hydraulic {
+    /// The process on `grid`; `seed` drives the rain drops. Checks `params` against the
+    /// grid (error names without a prefix, e.g. `rain.power`, `sources[1]`).
+    pub fn new(grid: Grid, params: Params, seed: u64) -> Result<Self> {
+        params.validate_on(&grid, "")?;
+        let l = grid.cell_size;
+        let area = grid.cell_area();
+        let mut sources = Vec::new();
+        for s in &params.sources {
+            let (cx, cy) = (s.x_m / l, s.y_m / l);
+            let r = s.radius_m / l;
+            let (x0, x1) = (
+                (cx - r).floor().max(0.0) as usize,
+                ((cx + r).ceil().max(0.0) as usize).min(grid.width - 1),
+            );
+            let (y0, y1) = (
+                (cy - r).floor().max(0.0) as usize,
+                ((cy + r).ceil().max(0.0) as usize).min(grid.height - 1),
+            );
+            let mut cells = Vec::new();
+            for y in y0..=y1 {
+                for x in x0..=x1 {
+                    let (dx, dy) = (x as f32 - cx, y as f32 - cy);
+                    if dx * dx + dy * dy <= r * r {
+                        cells.push(grid.index(x, y));
+                    }
+                }
+            }
+            if cells.is_empty() {
+                let x = (cx.round().max(0.0) as usize).min(grid.width - 1);
+                let y = (cy.round().max(0.0) as usize).min(grid.height - 1);
+                cells.push(grid.index(x, y));
+            }
+            let depth = s.rate_m3_per_s * params.dt / (cells.len() as f32 * area);
+            sources.extend(cells.into_iter().map(|c| (c, depth, s.every_step)));
+        }
+        let n = grid.len();
+        Ok(Hydraulic {
+            grid,
+            params,
+            seed,
+            steps: 0,
+            sources,
+            d_next: buffer(n)?,
+            s_next: buffer(n)?,
+            slope: buffer(n)?,
+            q: buffer(n)?,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Steps taken so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Bytes of per-cell state the process keeps beside the terrain and [`SimState`].
+    pub const SCRATCH_BYTES_PER_CELL: usize = 16;
+
+    /// One step. `materials` holds one entry per layer, top down, then bedrock
+    /// (`terrain.layers.len() + 1`); a terrain without layers uses `materials[0]` as its
+    /// bedrock. Creates the water, sediment, flux and velocity of `sim` when `None`.
+    pub fn step(
+        &mut self,
+        terrain: &mut TerrainMut,
+        sim: &mut SimState,
+        materials: &[MaterialProps],
+    ) -> Result<StepReport> {
+        let n = self.grid.len();
+        let nl = terrain.layers.len();
+        if terrain.len() != n {
+            return Err(OrogenError::invalid(
+                "terrain",
+                format!("has {} nodes, the grid has {n}", terrain.len()),
+            ));
+        }
+        if materials.len() != nl + 1 {
+            return Err(OrogenError::invalid(
+                "materials",
+                format!(
+                    "needs one entry per layer and one for bedrock ({}), got {}",
+                    nl + 1,
+                    materials.len()
+                ),
+            ));
+        }
+        for (k, m) in materials.iter().enumerate() {
+            check_range(
+                &format!("materials[{k}].dissolubility"),
+                m.dissolubility as f64,
+                0.0,
+                1.0,
+            )?;
+        }
+        let diss: Vec<f32> = materials.iter().map(|m| m.dissolubility).collect();
+        let water = state_field(&mut sim.water_depth, n, 0.0, "water_depth")?;
+        let sed = state_field(&mut sim.sediment, n, 0.0, "sediment")?;
+        let flux = state_field(&mut sim.flux, n, [0.0; 4], "flux")?;
+        let vel = state_field(&mut sim.velocity, n, Vec2::ZERO, "velocity")?;
+
+        let p = &self.params;
+        let (w, h) = (self.grid.width, self.grid.height);
+        let l = self.grid.cell_size;
+        let area = self.grid.cell_area();
+        let dt = p.dt;
+        let (pipe_a, pipe_l) = p.pipes(&self.grid);
+        let cs = chunk_rows(w) * w;
+        let open = p.borders == Borders::Open;
+
+        // 1. Water in. Uniform rain is not written here: the passes below add it as they
+        //    read the depth (`rd`), which saves a pass over the map.
+        let mut rd = 0.0f32;
+        let step_key = mix(self.seed ^ mix(self.steps.wrapping_add(0x68_7964_726f)));
+        let mut added = match p.rain {
+            Rain::None => 0.0,
+            Rain::Uniform { rate_m_per_s } => {
+                let dd = rate_m_per_s * dt;
+                rd = dd;
+                dd as f64 * area as f64 * n as f64
+            }
+            Rain::Drops { power, volume_m3 } => {
+                let dd = volume_m3 / area;
+                let hits: Vec<u64> = water
+                    .par_chunks_mut(cs)
+                    .enumerate()
+                    .map(|(ci, chunk)| {
+                        let mut hits = 0u64;
+                        for (k, d) in chunk.iter_mut().enumerate() {
+                            let hit = uniform(step_key, ci * cs + k) < power;
+                            *d += if hit { dd } else { 0.0 };
+                            hits += hit as u64;
+                        }
+                        hits
+                    })
+                    .collect();
+                hits.iter().sum::<u64>() as f64 * dd as f64 * area as f64
+            }
+        };
+        for &(c, dd, every) in &self.sources {
+            if every || self.steps == 0 {
+                water[c] += dd;
+                added += dd as f64 * area as f64;
+            }
+        }
+
+        // 2. Fluxes from the water surface, scaled so no cell sends more than it holds;
+        //    with them the slope factor of the capacity (it reads the neighbours' beds,
+        //    which step 4 changes).
+        {
+            let b: &[f32] = terrain.surface;
+            let d: &[f32] = water;
+            let c = dt * pipe_a * p.gravity / pipe_l;
+            let min_slope = p.min_slope;
+            let edge = if open { 1.0f32 } else { 0.0 };
+            flux.par_chunks_mut(cs)
+                .zip(self.slope.par_chunks_mut(cs))
+                .enumerate()
+                .for_each(|(ci, (fch, sch))| {
+                    let y0 = ci * cs / w;
+                    for (ry, (frow, srow)) in fch.chunks_mut(w).zip(sch.chunks_mut(w)).enumerate() {
+                        let y = y0 + ry;
+                        let row = y * w;
+                        let up = if y > 0 { row - w } else { row };
+                        let dn = if y + 1 < h { row + w } else { row };
+                        let (eu, ed) = ((y > 0) as u32 as f32, (y + 1 < h) as u32 as f32);
+                        let (mu, md) = (eu.max(edge), ed.max(edge));
+                        let span_y = (eu + ed) * l;
+                        let inv_sy = if span_y > 0.0 { 1.0 / span_y } else { 0.0 };
+                        let mut cell = |x: usize, xl: usize, xr: usize, el: f32, er: f32| {
+                            let i = row + x;
+                            let (bi, di) = (b[i], d[i] + rd);
+                            let hi = bi + di;
+                            // An outside neighbour (e = 0) has its water surface at our bed.
+                            let hl = b[row + xl] + (d[row + xl] + rd) * el;
+                            let hr = b[row + xr] + (d[row + xr] + rd) * er;
+                            let hu = b[up + x] + (d[up + x] + rd) * eu;
+                            let hd = b[dn + x] + (d[dn + x] + rd) * ed;
+                            let f = frow[x];
+                            let ml = el.max(edge);
+                            let mr = er.max(edge);
+                            let fl = (f[0] + c * (hi - hl)).max(0.0) * ml;
+                            let fr = (f[1] + c * (hi - hr)).max(0.0) * mr;
+                            let fu = (f[2] + c * (hi - hu)).max(0.0) * mu;
+                            let fd = (f[3] + c * (hi - hd)).max(0.0) * md;
+                            let sum = fl + fr + fu + fd;
+                            let k = if sum > 0.0 {
+                                (di * area / (sum * dt)).min(1.0)
+                            } else {
+                                0.0
+                            };
+                            frow[x] = [fl * k, fr * k, fu * k, fd * k];
+                            let span_x = (el + er) * l;
+                            let gx = if span_x > 0.0 {
+                                (b[row + xr] - b[row + xl]) / span_x
+                            } else {
+                                0.0
+                            };
+                            let gy = (b[dn + x] - b[up + x]) * inv_sy;
+                            let t2 = gx * gx + gy * gy;
+                            srow[x] = (t2 / (1.0 + t2)).sqrt().max(min_slope);
+                        };
+                        if w == 1 {
+                            cell(0, 0, 0, 0.0, 0.0);
+                            continue;
+                        }
+                        cell(0, 0, 1, 0.0, 1.0);
+                        for x in 1..w - 1 {
+                            cell(x, x - 1, x + 1, 1.0, 1.0);
+                        }
+                        cell(w - 1, w - 2, w - 1, 1.0, 0.0);
+                    }
+                });
+        }
+
+        // 3 + 4. New depth, velocity, then dissolve or deposit at each cell.
+        let mut layer_chunks: Vec<Vec<&mut [f32]>> = (0..n.div_ceil(cs))
+            .map(|_| Vec::with_capacity(nl))
+            .collect();
+        for t in terrain.layers.thickness_all_mut() {
+            for (ci, ch) in t.chunks_mut(cs).enumerate() {
+                layer_chunks[ci].push(ch);
+            }
+        }
+        let per_chunk: Vec<(f64, f32, f64)> = {
+            let f: &[[f32; 4]] = flux;
+            let d: &[f32] = water;
+            let (kc, ks, kd) = (p.capacity, p.dissolve, p.deposit);
+            let min_depth = p.min_water_depth;
+            let dt_area = dt / area;
+            let keep = 1.0 - p.evaporation * dt;
+            let cut = if p.evaporation > 0.0 {
+                p.min_water_depth
+            } else {
+                0.0
+            };
+            (
+                self.d_next.par_chunks_mut(cs),
+                vel.par_chunks_mut(cs),
+                terrain.surface.par_chunks_mut(cs),
+                sed.par_chunks_mut(cs),
+                self.q.par_chunks_mut(cs),
+                self.slope.par_chunks(cs),
+                layer_chunks,
+            )
+                .into_par_iter()
+                .enumerate()
+                .map(|(ci, (dn_ch, v_ch, b_ch, s_ch, q_ch, sl_ch, mut lay))| {
+                    let base = ci * cs;
+                    let mut lost = 0.0f64;
+                    let mut vmax = 0.0f32;
+                    let mut wsum = 0.0f64;
+                    let y0 = base / w;
+                    for ry in 0..dn_ch.len() / w {
+                        let y = y0 + ry;
+                        for x in 0..w {
+                            let k = ry * w + x;
+                            let i = base + k;
+                            let (el, er) = ((x > 0) as u32 as f32, (x + 1 < w) as u32 as f32);
+                            let (eu, ed) = ((y > 0) as u32 as f32, (y + 1 < h) as u32 as f32);
+                            let il = if x > 0 { i - 1 } else { i };
+                            let ir = if x + 1 < w { i + 1 } else { i };
+                            let iu = if y > 0 { i - w } else { i };
+                            let id = if y + 1 < h { i + w } else { i };
+                            let fc = f[i];
+                            let from_l = f[il][1] * el;
+                            let from_r = f[ir][0] * er;
+                            let from_u = f[iu][3] * eu;
+                            let from_d = f[id][2] * ed;
+                            let out = fc[0] + fc[1] + fc[2] + fc[3];
+                            let inflow = from_l + from_r + from_u + from_d;
+                            let d1 = d[i] + rd;
+                            let d2 = (d1 + (inflow - out) * dt_area).max(0.0);
+                            // Evaporation (step 6) on the new depth.
+                            let de = d2 * keep;
+                            let de = if de < cut { 0.0 } else { de };
+                            dn_ch[k] = de;
+                            wsum += de as f64;
+                            // Water through open border pipes (zero on closed borders).
+                            let border = fc[0] * (1.0 - el)
+                                + fc[1] * (1.0 - er)
+                                + fc[2] * (1.0 - eu)
+                                + fc[3] * (1.0 - ed);
+                            lost += border as f64;
+                            let dbar = 0.5 * (d1 + d2);
+                            let inv = if dbar > min_depth {
+                                1.0 / (l * dbar)
+                            } else {
+                                0.0
+                            };
+                            let u = 0.5 * (from_l - fc[0] + fc[1] - from_r) * inv;
+                            let v = 0.5 * (from_u - fc[2] + fc[3] - from_d) * inv;
+                            v_ch[k] = Vec2::new(u, v);
+                            let speed = (u * u + v * v).sqrt();
+                            vmax = vmax.max(speed);
+
+                            let cap = kc * sl_ch[k] * speed;
+                            let s = s_ch[k];
+                            let b = b_ch[k];
+                            let mut s1 = s;
+                            if cap > s {
+                                let ask = ks * (cap - s);
+                                let taken = if lay.is_empty() {
+                                    ask * diss[0]
+                                } else {
+                                    dissolve(ask, &mut lay, k, &diss)
+                                };
+                                let bn = b - taken;
+                                // What the surface really lost, so material is conserved to
+                                // the bit of the f32 heights.
+                                s1 = s + (b - bn);
+                                b_ch[k] = bn;
+                            } else {
+                                let drop = kd * (s - cap);
+                                let bn = b + drop;
+                                let gained = bn - b;
+                                if gained <= s {
+                                    s1 = s - gained;
+                                    b_ch[k] = bn;
+                                    if let Some(top) = lay.first_mut() {
+                                        top[k] += gained;
+                                    }
+                                }
+                            }
+                            s_ch[k] = s1;
+                            q_ch[k] = if d1 > 0.0 { s1 * dt_area / d1 } else { 0.0 };
+                        }
+                    }
+                    (lost * dt as f64, vmax, wsum)
+                })
+                .collect()
+        };
+        let water_lost: f64 = per_chunk.iter().map(|c| c.0).sum();
+        let max_speed = per_chunk.iter().fold(0.0f32, |m, c| m.max(c.1));
+        let water_total: f64 = per_chunk.iter().map(|c| c.2).sum();
+
+        // 5. Sediment moves with the water (donor cell).
+        let per_chunk: Vec<(f64, f64)> = {
+            let f: &[[f32; 4]] = flux;
+            let q: &[f32] = &self.q;
+            let s1: &[f32] = sed;
+            self.s_next
+                .par_chunks_mut(cs)
+                .enumerate()
+                .map(|(ci, s_ch)| {
+                    let base = ci * cs;
+                    let (mut lost, mut ssum) = (0.0f64, 0.0f64);
+                    let y0 = base / w;
+                    for ry in 0..s_ch.len() / w {
+                        let y = y0 + ry;
+                        for x in 0..w {
+                            let k = ry * w + x;
+                            let i = base + k;
+                            let (el, er) = ((x > 0) as u32 as f32, (x + 1 < w) as u32 as f32);
+                            let (eu, ed) = ((y > 0) as u32 as f32, (y + 1 < h) as u32 as f32);
+                            let il = if x > 0 { i - 1 } else { i };
+                            let ir = if x + 1 < w { i + 1 } else { i };
+                            let iu = if y > 0 { i - w } else { i };
+                            let id = if y + 1 < h { i + w } else { i };
+                            let fc = f[i];
+                            let qc = q[i];
+                            let gone = qc * fc[0] + qc * fc[1] + qc * fc[2] + qc * fc[3];
+                            let came = q[il] * f[il][1] * el
+                                + q[ir] * f[ir][0] * er
+                                + q[iu] * f[iu][3] * eu
+                                + q[id] * f[id][2] * ed;
+                            let border = qc * fc[0] * (1.0 - el)
+                                + qc * fc[1] * (1.0 - er)
+                                + qc * fc[2] * (1.0 - eu)
+                                + qc * fc[3] * (1.0 - ed);
+                            lost += border as f64;
+                            let s = (s1[i] - gone + came).max(0.0);
+                            s_ch[k] = s;
+                            ssum += s as f64;
+                        }
+                    }
+                    (lost, ssum)
+                })
+                .collect()
+        };
+        std::mem::swap(water, &mut self.d_next);
+        std::mem::swap(sed, &mut self.s_next);
+        self.steps += 1;
+        let a64 = area as f64;
+        Ok(StepReport {
+            water_added_m3: added,
+            water_lost_m3: water_lost,
+            sediment_lost_m3: per_chunk.iter().map(|c| c.0).sum::<f64>() * a64,
+            water_total_m3: water_total * a64,
+            sediment_total_m3: per_chunk.iter().map(|c| c.1).sum::<f64>() * a64,
+            max_speed,
+        })
+    }
+}
+
+/// A state field, created as `n` copies of `zero` when absent; an error when its length
+/// is not `n`.
+fn state_field<'a, T: Clone>(
+    slot: &'a mut Option<Vec<T>>,
+    n: usize,
+    zero: T,
+    name: &str,
+) -> Result<&'a mut Vec<T>> {
+    let v = slot.get_or_insert_with(|| vec![zero; n]);
+    if v.len() != n {
+        return Err(OrogenError::invalid(
+            name,
+            format!("has {} values, the grid has {n} cells", v.len()),
+        ));
+    }
+    Ok(v)
+}
+
+/// `n` zeros, or an error naming the grid size when memory runs out.
+fn buffer(n: usize) -> Result<Vec<f32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        OrogenError::invalid(
+            "size",
+            format!("cannot allocate hydraulic buffers for {n} cells (out of memory)"),
+        )
+    })?;
+    v.resize(n, 0.0);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dissolving_walks_down_the_layers_as_in_the_thesis() {
+        // Asked 10 cm of a fully soluble 6 cm layer: it gives 6 cm and disappears, and 40 %
+        // of the request (4 cm) is asked of the next layer, scaled by its dissolubility 0.5.
+        let mut top = vec![0.06f32];
+        let mut next = vec![1.0f32];
+        let mut layers: Vec<&mut [f32]> = vec![&mut top, &mut next];
+        let got = dissolve(0.1, &mut layers, 0, &[1.0, 0.5, 0.1]);
+        assert!((got - 0.08).abs() < 1e-7, "dissolved {got}");
+        assert_eq!(top[0], 0.0, "the top layer disappears");
+        assert!(
+            (next[0] - 0.98).abs() < 1e-7,
+            "next layer gives 2 cm: {}",
+            next[0]
+        );
+    }
+
+    #[test]
+    fn dissolving_scales_by_dissolubility_and_reaches_bedrock() {
+        // Top layer of dissolubility 0.5 asked 10 cm: it is asked 5 cm and has 2 cm, so
+        // 60 % of the request passes on; an empty layer is skipped; bedrock (0.25) gives
+        // 0.6·10·0.25 = 1.5 cm.
+        let mut top = vec![0.02f32];
+        let mut empty = vec![0.0f32];
+        let mut layers: Vec<&mut [f32]> = vec![&mut top, &mut empty];
+        let got = dissolve(0.1, &mut layers, 0, &[0.5, 0.0, 0.25]);
+        assert!((got - 0.035).abs() < 1e-7, "dissolved {got}");
+        // An insoluble layer that is present stops the walk.
+        let mut hard = vec![1.0f32];
+        let mut layers: Vec<&mut [f32]> = vec![&mut hard];
+        assert_eq!(dissolve(0.1, &mut layers, 0, &[0.0, 1.0]), 0.0);
+    }
+
+    #[test]
+    fn drops_hit_about_power_of_the_cells() {
+        let key = mix(7);
+        let hits = (0..100_000).filter(|&c| uniform(key, c) < 0.1).count();
+        assert!((9_000..11_000).contains(&hits), "{hits}");
+    }
+}

@@ -1,0 +1,501 @@
+//! Thermal erosion of a layered terrain: the exposed material of each cell slides to its
+//! lower neighbours when the slope exceeds that material's talus angle.
+//!
+//! Thesis (Prokop 2009) §4.3.1, after Musgrave 1989 and Olsen 2004 (§3.1.3): for each cell
+//! take the neighbours of Olsen's modified (rotated) von Neumann neighbourhood, the four
+//! diagonal cells, that are lower than h − T, with T = l·tan(talus of the exposed
+//! material) and l = √2·cell_size the distance to them. With dᵢ = h − hᵢ, d_max the largest
+//! and `sum` their total, the cell moves S = rate·r·0.5·D·d_max, D the exposed material's
+//! thermal susceptibility and r drawn from N(1, σ) clamped to [0, 1]. S never exceeds the
+//! exposed layer's thickness (bedrock is infinite): only the top layer moves in one step,
+//! the one under it erodes in a later step with its own talus and susceptibility. S is
+//! shared among the lower neighbours in proportion dᵢ / sum, into their layer 0.
+//!
+//! The thesis applies each cell's move at once (Gauss–Seidel); here a step is Jacobi-style
+//! so that it is parallel and deterministic whatever the thread count, like
+//! [`super::thermal`]: every cell first computes its outflow factor from the old state,
+//! then every receiver computes a scale so that it gains at most rate·0.5·d_in_max (d_in_max
+//! the largest drop of a sender onto it: the pit that would fill into a spike in the thesis's
+//! discussion of Olsen), then every cell gathers in a fixed neighbour order. A cell whose S
+//! is its whole exposed layer is not scaled (its flows add at most that thin layer to a
+//! receiver), so the layer empties in one step instead of leaving a remnant that shrinks
+//! forever; the f32 rounding of its flows (~1e-7 of the layer) stays in the surface, that is
+//! in the layers under it. A flow is
+//! `k_sender·d·s_receiver`, the same f32 bits on both sides, summed in f64, so mass is
+//! conserved up to the final rounding of each cell to f32. No material leaves the grid.
+//!
+//! The random factor comes from a counter-based hash of (seed, step, cell), so it does not
+//! depend on threads or scheduling; it is the sum of four uniforms (Irwin–Hall) scaled to
+//! mean 1 and deviation σ: the normal's mean and variance, with tails cut at ±3.5σ.
+
+use rayon::prelude::*;
+
+use crate::error::{check_range, OrogenError, Result};
+use crate::field::Grid;
+use crate::state::{MaterialProps, TerrainMut};
+
+/// Layered thermal erosion parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Factor on the thesis's amount S = r·0.5·D·d_max, dimensionless, in (0, 1].
+    /// Default 1 (the thesis).
+    pub rate: f32,
+    /// Standard deviation σ of the random factor r ~ N(1, σ), clamped to [0, 1];
+    /// dimensionless, in [0, 1]; 0 makes r = 1. Default 0.2 (the thesis).
+    pub randomness: f32,
+    /// A step moves nothing once no movable cell (exposed susceptibility > 0) is higher than
+    /// a neighbour by more than its T plus this, metres (≥ 0). Default 0.01.
+    pub tolerance: f32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            rate: 1.0,
+            randomness: 0.2,
+            tolerance: 0.01,
+        }
+    }
+}
+
+impl Params {
+    /// Checks ranges; `field` prefixes error names (e.g. `stages[1].LayeredThermal`).
+    /// An empty `field` names the parameters alone (`rate`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        let name = |sub: &str| {
+            if field.is_empty() {
+                sub.to_string()
+            } else {
+                format!("{field}.{sub}")
+            }
+        };
+        let rate = self.rate as f64;
+        if !rate.is_finite() || rate <= 0.0 || rate > 1.0 {
+            return Err(OrogenError::invalid(
+                name("rate"),
+                format!("must be within (0, 1], got {}", self.rate),
+            ));
+        }
+        check_range(&name("randomness"), self.randomness as f64, 0.0, 1.0)?;
+        check_range(&name("tolerance"), self.tolerance as f64, 0.0, f64::MAX)
+    }
+}
+
+/// Checks the thermal properties of `materials` (one per layer top down, then bedrock):
+/// `materials[k].talus_deg` in (0°, 90°) and `materials[k].thermal_susceptibility` in
+/// [0, 1], both finite.
+pub fn validate_materials(materials: &[MaterialProps], layers: usize) -> Result<()> {
+    if materials.len() != layers + 1 {
+        return Err(OrogenError::invalid(
+            "materials",
+            format!(
+                "needs one entry per layer and one for bedrock ({}), got {}",
+                layers + 1,
+                materials.len()
+            ),
+        ));
+    }
+    for (k, m) in materials.iter().enumerate() {
+        let t = m.talus_deg as f64;
+        if !t.is_finite() || t <= 0.0 || t >= 90.0 {
+            return Err(OrogenError::invalid(
+                format!("materials[{k}].talus_deg"),
+                format!(
+                    "must be an angle strictly between 0 and 90 degrees, got {}",
+                    m.talus_deg
+                ),
+            ));
+        }
+        check_range(
+            &format!("materials[{k}].thermal_susceptibility"),
+            m.thermal_susceptibility as f64,
+            0.0,
+            1.0,
+        )?;
+    }
+    Ok(())
+}
+
+/// What one [`LayeredThermal::step`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// Largest dᵢ − T over the movable cells before the step, metres; at or below the
+    /// tolerance nothing moved.
+    pub max_excess: f32,
+    /// Material moved in the step, metres summed over cells (× cell area for m³).
+    pub moved: f64,
+}
+
+/// Most layers a terrain may have here (the exposed material is kept in a byte).
+pub const MAX_LAYERS: usize = 254;
+
+/// The layered thermal process over a grid, with its buffers kept between steps.
+pub struct LayeredThermal {
+    grid: Grid,
+    params: Params,
+    seed: u64,
+    steps: u64,
+    /// Outflow factor per cell: the flow to a lower neighbour is `k·d·s_receiver`; a
+    /// negative factor sends the whole exposed layer, `−k·d`, unscaled.
+    k: Vec<f32>,
+    /// Receiver scale per cell, in (0, 1].
+    s: Vec<f32>,
+    /// Index of the exposed material per cell (`layers.len()` for bedrock).
+    exposed: Vec<u8>,
+    /// The surface before the step.
+    old: Vec<f32>,
+}
+
+/// Olsen's modified von Neumann neighbourhood: the four diagonal cells, `(dx, dy)`, in the
+/// fixed order every pass walks them.
+const DIAGONALS: [(isize, isize); 4] = [(-1, -1), (1, -1), (-1, 1), (1, 1)];
+
+/// Rows per parallel task.
+const ROWS_PER_TASK: usize = 8;
+
+/// The random factor r of `cell` in step `step`: N(1, σ) approximated by four uniforms,
+/// clamped to [0, 1].
+#[inline(always)]
+fn random_factor(seed: u64, step: u64, cell: usize, sigma: f32) -> f32 {
+    let mut z = seed
+        ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (cell as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    // splitmix64 finaliser.
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let sum = (z & 0xFFFF) + ((z >> 16) & 0xFFFF) + ((z >> 32) & 0xFFFF) + (z >> 48);
+    // Four uniforms on [0, 1): mean 2, variance 4/12.
+    let u = (sum as f32 + 2.0) * (1.0 / 65536.0);
+    let normal = (u - 2.0) * 1.732_050_8; // unit variance
+    (1.0 + sigma * normal).clamp(0.0, 1.0)
+}
+
+/// Walks `(x, y)` through consecutive cells row by row, without a division per cell.
+struct Cursor {
+    x: usize,
+    y: usize,
+}
+
+impl Cursor {
+    fn at_row(y: usize) -> Self {
+        Cursor { x: 0, y }
+    }
+
+    /// The current `(x, y)`, then moves on one cell on a grid `w` wide.
+    #[inline(always)]
+    fn next(&mut self, w: usize) -> (usize, usize) {
+        let here = (self.x, self.y);
+        self.x += 1;
+        if self.x == w {
+            self.x = 0;
+            self.y += 1;
+        }
+        here
+    }
+}
+
+/// Calls `f(j)` for each diagonal neighbour `j` of `(x, y)` inside the grid, in
+/// [`DIAGONALS`] order.
+#[inline(always)]
+fn for_diagonals(x: usize, y: usize, w: usize, h: usize, mut f: impl FnMut(usize)) {
+    let i = y * w + x;
+    if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
+        f(i - w - 1);
+        f(i - w + 1);
+        f(i + w - 1);
+        f(i + w + 1);
+        return;
+    }
+    for &(dx, dy) in &DIAGONALS {
+        let (nx, ny) = (x as isize + dx, y as isize + dy);
+        if nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h {
+            f(ny as usize * w + nx as usize);
+        }
+    }
+}
+
+/// `n` default values, or an error naming the grid size when memory runs out.
+fn buffer<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        OrogenError::invalid(
+            "size",
+            format!("cannot allocate layered thermal buffers for {n} cells (out of memory)"),
+        )
+    })?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+/// Every layer's thickness split into the same row chunks as the surface: one `Vec` of
+/// per-layer slices per chunk of `chunk` cells.
+pub(crate) fn layer_chunks(layers: &mut [Vec<f32>], chunk: usize) -> Vec<Vec<&mut [f32]>> {
+    let chunks = layers.first().map_or(0, |l| l.len().div_ceil(chunk));
+    let mut out: Vec<Vec<&mut [f32]>> = (0..chunks)
+        .map(|_| Vec::with_capacity(layers.len()))
+        .collect();
+    for layer in layers.iter_mut() {
+        for (c, part) in layer.chunks_mut(chunk).enumerate() {
+            out[c].push(part);
+        }
+    }
+    out
+}
+
+impl LayeredThermal {
+    /// Layered thermal erosion over `grid`; `seed` drives the random factor.
+    pub fn new(grid: Grid, params: Params, seed: u64) -> Result<Self> {
+        params.validate("")?;
+        let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
+        let n = grid.len();
+        Ok(LayeredThermal {
+            grid,
+            params,
+            seed,
+            steps: 0,
+            k: buffer(n)?,
+            s: buffer(n)?,
+            exposed: buffer(n)?,
+            old: buffer(n)?,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Steps taken so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Bytes of buffers the process keeps, per cell.
+    pub fn bytes_per_cell(&self) -> usize {
+        2 * std::mem::size_of::<f32>() + std::mem::size_of::<u8>() + std::mem::size_of::<f32>()
+    }
+
+    /// One step over `terrain`, with `materials` one per layer top down then bedrock
+    /// (`terrain.layers.len() + 1`).
+    pub fn step(
+        &mut self,
+        terrain: &mut TerrainMut,
+        materials: &[MaterialProps],
+    ) -> Result<StepReport> {
+        let (w, h) = (self.grid.width, self.grid.height);
+        let n = w * h;
+        if terrain.len() != n {
+            return Err(OrogenError::invalid(
+                "terrain",
+                format!("has {} nodes, the {w}x{h} grid has {n}", terrain.len()),
+            ));
+        }
+        let nl = terrain.layers.len();
+        if nl > MAX_LAYERS {
+            return Err(OrogenError::invalid(
+                "layers",
+                format!("at most {MAX_LAYERS} layers, got {nl}"),
+            ));
+        }
+        validate_materials(materials, nl)?;
+        let step = self.steps;
+        self.steps += 1;
+
+        let l = self.grid.cell_size as f64 * std::f64::consts::SQRT_2;
+        // Per material: the drop T = l·tan(talus) and rate·0.5·D.
+        let drop: Vec<f32> = materials
+            .iter()
+            .map(|m| (l * (m.talus_deg as f64).to_radians().tan()) as f32)
+            .collect();
+        let factor: Vec<f32> = materials
+            .iter()
+            .map(|m| self.params.rate * 0.5 * m.thermal_susceptibility)
+            .collect();
+        let (seed, sigma) = (self.seed, self.params.randomness);
+
+        self.old.copy_from_slice(terrain.surface);
+        let hs: &[f32] = &self.old;
+        let layers: &[Vec<f32>] = terrain.layers.thickness_all_mut();
+        let chunk = ROWS_PER_TASK * w;
+
+        // Pass 1: exposed material and outflow factor of every cell, from the old state.
+        let max_excess = self
+            .k
+            .par_chunks_mut(chunk)
+            .zip(self.exposed.par_chunks_mut(chunk))
+            .enumerate()
+            .map(|(c, (ks, es))| {
+                let mut worst = f32::NEG_INFINITY;
+                let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
+                for (o, (k, e)) in ks.iter_mut().zip(es.iter_mut()).enumerate() {
+                    let i = c * chunk + o;
+                    let (x, y) = cur.next(w);
+                    let m = layers.iter().position(|t| t[i] > 0.0).unwrap_or(nl);
+                    *e = m as u8;
+                    let (hi, t) = (hs[i], drop[m]);
+                    let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+                    // Branch-free: a neighbour not below h − T adds 0.
+                    for_diagonals(x, y, w, h, |j| {
+                        let d = hi - hs[j];
+                        let d = if d > t { d } else { 0.0 };
+                        dmax = dmax.max(d);
+                        sum += d;
+                    });
+                    let f = factor[m];
+                    if sum > 0.0 && f > 0.0 {
+                        worst = worst.max(dmax - t);
+                        let amount = f * random_factor(seed, step, i, sigma) * dmax;
+                        *k = if m < nl && amount >= layers[m][i] {
+                            // The whole layer goes: marked by the sign.
+                            -(layers[m][i] / sum)
+                        } else {
+                            amount / sum
+                        };
+                    } else {
+                        *k = 0.0;
+                    }
+                }
+                worst
+            })
+            .reduce(|| f32::NEG_INFINITY, f32::max);
+        let max_excess = max_excess.max(0.0);
+        if max_excess <= self.params.tolerance {
+            return Ok(StepReport {
+                max_excess,
+                moved: 0.0,
+            });
+        }
+
+        // Pass 2: receiver scales, so a cell gains at most rate·0.5·d_in_max.
+        let (ks, ex): (&[f32], &[u8]) = (&self.k, &self.exposed);
+        let half_rate = 0.5 * self.params.rate;
+        self.s
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(c, ss)| {
+                let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
+                for (o, s) in ss.iter_mut().enumerate() {
+                    let j = c * chunk + o;
+                    let (x, y) = cur.next(w);
+                    let hj = hs[j];
+                    let (mut want, mut dmax) = (0.0f32, 0.0f32);
+                    for_diagonals(x, y, w, h, |i| {
+                        let d = hs[i] - hj;
+                        let d = if d > drop[ex[i] as usize] { d } else { 0.0 };
+                        // A sender giving its whole layer is not scaled (else a remnant
+                        // would shrink forever): it only adds thin layers.
+                        want += ks[i].max(0.0) * d;
+                        dmax = dmax.max(d);
+                    });
+                    let cap = half_rate * dmax;
+                    *s = if want > cap { cap / want } else { 1.0 };
+                }
+            });
+
+        // Pass 3: every cell loses what it sends (from its exposed layer) and gains what
+        // its neighbours send it (into layer 0).
+        let ss: &[f32] = &self.s;
+        let lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
+        let moved: f64 = if nl == 0 {
+            terrain
+                .surface
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .map(|(c, out)| {
+                    let mut moved = 0.0f64;
+                    let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
+                    for (o, z) in out.iter_mut().enumerate() {
+                        let i = c * chunk + o;
+                        let (x, y) = cur.next(w);
+                        let (gain, loss) = gather(i, x, y, w, h, hs, ks, ss, ex, &drop);
+                        moved += loss;
+                        *z = (hs[i] as f64 + gain - loss) as f32;
+                    }
+                    moved
+                })
+                .collect::<Vec<f64>>()
+                .iter()
+                .sum()
+        } else {
+            terrain
+                .surface
+                .par_chunks_mut(chunk)
+                .zip(lchunks.into_par_iter())
+                .enumerate()
+                .map(|(c, (out, mut lts))| {
+                    let mut moved = 0.0f64;
+                    let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
+                    for (o, z) in out.iter_mut().enumerate() {
+                        let i = c * chunk + o;
+                        let (x, y) = cur.next(w);
+                        let (gain, loss) = gather(i, x, y, w, h, hs, ks, ss, ex, &drop);
+                        if gain == 0.0 && loss == 0.0 {
+                            continue;
+                        }
+                        moved += loss;
+                        *z = (hs[i] as f64 + gain - loss) as f32;
+                        let m = ex[i] as usize;
+                        if ks[i] < 0.0 {
+                            // The whole exposed layer left (its f32 rounding, ~1e-7 of it,
+                            // stays in the surface, i.e. in the layers under it).
+                            if m > 0 {
+                                lts[m][o] = 0.0;
+                                lts[0][o] += gain as f32;
+                            } else {
+                                lts[0][o] = gain as f32;
+                            }
+                        } else if m == 0 {
+                            let t = &mut lts[0][o];
+                            *t = ((*t as f64 + gain - loss) as f32).max(0.0);
+                        } else {
+                            if m < nl {
+                                let t = &mut lts[m][o];
+                                *t = ((*t as f64 - loss) as f32).max(0.0);
+                            }
+                            let t = &mut lts[0][o];
+                            *t = (*t as f64 + gain) as f32;
+                        }
+                    }
+                    moved
+                })
+                .collect::<Vec<f64>>()
+                .iter()
+                .sum()
+        };
+        Ok(StepReport { max_excess, moved })
+    }
+}
+
+/// What cell `i` gains from its senders and loses to its receivers, metres, summed in f64
+/// in the fixed neighbour order.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn gather(
+    i: usize,
+    x: usize,
+    y: usize,
+    w: usize,
+    h: usize,
+    hs: &[f32],
+    ks: &[f32],
+    ss: &[f32],
+    ex: &[u8],
+    drop: &[f32],
+) -> (f64, f64) {
+    let (hi, ki, si, ti) = (hs[i], ks[i], ss[i], drop[ex[i] as usize]);
+    // A negative factor sends its whole layer, unscaled.
+    // Branch-free: a pair below its T (or a factor 0) adds 0.
+    let flow = |k: f32, d: f32, s: f32| k.abs() * d * if k < 0.0 { 1.0 } else { s };
+    let (mut gain, mut loss) = (0.0f64, 0.0f64);
+    for_diagonals(x, y, w, h, |j| {
+        let hj = hs[j];
+        let out = hi - hj;
+        let out = if out > ti { out } else { 0.0 };
+        loss += flow(ki, out, ss[j]) as f64;
+        let inn = hj - hi;
+        let inn = if inn > drop[ex[j] as usize] { inn } else { 0.0 };
+        gain += flow(ks[j], inn, si) as f64;
+    });
+    (gain, loss)
+}

@@ -1,0 +1,569 @@
+//! Wind erosion of a layered terrain: the wind picks material up on windward slopes and
+//! drops it in the wind shadow and before obstacles; what it carries off the map is lost.
+//!
+//! Thesis (Prokop 2009) §4.3.3, the author's own algorithm. The map is cut into rasterised
+//! lines parallel to the wind, all translates of one digital line, so every cell lies on
+//! exactly one of them; together they form the thesis's row perpendicular to the wind,
+//! advancing one cell along the wind's major axis at a time. Walking a line, each line
+//! carries a wind height h_wind and carried material s (metres):
+//!
+//! * one cell on, h_wind drops by tan(fall angle)·step (step = cell_size, or √2·cell_size
+//!   where the line steps diagonally); the first cell of a line sets h_wind to its height;
+//! * a cell at or above h_wind is windward: it loses S_e = min(R·E·h_barrier, C − s), with
+//!   h_barrier = max(0, min(h_next, h) − h_wind), R = 1 − wind_resistance of the exposed
+//!   material, E the erosion coefficient and C the capacity, walking down the layers like
+//!   water dissolving them (a layer gives at most its thickness; the unmet fraction of the
+//!   request is asked of the next layer with that layer's R, so a wind-proof layer shields
+//!   what lies under it); h_wind rises to the cell; then before a rise (h_next > h) it gets
+//!   s·min(1, k_wind·(h_next − h)/windtalus), windtalus = step·tan(wind talus);
+//! * a cell below h_wind lies in the wind shadow and gets s·k_shadow;
+//! * what a line still carries when it leaves the map is blown off and reported.
+//!
+//! Lee slopes rest at the wind talus (the creep of Beneš & Roa 2004 that the thesis leaves
+//! to a thermal pass): a deposit never lifts a cell more than step·tan(wind talus) above
+//! the next cell (the rest stays in the air and falls further down the lee); where a cell
+//! ends lower than the cell before it on its line by more than step·tan(wind talus),
+//! carried material fills the gap first, and if the wind carries too little, loose
+//! material (the layers above the first wind-proof one) slides from the cell before by half
+//! the remaining excess (a steep face made before the step relaxes over a few steps).
+//!
+//! Lines never share a cell, so a step is deterministic whatever the thread count: bands of
+//! lines run in parallel, each writing what every one of its cells loses and gains into its
+//! own part of a line-ordered buffer (phase 1, reading only the state before the step), then
+//! the changes are applied row by row (phase 2). Material is conserved exactly: each cell's
+//! loss and gain are f32 values, the carried material and what is blown off are their sums
+//! in f64.
+
+use rayon::prelude::*;
+
+use super::layered_thermal::layer_chunks;
+use crate::error::{check_finite, check_range, OrogenError, Result};
+use crate::field::Grid;
+use crate::state::{MaterialProps, TerrainMut};
+
+/// Wind erosion parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Direction the wind blows towards, degrees (any finite angle): 0 = towards +x (east),
+    /// 90 = towards +y (south, rows grow southwards), 180 = west, 270 = north. Default 0.
+    pub direction_deg: f32,
+    /// How fast the wind comes down behind a crest, degrees in [0, 45]: h_wind drops by
+    /// tan(fall angle) per metre. Default 15.
+    pub fall_angle_deg: f32,
+    /// Erosion coefficient E: metres picked up per metre of barrier height on a fully
+    /// susceptible material, dimensionless, ≥ 0. Default 0.05.
+    pub erosion: f32,
+    /// Steepest lee slope and the slope that sets windward deposition, degrees in (0, 90).
+    /// Default 33 (dry sand).
+    pub wind_talus_deg: f32,
+    /// Capacity C: most material one line of wind carries, metres (≥ 0). Default 0.5.
+    pub capacity: f32,
+    /// Windward deposition k_wind: share of the carried material dropped before a rise of
+    /// one wind talus, in [0, 1]. Default 0.5.
+    pub windward_deposition: f32,
+    /// Shadow deposition k_shadow: share of the carried material dropped on each cell in
+    /// the wind shadow, in [0, 1]. Default 0.5.
+    pub shadow_deposition: f32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            direction_deg: 0.0,
+            fall_angle_deg: 15.0,
+            erosion: 0.05,
+            wind_talus_deg: 33.0,
+            capacity: 0.5,
+            windward_deposition: 0.5,
+            shadow_deposition: 0.5,
+        }
+    }
+}
+
+impl Params {
+    /// Checks ranges; `field` prefixes error names (e.g. `stages[2].Wind`); an empty
+    /// `field` names the parameters alone (`fall_angle_deg`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        let name = |sub: &str| {
+            if field.is_empty() {
+                sub.to_string()
+            } else {
+                format!("{field}.{sub}")
+            }
+        };
+        check_finite(&name("direction_deg"), self.direction_deg as f64)?;
+        check_range(
+            &name("fall_angle_deg"),
+            self.fall_angle_deg as f64,
+            0.0,
+            45.0,
+        )?;
+        check_range(&name("erosion"), self.erosion as f64, 0.0, f64::MAX)?;
+        let t = self.wind_talus_deg as f64;
+        if !t.is_finite() || t <= 0.0 || t >= 90.0 {
+            return Err(OrogenError::invalid(
+                name("wind_talus_deg"),
+                format!(
+                    "must be an angle strictly between 0 and 90 degrees, got {}",
+                    self.wind_talus_deg
+                ),
+            ));
+        }
+        check_range(&name("capacity"), self.capacity as f64, 0.0, f64::MAX)?;
+        check_range(
+            &name("windward_deposition"),
+            self.windward_deposition as f64,
+            0.0,
+            1.0,
+        )?;
+        check_range(
+            &name("shadow_deposition"),
+            self.shadow_deposition as f64,
+            0.0,
+            1.0,
+        )
+    }
+}
+
+/// Checks the wind properties of `materials` (one per layer top down, then bedrock):
+/// `materials[k].wind_resistance` finite and in [0, 1].
+pub fn validate_materials(materials: &[MaterialProps], layers: usize) -> Result<()> {
+    if materials.len() != layers + 1 {
+        return Err(OrogenError::invalid(
+            "materials",
+            format!(
+                "needs one entry per layer and one for bedrock ({}), got {}",
+                layers + 1,
+                materials.len()
+            ),
+        ));
+    }
+    for (k, m) in materials.iter().enumerate() {
+        check_range(
+            &format!("materials[{k}].wind_resistance"),
+            m.wind_resistance as f64,
+            0.0,
+            1.0,
+        )?;
+    }
+    Ok(())
+}
+
+/// What one [`Wind::step`] did, metres summed over cells (× cell area for m³).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// Material the wind picked up (and slid down lee slopes).
+    pub eroded: f64,
+    /// Material dropped on the map.
+    pub deposited: f64,
+    /// Material carried off the map: `eroded − deposited`.
+    pub blown_off: f64,
+}
+
+/// Lines per band (a parallel task), a power of two.
+const BAND: usize = 64;
+/// Grid rows per task in the applying pass.
+const ROWS_PER_TASK: usize = 16;
+
+/// The lines of a wind direction over a grid.
+#[derive(Clone, Debug)]
+struct Lines {
+    /// The line walks along x (else along y).
+    major_is_x: bool,
+    /// The line walks its major axis upwards.
+    forward: bool,
+    /// Cells along the major axis (positions per line).
+    m: usize,
+    /// Cells along the minor axis.
+    minor: usize,
+    /// Minor offset of the line at each position.
+    f: Vec<i64>,
+    /// Largest offset.
+    fmax: i64,
+    /// Number of lines.
+    count: usize,
+    /// Distance from the position before, metres (position 0: cell size).
+    dist: Vec<f32>,
+    /// Positions `t0..t1` of each line that lie on the map.
+    range: Vec<(u32, u32)>,
+}
+
+impl Lines {
+    fn new(grid: Grid, direction_deg: f32) -> Lines {
+        let th = (direction_deg as f64).rem_euclid(360.0).to_radians();
+        let (wx, wy) = (th.cos(), th.sin());
+        let major_is_x = wx.abs() >= wy.abs();
+        let (major, minor, along, across) = if major_is_x {
+            (grid.width, grid.height, wx, wy)
+        } else {
+            (grid.height, grid.width, wy, wx)
+        };
+        let slope = across / along.abs();
+        let f: Vec<i64> = (0..major)
+            .map(|t| (t as f64 * slope).round() as i64)
+            .collect();
+        let fmax = f.iter().copied().max().unwrap_or(0);
+        let fmin = f.iter().copied().min().unwrap_or(0);
+        let cs = grid.cell_size;
+        let dist = (0..major)
+            .map(|t| {
+                if t > 0 && f[t] != f[t - 1] {
+                    cs * std::f32::consts::SQRT_2
+                } else {
+                    cs
+                }
+            })
+            .collect();
+        let mut lines = Lines {
+            major_is_x,
+            forward: along > 0.0,
+            m: major,
+            minor,
+            count: minor + (fmax - fmin) as usize,
+            f,
+            fmax,
+            dist,
+            range: Vec::new(),
+        };
+        // Each line's positions on the map form one run (its offset is monotonic).
+        lines.range = (0..lines.count)
+            .map(|l| {
+                let on: Vec<usize> = (0..major)
+                    .filter(|&t| lines.cell(l, t, grid.width).is_some())
+                    .collect();
+                match (on.first(), on.last()) {
+                    (Some(&a), Some(&b)) => (a as u32, b as u32 + 1),
+                    _ => (0, 0),
+                }
+            })
+            .collect();
+        lines
+    }
+
+    /// The grid cell of line `l` at position `t`, if on the map.
+    #[inline(always)]
+    fn cell(&self, l: usize, t: usize, width: usize) -> Option<usize> {
+        let b = l as i64 + self.f[t] - self.fmax;
+        if b < 0 || b >= self.minor as i64 {
+            return None;
+        }
+        Some(self.cell_unchecked(l, t, width))
+    }
+
+    /// The grid cell of line `l` at position `t`, which is on the map (`t` in `range[l]`).
+    #[inline(always)]
+    fn cell_unchecked(&self, l: usize, t: usize, width: usize) -> usize {
+        let b = (l as i64 + self.f[t] - self.fmax) as usize;
+        let a = if self.forward { t } else { self.m - 1 - t };
+        if self.major_is_x {
+            b * width + a
+        } else {
+            a * width + b
+        }
+    }
+
+    /// Index into the line-ordered buffer of grid cell `(x, y)`.
+    #[inline(always)]
+    fn slot(&self, x: usize, y: usize) -> usize {
+        let (a, b) = if self.major_is_x { (x, y) } else { (y, x) };
+        let t = if self.forward { a } else { self.m - 1 - a };
+        let l = (b as i64 + self.fmax - self.f[t]) as usize;
+        (l / BAND) * (BAND * self.m) + t * BAND + l % BAND
+    }
+
+    fn bands(&self) -> usize {
+        self.count.div_ceil(BAND)
+    }
+}
+
+/// The wind process over a grid, with its line geometry and buffers kept between steps.
+pub struct Wind {
+    grid: Grid,
+    params: Params,
+    lines: Lines,
+    /// What each cell loses and gains, `[eroded, deposited]`, in line order.
+    change: Vec<[f32; 2]>,
+}
+
+/// Takes up to `want` (≥ 0) from the carried `s`, never more than `s`: the f32 taken.
+#[inline(always)]
+fn take(s: &mut f64, want: f32) -> f32 {
+    if *s <= 0.0 || want <= 0.0 {
+        return 0.0;
+    }
+    let mut a = want.min(*s as f32);
+    if a as f64 > *s {
+        a = f32::from_bits(a.to_bits() - 1);
+    }
+    *s -= a as f64;
+    a
+}
+
+impl Wind {
+    /// Wind erosion over `grid`.
+    pub fn new(grid: Grid, params: Params) -> Result<Self> {
+        params.validate("")?;
+        let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
+        let lines = Lines::new(grid, params.direction_deg);
+        let n = lines.bands() * BAND * lines.m;
+        let mut change = Vec::new();
+        change.try_reserve_exact(n).map_err(|_| {
+            OrogenError::invalid(
+                "size",
+                format!("cannot allocate wind buffers for {n} cells (out of memory)"),
+            )
+        })?;
+        change.resize(n, [0.0; 2]);
+        Ok(Wind {
+            grid,
+            params,
+            lines,
+            change,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Bytes of buffers the process keeps, per cell.
+    pub fn bytes_per_cell(&self) -> usize {
+        (self.change.len() * std::mem::size_of::<[f32; 2]>()).div_ceil(self.grid.len())
+    }
+
+    /// One step over `terrain`, with `materials` one per layer top down then bedrock
+    /// (`terrain.layers.len() + 1`).
+    pub fn step(
+        &mut self,
+        terrain: &mut TerrainMut,
+        materials: &[MaterialProps],
+    ) -> Result<StepReport> {
+        let (w, h) = (self.grid.width, self.grid.height);
+        let n = w * h;
+        if terrain.len() != n {
+            return Err(OrogenError::invalid(
+                "terrain",
+                format!("has {} nodes, the {w}x{h} grid has {n}", terrain.len()),
+            ));
+        }
+        let nl = terrain.layers.len();
+        validate_materials(materials, nl)?;
+        // Wind susceptibility R per material, top down then bedrock.
+        let sus: Vec<f32> = materials.iter().map(|m| 1.0 - m.wind_resistance).collect();
+        let p = &self.params;
+        let fall = (p.fall_angle_deg as f64).to_radians().tan() as f32;
+        let talus = (p.wind_talus_deg as f64).to_radians().tan() as f32;
+        let (e_coef, cap) = (p.erosion, p.capacity as f64);
+        let (k_wind, k_shadow) = (p.windward_deposition, p.shadow_deposition as f64);
+        let lines = &self.lines;
+        let hs: &[f32] = terrain.surface;
+        let layers: &[Vec<f32>] = terrain.layers.thickness_all_mut();
+
+        // Loose material at `c` before the step: the layers above the first wind-proof
+        // one (infinite when bedrock is not wind-proof).
+        let loose = |c: usize| -> f32 {
+            let mut sum = 0.0f32;
+            for (k, t) in layers.iter().enumerate() {
+                let t = t[c];
+                if t > 0.0 {
+                    if sus[k] <= 0.0 {
+                        return sum;
+                    }
+                    sum += t;
+                }
+            }
+            if sus[nl] > 0.0 {
+                f32::INFINITY
+            } else {
+                sum
+            }
+        };
+
+        // Phase 1: every band of lines walks along the wind, from the state before the
+        // step, writing each cell's loss and gain into its own part of the buffer.
+        let sums: Vec<[f64; 3]> = self
+            .change
+            .par_chunks_mut(BAND * lines.m)
+            .enumerate()
+            .map(|(band, out)| {
+                let mut hw = [0.0f32; BAND];
+                let mut s = [0.0f64; BAND];
+                let mut prev_h = [0.0f32; BAND];
+                let mut prev_c = [0usize; BAND];
+                let (mut eroded, mut deposited, mut lost) = (0.0f64, 0.0f64, 0.0f64);
+                let first_line = band * BAND;
+                let band_lines = BAND.min(lines.count - first_line);
+                for t in 0..lines.m {
+                    let d_here = lines.dist[t];
+                    let d_next = if t + 1 < lines.m {
+                        lines.dist[t + 1]
+                    } else {
+                        d_here
+                    };
+                    for l in 0..band_lines {
+                        let line = first_line + l;
+                        let (t0, t1) = lines.range[line];
+                        if t < t0 as usize || t >= t1 as usize {
+                            continue;
+                        }
+                        let c = lines.cell_unchecked(line, t, w);
+                        let first = t == t0 as usize;
+                        let next =
+                            (t + 1 < t1 as usize).then(|| lines.cell_unchecked(line, t + 1, w));
+                        let hc = hs[c];
+                        let h_next = next.map_or(hc, |c2| hs[c2]);
+                        if first {
+                            hw[l] = hc;
+                            s[l] = 0.0;
+                        } else {
+                            hw[l] -= fall * d_here;
+                        }
+                        let mut e = 0.0f32;
+                        // Grains do not rest on a lee steeper than the talus: a deposit
+                        // never lifts the cell more than step·tan(talus) over the next
+                        // one; the rest stays in the air and falls further down.
+                        let rest = |e: f32| (h_next + d_next * talus - (hc - e)).max(0.0);
+                        let want = if hc >= hw[l] {
+                            // Windward.
+                            let barrier = (h_next.min(hc) - hw[l]).max(0.0);
+                            let room = (cap - s[l]).max(0.0) as f32;
+                            if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
+                                e = erode(layers, &sus, c, e_coef * barrier, room);
+                                s[l] += e as f64;
+                            }
+                            hw[l] = hc;
+                            if h_next > hc && k_wind > 0.0 {
+                                let frac = (k_wind * (h_next - hc) / (d_next * talus)).min(1.0);
+                                (s[l] * frac as f64) as f32
+                            } else {
+                                0.0
+                            }
+                        } else {
+                            (s[l] * k_shadow) as f32
+                        };
+                        let mut dep = take(&mut s[l], want.min(rest(e)));
+                        let mut hn = hc - e + dep;
+                        if !first {
+                            // The lee slope from the cell before rests at the wind talus.
+                            let mut excess = prev_h[l] - hn - d_here * talus;
+                            if excess > 0.0 {
+                                let fill = take(&mut s[l], excess);
+                                dep += fill;
+                                hn += fill;
+                                excess -= fill;
+                            }
+                            if excess > 0.0 {
+                                let slot = (t - 1) * BAND + l;
+                                let [pe, pd] = out[slot];
+                                let avail = loose(prev_c[l]) - pe + pd;
+                                let slide = (0.5 * excess).min(avail);
+                                if slide > 0.0 {
+                                    let from_d = slide.min(pd);
+                                    out[slot] = [pe + (slide - from_d), pd - from_d];
+                                    eroded += slide as f64;
+                                    dep += slide;
+                                    hn += slide;
+                                }
+                            }
+                        }
+                        out[t * BAND + l] = [e, dep];
+                        eroded += e as f64;
+                        deposited += dep as f64;
+                        prev_h[l] = hn;
+                        prev_c[l] = c;
+                        if next.is_none() {
+                            lost += s[l];
+                            s[l] = 0.0;
+                        }
+                    }
+                }
+                [eroded, deposited, lost]
+            })
+            .collect();
+        let mut report = StepReport {
+            eroded: 0.0,
+            deposited: 0.0,
+            blown_off: 0.0,
+        };
+        for [e, d, l] in sums {
+            report.eroded += e;
+            report.deposited += d;
+            report.blown_off += l;
+        }
+
+        // Phase 2: apply the changes row by row: remove the loss from the top down, then
+        // lay the gain into layer 0.
+        let change: &[[f32; 2]] = &self.change;
+        let chunk = ROWS_PER_TASK * w;
+        let lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
+        let apply = |c: usize, surface: &mut [f32], lts: &mut [&mut [f32]]| {
+            for (r, row) in surface.chunks_mut(w).enumerate() {
+                let y = c * ROWS_PER_TASK + r;
+                for (x, z) in row.iter_mut().enumerate() {
+                    let [e, d] = change[lines.slot(x, y)];
+                    if e == 0.0 && d == 0.0 {
+                        continue;
+                    }
+                    let o = r * w + x;
+                    let mut left = e;
+                    for t in lts.iter_mut() {
+                        if left <= 0.0 {
+                            break;
+                        }
+                        let t = &mut t[o];
+                        let take = left.min(*t);
+                        *t -= take;
+                        left -= take;
+                    }
+                    if let Some(t0) = lts.first_mut() {
+                        t0[o] += d;
+                    }
+                    *z = (*z as f64 + d as f64 - e as f64) as f32;
+                }
+            }
+        };
+        if nl == 0 {
+            terrain
+                .surface
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, out)| apply(c, out, &mut []));
+        } else {
+            terrain
+                .surface
+                .par_chunks_mut(chunk)
+                .zip(lchunks.into_par_iter())
+                .enumerate()
+                .for_each(|(c, (out, mut lts))| apply(c, out, &mut lts));
+        }
+        Ok(report)
+    }
+}
+
+/// What the wind picks up at cell `c` for a request of `q` metres (E·h_barrier) with
+/// `room` metres of capacity left, walking down from the exposed layer: each layer gives
+/// at most its thickness of min(R·q, room) times the share of the request still unmet.
+#[inline]
+fn erode(layers: &[Vec<f32>], sus: &[f32], c: usize, q: f32, room: f32) -> f32 {
+    let nl = layers.len();
+    let mut unmet = 1.0f32;
+    let mut got = 0.0f32;
+    for (k, &r) in sus.iter().enumerate() {
+        let thick = if k < nl { layers[k][c] } else { f32::INFINITY };
+        if thick <= 0.0 {
+            continue;
+        }
+        let want = unmet * (r * q).min(room);
+        if want <= 0.0 {
+            break;
+        }
+        let give = want.min(thick);
+        got += give;
+        if give >= want {
+            break;
+        }
+        unmet *= 1.0 - give / want;
+    }
+    got.min(room)
+}
