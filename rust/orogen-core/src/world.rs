@@ -113,6 +113,14 @@ impl World {
         TerrainMut::new(&mut self.height.data, &mut self.layers)
     }
 
+    /// The terrain and the simulation state beside it, both to change.
+    pub fn terrain_and_sim(&mut self) -> (TerrainMut<'_>, &mut SimState) {
+        (
+            TerrainMut::new(&mut self.height.data, &mut self.layers),
+            &mut self.sim,
+        )
+    }
+
     /// Copies the simulation-state field `name` (one of [`SimState::OUTPUTS`]) into the
     /// exported maps; `field` names the request in errors (e.g. `outputs[0]`).
     pub fn export_state(&mut self, name: &str, field: &str) -> Result<()> {

@@ -88,3 +88,51 @@ pub trait LoopProcess {
     /// Starts the process over `world`.
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>>;
 }
+
+/// A stage's serde parameters: `iterations` plus every field of a process's `Params`
+/// (same names, types and defaults), with `process()` giving the `Params` back. The stage
+/// reads like the process, without writing its fields twice.
+macro_rules! stage_params {
+    (
+        $(#[$meta:meta])*
+        $name:ident for $process:path, iterations: $iterations:expr,
+        { $( $(#[$fmeta:meta])* $field:ident: $ty:ty, )* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct $name {
+            /// Number of steps. Inside a `TimeLoop` the loop's iterations count instead.
+            pub iterations: u32,
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                let p = <$process>::default();
+                $name {
+                    iterations: $iterations,
+                    $( $field: p.$field, )*
+                }
+            }
+        }
+
+        impl $name {
+            /// The process parameters.
+            pub fn process(&self) -> $process {
+                $process { $( $field: self.$field.clone(), )* }
+            }
+        }
+    };
+}
+pub(crate) use stage_params;
+
+/// The material properties of `world` for a layered process: one per layer top down, then
+/// the bottom material; a one-material world is one default material.
+pub fn material_props(world: &World) -> Vec<crate::state::MaterialProps> {
+    if world.materials.is_empty() {
+        vec![crate::state::MaterialProps::default()]
+    } else {
+        world.materials.iter().map(|m| m.props.clone()).collect()
+    }
+}

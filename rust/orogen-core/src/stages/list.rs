@@ -6,11 +6,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::schema::ParamInfo;
+use crate::stages::hydraulic::HydraulicParams;
 use crate::stages::hydrology::HydrologyParams;
 use crate::stages::kind::{drive, Env, LoopProcess, StageKind, StageRun};
+use crate::stages::layered_thermal::LayeredThermalParams;
 use crate::stages::stream_power::StreamPowerParams;
 use crate::stages::thermal::ThermalParams;
 use crate::stages::time_loop::TimeLoopParams;
+use crate::stages::wind::WindParams;
 use crate::world::World;
 
 use crate::stages::context::StageContext;
@@ -96,6 +99,12 @@ stage_list! {
     Thermal(ThermalParams),
     /// Route water only; writes the hydrology maps without changing a height.
     Hydrology(HydrologyParams),
+    /// Pipe-model water erosion over layered rock (Mei 2007, thesis §4.3.2).
+    Hydraulic(HydraulicParams),
+    /// Thermal erosion over layered rock (Olsen 2004, thesis §4.3.1).
+    LayeredThermal(LayeredThermalParams),
+    /// Wind erosion over layered rock (thesis §4.3.3).
+    Wind(WindParams),
 }
 
 impl Stage {

@@ -7,14 +7,17 @@
 //! - one module per stage: [`stream_power`], [`thermal`], [`hydrology`], [`time_loop`].
 
 pub mod context;
+pub mod hydraulic;
 pub mod hydrology;
 pub mod kind;
+pub mod layered_thermal;
 pub mod list;
 pub mod source;
 pub mod strata;
 pub mod stream_power;
 pub mod thermal;
 pub mod time_loop;
+pub mod wind;
 
 pub use context::{Event, StageContext};
 pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};

@@ -1,0 +1,133 @@
+//! The `Hydraulic` stage: the recipe entry for [`crate::eroders::hydraulic`] (the pipe
+//! model of Mei et al. 2007 as the thesis uses it, §4.3.2).
+//!
+//! Recipe syntax: `Hydraulic(iterations: 500, rain: Uniform(rate_m_per_s: 2e-3),
+//! evaporation: 0.005)`; water depth, sediment and velocity are written when the recipe's
+//! `outputs` name them.
+
+use crate::eroders::hydraulic::{Borders, Hydraulic, Params, Rain, Source};
+use crate::error::Result;
+use crate::schema::ParamInfo;
+use crate::stages::kind::{material_props, stage_params, Env, StageKind, StageRun};
+use crate::state::MaterialProps;
+use crate::world::World;
+
+/// Salt mixed into the recipe seed for the rain drops.
+const HYDRAULIC_SEED: u64 = 0x7261_696e_6472_6f70; // "raindrop"
+
+stage_params! {
+    /// `Hydraulic` stage parameters (see [`Params`] for each field's unit and default).
+    HydraulicParams for Params, iterations: 200, {
+        /// Time step, seconds.
+        dt: f32,
+        /// Pipe cross-section, m² (default the cell area).
+        pipe_area_m2: Option<f32>,
+        /// Gravity, m/s².
+        gravity: f32,
+        /// Pipe length, m (default the cell size).
+        pipe_length_m: Option<f32>,
+        /// Rain: `None`, `Uniform(rate_m_per_s: ..)` or `Drops(power: .., volume_m3: ..)`.
+        rain: Rain,
+        /// Water sources: `(x_m, y_m, radius_m, rate_m3_per_s, every_step)`.
+        sources: Vec<Source>,
+        /// Evaporation, 1/s.
+        evaporation: f32,
+        /// Sediment capacity Kc.
+        capacity: f32,
+        /// Dissolving Ks.
+        dissolve: f32,
+        /// Deposition Kd.
+        deposit: f32,
+        /// Smallest sin α in the capacity.
+        min_slope: f32,
+        /// Water shallower than this has no velocity, m.
+        min_water_depth: f32,
+        /// `Closed` or `Open` map edges.
+        borders: Borders,
+    }
+}
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "iterations",
+        unit: "",
+        min: 1.0,
+        max: 10000.0,
+        doc: "Number of water steps.",
+    },
+    ParamInfo {
+        name: "dt",
+        unit: "s",
+        min: 0.001,
+        max: 1.0,
+        doc: "Time step of the pipe model (below its stability limit).",
+    },
+    ParamInfo {
+        name: "evaporation",
+        unit: "1/s",
+        min: 0.0,
+        max: 0.1,
+        doc: "Share of the water evaporated per second.",
+    },
+    ParamInfo {
+        name: "capacity",
+        unit: "s",
+        min: 0.0,
+        max: 1.0,
+        doc: "Sediment capacity Kc of flowing water.",
+    },
+    ParamInfo {
+        name: "dissolve",
+        unit: "",
+        min: 0.0,
+        max: 1.0,
+        doc: "Share of the capacity deficit dissolved per step.",
+    },
+    ParamInfo {
+        name: "deposit",
+        unit: "",
+        min: 0.0,
+        max: 1.0,
+        doc: "Share of the capacity excess deposited per step.",
+    },
+];
+
+impl StageKind for HydraulicParams {
+    fn describe() -> &'static [ParamInfo] {
+        PARAMS
+    }
+
+    fn validate(&self, field: &str) -> Result<()> {
+        crate::error::check_count(&format!("{field}.iterations"), self.iterations, 10_000_000)?;
+        self.process().validate(field)
+    }
+
+    fn iterations(&self) -> u32 {
+        self.iterations
+    }
+
+    fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        let grid = world.grid();
+        let params = self.process();
+        params.validate_on(&grid, &env.field)?;
+        let hydraulic = Hydraulic::new(grid, params, world.seed ^ HYDRAULIC_SEED)
+            .map_err(|e| e.in_field(&env.field))?;
+        Ok(Box::new(Run {
+            hydraulic,
+            materials: material_props(world),
+        }))
+    }
+}
+
+struct Run {
+    hydraulic: Hydraulic,
+    materials: Vec<MaterialProps>,
+}
+
+impl StageRun for Run {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        let (mut terrain, sim) = world.terrain_and_sim();
+        self.hydraulic.step(&mut terrain, sim, &self.materials)?;
+        Ok(false)
+    }
+}
