@@ -242,7 +242,7 @@ func test_signals_in_order() -> void:
 	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
 	var sim: ErosionSimulator = sim_of(terrain)
 	var log: Array = []
-	sim.progress.connect(func(stage: String, f: float) -> void: log.append(["progress", stage, f]))
+	sim.progress.connect(func(index: int, stage: String, f: float) -> void: log.append(["progress", stage, f, index]))
 	sim.step_finished.connect(func(i: int) -> void: log.append(["step", i]))
 	sim.finished.connect(func() -> void: log.append(["finished"]))
 	sim.failed.connect(func(m: String) -> void: log.append(["failed", m]))
@@ -258,25 +258,36 @@ func test_signals_in_order() -> void:
 		check(log[i][0] != "failed", "no failure: " + str(log[i]))
 	check(finished_at.size() == 1, "finished exactly once (%d)" % finished_at.size())
 	check(not finished_at.is_empty() and finished_at[0] == log.size() - 1, "finished is the last signal")
-	# Stages in recipe order; fractions never go back within a stage; steps count up.
+	# Stages in recipe order, their indices 0, 1, 2… (one per recipe stage, named as in the
+	# recipe); fractions never go back within a stage; steps count up.
 	var recipe_stages: Array = []
 	for s: Dictionary in terrain.recipe.to_dict()["stages"]:
 		recipe_stages.append(s.keys()[0])
 	var seen: Array = []
+	var seen_indices: Array[int] = []
 	var last_f: float = -1.0
 	var last_step: int = 0
 	for e: Array in log:
 		if e[0] == "progress":
-			if seen.is_empty() or seen[-1] != e[1]:
+			if seen_indices.is_empty() or seen_indices[-1] != e[3]:
+				seen_indices.append(e[3])
 				seen.append(e[1])
 				last_f = -1.0
 				last_step = 0
+			var at: int = e[3]
+			check(at >= 0 and at < recipe_stages.size() and recipe_stages[at] == e[1],
+					"stage %d is called %s in the recipe" % [at, e[1]])
 			check(e[2] >= last_f and e[2] >= 0.0 and e[2] <= 1.0, "fraction order in %s: %f after %f" % [e[1], e[2], last_f])
 			last_f = e[2]
 		elif e[0] == "step":
 			check(e[1] > last_step, "step numbers increase (%d after %d)" % [e[1], last_step])
 			last_step = e[1]
 	check(seen == recipe_stages, "stages reported in order %s (got %s)" % [recipe_stages, seen])
+	var want_indices: Array[int] = []
+	for i: int in range(recipe_stages.size()):
+		want_indices.append(i)
+	check(recipe_stages.size() >= 2 and seen_indices == want_indices,
+			"stage indices arrive in order %s, one per recipe stage (got %s)" % [want_indices, seen_indices])
 	check(not sim.is_running(), "not running after finished")
 	check(sim.get_result() != null and sim.get_result() == terrain.data, "result applied to the terrain")
 

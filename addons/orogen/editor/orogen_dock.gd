@@ -873,12 +873,12 @@ func _ensure_simulator() -> Node:
 	return _sim
 
 
-func _on_sim_progress(stage: String, fraction: float) -> void:
+func _on_sim_progress(stage_index: int, stage: String, fraction: float) -> void:
 	if not is_generating():
 		return
-	if _run_last_stage != "" and (stage != _run_last_stage or fraction + 1.0e-6 < _run_last_fraction):
-		_run_stage_index += 1
+	if stage_index != _run_stage_index:
 		_run_iteration = 0
+	_run_stage_index = stage_index
 	_run_last_stage = stage
 	_run_last_fraction = fraction
 	_run_silent_for = 0.0
