@@ -34,6 +34,7 @@ func _run_all() -> void:
 	var tests: Array[Callable] = [
 		test_classes_register,
 		test_recipe_api,
+		test_recipe_emits_changed,
 		test_same_heights_as_cli,
 		test_signals_in_order,
 		test_cancel_stops_quickly,
@@ -203,6 +204,58 @@ func test_recipe_api() -> void:
 	check(r3.load_ron(path) == "", "load_ron")
 	check(r3.to_dict() == r2.to_dict(), "save_ron/load_ron round trip")
 	check(r3.load_ron(out_dir.path_join("missing.ron")).contains("missing.ron"), "load_ron names a missing file")
+
+
+## The dock follows a recipe through its `changed` signal, so every API that alters the recipe
+## must emit it (once), and one that leaves it as it was must not; the terrain says when its
+## recipe is replaced by another resource.
+func test_recipe_emits_changed() -> void:
+	var r: TerrainRecipe = TerrainRecipe.default_recipe()
+	var count: Array[int] = [0]
+	r.changed.connect(func() -> void: count[0] += 1)
+	var expect := func(what: String, want: int) -> void:
+		check(count[0] == want, "%s emits changed %d time(s) (got %d)" % [what, want, count[0]])
+		count[0] = 0
+	var original: String = r.ron
+	r.ron = original + "\n"
+	expect.call("setting ron", 1)
+	r.ron = r.ron
+	expect.call("setting the same ron", 0)
+	r.set("ron", original)
+	expect.call("set(\"ron\") (inspector, undo)", 1)
+	r.set_value("seed", "12345")
+	expect.call("set_value", 1)
+	r.set_value("cell_size", "-1.0")
+	expect.call("a rejected set_value", 0)
+	r.add_stage("Thermal")
+	expect.call("add_stage", 1)
+	r.add_stage("Nope")
+	expect.call("a rejected add_stage", 0)
+	r.move_stage(0, 1)
+	expect.call("move_stage", 1)
+	r.remove_stage(0)
+	expect.call("remove_stage", 1)
+	r.remove_stage(99)
+	expect.call("a rejected remove_stage", 0)
+	r.from_dict(TerrainRecipe.default_recipe().to_dict())
+	expect.call("from_dict", 1)
+	var path: String = out_dir.path_join("changed.ron")
+	var other: TerrainRecipe = TerrainRecipe.default_recipe()
+	other.set_value("seed", "777")
+	other.save_ron(path)
+	r.load_ron(path)
+	expect.call("load_ron", 1)
+	r.load_ron(out_dir.path_join("missing.ron"))
+	expect.call("a failed load_ron", 0)
+	var terrain: TerrainWorld = TerrainWorld.new()
+	var replaced: Array[int] = [0]
+	terrain.recipe_changed.connect(func() -> void: replaced[0] += 1)
+	terrain.recipe = r
+	terrain.recipe = r
+	check(replaced[0] == 1, "recipe_changed once for a new recipe, not for the same one (%d)" % replaced[0])
+	terrain.set("recipe", null)
+	check(replaced[0] == 2 and terrain.recipe == null, "recipe_changed when the recipe is removed")
+	terrain.free()
 
 
 func test_same_heights_as_cli() -> void:
