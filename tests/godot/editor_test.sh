@@ -5,14 +5,16 @@
 #   OROGEN_EDITOR_SCREENSHOT=0 tests/godot/...  skip the screenshot
 #
 # It builds the extension (scripts/build-addon.sh), lays out a scratch copy of
-# godot_project under target/editor-test/ (addons/orogen linked in, the plugin enabled, every
-# GDScript warning an error, untyped declarations included) and runs:
+# godot_project under target/editor-test/ (addons/orogen linked in, the plugin enabled, the
+# dock's self-test registered as a tool autoload, every GDScript warning an error, untyped
+# declarations included) and runs:
 #   1. `godot --editor --headless --quit-after N`: the editor starts with the plugin and the
 #      extension and prints no SCRIPT ERROR / Parse Error / ERROR:;
-#   2. the dock's self-test (addons/orogen/editor/self_test.gd) in the headless editor: it opens
-#      a TerrainWorld scene, selects it and drives the dock (recipe form, stage edits with
-#      undo, Generate → one undoable action, Cancel, a failing run, Bake, RON import/export,
-#      plugin disable/enable), with its output also scanned for errors;
+#   2. the dock's self-test (godot_project/tests/dock_self_test.gd; test code, not shipped in
+#      the addon) in the headless editor: it opens a TerrainWorld scene, selects it and drives
+#      the dock (recipe form, stage edits with undo, Generate → one undoable action, Cancel, a
+#      failing run, Bake, RON import/export, plugin disable/enable), with its output also
+#      scanned for errors;
 #   3. the editor on a virtual display (Xvfb, Vulkan through lavapipe), a TerrainWorld generated
 #      and selected, and `xwd -root | convert` of the dock as it opens, at its stages and maps
 #      into test-artifacts/editor-screenshot-{top,stages,maps}.png.
@@ -67,6 +69,18 @@ if ! grep -q 'res://addons/orogen/plugin.cfg' "$PROJ/project.godot"; then
         echo "editor_test: note: godot_project/project.godot does not enable the plugin; enabling it in the scratch copy"
     fi
     printf '\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/orogen/plugin.cfg")\n' >>"$PROJ/project.godot"
+fi
+# The dock's self-test is test code, not part of the addon: a tool autoload of the scratch
+# project starts it beside the plugin (it does nothing without --orogen-editor-test).
+SELF_TEST='OrogenDockSelfTest="*res://tests/dock_self_test.gd"'
+if [[ ! -f $PROJ/tests/dock_self_test.gd ]]; then
+    fail "the dock's self-test is at godot_project/tests/dock_self_test.gd"
+    finish
+fi
+if grep -q '^\[autoload\]' "$PROJ/project.godot"; then
+    sed -i "/^\[autoload\]/a $SELF_TEST" "$PROJ/project.godot"
+else
+    printf '\n[autoload]\n\n%s\n' "$SELF_TEST" >>"$PROJ/project.godot"
 fi
 # Every GDScript warning is an error here (the addon folder included), and so is an untyped
 # declaration: the plugin's scripts must load cleanly under the strictest settings.

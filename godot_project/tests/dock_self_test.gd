@@ -4,17 +4,21 @@ extends Node
 ##
 ##   godot --editor --path <project> -- --orogen-editor-test [--orogen-screenshot=<dir>]
 ##
-## The plugin loads this file only when that argument is given. It opens a scene whose root is
-## a TerrainWorld, selects it and drives the dock as a user would: it reads the recipe form,
-## edits values and stages (and undoes them), generates (checking the call returns at once and
-## the result is one undoable action), cancels, provokes a failure, bakes, exports/imports RON
-## and disables/re-enables the plugin. It prints `editor: N passed, M failed` and quits with
-## exit code 0 only if nothing failed.
+## Test code only: it is not part of the addon. editor_test.sh registers this script as a tool
+## autoload in its scratch copy of the project, so the editor starts it beside the plugin; it
+## does nothing without --orogen-editor-test. It finds the Orogen plugin, opens a scene whose
+## root is a TerrainWorld, selects it and drives the dock as a user would: it reads the recipe
+## form, edits values and stages (and undoes them), generates (checking the call returns at
+## once and the result is one undoable action), cancels, provokes a failure, bakes,
+## exports/imports RON and disables/re-enables the plugin. It prints `editor: N passed,
+## M failed` and quits with exit code 0 only if nothing failed.
 ##
 ## With --orogen-screenshot=<dir> it instead sets up a terrain for a screenshot, writes
 ## <dir>/ready once the dock shows it, waits for <dir>/shot (written by the shell after `xwd`),
 ## and quits.
 
+const SELF_TEST_ARG := "--orogen-editor-test"
+const PLUGIN_SCRIPT := "res://addons/orogen/plugin.gd"
 const SCENE_PATH := "res://orogen_editor_test.tscn"
 const BAKE_DIR := "res://orogen_editor_test_bake"
 const RON_PATH := "user://orogen_editor_test.ron"
@@ -27,8 +31,22 @@ var _passed := 0
 var _failed := 0
 
 
-func run(plugin: EditorPlugin) -> void:
-	_plugin = plugin
+func _ready() -> void:
+	if Engine.is_editor_hint() and OS.get_cmdline_user_args().has(SELF_TEST_ARG):
+		run.call_deferred()
+
+
+func run() -> void:
+	# The editor adds tool autoloads before it has finished loading its plugins.
+	var start := Time.get_ticks_msec()
+	while _find_plugin() == null and Time.get_ticks_msec() - start < 60000:
+		await get_tree().process_frame
+	_plugin = _find_plugin()
+	if _plugin == null:
+		_check(false, "the Orogen plugin is loaded in the editor")
+		print("editor: %d passed, %d failed" % [_passed, _failed])
+		get_tree().quit(1)
+		return
 	await _frames(5)
 	var shot_dir := ""
 	for arg: String in OS.get_cmdline_user_args():
@@ -371,12 +389,23 @@ func _same_set(a: PackedStringArray, b: PackedStringArray) -> bool:
 
 
 func _find_dock() -> Control:
-	var content: Control = _plugin.call(&"get_dock_content") if is_instance_valid(_plugin) else null
+	var plugin := _plugin if is_instance_valid(_plugin) and _plugin.is_inside_tree() else _find_plugin()
+	var content: Control = plugin.call(&"get_dock_content") if plugin != null else null
 	if content != null and content.is_inside_tree():
 		return content
-	# The re-enabled plugin is a new instance: look for its dock by name.
-	var found := EditorInterface.get_base_control().find_child("Orogen", true, false)
-	return found as Control
+	return null
+
+
+## The Orogen plugin's instance (EditorNode holds the plugins as children), or null.
+func _find_plugin() -> EditorPlugin:
+	var editor_node := EditorInterface.get_base_control().get_parent()
+	if editor_node == null:
+		return null
+	for child: Node in editor_node.get_children():
+		var script := child.get_script() as Script
+		if child is EditorPlugin and script != null and script.resource_path == PLUGIN_SCRIPT:
+			return child as EditorPlugin
+	return null
 
 
 ## Waits until `condition` holds (the dock notices outside changes by polling every 0.25 s);
