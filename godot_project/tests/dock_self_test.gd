@@ -100,7 +100,8 @@ func _run_all() -> void:
 	# Value edits are undoable.
 	var ur := _history(terrain)
 	var seed_before := int(d["seed"])
-	var seed_field := dock.get(&"_seed") as SpinBox
+	var form := _part(dock, &"form")
+	var seed_field := form.get(&"_seed") as SpinBox
 	_check(int(seed_field.value) == seed_before, "the seed field shows the recipe's seed")
 	seed_field.value = seed_before + 11
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "typing a seed changes the recipe")
@@ -168,7 +169,7 @@ func _run_all() -> void:
 	_check(ended[0] == true, "the generation finishes (%s)" % ended[1])
 	var new_data: Resource = terrain.get(&"data")
 	_check(new_data != null and new_data != old_data, "the terrain gets the generated data")
-	var progress := dock.get(&"_progress") as ProgressBar
+	var progress := _part(dock, &"run").get(&"_progress") as ProgressBar
 	_check(is_equal_approx(progress.value, 1.0), "the progress bar ends full")
 	await _frames(3)
 	var map_names: PackedStringArray = terrain.call(&"get_map_names")
@@ -203,8 +204,8 @@ func _run_all() -> void:
 	var scratch := ClassDB.instantiate(&"TerrainRecipe") as Resource
 	var from_err := String(scratch.call(&"from_dict", with_missing))
 	var missing := String(scratch.get(&"ron"))
-	(dock.get(&"_ron_edit") as CodeEdit).text = missing
-	dock.call(&"_on_ron_dialog_confirmed")
+	(form.get(&"_ron_edit") as CodeEdit).text = missing
+	form.call(&"_on_ron_dialog_confirmed")
 	var uplift: Variant = (recipe.call(&"to_dict") as Dictionary).get("uplift")
 	_check(from_err == "" and missing != ron_now and uplift is Dictionary and (uplift as Dictionary).has("Image"),
 			"Edit RON applies a recipe whose uplift image is missing (it validates) %s" % from_err)
@@ -237,29 +238,30 @@ func _run_all() -> void:
 			and String(dock.call(&"get_error_text")) != "", "importing a missing file shows an error")
 
 	# The file dialogs and the RON editor open in the right mode.
-	var dialog := dock.get(&"_file_dialog") as EditorFileDialog
+	var bake := _part(dock, &"bake")
+	var dialog := bake.get(&"_file_dialog") as EditorFileDialog
 	var modes := {"import": EditorFileDialog.FILE_MODE_OPEN_FILE,
 			"export": EditorFileDialog.FILE_MODE_SAVE_FILE, "bake": EditorFileDialog.FILE_MODE_OPEN_DIR}
 	for action: String in modes:
-		dock.call(&"_open_file_dialog", action)
+		bake.call(&"open_file_dialog", action)
 		await _frames(2)
 		_check(dialog.visible and dialog.file_mode == modes[action], "the %s dialog opens (mode %d)"
 				% [action, dialog.file_mode])
 		dialog.hide()
-	dock.call(&"_open_ron_dialog")
+	form.call(&"open_ron_dialog")
 	await _frames(2)
-	var ron_dialog := dock.get(&"_ron_dialog") as ConfirmationDialog
-	_check(ron_dialog.visible and (dock.get(&"_ron_edit") as CodeEdit).text == String(recipe.get(&"ron")),
+	var ron_dialog := form.get(&"_ron_dialog") as ConfirmationDialog
+	_check(ron_dialog.visible and (form.get(&"_ron_edit") as CodeEdit).text == String(recipe.get(&"ron")),
 			"Edit RON opens with the recipe's text")
 	ron_dialog.hide()
 
 	# A terrain without a recipe: the dock offers one, as an undoable action.
 	terrain.set(&"recipe", null)
 	dock.call(&"refresh")
-	var no_recipe_box := dock.get(&"_no_recipe_box") as Control
-	_check(no_recipe_box.visible and (dock.get(&"_generate_button") as Button).disabled,
+	var no_recipe_box := form.get(&"_no_recipe_box") as Control
+	_check(no_recipe_box.visible and (_part(dock, &"run").get(&"_generate_button") as Button).disabled,
 			"without a recipe the dock offers New Recipe and Generate is off")
-	dock.call(&"_create_recipe")
+	form.call(&"create_recipe")
 	var created: Resource = terrain.get(&"recipe")
 	_check(created != null and String(created.call(&"validate")) == "",
 			"New Recipe gives the terrain a valid default recipe")
@@ -408,6 +410,11 @@ func _find_plugin() -> EditorPlugin:
 	return null
 
 
+## One of the dock's parts (orogen_dock.gd: form, run, maps, bake).
+func _part(dock: Control, part: StringName) -> Object:
+	return dock.get(part) as Object
+
+
 ## Waits until `condition` holds (the dock notices outside changes by polling every 0.25 s);
 ## false if it still does not after 10 s. A bound on waiting, not a speed check.
 func _wait_for(condition: Callable) -> bool:
@@ -459,7 +466,8 @@ func _screenshot(dir: String) -> void:
 	for view: String in ["top", "stages", "maps"]:
 		var scroller := dock_content as ScrollContainer
 		if view == "stages" and scroller != null:
-			scroller.scroll_vertical = int((dock_content.get(&"_recipe_box") as Control).position.y)
+			var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control
+			scroller.scroll_vertical = int(recipe_box.position.y)
 		if view == "maps" and scroller != null:
 			scroller.scroll_vertical = 1 << 20
 		await get_tree().create_timer(3.0).timeout
