@@ -10,8 +10,9 @@ extends Node
 ## root is a TerrainWorld, selects it and drives the dock as a user would: it reads the recipe
 ## form, edits values and stages (and undoes them), generates (checking the call returns at
 ## once and the result is one undoable action), cancels, provokes a failure, bakes,
-## exports/imports RON and disables/re-enables the plugin. It prints `editor: N passed,
-## M failed` and quits with exit code 0 only if nothing failed.
+## exports/imports RON, replaces the recipe, checks the dock is connected only to what it
+## follows, and disables/re-enables the plugin. It prints `editor: N passed, M failed` and quits
+## with exit code 0 only if nothing failed.
 ##
 ## With --orogen-screenshot=<dir> it instead sets up a terrain for a screenshot, writes
 ## <dir>/ready once the dock shows it, waits for <dir>/shot (written by the shell after `xwd`),
@@ -255,22 +256,32 @@ func _run_all() -> void:
 			"Edit RON opens with the recipe's text")
 	ron_dialog.hide()
 
-	# A terrain without a recipe: the dock offers one, as an undoable action.
+	# A terrain without a recipe: the dock offers one, as an undoable action. The dock follows
+	# the terrain's recipe_changed signal, with no refresh from here.
+	_check(_connections(recipe, &"changed", dock) == 1, "the dock listens to its recipe's changed signal once")
 	terrain.set(&"recipe", null)
-	dock.call(&"refresh")
 	var no_recipe_box := form.get(&"_no_recipe_box") as Control
 	_check(no_recipe_box.visible and (_part(dock, &"run").get(&"_generate_button") as Button).disabled,
 			"without a recipe the dock offers New Recipe and Generate is off")
+	_check(_connections(recipe, &"changed", dock) == 0,
+			"a recipe taken off the terrain is no longer listened to")
 	form.call(&"create_recipe")
 	var created: Resource = terrain.get(&"recipe")
 	_check(created != null and String(created.call(&"validate")) == "",
 			"New Recipe gives the terrain a valid default recipe")
+	_check(not no_recipe_box.visible and not (_part(dock, &"run").get(&"_generate_button") as Button).disabled,
+			"the dock shows the new recipe and Generate is on")
 	ur.undo()
 	_check(terrain.get(&"recipe") == null, "undo takes the new recipe away")
 	ur.redo()
 	_check(terrain.get(&"recipe") == created, "redo gives it back")
+	_check(_connections(created, &"changed", dock) == 1, "the dock listens to the new recipe once")
+	created.call(&"set_value", "seed", "4242")
+	_check(await _wait_for(func() -> bool: return int((form.get(&"_seed") as SpinBox).value) == 4242),
+			"an edit of the new recipe outside the dock shows in the form")
 	terrain.set(&"recipe", recipe)
-	dock.call(&"refresh")
+	_check(_connections(created, &"changed", dock) == 0 and _connections(recipe, &"changed", dock) == 1,
+			"giving the old recipe back moves the dock's connection to it")
 
 	# Selecting something else.
 	var other := Node3D.new()
@@ -280,12 +291,22 @@ func _run_all() -> void:
 	_select(other)
 	await _frames(2)
 	_check(dock.call(&"get_terrain") == null, "selecting another node leaves the terrain")
+	_check(_connections(recipe, &"changed", dock) + _connections(terrain, &"data_changed", dock)
+			+ _connections(terrain, &"recipe_changed", dock) == 0,
+			"the dock keeps no connection to a terrain it left, nor to its recipe")
 	_select(terrain)
 	await _frames(2)
 	_check(dock.call(&"get_terrain") == terrain, "selecting the terrain again follows it")
+	_check(_connections(recipe, &"changed", dock) == 1 and _connections(terrain, &"data_changed", dock) == 1
+			and _connections(terrain, &"recipe_changed", dock) == 1,
+			"following it again connects once to each of its signals")
 
 	# Disabling the plugin removes the dock; enabling adds it back.
 	EditorInterface.set_plugin_enabled("orogen", false)
+	# Checked before the dock is freed (which would drop its connections anyway).
+	_check(is_instance_valid(dock) and _connections(recipe, &"changed", dock)
+			+ _connections(terrain, &"data_changed", dock) + _connections(terrain, &"recipe_changed", dock) == 0,
+			"disabling the plugin disconnects the dock from the terrain and its recipe")
 	await _frames(3)
 	_check(not is_instance_valid(dock) or not dock.is_inside_tree(), "disabling the plugin removes the dock")
 	EditorInterface.set_plugin_enabled("orogen", true)
@@ -415,8 +436,22 @@ func _part(dock: Control, part: StringName) -> Object:
 	return dock.get(part) as Object
 
 
-## Waits until `condition` holds (the dock notices outside changes by polling every 0.25 s);
-## false if it still does not after 10 s. A bound on waiting, not a speed check.
+## How many of `obj`'s `sig` connections go to `dock` or to one of its parts.
+func _connections(obj: Object, sig: StringName, dock: Object) -> int:
+	var targets: Array[Object] = [dock]
+	if is_instance_valid(dock):
+		for part: StringName in [&"ctx", &"form", &"run", &"maps", &"bake"]:
+			targets.append(dock.get(part) as Object)
+	var count := 0
+	for c: Dictionary in obj.get_signal_connection_list(sig):
+		if targets.has((c["callable"] as Callable).get_object()):
+			count += 1
+	return count
+
+
+## Waits until `condition` holds (the dock follows outside changes through signals, some at
+## the end of the frame); false if it still does not after 10 s. A bound on waiting, not a
+## speed check.
 func _wait_for(condition: Callable) -> bool:
 	var start := Time.get_ticks_msec()
 	while not bool(condition.call()):

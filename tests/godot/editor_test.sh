@@ -13,8 +13,8 @@
 #   2. the dock's self-test (godot_project/tests/dock_self_test.gd; test code, not shipped in
 #      the addon) in the headless editor: it opens a TerrainWorld scene, selects it and drives
 #      the dock (recipe form, stage edits with undo, Generate → one undoable action, Cancel, a
-#      failing run, Bake, RON import/export, plugin disable/enable), with its output also
-#      scanned for errors;
+#      failing run, Bake, RON import/export, recipe replacement and the dock's signal
+#      connections, plugin disable/enable), with its output also scanned for errors;
 #   3. the editor on a virtual display (Xvfb, Vulkan through lavapipe), a TerrainWorld generated
 #      and selected, and `xwd -root | convert` of the dock as it opens, at its stages and maps
 #      into test-artifacts/editor-screenshot-{top,stages,maps}.png.

@@ -13,8 +13,6 @@ const MAX_SIDE := 16385
 
 ## Import… or Export… was pressed: `action` is "import" or "export" (the bake part's dialog).
 signal file_dialog_requested(action: String)
-## New Recipe gave the terrain a recipe (the whole dock follows).
-signal recipe_created
 
 var _ctx: Context
 
@@ -207,7 +205,7 @@ func get_stage_panels() -> Array[Node]:
 # --- Edits ---------------------------------------------------------------------------------
 
 ## Applies a `--set`-style override (`seed`, `size`, `stages[0].iterations`) with a RON value,
-## as one undoable action; the form is refreshed from the recipe shortly after.
+## as one undoable action; the recipe's `changed` signal then refreshes the form.
 func set_recipe_value(path: String, value_ron: String) -> String:
 	var shown := _ctx.shown_ron
 	var err := _set_from_form(path, value_ron)
@@ -262,7 +260,8 @@ func _update_extent() -> void:
 	_extent.text = "Extent: %s × %s" % [Context.km(_width.value * cell), Context.km(_height.value * cell)]
 
 
-## Gives the terrain the default recipe, as one undoable action.
+## Gives the terrain the default recipe, as one undoable action. The terrain's
+## `recipe_changed` signal makes the dock follow and show it.
 func create_recipe() -> void:
 	var terrain := _ctx.terrain
 	if terrain == null or not ClassDB.class_exists(Context.RECIPE_CLASS):
@@ -276,7 +275,6 @@ func create_recipe() -> void:
 		_ctx.undo.commit_action()
 	else:
 		terrain.set(&"recipe", recipe)
-	recipe_created.emit()
 
 
 func open_ron_dialog() -> void:

@@ -7,15 +7,17 @@ extends ScrollContainer
 ## This script lays the dock out and keeps it in step with the terrain; the work is in its
 ## parts, which share a DockContext (dock_context.gd): the recipe form (dock_form.gd), the run
 ## controls (dock_run.gd), the map thumbnails (dock_maps.gd) and the files (dock_bake.gd).
+##
+## The dock follows changes through signals, never by polling: the terrain's `data_changed` and
+## `recipe_changed`, and the recipe's own `changed` (inspector edits, undo, a reloaded file).
+## It is connected to the followed terrain and its current recipe only, and to nothing once it
+## follows no terrain.
 
 const Context := preload("dock_context.gd")
 const Form := preload("dock_form.gd")
 const Run := preload("dock_run.gd")
 const Maps := preload("dock_maps.gd")
 const Bake := preload("dock_bake.gd")
-
-## Seconds between checks for outside changes (inspector edits, undo, a reloaded recipe).
-const POLL_SECONDS := 0.25
 
 ## Emitted after a generation ends: `ok` is false when it failed or was cancelled.
 signal generation_ended(ok: bool, message: String)
@@ -32,7 +34,9 @@ var _root: VBoxContainer
 var _title: Label
 var _hint: Label
 var _body: VBoxContainer
-var _poll_timer := 0.0
+## The recipe whose `changed` signal the dock is connected to (the followed terrain's).
+var _followed_recipe: Resource = null
+var _recheck_queued := false
 
 
 ## Called once by the plugin before the dock enters the tree.
@@ -55,7 +59,6 @@ func _ready() -> void:
 	maps.refreshed.connect(_update_buttons)
 	form.file_dialog_requested.connect(bake.open_file_dialog)
 	bake.recipe_imported.connect(form.rebuild)
-	form.recipe_created.connect(_update_all)
 	_update_all()
 	set_process(true)
 
@@ -128,7 +131,7 @@ func export_ron(path: String) -> String:
 
 
 ## Applies a `--set`-style override (`seed`, `size`, `stages[0].iterations`) with a RON value,
-## as one undoable action; the form is refreshed from the recipe shortly after.
+## as one undoable action; the form follows through the recipe's `changed` signal.
 func set_recipe_value(path: String, value_ron: String) -> String:
 	return form.set_recipe_value(path, value_ron)
 
@@ -166,8 +169,9 @@ func get_error_text() -> String:
 	return ctx.get_error()
 
 
-## Re-reads the recipe and maps now (normally done by polling and signals).
+## Re-reads the recipe and maps now (normally done on the terrain's and recipe's signals).
 func refresh() -> void:
+	_follow_recipe()
 	form.rebuild()
 	maps.refresh()
 
@@ -219,13 +223,11 @@ func _process(delta: float) -> void:
 	if not _built:
 		return
 	if ctx.terrain != null and not is_instance_valid(ctx.terrain):
+		# The followed terrain was freed (its signals went with it): follow nothing.
 		ctx.terrain = null
-		set_terrain(null)
-	_poll_timer += delta
-	if _poll_timer >= POLL_SECONDS:
-		_poll_timer = 0.0
-		if form.is_stale():
-			form.rebuild()
+		_follow_recipe()
+		maps.clear()
+		_update_all()
 	run.process(delta)
 	maps.process(delta)
 
@@ -260,17 +262,65 @@ func _update_buttons() -> void:
 	bake.update_ui()
 
 
-# --- Helpers -------------------------------------------------------------------------------
+# --- Following the terrain and its recipe --------------------------------------------------
 
+## Follows `terrain` (or nothing): connects to its signals and its recipe's, and disconnects
+## from the ones it followed before.
 func _connect_terrain(terrain: Node3D) -> void:
 	var old := ctx.terrain
-	if is_instance_valid(old) and old.has_signal(&"data_changed") \
-			and old.is_connected(&"data_changed", _on_terrain_data_changed):
-		old.disconnect(&"data_changed", _on_terrain_data_changed)
+	if old != null and is_instance_valid(old):
+		_disconnect(old, &"data_changed", _on_terrain_data_changed)
+		_disconnect(old, &"recipe_changed", _on_terrain_recipe_changed)
 	ctx.terrain = terrain
-	if terrain != null and terrain.has_signal(&"data_changed"):
-		terrain.connect(&"data_changed", _on_terrain_data_changed)
+	if terrain != null:
+		_connect(terrain, &"data_changed", _on_terrain_data_changed)
+		_connect(terrain, &"recipe_changed", _on_terrain_recipe_changed)
+	_follow_recipe()
+
+
+## Connects to the `changed` signal of the followed terrain's current recipe, and of no other.
+func _follow_recipe() -> void:
+	var recipe := ctx.recipe()
+	if recipe == _followed_recipe:
+		return
+	if _followed_recipe != null:
+		_disconnect(_followed_recipe, &"changed", _on_recipe_changed)
+	_followed_recipe = recipe
+	if recipe != null:
+		_connect(recipe, &"changed", _on_recipe_changed)
 
 
 func _on_terrain_data_changed() -> void:
 	maps.mark_dirty(false)
+
+
+## The terrain got another recipe (inspector, New Recipe, undo): follow and show it.
+func _on_terrain_recipe_changed() -> void:
+	_follow_recipe()
+	if _built:
+		form.rebuild()
+		_update_buttons()
+
+
+## The recipe changed (any edit, the dock's own included). Checked once at the end of the
+## frame, so the dock's own edits have recorded what the form shows and do not rebuild it.
+func _on_recipe_changed() -> void:
+	if not _recheck_queued:
+		_recheck_queued = true
+		_recheck_recipe.call_deferred()
+
+
+func _recheck_recipe() -> void:
+	_recheck_queued = false
+	if _built and form.is_stale():
+		form.rebuild()
+
+
+static func _connect(obj: Object, sig: StringName, target: Callable) -> void:
+	if obj.has_signal(sig) and not obj.is_connected(sig, target):
+		obj.connect(sig, target)
+
+
+static func _disconnect(obj: Object, sig: StringName, target: Callable) -> void:
+	if is_instance_valid(obj) and obj.has_signal(sig) and obj.is_connected(sig, target):
+		obj.disconnect(sig, target)
