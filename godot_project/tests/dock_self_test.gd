@@ -46,7 +46,7 @@ func run() -> void:
 	if _plugin == null:
 		_check(false, "the Orogen plugin is loaded in the editor")
 		print("editor: %d passed, %d failed" % [_passed, _failed])
-		get_tree().quit(1)
+		await _quit(1)
 		return
 	await _frames(5)
 	var shot_dir := ""
@@ -55,11 +55,27 @@ func run() -> void:
 			shot_dir = arg.trim_prefix("--orogen-screenshot=")
 	if shot_dir != "":
 		await _screenshot(shot_dir)
-		get_tree().quit(0)
+		await _quit(0)
 		return
 	await _run_all()
 	print("editor: %d passed, %d failed" % [_passed, _failed])
-	get_tree().quit(1 if _failed > 0 else 0)
+	await _quit(1 if _failed > 0 else 0)
+
+
+## Quits the editor with nothing selected.
+##
+## A node still selected when the editor quits leaves the tree during the editor's teardown,
+## and EditorSelection queues a deferred `selection_changed` for it. In a windowed editor,
+## EditorResourcePreview::stop() (on its own exit from the tree) flushes the message queue
+## while it waits for its thread, so that signal can run after the Scene dock already left the
+## tree: SceneTreeEditor::_update_selection then calls has_node() with the node's absolute path
+## and the engine prints "Can't use get_node() with absolute paths from outside the active
+## scene tree". Whether the flush happens is a race with the preview thread (more likely on a
+## loaded machine). With an empty selection nothing is queued at teardown.
+func _quit(code: int) -> void:
+	EditorInterface.get_selection().clear()
+	await _frames(3)
+	get_tree().quit(code)
 
 
 func _check(ok: bool, what: String) -> bool:
