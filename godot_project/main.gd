@@ -38,8 +38,8 @@ func _process(delta: float) -> void:
 	_frame_camera()
 
 
-func _on_progress(stage: String, fraction: float) -> void:
-	status.text = "Orogen: %s %3d%%" % [stage, int(fraction * 100.0)]
+func _on_progress(stage_index: int, stage: String, fraction: float) -> void:
+	status.text = "Orogen: %d. %s %3d%%" % [stage_index + 1, stage, int(fraction * 100.0)]
 
 
 func _on_failed(message: String) -> void:

@@ -10,8 +10,6 @@ extends EditorPlugin
 const DockScript := preload("editor/orogen_dock.gd")
 const Icons := preload("editor/icons.gd")
 const DOCK_TITLE := "Orogen"
-## Command-line user argument (after `--`) that runs the dock's self-test and quits.
-const SELF_TEST_ARG := "--orogen-editor-test"
 
 ## The dock's content (orogen_dock.gd).
 var _content: Control = null
@@ -50,8 +48,6 @@ func _enter_tree() -> void:
 	var selection := EditorInterface.get_selection()
 	selection.selection_changed.connect(_on_selection_changed)
 	_on_selection_changed()
-	if OS.get_cmdline_user_args().has(SELF_TEST_ARG):
-		_start_self_test()
 
 
 func _exit_tree() -> void:
@@ -77,7 +73,7 @@ func _on_selection_changed() -> void:
 	_content.call(&"set_terrain", DockScript.pick_terrain(nodes))
 
 
-## The dock's content, for the editor self-test.
+## The dock's content (orogen_dock.gd).
 func get_dock_content() -> Control:
 	return _content
 
@@ -86,19 +82,3 @@ func get_dock_content() -> Control:
 func uses_editor_dock() -> bool:
 	return _uses_editor_dock
 
-
-func _start_self_test() -> void:
-	# The test disables and re-enables the plugin, so it lives in the editor's base control
-	# (outliving this instance) and starts only once.
-	var base := EditorInterface.get_base_control()
-	if base.has_node(^"OrogenSelfTest"):
-		return
-	# Loaded by path only when asked for, so normal editor sessions never load test code.
-	var script := load("res://addons/orogen/editor/self_test.gd") as GDScript
-	if script == null:
-		printerr("Orogen: cannot load the editor self-test")
-		return
-	var test := script.new() as Node
-	test.name = "OrogenSelfTest"
-	base.add_child(test)
-	test.call(&"run", self)

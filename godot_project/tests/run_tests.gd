@@ -34,6 +34,7 @@ func _run_all() -> void:
 	var tests: Array[Callable] = [
 		test_classes_register,
 		test_recipe_api,
+		test_recipe_emits_changed,
 		test_same_heights_as_cli,
 		test_signals_in_order,
 		test_cancel_stops_quickly,
@@ -205,6 +206,58 @@ func test_recipe_api() -> void:
 	check(r3.load_ron(out_dir.path_join("missing.ron")).contains("missing.ron"), "load_ron names a missing file")
 
 
+## The dock follows a recipe through its `changed` signal, so every API that alters the recipe
+## must emit it (once), and one that leaves it as it was must not; the terrain says when its
+## recipe is replaced by another resource.
+func test_recipe_emits_changed() -> void:
+	var r: TerrainRecipe = TerrainRecipe.default_recipe()
+	var count: Array[int] = [0]
+	r.changed.connect(func() -> void: count[0] += 1)
+	var expect := func(what: String, want: int) -> void:
+		check(count[0] == want, "%s emits changed %d time(s) (got %d)" % [what, want, count[0]])
+		count[0] = 0
+	var original: String = r.ron
+	r.ron = original + "\n"
+	expect.call("setting ron", 1)
+	r.ron = r.ron
+	expect.call("setting the same ron", 0)
+	r.set("ron", original)
+	expect.call("set(\"ron\") (inspector, undo)", 1)
+	r.set_value("seed", "12345")
+	expect.call("set_value", 1)
+	r.set_value("cell_size", "-1.0")
+	expect.call("a rejected set_value", 0)
+	r.add_stage("Thermal")
+	expect.call("add_stage", 1)
+	r.add_stage("Nope")
+	expect.call("a rejected add_stage", 0)
+	r.move_stage(0, 1)
+	expect.call("move_stage", 1)
+	r.remove_stage(0)
+	expect.call("remove_stage", 1)
+	r.remove_stage(99)
+	expect.call("a rejected remove_stage", 0)
+	r.from_dict(TerrainRecipe.default_recipe().to_dict())
+	expect.call("from_dict", 1)
+	var path: String = out_dir.path_join("changed.ron")
+	var other: TerrainRecipe = TerrainRecipe.default_recipe()
+	other.set_value("seed", "777")
+	other.save_ron(path)
+	r.load_ron(path)
+	expect.call("load_ron", 1)
+	r.load_ron(out_dir.path_join("missing.ron"))
+	expect.call("a failed load_ron", 0)
+	var terrain: TerrainWorld = TerrainWorld.new()
+	var replaced: Array[int] = [0]
+	terrain.recipe_changed.connect(func() -> void: replaced[0] += 1)
+	terrain.recipe = r
+	terrain.recipe = r
+	check(replaced[0] == 1, "recipe_changed once for a new recipe, not for the same one (%d)" % replaced[0])
+	terrain.set("recipe", null)
+	check(replaced[0] == 2 and terrain.recipe == null, "recipe_changed when the recipe is removed")
+	terrain.free()
+
+
 func test_same_heights_as_cli() -> void:
 	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
 	var sim: ErosionSimulator = sim_of(terrain)
@@ -242,7 +295,7 @@ func test_signals_in_order() -> void:
 	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
 	var sim: ErosionSimulator = sim_of(terrain)
 	var log: Array = []
-	sim.progress.connect(func(stage: String, f: float) -> void: log.append(["progress", stage, f]))
+	sim.progress.connect(func(index: int, stage: String, f: float) -> void: log.append(["progress", stage, f, index]))
 	sim.step_finished.connect(func(i: int) -> void: log.append(["step", i]))
 	sim.finished.connect(func() -> void: log.append(["finished"]))
 	sim.failed.connect(func(m: String) -> void: log.append(["failed", m]))
@@ -258,25 +311,36 @@ func test_signals_in_order() -> void:
 		check(log[i][0] != "failed", "no failure: " + str(log[i]))
 	check(finished_at.size() == 1, "finished exactly once (%d)" % finished_at.size())
 	check(not finished_at.is_empty() and finished_at[0] == log.size() - 1, "finished is the last signal")
-	# Stages in recipe order; fractions never go back within a stage; steps count up.
+	# Stages in recipe order, their indices 0, 1, 2… (one per recipe stage, named as in the
+	# recipe); fractions never go back within a stage; steps count up.
 	var recipe_stages: Array = []
 	for s: Dictionary in terrain.recipe.to_dict()["stages"]:
 		recipe_stages.append(s.keys()[0])
 	var seen: Array = []
+	var seen_indices: Array[int] = []
 	var last_f: float = -1.0
 	var last_step: int = 0
 	for e: Array in log:
 		if e[0] == "progress":
-			if seen.is_empty() or seen[-1] != e[1]:
+			if seen_indices.is_empty() or seen_indices[-1] != e[3]:
+				seen_indices.append(e[3])
 				seen.append(e[1])
 				last_f = -1.0
 				last_step = 0
+			var at: int = e[3]
+			check(at >= 0 and at < recipe_stages.size() and recipe_stages[at] == e[1],
+					"stage %d is called %s in the recipe" % [at, e[1]])
 			check(e[2] >= last_f and e[2] >= 0.0 and e[2] <= 1.0, "fraction order in %s: %f after %f" % [e[1], e[2], last_f])
 			last_f = e[2]
 		elif e[0] == "step":
 			check(e[1] > last_step, "step numbers increase (%d after %d)" % [e[1], last_step])
 			last_step = e[1]
 	check(seen == recipe_stages, "stages reported in order %s (got %s)" % [recipe_stages, seen])
+	var want_indices: Array[int] = []
+	for i: int in range(recipe_stages.size()):
+		want_indices.append(i)
+	check(recipe_stages.size() >= 2 and seen_indices == want_indices,
+			"stage indices arrive in order %s, one per recipe stage (got %s)" % [want_indices, seen_indices])
 	check(not sim.is_running(), "not running after finished")
 	check(sim.get_result() != null and sim.get_result() == terrain.data, "result applied to the terrain")
 

@@ -60,6 +60,7 @@ struct Snapshot {
 /// What the worker tells the main thread.
 enum Msg {
     Progress {
+        index: usize,
         stage: String,
         fraction: f32,
     },
@@ -161,9 +162,10 @@ enum Outcome {
 
 #[godot_api]
 impl ErosionSimulator {
-    /// Progress within a stage, `fraction` in [0, 1].
+    /// Progress within stage `stage_index` (0-based position in the recipe's `stages`) of
+    /// kind `stage`, `fraction` in [0, 1].
     #[signal]
-    fn progress(stage: GString, fraction: f32);
+    fn progress(stage_index: i64, stage: GString, fraction: f32);
     /// One step of the current stage finished (iterations count from 1 in each stage).
     #[signal]
     fn step_finished(iteration: i64);
@@ -225,7 +227,7 @@ impl ErosionSimulator {
         let Some(worker) = &mut self.worker else {
             return;
         };
-        let mut events: Vec<(GString, f32)> = Vec::new();
+        let mut events: Vec<(i64, GString, f32)> = Vec::new();
         let mut steps: Vec<u32> = Vec::new();
         let mut snapshot = None;
         let mut outcome = None;
@@ -233,8 +235,12 @@ impl ErosionSimulator {
         if !worker.done {
             loop {
                 match worker.rx.try_recv() {
-                    Ok(Msg::Progress { stage, fraction }) => {
-                        events.push((GString::from(stage.as_str()), fraction));
+                    Ok(Msg::Progress {
+                        index,
+                        stage,
+                        fraction,
+                    }) => {
+                        events.push((index as i64, GString::from(stage.as_str()), fraction));
                         order.push(true);
                     }
                     Ok(Msg::Step {
@@ -276,9 +282,9 @@ impl ErosionSimulator {
         let (mut pi, mut si) = (0, 0);
         for is_progress in order {
             if is_progress {
-                let (stage, fraction) = &events[pi];
+                let (index, stage, fraction) = &events[pi];
                 pi += 1;
-                self.signals().progress().emit(stage, *fraction);
+                self.signals().progress().emit(*index, stage, *fraction);
             } else {
                 let iteration = steps[si] as i64;
                 si += 1;
@@ -444,6 +450,7 @@ fn work(
         Event::StageStarted { index, name, .. } => {
             last_progress = Some((Instant::now(), index));
             let _ = tx.send(Msg::Progress {
+                index,
                 stage: name.to_string(),
                 fraction: 0.0,
             });
@@ -461,6 +468,7 @@ fn work(
             if due {
                 last_progress = Some((Instant::now(), index));
                 let _ = tx.send(Msg::Progress {
+                    index,
                     stage: name.to_string(),
                     fraction,
                 });

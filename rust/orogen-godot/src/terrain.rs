@@ -37,6 +37,7 @@ const MAX_MESH_QUADS: usize = 512;
 pub struct TerrainWorld {
     /// The recipe `generate()` runs (and an `ErosionSimulator` without its own recipe).
     #[export]
+    #[var(set = set_recipe)]
     recipe: Option<Gd<TerrainRecipe>>,
     /// The current terrain; setting it rebuilds display and collision.
     #[export]
@@ -97,6 +98,19 @@ impl TerrainWorld {
     /// Emitted after `data` changed and display and collision were rebuilt.
     #[signal]
     fn data_changed();
+    /// Emitted after `recipe` was replaced by another resource (or null). Edits inside the
+    /// recipe are the recipe's own `changed` signal.
+    #[signal]
+    fn recipe_changed();
+
+    /// Replaces the recipe; emits `recipe_changed` when it is a different resource.
+    #[func]
+    pub fn set_recipe(&mut self, recipe: Option<Gd<TerrainRecipe>>) {
+        if recipe != self.recipe {
+            self.recipe = recipe;
+            self.signals().recipe_changed().emit();
+        }
+    }
 
     /// Sets the terrain and rebuilds display and collision (what undo/redo calls).
     #[func]

@@ -4,17 +4,22 @@ extends Node
 ##
 ##   godot --editor --path <project> -- --orogen-editor-test [--orogen-screenshot=<dir>]
 ##
-## The plugin loads this file only when that argument is given. It opens a scene whose root is
-## a TerrainWorld, selects it and drives the dock as a user would: it reads the recipe form,
-## edits values and stages (and undoes them), generates (checking the call returns at once and
-## the result is one undoable action), cancels, provokes a failure, bakes, exports/imports RON
-## and disables/re-enables the plugin. It prints `editor: N passed, M failed` and quits with
-## exit code 0 only if nothing failed.
+## Test code only: it is not part of the addon. editor_test.sh registers this script as a tool
+## autoload in its scratch copy of the project, so the editor starts it beside the plugin; it
+## does nothing without --orogen-editor-test. It finds the Orogen plugin, opens a scene whose
+## root is a TerrainWorld, selects it and drives the dock as a user would: it reads the recipe
+## form, edits values and stages (and undoes them), generates (checking the call returns at
+## once and the result is one undoable action), cancels, provokes a failure, bakes,
+## exports/imports RON, replaces the recipe, checks the dock is connected only to what it
+## follows, and disables/re-enables the plugin. It prints `editor: N passed, M failed` and quits
+## with exit code 0 only if nothing failed.
 ##
 ## With --orogen-screenshot=<dir> it instead sets up a terrain for a screenshot, writes
 ## <dir>/ready once the dock shows it, waits for <dir>/shot (written by the shell after `xwd`),
 ## and quits.
 
+const SELF_TEST_ARG := "--orogen-editor-test"
+const PLUGIN_SCRIPT := "res://addons/orogen/plugin.gd"
 const SCENE_PATH := "res://orogen_editor_test.tscn"
 const BAKE_DIR := "res://orogen_editor_test_bake"
 const RON_PATH := "user://orogen_editor_test.ron"
@@ -27,8 +32,22 @@ var _passed := 0
 var _failed := 0
 
 
-func run(plugin: EditorPlugin) -> void:
-	_plugin = plugin
+func _ready() -> void:
+	if Engine.is_editor_hint() and OS.get_cmdline_user_args().has(SELF_TEST_ARG):
+		run.call_deferred()
+
+
+func run() -> void:
+	# The editor adds tool autoloads before it has finished loading its plugins.
+	var start := Time.get_ticks_msec()
+	while _find_plugin() == null and Time.get_ticks_msec() - start < 60000:
+		await get_tree().process_frame
+	_plugin = _find_plugin()
+	if _plugin == null:
+		_check(false, "the Orogen plugin is loaded in the editor")
+		print("editor: %d passed, %d failed" % [_passed, _failed])
+		await _quit(1)
+		return
 	await _frames(5)
 	var shot_dir := ""
 	for arg: String in OS.get_cmdline_user_args():
@@ -36,11 +55,27 @@ func run(plugin: EditorPlugin) -> void:
 			shot_dir = arg.trim_prefix("--orogen-screenshot=")
 	if shot_dir != "":
 		await _screenshot(shot_dir)
-		get_tree().quit(0)
+		await _quit(0)
 		return
 	await _run_all()
 	print("editor: %d passed, %d failed" % [_passed, _failed])
-	get_tree().quit(1 if _failed > 0 else 0)
+	await _quit(1 if _failed > 0 else 0)
+
+
+## Quits the editor with nothing selected.
+##
+## A node still selected when the editor quits leaves the tree during the editor's teardown,
+## and EditorSelection queues a deferred `selection_changed` for it. In a windowed editor,
+## EditorResourcePreview::stop() (on its own exit from the tree) flushes the message queue
+## while it waits for its thread, so that signal can run after the Scene dock already left the
+## tree: SceneTreeEditor::_update_selection then calls has_node() with the node's absolute path
+## and the engine prints "Can't use get_node() with absolute paths from outside the active
+## scene tree". Whether the flush happens is a race with the preview thread (more likely on a
+## loaded machine). With an empty selection nothing is queued at teardown.
+func _quit(code: int) -> void:
+	EditorInterface.get_selection().clear()
+	await _frames(3)
+	get_tree().quit(code)
 
 
 func _check(ok: bool, what: String) -> bool:
@@ -82,7 +117,8 @@ func _run_all() -> void:
 	# Value edits are undoable.
 	var ur := _history(terrain)
 	var seed_before := int(d["seed"])
-	var seed_field := dock.get(&"_seed") as SpinBox
+	var form := _part(dock, &"form")
+	var seed_field := form.get(&"_seed") as SpinBox
 	_check(int(seed_field.value) == seed_before, "the seed field shows the recipe's seed")
 	seed_field.value = seed_before + 11
 	_check(int(recipe.call(&"to_dict")["seed"]) == seed_before + 11, "typing a seed changes the recipe")
@@ -150,7 +186,7 @@ func _run_all() -> void:
 	_check(ended[0] == true, "the generation finishes (%s)" % ended[1])
 	var new_data: Resource = terrain.get(&"data")
 	_check(new_data != null and new_data != old_data, "the terrain gets the generated data")
-	var progress := dock.get(&"_progress") as ProgressBar
+	var progress := _part(dock, &"run").get(&"_progress") as ProgressBar
 	_check(is_equal_approx(progress.value, 1.0), "the progress bar ends full")
 	await _frames(3)
 	var map_names: PackedStringArray = terrain.call(&"get_map_names")
@@ -185,8 +221,8 @@ func _run_all() -> void:
 	var scratch := ClassDB.instantiate(&"TerrainRecipe") as Resource
 	var from_err := String(scratch.call(&"from_dict", with_missing))
 	var missing := String(scratch.get(&"ron"))
-	(dock.get(&"_ron_edit") as CodeEdit).text = missing
-	dock.call(&"_on_ron_dialog_confirmed")
+	(form.get(&"_ron_edit") as CodeEdit).text = missing
+	form.call(&"_on_ron_dialog_confirmed")
 	var uplift: Variant = (recipe.call(&"to_dict") as Dictionary).get("uplift")
 	_check(from_err == "" and missing != ron_now and uplift is Dictionary and (uplift as Dictionary).has("Image"),
 			"Edit RON applies a recipe whose uplift image is missing (it validates) %s" % from_err)
@@ -219,38 +255,49 @@ func _run_all() -> void:
 			and String(dock.call(&"get_error_text")) != "", "importing a missing file shows an error")
 
 	# The file dialogs and the RON editor open in the right mode.
-	var dialog := dock.get(&"_file_dialog") as EditorFileDialog
+	var bake := _part(dock, &"bake")
+	var dialog := bake.get(&"_file_dialog") as EditorFileDialog
 	var modes := {"import": EditorFileDialog.FILE_MODE_OPEN_FILE,
 			"export": EditorFileDialog.FILE_MODE_SAVE_FILE, "bake": EditorFileDialog.FILE_MODE_OPEN_DIR}
 	for action: String in modes:
-		dock.call(&"_open_file_dialog", action)
+		bake.call(&"open_file_dialog", action)
 		await _frames(2)
 		_check(dialog.visible and dialog.file_mode == modes[action], "the %s dialog opens (mode %d)"
 				% [action, dialog.file_mode])
 		dialog.hide()
-	dock.call(&"_open_ron_dialog")
+	form.call(&"open_ron_dialog")
 	await _frames(2)
-	var ron_dialog := dock.get(&"_ron_dialog") as ConfirmationDialog
-	_check(ron_dialog.visible and (dock.get(&"_ron_edit") as CodeEdit).text == String(recipe.get(&"ron")),
+	var ron_dialog := form.get(&"_ron_dialog") as ConfirmationDialog
+	_check(ron_dialog.visible and (form.get(&"_ron_edit") as CodeEdit).text == String(recipe.get(&"ron")),
 			"Edit RON opens with the recipe's text")
 	ron_dialog.hide()
 
-	# A terrain without a recipe: the dock offers one, as an undoable action.
+	# A terrain without a recipe: the dock offers one, as an undoable action. The dock follows
+	# the terrain's recipe_changed signal, with no refresh from here.
+	_check(_connections(recipe, &"changed", dock) == 1, "the dock listens to its recipe's changed signal once")
 	terrain.set(&"recipe", null)
-	dock.call(&"refresh")
-	var no_recipe_box := dock.get(&"_no_recipe_box") as Control
-	_check(no_recipe_box.visible and (dock.get(&"_generate_button") as Button).disabled,
+	var no_recipe_box := form.get(&"_no_recipe_box") as Control
+	_check(no_recipe_box.visible and (_part(dock, &"run").get(&"_generate_button") as Button).disabled,
 			"without a recipe the dock offers New Recipe and Generate is off")
-	dock.call(&"_create_recipe")
+	_check(_connections(recipe, &"changed", dock) == 0,
+			"a recipe taken off the terrain is no longer listened to")
+	form.call(&"create_recipe")
 	var created: Resource = terrain.get(&"recipe")
 	_check(created != null and String(created.call(&"validate")) == "",
 			"New Recipe gives the terrain a valid default recipe")
+	_check(not no_recipe_box.visible and not (_part(dock, &"run").get(&"_generate_button") as Button).disabled,
+			"the dock shows the new recipe and Generate is on")
 	ur.undo()
 	_check(terrain.get(&"recipe") == null, "undo takes the new recipe away")
 	ur.redo()
 	_check(terrain.get(&"recipe") == created, "redo gives it back")
+	_check(_connections(created, &"changed", dock) == 1, "the dock listens to the new recipe once")
+	created.call(&"set_value", "seed", "4242")
+	_check(await _wait_for(func() -> bool: return int((form.get(&"_seed") as SpinBox).value) == 4242),
+			"an edit of the new recipe outside the dock shows in the form")
 	terrain.set(&"recipe", recipe)
-	dock.call(&"refresh")
+	_check(_connections(created, &"changed", dock) == 0 and _connections(recipe, &"changed", dock) == 1,
+			"giving the old recipe back moves the dock's connection to it")
 
 	# Selecting something else.
 	var other := Node3D.new()
@@ -260,12 +307,22 @@ func _run_all() -> void:
 	_select(other)
 	await _frames(2)
 	_check(dock.call(&"get_terrain") == null, "selecting another node leaves the terrain")
+	_check(_connections(recipe, &"changed", dock) + _connections(terrain, &"data_changed", dock)
+			+ _connections(terrain, &"recipe_changed", dock) == 0,
+			"the dock keeps no connection to a terrain it left, nor to its recipe")
 	_select(terrain)
 	await _frames(2)
 	_check(dock.call(&"get_terrain") == terrain, "selecting the terrain again follows it")
+	_check(_connections(recipe, &"changed", dock) == 1 and _connections(terrain, &"data_changed", dock) == 1
+			and _connections(terrain, &"recipe_changed", dock) == 1,
+			"following it again connects once to each of its signals")
 
 	# Disabling the plugin removes the dock; enabling adds it back.
 	EditorInterface.set_plugin_enabled("orogen", false)
+	# Checked before the dock is freed (which would drop its connections anyway).
+	_check(is_instance_valid(dock) and _connections(recipe, &"changed", dock)
+			+ _connections(terrain, &"data_changed", dock) + _connections(terrain, &"recipe_changed", dock) == 0,
+			"disabling the plugin disconnects the dock from the terrain and its recipe")
 	await _frames(3)
 	_check(not is_instance_valid(dock) or not dock.is_inside_tree(), "disabling the plugin removes the dock")
 	EditorInterface.set_plugin_enabled("orogen", true)
@@ -371,16 +428,46 @@ func _same_set(a: PackedStringArray, b: PackedStringArray) -> bool:
 
 
 func _find_dock() -> Control:
-	var content: Control = _plugin.call(&"get_dock_content") if is_instance_valid(_plugin) else null
+	var plugin := _plugin if is_instance_valid(_plugin) and _plugin.is_inside_tree() else _find_plugin()
+	var content: Control = plugin.call(&"get_dock_content") if plugin != null else null
 	if content != null and content.is_inside_tree():
 		return content
-	# The re-enabled plugin is a new instance: look for its dock by name.
-	var found := EditorInterface.get_base_control().find_child("Orogen", true, false)
-	return found as Control
+	return null
 
 
-## Waits until `condition` holds (the dock notices outside changes by polling every 0.25 s);
-## false if it still does not after 10 s. A bound on waiting, not a speed check.
+## The Orogen plugin's instance (EditorNode holds the plugins as children), or null.
+func _find_plugin() -> EditorPlugin:
+	var editor_node := EditorInterface.get_base_control().get_parent()
+	if editor_node == null:
+		return null
+	for child: Node in editor_node.get_children():
+		var script := child.get_script() as Script
+		if child is EditorPlugin and script != null and script.resource_path == PLUGIN_SCRIPT:
+			return child as EditorPlugin
+	return null
+
+
+## One of the dock's parts (orogen_dock.gd: form, run, maps, bake).
+func _part(dock: Control, part: StringName) -> Object:
+	return dock.get(part) as Object
+
+
+## How many of `obj`'s `sig` connections go to `dock` or to one of its parts.
+func _connections(obj: Object, sig: StringName, dock: Object) -> int:
+	var targets: Array[Object] = [dock]
+	if is_instance_valid(dock):
+		for part: StringName in [&"ctx", &"form", &"run", &"maps", &"bake"]:
+			targets.append(dock.get(part) as Object)
+	var count := 0
+	for c: Dictionary in obj.get_signal_connection_list(sig):
+		if targets.has((c["callable"] as Callable).get_object()):
+			count += 1
+	return count
+
+
+## Waits until `condition` holds (the dock follows outside changes through signals, some at
+## the end of the frame); false if it still does not after 10 s. A bound on waiting, not a
+## speed check.
 func _wait_for(condition: Callable) -> bool:
 	var start := Time.get_ticks_msec()
 	while not bool(condition.call()):
@@ -430,7 +517,8 @@ func _screenshot(dir: String) -> void:
 	for view: String in ["top", "stages", "maps"]:
 		var scroller := dock_content as ScrollContainer
 		if view == "stages" and scroller != null:
-			scroller.scroll_vertical = int((dock_content.get(&"_recipe_box") as Control).position.y)
+			var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control
+			scroller.scroll_vertical = int(recipe_box.position.y)
 		if view == "maps" and scroller != null:
 			scroller.scroll_vertical = 1 << 20
 		await get_tree().create_timer(3.0).timeout

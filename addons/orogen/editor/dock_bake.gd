@@ -1,0 +1,118 @@
+@tool
+extends RefCounted
+## The Orogen dock's files: "Bake to Folder…" (every map and terrain.res) and the recipe's RON
+## import and export, through one editor file dialog.
+
+const Context := preload("dock_context.gd")
+const UI := preload("dock_ui.gd")
+
+## An imported file replaced the recipe (the form rebuilds).
+signal recipe_imported
+
+var _ctx: Context
+var _bake_button: Button
+var _file_dialog: EditorFileDialog
+## What the open file dialog is for: "import", "export" or "bake".
+var _file_action := ""
+
+
+func _init(ctx: Context) -> void:
+	_ctx = ctx
+
+
+## Adds the bake button to `parent` and the file dialog to `dialog_host`.
+func build(parent: Control, dialog_host: Node) -> void:
+	_bake_button = UI.button("Bake to Folder…", &"Save",
+			"Write every map (EXR, 16-bit PNG, R16) and terrain.res into a folder.",
+			func() -> void: open_file_dialog("bake"))
+	parent.add_child(_bake_button)
+	_file_dialog = EditorFileDialog.new()
+	_file_dialog.access = EditorFileDialog.ACCESS_RESOURCES
+	_file_dialog.file_selected.connect(_on_file_chosen)
+	_file_dialog.dir_selected.connect(_on_file_chosen)
+	dialog_host.add_child(_file_dialog)
+
+
+func update_ui() -> void:
+	_bake_button.disabled = _ctx.generating or not _ctx.has_data()
+
+
+## Bakes the terrain's maps (EXR, 16-bit PNG, R16: TerrainWorld.save_maps) and its TerrainData
+## (`terrain.res`) into `dir`. Returns "" or the error, which is also shown in the dock.
+func bake_to(dir: String) -> String:
+	var terrain := _ctx.terrain
+	if terrain == null:
+		return _ctx.show_error("Select a TerrainWorld first.")
+	var data := terrain.get(&"data") as Resource
+	if data == null:
+		return _ctx.show_error("Nothing to bake: generate the terrain first.")
+	var abs_dir := ProjectSettings.globalize_path(dir)
+	var mk := DirAccess.make_dir_recursive_absolute(abs_dir)
+	if mk != OK:
+		return _ctx.show_error("Cannot create folder %s: %s" % [dir, error_string(mk)])
+	var err := String(terrain.call(&"save_maps", abs_dir))
+	if err != "":
+		return _ctx.show_error("Bake failed: %s" % err)
+	var res_path := dir.path_join("terrain.res")
+	var saved := ResourceSaver.save(data, res_path)
+	if saved != OK:
+		return _ctx.show_error("Cannot save %s: %s" % [res_path, error_string(saved)])
+	_ctx.scan_filesystem()
+	_ctx.clear_error()
+	_ctx.set_status("Baked the maps and terrain.res to %s" % dir)
+	return ""
+
+
+## Replaces the recipe with the RON file at `path` (one undoable action).
+func import_ron(path: String) -> String:
+	var err := _ctx.edit_recipe("Import terrain recipe", func(r: Resource) -> String:
+		return String(r.call(&"load_ron", path)))
+	if err == "":
+		_ctx.set_status("Imported %s" % path)
+		recipe_imported.emit()
+	return err
+
+
+## Writes the recipe as RON to `path`.
+func export_ron(path: String) -> String:
+	var recipe := _ctx.recipe()
+	if recipe == null:
+		return _ctx.show_error("No recipe to export.")
+	var err := String(recipe.call(&"save_ron", path))
+	if err != "":
+		return _ctx.show_error("Export failed: %s" % err)
+	_ctx.scan_filesystem()
+	_ctx.clear_error()
+	_ctx.set_status("Exported the recipe to %s" % path)
+	return ""
+
+
+## Opens the file dialog for `action`: "import" or "export" (a .ron file), "bake" (a folder).
+func open_file_dialog(action: String) -> void:
+	_file_action = action
+	_file_dialog.clear_filters()
+	match action:
+		"import":
+			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_FILE
+			_file_dialog.title = "Import Terrain Recipe"
+			_file_dialog.add_filter("*.ron", "RON terrain recipe")
+		"export":
+			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_SAVE_FILE
+			_file_dialog.title = "Export Terrain Recipe"
+			_file_dialog.add_filter("*.ron", "RON terrain recipe")
+			var terrain := _ctx.terrain
+			_file_dialog.current_file = "%s.ron" % (terrain.name.to_snake_case() if terrain != null else "terrain")
+		"bake":
+			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_DIR
+			_file_dialog.title = "Bake Terrain to Folder"
+	_file_dialog.popup_file_dialog()
+
+
+func _on_file_chosen(path: String) -> void:
+	match _file_action:
+		"import":
+			import_ron(path)
+		"export":
+			export_ron(path)
+		"bake":
+			bake_to(path)
