@@ -187,7 +187,7 @@ func test_recipe_api() -> void:
 	r2.remove_stage(0)
 	check((r2.to_dict()["stages"] as Array).size() == n, "remove_stage removed it")
 	check(r2.remove_stage(99) != "", "remove_stage out of range is an error")
-	check(r.get_stage_names() == PackedStringArray(["StreamPower", "Thermal", "Hydrology"]), "stage names")
+	check(r.get_stage_names() == PackedStringArray(["StreamPower", "Thermal", "Hydrology", "Hydraulic", "LayeredThermal", "Wind", "TimeLoop"]), "stage names")
 	var params: Array[Dictionary] = r.describe_stage("StreamPower")
 	check(params.size() > 0, "StreamPower has described parameters")
 	for p: Dictionary in params:
