@@ -112,6 +112,49 @@ impl Default for MaterialProps {
     }
 }
 
+/// Checks the materials of a layered process: one per layer top down and one for bedrock
+/// (`layers + 1`), each with a talus angle in (0°, 90°), susceptibility, dissolubility and
+/// wind resistance in [0, 1] and a finite erodibility ≥ 0. Errors name `materials[k].field`.
+pub fn validate_materials(materials: &[MaterialProps], layers: usize) -> Result<()> {
+    if materials.len() != layers + 1 {
+        return Err(OrogenError::invalid(
+            "materials",
+            format!(
+                "needs one entry per layer and one for bedrock ({}), got {}",
+                layers + 1,
+                materials.len()
+            ),
+        ));
+    }
+    for (k, m) in materials.iter().enumerate() {
+        let t = m.talus_deg as f64;
+        if !t.is_finite() || t <= 0.0 || t >= 90.0 {
+            return Err(OrogenError::invalid(
+                format!("materials[{k}].talus_deg"),
+                format!(
+                    "must be an angle strictly between 0 and 90 degrees, got {}",
+                    m.talus_deg
+                ),
+            ));
+        }
+        for (name, v, hi) in [
+            ("thermal_susceptibility", m.thermal_susceptibility, 1.0),
+            ("dissolubility", m.dissolubility, 1.0),
+            ("wind_resistance", m.wind_resistance, 1.0),
+            ("erodibility", m.erodibility, f32::MAX as f64),
+        ] {
+            let v = v as f64;
+            if !(v.is_finite() && (0.0..=hi).contains(&v)) {
+                return Err(OrogenError::invalid(
+                    format!("materials[{k}].{name}"),
+                    format!("must be within [0, {hi}], got {v}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A terrain to change: the stored surface (metres) and the layers under it.
 pub struct TerrainMut<'a> {
     /// Surface height per node, metres: bedrock plus every layer.

@@ -426,24 +426,7 @@ impl Hydraulic {
                 format!("has {} nodes, the grid has {n}", terrain.len()),
             ));
         }
-        if materials.len() != nl + 1 {
-            return Err(OrogenError::invalid(
-                "materials",
-                format!(
-                    "needs one entry per layer and one for bedrock ({}), got {}",
-                    nl + 1,
-                    materials.len()
-                ),
-            ));
-        }
-        for (k, m) in materials.iter().enumerate() {
-            check_range(
-                &format!("materials[{k}].dissolubility"),
-                m.dissolubility as f64,
-                0.0,
-                1.0,
-            )?;
-        }
+        crate::state::validate_materials(materials, nl)?;
         let diss: Vec<f32> = materials.iter().map(|m| m.dissolubility).collect();
         let water = state_field(&mut sim.water_depth, n, 0.0, "water_depth")?;
         let sed = state_field(&mut sim.sediment, n, 0.0, "sediment")?;

@@ -81,40 +81,7 @@ impl Params {
     }
 }
 
-/// Checks the thermal properties of `materials` (one per layer top down, then bedrock):
-/// `materials[k].talus_deg` in (0°, 90°) and `materials[k].thermal_susceptibility` in
-/// [0, 1], both finite.
-pub fn validate_materials(materials: &[MaterialProps], layers: usize) -> Result<()> {
-    if materials.len() != layers + 1 {
-        return Err(OrogenError::invalid(
-            "materials",
-            format!(
-                "needs one entry per layer and one for bedrock ({}), got {}",
-                layers + 1,
-                materials.len()
-            ),
-        ));
-    }
-    for (k, m) in materials.iter().enumerate() {
-        let t = m.talus_deg as f64;
-        if !t.is_finite() || t <= 0.0 || t >= 90.0 {
-            return Err(OrogenError::invalid(
-                format!("materials[{k}].talus_deg"),
-                format!(
-                    "must be an angle strictly between 0 and 90 degrees, got {}",
-                    m.talus_deg
-                ),
-            ));
-        }
-        check_range(
-            &format!("materials[{k}].thermal_susceptibility"),
-            m.thermal_susceptibility as f64,
-            0.0,
-            1.0,
-        )?;
-    }
-    Ok(())
-}
+pub use crate::state::validate_materials;
 
 /// What one [`LayeredThermal::step`] did.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -125,29 +125,7 @@ impl Params {
     }
 }
 
-/// Checks the wind properties of `materials` (one per layer top down, then bedrock):
-/// `materials[k].wind_resistance` finite and in [0, 1].
-pub fn validate_materials(materials: &[MaterialProps], layers: usize) -> Result<()> {
-    if materials.len() != layers + 1 {
-        return Err(OrogenError::invalid(
-            "materials",
-            format!(
-                "needs one entry per layer and one for bedrock ({}), got {}",
-                layers + 1,
-                materials.len()
-            ),
-        ));
-    }
-    for (k, m) in materials.iter().enumerate() {
-        check_range(
-            &format!("materials[{k}].wind_resistance"),
-            m.wind_resistance as f64,
-            0.0,
-            1.0,
-        )?;
-    }
-    Ok(())
-}
+pub use crate::state::validate_materials;
 
 /// What one [`Wind::step`] did, metres summed over cells (× cell area for m³).
 #[derive(Clone, Copy, Debug, PartialEq)]
