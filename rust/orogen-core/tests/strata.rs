@@ -165,3 +165,25 @@ fn bad_strata_name_the_field() {
         "misspelt field accepted"
     );
 }
+
+#[test]
+fn unknown_outputs_are_refused_listing_the_known_ones() {
+    let err = recipe("outputs: [\"lava\"],", "")
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("outputs[0]") && err.contains("lava"), "{err}");
+    for known in ["water_depth", "sediment", "velocity", "erosion"] {
+        assert!(err.contains(known), "{known} missing from: {err}");
+    }
+    // A known output no stage produces is refused when the run ends.
+    let r = recipe("outputs: [\"water_depth\"],", "Thermal(iterations: 2)");
+    let err = run_recipe(&r, Path::new("."), &AtomicBool::new(false), &mut |_| {})
+        .err()
+        .expect("no stage makes water")
+        .to_string();
+    assert!(
+        err.contains("outputs[0]") && err.contains("not produced"),
+        "{err}"
+    );
+}

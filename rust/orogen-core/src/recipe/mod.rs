@@ -21,6 +21,9 @@ pub use crate::stages::{Process, Stage};
 
 mod r#override;
 
+/// The output that is not simulation state: the surface's net change over the run.
+const EROSION: &str = "erosion";
+
 /// The embedded default recipe (`orogen recipe default`).
 pub const DEFAULT_RECIPE: &str = include_str!("../../recipes/default.ron");
 
@@ -145,13 +148,13 @@ impl Recipe {
             stage.validate(&format!("stages[{i}]"))?;
         }
         for (i, name) in self.outputs.iter().enumerate() {
-            if !crate::state::SimState::OUTPUTS.contains(&name.as_str()) && name != "erosion" {
+            if !crate::state::SimState::OUTPUTS.contains(&name.as_str()) && name != EROSION {
                 return Err(OrogenError::invalid(
                     format!("outputs[{i}]"),
                     format!(
                         "unknown output `{}`; known: {}",
                         crate::error::shorten(name),
-                        crate::state::SimState::OUTPUTS.join(", ")
+                        crate::state::SimState::OUTPUTS.join(", ") + ", " + EROSION
                     ),
                 ));
             }
