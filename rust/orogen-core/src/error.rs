@@ -151,6 +151,16 @@ pub fn check_count(field: &str, value: u32, max: u32) -> Result<()> {
     }
 }
 
+/// The name of `sub` under `field` (`stages[1].Wind.fall_angle_deg`), or `sub` alone when
+/// `field` is empty (a process validated on its own).
+pub fn sub_field(field: &str, sub: &str) -> String {
+    if field.is_empty() {
+        sub.to_string()
+    } else {
+        format!("{field}.{sub}")
+    }
+}
+
 /// `text` cut to at most 80 characters for an error message (`…` marks a cut).
 pub fn shorten(text: &str) -> String {
     const MAX: usize = 80;

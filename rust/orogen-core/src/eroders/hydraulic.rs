@@ -153,6 +153,28 @@ impl Default for Params {
     }
 }
 
+/// The four pipes of cell `i` at `(x, y)` on a `w`×`h` grid, in the order left, right,
+/// up, down: 1 where the neighbour exists (0 at a border) and the neighbour's index (the
+/// cell itself at a border, so reads stay in bounds and the 0 cancels them).
+#[inline(always)]
+fn pipes(i: usize, x: usize, y: usize, w: usize, h: usize) -> ([f32; 4], [usize; 4]) {
+    let (l, r, u, d) = (x > 0, x + 1 < w, y > 0, y + 1 < h);
+    (
+        [
+            l as u32 as f32,
+            r as u32 as f32,
+            u as u32 as f32,
+            d as u32 as f32,
+        ],
+        [
+            if l { i - 1 } else { i },
+            if r { i + 1 } else { i },
+            if u { i - w } else { i },
+            if d { i + w } else { i },
+        ],
+    )
+}
+
 /// Largest accepted time step, seconds.
 pub const MAX_DT: f64 = 1e4;
 
@@ -590,12 +612,7 @@ impl Hydraulic {
                         for x in 0..w {
                             let k = ry * w + x;
                             let i = base + k;
-                            let (el, er) = ((x > 0) as u32 as f32, (x + 1 < w) as u32 as f32);
-                            let (eu, ed) = ((y > 0) as u32 as f32, (y + 1 < h) as u32 as f32);
-                            let il = if x > 0 { i - 1 } else { i };
-                            let ir = if x + 1 < w { i + 1 } else { i };
-                            let iu = if y > 0 { i - w } else { i };
-                            let id = if y + 1 < h { i + w } else { i };
+                            let ([el, er, eu, ed], [il, ir, iu, id]) = pipes(i, x, y, w, h);
                             let fc = f[i];
                             let from_l = f[il][1] * el;
                             let from_r = f[ir][0] * er;
@@ -685,12 +702,7 @@ impl Hydraulic {
                         for x in 0..w {
                             let k = ry * w + x;
                             let i = base + k;
-                            let (el, er) = ((x > 0) as u32 as f32, (x + 1 < w) as u32 as f32);
-                            let (eu, ed) = ((y > 0) as u32 as f32, (y + 1 < h) as u32 as f32);
-                            let il = if x > 0 { i - 1 } else { i };
-                            let ir = if x + 1 < w { i + 1 } else { i };
-                            let iu = if y > 0 { i - w } else { i };
-                            let id = if y + 1 < h { i + w } else { i };
+                            let ([el, er, eu, ed], [il, ir, iu, id]) = pipes(i, x, y, w, h);
                             let fc = f[i];
                             let qc = q[i];
                             let gone = qc * fc[0] + qc * fc[1] + qc * fc[2] + qc * fc[3];

@@ -62,13 +62,7 @@ impl Params {
     /// Checks ranges; `field` prefixes error names (e.g. `stages[1].LayeredThermal`).
     /// An empty `field` names the parameters alone (`rate`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        let name = |sub: &str| {
-            if field.is_empty() {
-                sub.to_string()
-            } else {
-                format!("{field}.{sub}")
-            }
-        };
+        let name = |sub: &str| crate::error::sub_field(field, sub);
         let rate = self.rate as f64;
         if !rate.is_finite() || rate <= 0.0 || rate > 1.0 {
             return Err(OrogenError::invalid(

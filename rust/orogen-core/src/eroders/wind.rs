@@ -84,13 +84,7 @@ impl Params {
     /// Checks ranges; `field` prefixes error names (e.g. `stages[2].Wind`); an empty
     /// `field` names the parameters alone (`fall_angle_deg`).
     pub fn validate(&self, field: &str) -> Result<()> {
-        let name = |sub: &str| {
-            if field.is_empty() {
-                sub.to_string()
-            } else {
-                format!("{field}.{sub}")
-            }
-        };
+        let name = |sub: &str| crate::error::sub_field(field, sub);
         check_finite(&name("direction_deg"), self.direction_deg as f64)?;
         check_range(
             &name("fall_angle_deg"),
