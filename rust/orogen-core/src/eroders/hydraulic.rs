@@ -36,6 +36,12 @@
 //! change only the cell itself), so results are the same bytes whatever the thread count.
 //! Rain drops come from a counter-based hash of (seed, step, cell), never from a per-thread
 //! generator. Reported sums are taken per chunk and added in chunk order.
+//!
+//! Speed: each pass walks a row at a time. Border cells take the general path with their
+//! pipe masks; the interior of a row runs in a loop of its own (`interior`), branch-free and
+//! over row slices of one length, so the compiler vectorises it. Both paths share one
+//! inlined per-cell function, so they compute the same expressions (interior masks are
+//! literal 1s) and the bytes do not depend on which path a cell took.
 
 use glam::Vec2;
 use rayon::prelude::*;
@@ -153,26 +159,340 @@ impl Default for Params {
     }
 }
 
-/// The four pipes of cell `i` at `(x, y)` on a `w`×`h` grid, in the order left, right,
-/// up, down: 1 where the neighbour exists (0 at a border) and the neighbour's index (the
-/// cell itself at a border, so reads stay in bounds and the 0 cancels them).
-#[inline(always)]
-fn pipes(i: usize, x: usize, y: usize, w: usize, h: usize) -> ([f32; 4], [usize; 4]) {
-    let (l, r, u, d) = (x > 0, x + 1 < w, y > 0, y + 1 < h);
-    (
-        [
-            l as u32 as f32,
-            r as u32 as f32,
-            u as u32 as f32,
-            d as u32 as f32,
-        ],
-        [
-            if l { i - 1 } else { i },
-            if r { i + 1 } else { i },
-            if u { i - w } else { i },
-            if d { i + w } else { i },
-        ],
-    )
+/// One row of the flux pass (step 2): the row's bed and depth and those of the rows above
+/// and below (the row itself at a border), each exactly `w` cells, and the constants.
+struct FluxRow<'a> {
+    bc: &'a [f32],
+    bu: &'a [f32],
+    bd: &'a [f32],
+    dc: &'a [f32],
+    du: &'a [f32],
+    dd: &'a [f32],
+    /// Uniform rain added to every depth read, metres.
+    rd: f32,
+    /// 1 where the row has a row above / below, else 0.
+    eu: f32,
+    ed: f32,
+    /// Pipe masks up / down (1 also at an open border).
+    mu: f32,
+    md: f32,
+    inv_sy: f32,
+    /// `Δt·A·g / l`.
+    c: f32,
+    area: f32,
+    dt: f32,
+    l: f32,
+    edge: f32,
+    min_slope: f32,
+}
+
+impl FluxRow<'_> {
+    /// The new fluxes and the slope factor of cell `x`, its left and right neighbours
+    /// `xl`, `xr` (itself at a border) with masks `el`, `er`. Inlined, so interior cells'
+    /// literal masks of 1 fold away and the interior loop vectorises.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn cell(
+        &self,
+        frow: &mut [[f32; 4]],
+        srow: &mut [f32],
+        x: usize,
+        xl: usize,
+        xr: usize,
+        el: f32,
+        er: f32,
+    ) {
+        let (bi, di) = (self.bc[x], self.dc[x] + self.rd);
+        let hi = bi + di;
+        // An outside neighbour (e = 0) has its water surface at our bed.
+        let hl = self.bc[xl] + (self.dc[xl] + self.rd) * el;
+        let hr = self.bc[xr] + (self.dc[xr] + self.rd) * er;
+        let hu = self.bu[x] + (self.du[x] + self.rd) * self.eu;
+        let hd = self.bd[x] + (self.dd[x] + self.rd) * self.ed;
+        let f = frow[x];
+        let ml = el.max(self.edge);
+        let mr = er.max(self.edge);
+        let fl = (f[0] + self.c * (hi - hl)).max(0.0) * ml;
+        let fr = (f[1] + self.c * (hi - hr)).max(0.0) * mr;
+        let fu = (f[2] + self.c * (hi - hu)).max(0.0) * self.mu;
+        let fd = (f[3] + self.c * (hi - hd)).max(0.0) * self.md;
+        let sum = fl + fr + fu + fd;
+        // Computed unconditionally, then selected (branch-free, so the loop vectorises;
+        // a 0/0 is never used).
+        let k = (di * self.area / (sum * self.dt)).min(1.0);
+        let k = if sum > 0.0 { k } else { 0.0 };
+        frow[x] = [fl * k, fr * k, fu * k, fd * k];
+        let span_x = (el + er) * self.l;
+        let gx = (self.bc[xr] - self.bc[xl]) / span_x;
+        let gx = if span_x > 0.0 { gx } else { 0.0 };
+        let gy = (self.bd[x] - self.bu[x]) * self.inv_sy;
+        let t2 = gx * gx + gy * gy;
+        srow[x] = (t2 / (1.0 + t2)).sqrt().max(self.min_slope);
+    }
+
+    /// Every cell of the row but the first and last: a loop of its own so that it
+    /// vectorises (nothing from it is used after it).
+    #[inline(never)]
+    fn interior(&self, frow: &mut [[f32; 4]], srow: &mut [f32]) {
+        let w = self.bc.len();
+        if w < 3 {
+            return;
+        }
+        for x in 1..w - 1 {
+            self.cell(frow, srow, x, x - 1, x + 1, 1.0, 1.0);
+        }
+    }
+}
+
+/// One row of the depth pass (steps 3 and 4 up to the capacity): the fluxes of the row and
+/// of the rows above and below (the row itself at a border), its depths, and the constants.
+struct DepthRow<'a> {
+    fc: &'a [[f32; 4]],
+    fu: &'a [[f32; 4]],
+    fd: &'a [[f32; 4]],
+    d: &'a [f32],
+    /// 1 where the row has a row above / below, else 0.
+    eu: f32,
+    ed: f32,
+    rd: f32,
+    dt_area: f32,
+    keep: f32,
+    cut: f32,
+    min_depth: f32,
+    l: f32,
+    kc: f32,
+}
+
+/// What [`DepthRow::cell`] found at one cell.
+struct Water {
+    /// Depth after rain, metres.
+    d1: f32,
+    /// Water leaving through open border pipes, m³/s.
+    border: f32,
+    speed: f32,
+    /// Sediment capacity, metres.
+    cap: f32,
+}
+
+impl DepthRow<'_> {
+    /// Cell `x` with left and right neighbours `xl`, `xr` (itself at a border) and masks
+    /// `el`, `er`; `slope` its slope factor. Writes the new depth (after evaporation) and
+    /// velocity.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn cell(
+        &self,
+        x: usize,
+        xl: usize,
+        xr: usize,
+        el: f32,
+        er: f32,
+        slope: f32,
+        dn: &mut [f32],
+        vel: &mut [Vec2],
+    ) -> Water {
+        self.water(
+            [self.fc, self.fu, self.fd],
+            self.d,
+            x,
+            [xl, xr],
+            [el, er],
+            slope,
+            dn,
+            vel,
+        )
+    }
+
+    /// [`DepthRow::cell`] over the row slices given (the same as `self`'s, re-sliced where
+    /// the caller wants their lengths known). Inlined, so interior cells' literal masks of 1
+    /// fold away.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn water(
+        &self,
+        [fcs, fus, fds]: [&[[f32; 4]]; 3],
+        d: &[f32],
+        x: usize,
+        [xl, xr]: [usize; 2],
+        [el, er]: [f32; 2],
+        slope: f32,
+        dn: &mut [f32],
+        vel: &mut [Vec2],
+    ) -> Water {
+        let (eu, ed) = (self.eu, self.ed);
+        let fc = fcs[x];
+        let from_l = fcs[xl][1] * el;
+        let from_r = fcs[xr][0] * er;
+        let from_u = fus[x][3] * eu;
+        let from_d = fds[x][2] * ed;
+        let out = fc[0] + fc[1] + fc[2] + fc[3];
+        let inflow = from_l + from_r + from_u + from_d;
+        let d1 = d[x] + self.rd;
+        let d2 = (d1 + (inflow - out) * self.dt_area).max(0.0);
+        // Evaporation (step 6) on the new depth.
+        let de = d2 * self.keep;
+        dn[x] = if de < self.cut { 0.0 } else { de };
+        // Water through open border pipes (zero on closed borders).
+        let border =
+            fc[0] * (1.0 - el) + fc[1] * (1.0 - er) + fc[2] * (1.0 - eu) + fc[3] * (1.0 - ed);
+        let dbar = 0.5 * (d1 + d2);
+        // Computed unconditionally, then selected (branch-free, so the loop vectorises).
+        let inv = 1.0 / (self.l * dbar);
+        let inv = if dbar > self.min_depth { inv } else { 0.0 };
+        let u = 0.5 * (from_l - fc[0] + fc[1] - from_r) * inv;
+        let v = 0.5 * (from_u - fc[2] + fc[3] - from_d) * inv;
+        vel[x] = Vec2::new(u, v);
+        let speed = (u * u + v * v).sqrt();
+        Water {
+            d1,
+            border,
+            speed,
+            cap: self.kc * slope * speed,
+        }
+    }
+
+    /// Every cell of an interior row but the first and last: new depth and velocity, and
+    /// the capacity into `cap`. Returns the largest speed. A loop of its own, over slices
+    /// of one known length, so that it vectorises.
+    #[inline(never)]
+    fn interior(&self, slope: &[f32], dn: &mut [f32], vel: &mut [Vec2], cap: &mut [f32]) -> f32 {
+        let w = self.fc.len();
+        let (slope, dn, vel, cap) = (&slope[..w], &mut dn[..w], &mut vel[..w], &mut cap[..w]);
+        let f = [&self.fc[..w], &self.fu[..w], &self.fd[..w]];
+        let d = &self.d[..w];
+        let mut vmax = 0.0f32;
+        if w < 3 {
+            return vmax;
+        }
+        for x in 1..w - 1 {
+            let c = self.water(f, d, x, [x - 1, x + 1], [1.0, 1.0], slope[x], dn, vel);
+            cap[x] = c.cap;
+            vmax = vmax.max(c.speed);
+        }
+        vmax
+    }
+}
+
+/// Step 4 at one cell: dissolve or deposit.
+struct Erode<'a> {
+    ks: f32,
+    kd: f32,
+    dt_area: f32,
+    /// Dissolubility per layer, then bedrock.
+    diss: &'a [f32],
+}
+
+impl Erode<'_> {
+    /// Dissolves or deposits at cell `x` of the row slices (`k` in the chunk's layer
+    /// slices) with capacity `cap`, then sets its sediment per unit outflow from its depth
+    /// `d1`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn cell(
+        &self,
+        x: usize,
+        k: usize,
+        cap: f32,
+        d1: f32,
+        sed: &mut [f32],
+        bed: &mut [f32],
+        q: &mut [f32],
+        lay: &mut [&mut [f32]],
+    ) {
+        let s = sed[x];
+        let b = bed[x];
+        let mut s1 = s;
+        if cap > s {
+            let ask = self.ks * (cap - s);
+            let taken = if lay.is_empty() {
+                ask * self.diss[0]
+            } else {
+                dissolve(ask, lay, k, self.diss)
+            };
+            let bn = b - taken;
+            // What the surface really lost, so material is conserved to the bit of the
+            // f32 heights.
+            s1 = s + (b - bn);
+            bed[x] = bn;
+        } else {
+            let drop = self.kd * (s - cap);
+            let bn = b + drop;
+            let gained = bn - b;
+            if gained <= s {
+                s1 = s - gained;
+                bed[x] = bn;
+                if let Some(top) = lay.first_mut() {
+                    top[k] += gained;
+                }
+            }
+        }
+        sed[x] = s1;
+        q[x] = if d1 > 0.0 {
+            s1 * self.dt_area / d1
+        } else {
+            0.0
+        };
+    }
+}
+
+/// One row of the sediment pass (step 5): fluxes and sediment per unit outflow of the row
+/// and of the rows above and below (the row itself at a border), and its sediment.
+struct SedRow<'a> {
+    f: [&'a [[f32; 4]]; 3],
+    q: [&'a [f32]; 3],
+    s1: &'a [f32],
+    /// 1 where the row has a row above / below, else 0.
+    eu: f32,
+    ed: f32,
+}
+
+impl SedRow<'_> {
+    /// The new sediment of cell `x` with left and right neighbours `xl`, `xr` (itself at a
+    /// border) and masks `el`, `er`, and what it sent out through open borders; over the
+    /// row slices given (`self`'s, re-sliced where the caller wants their lengths known).
+    #[inline(always)]
+    fn cell(
+        &self,
+        [fc, fu, fd]: [&[[f32; 4]]; 3],
+        [qc, qu, qd]: [&[f32]; 3],
+        s1: &[f32],
+        x: usize,
+        [xl, xr]: [usize; 2],
+        [el, er]: [f32; 2],
+    ) -> (f32, f32) {
+        let (eu, ed) = (self.eu, self.ed);
+        let f = fc[x];
+        let q = qc[x];
+        let gone = q * f[0] + q * f[1] + q * f[2] + q * f[3];
+        let came = qc[xl] * fc[xl][1] * el
+            + qc[xr] * fc[xr][0] * er
+            + qu[x] * fu[x][3] * eu
+            + qd[x] * fd[x][2] * ed;
+        let border = q * f[0] * (1.0 - el)
+            + q * f[1] * (1.0 - er)
+            + q * f[2] * (1.0 - eu)
+            + q * f[3] * (1.0 - ed);
+        ((s1[x] - gone + came).max(0.0), border)
+    }
+
+    /// Every cell of an interior row but the first and last (no open border pipes there):
+    /// a loop of its own, over slices of one known length, so that it vectorises.
+    #[inline(never)]
+    fn interior(&self, out: &mut [f32]) {
+        let w = self.s1.len();
+        if w < 3 {
+            return;
+        }
+        let out = &mut out[..w];
+        let f = [&self.f[0][..w], &self.f[1][..w], &self.f[2][..w]];
+        let q = [&self.q[0][..w], &self.q[1][..w], &self.q[2][..w]];
+        let s1 = &self.s1[..w];
+        // An index loop: the iterator form does not vectorise.
+        #[allow(clippy::needless_range_loop)]
+        for x in 1..w - 1 {
+            out[x] = self.cell(f, q, s1, x, [x - 1, x + 1], [1.0, 1.0]).0;
+        }
+    }
 }
 
 /// Largest accepted time step, seconds.
@@ -523,48 +843,38 @@ impl Hydraulic {
                         let (mu, md) = (eu.max(edge), ed.max(edge));
                         let span_y = (eu + ed) * l;
                         let inv_sy = if span_y > 0.0 { 1.0 / span_y } else { 0.0 };
-                        let mut cell = |x: usize, xl: usize, xr: usize, el: f32, er: f32| {
-                            let i = row + x;
-                            let (bi, di) = (b[i], d[i] + rd);
-                            let hi = bi + di;
-                            // An outside neighbour (e = 0) has its water surface at our bed.
-                            let hl = b[row + xl] + (d[row + xl] + rd) * el;
-                            let hr = b[row + xr] + (d[row + xr] + rd) * er;
-                            let hu = b[up + x] + (d[up + x] + rd) * eu;
-                            let hd = b[dn + x] + (d[dn + x] + rd) * ed;
-                            let f = frow[x];
-                            let ml = el.max(edge);
-                            let mr = er.max(edge);
-                            let fl = (f[0] + c * (hi - hl)).max(0.0) * ml;
-                            let fr = (f[1] + c * (hi - hr)).max(0.0) * mr;
-                            let fu = (f[2] + c * (hi - hu)).max(0.0) * mu;
-                            let fd = (f[3] + c * (hi - hd)).max(0.0) * md;
-                            let sum = fl + fr + fu + fd;
-                            let k = if sum > 0.0 {
-                                (di * area / (sum * dt)).min(1.0)
-                            } else {
-                                0.0
-                            };
-                            frow[x] = [fl * k, fr * k, fu * k, fd * k];
-                            let span_x = (el + er) * l;
-                            let gx = if span_x > 0.0 {
-                                (b[row + xr] - b[row + xl]) / span_x
-                            } else {
-                                0.0
-                            };
-                            let gy = (b[dn + x] - b[up + x]) * inv_sy;
-                            let t2 = gx * gx + gy * gy;
-                            srow[x] = (t2 / (1.0 + t2)).sqrt().max(min_slope);
+                        // Row slices of exactly `w` cells, so the interior loop below has no
+                        // bounds checks and vectorises.
+                        let (bc, bu, bd) = (&b[row..row + w], &b[up..up + w], &b[dn..dn + w]);
+                        let (dc, du, dd) = (&d[row..row + w], &d[up..up + w], &d[dn..dn + w]);
+                        let (frow, srow) = (&mut frow[..w], &mut srow[..w]);
+                        let r = FluxRow {
+                            bc,
+                            bu,
+                            bd,
+                            dc,
+                            du,
+                            dd,
+                            rd,
+                            eu,
+                            ed,
+                            mu,
+                            md,
+                            inv_sy,
+                            c,
+                            area,
+                            dt,
+                            l,
+                            edge,
+                            min_slope,
                         };
                         if w == 1 {
-                            cell(0, 0, 0, 0.0, 0.0);
+                            r.cell(frow, srow, 0, 0, 0, 0.0, 0.0);
                             continue;
                         }
-                        cell(0, 0, 1, 0.0, 1.0);
-                        for x in 1..w - 1 {
-                            cell(x, x - 1, x + 1, 1.0, 1.0);
-                        }
-                        cell(w - 1, w - 2, w - 1, 1.0, 0.0);
+                        r.cell(frow, srow, 0, 0, 1, 0.0, 1.0);
+                        r.interior(frow, srow);
+                        r.cell(frow, srow, w - 1, w - 2, w - 1, 1.0, 0.0);
                     }
                 });
         }
@@ -607,75 +917,70 @@ impl Hydraulic {
                     let mut vmax = 0.0f32;
                     let mut wsum = 0.0f64;
                     let y0 = base / w;
-                    for ry in 0..dn_ch.len() / w {
+                    let rows = dn_ch.len() / w;
+                    let erode = Erode {
+                        ks,
+                        kd,
+                        dt_area,
+                        diss: &diss,
+                    };
+                    for ry in 0..rows {
                         let y = y0 + ry;
-                        for x in 0..w {
-                            let k = ry * w + x;
-                            let i = base + k;
-                            let ([el, er, eu, ed], [il, ir, iu, id]) = pipes(i, x, y, w, h);
-                            let fc = f[i];
-                            let from_l = f[il][1] * el;
-                            let from_r = f[ir][0] * er;
-                            let from_u = f[iu][3] * eu;
-                            let from_d = f[id][2] * ed;
-                            let out = fc[0] + fc[1] + fc[2] + fc[3];
-                            let inflow = from_l + from_r + from_u + from_d;
-                            let d1 = d[i] + rd;
-                            let d2 = (d1 + (inflow - out) * dt_area).max(0.0);
-                            // Evaporation (step 6) on the new depth.
-                            let de = d2 * keep;
-                            let de = if de < cut { 0.0 } else { de };
-                            dn_ch[k] = de;
-                            wsum += de as f64;
-                            // Water through open border pipes (zero on closed borders).
-                            let border = fc[0] * (1.0 - el)
-                                + fc[1] * (1.0 - er)
-                                + fc[2] * (1.0 - eu)
-                                + fc[3] * (1.0 - ed);
-                            lost += border as f64;
-                            let dbar = 0.5 * (d1 + d2);
-                            let inv = if dbar > min_depth {
-                                1.0 / (l * dbar)
-                            } else {
-                                0.0
-                            };
-                            let u = 0.5 * (from_l - fc[0] + fc[1] - from_r) * inv;
-                            let v = 0.5 * (from_u - fc[2] + fc[3] - from_d) * inv;
-                            v_ch[k] = Vec2::new(u, v);
-                            let speed = (u * u + v * v).sqrt();
-                            vmax = vmax.max(speed);
-
-                            let cap = kc * sl_ch[k] * speed;
-                            let s = s_ch[k];
-                            let b = b_ch[k];
-                            let mut s1 = s;
-                            if cap > s {
-                                let ask = ks * (cap - s);
-                                let taken = if lay.is_empty() {
-                                    ask * diss[0]
-                                } else {
-                                    dissolve(ask, &mut lay, k, &diss)
-                                };
-                                let bn = b - taken;
-                                // What the surface really lost, so material is conserved to
-                                // the bit of the f32 heights.
-                                s1 = s + (b - bn);
-                                b_ch[k] = bn;
-                            } else {
-                                let drop = kd * (s - cap);
-                                let bn = b + drop;
-                                let gained = bn - b;
-                                if gained <= s {
-                                    s1 = s - gained;
-                                    b_ch[k] = bn;
-                                    if let Some(top) = lay.first_mut() {
-                                        top[k] += gained;
-                                    }
-                                }
-                            }
-                            s_ch[k] = s1;
-                            q_ch[k] = if d1 > 0.0 { s1 * dt_area / d1 } else { 0.0 };
+                        let row = ry * w;
+                        let g = base + row;
+                        let up = if y > 0 { g - w } else { g };
+                        let dn = if y + 1 < h { g + w } else { g };
+                        let r = DepthRow {
+                            fc: &f[g..g + w],
+                            fu: &f[up..up + w],
+                            fd: &f[dn..dn + w],
+                            d: &d[g..g + w],
+                            eu: (y > 0) as u32 as f32,
+                            ed: (y + 1 < h) as u32 as f32,
+                            rd,
+                            dt_area,
+                            keep,
+                            cut,
+                            min_depth,
+                            l,
+                            kc,
+                        };
+                        let dn_r = &mut dn_ch[row..row + w];
+                        let v_r = &mut v_ch[row..row + w];
+                        let q_r = &mut q_ch[row..row + w];
+                        let s_r = &mut s_ch[row..row + w];
+                        let b_r = &mut b_ch[row..row + w];
+                        let sl_r = &sl_ch[row..row + w];
+                        // One cell whole, border masks from `x`: water, then erosion.
+                        macro_rules! whole {
+                            ($x:expr) => {{
+                                let x: usize = $x;
+                                let (xl, el) = if x > 0 { (x - 1, 1.0) } else { (x, 0.0) };
+                                let (xr, er) = if x + 1 < w { (x + 1, 1.0) } else { (x, 0.0) };
+                                let c = r.cell(x, xl, xr, el, er, sl_r[x], dn_r, v_r);
+                                wsum += dn_r[x] as f64;
+                                lost += c.border as f64;
+                                vmax = vmax.max(c.speed);
+                                erode.cell(x, row + x, c.cap, c.d1, s_r, b_r, q_r, &mut lay);
+                            }};
                         }
+                        if y == 0 || y + 1 == h || w < 3 {
+                            for x in 0..w {
+                                whole!(x);
+                            }
+                            continue;
+                        }
+                        whole!(0);
+                        // The interior: water for the whole row (vectorised; the capacity
+                        // goes into `q` until erosion replaces it), then erosion cell by cell
+                        // (each cell changes only itself), sums in cell order.
+                        vmax = vmax.max(r.interior(sl_r, dn_r, v_r, q_r));
+                        for x in 1..w - 1 {
+                            wsum += dn_r[x] as f64;
+                            let d1 = r.d[x] + rd;
+                            erode.cell(x, row + x, q_r[x], d1, s_r, b_r, q_r, &mut lay);
+                        }
+                        whole!(w - 1);
                     }
                     (lost * dt as f64, vmax, wsum)
                 })
@@ -697,26 +1002,39 @@ impl Hydraulic {
                     let base = ci * cs;
                     let (mut lost, mut ssum) = (0.0f64, 0.0f64);
                     let y0 = base / w;
-                    for ry in 0..s_ch.len() / w {
+                    let rows = s_ch.len() / w;
+                    for ry in 0..rows {
                         let y = y0 + ry;
-                        for x in 0..w {
-                            let k = ry * w + x;
-                            let i = base + k;
-                            let ([el, er, eu, ed], [il, ir, iu, id]) = pipes(i, x, y, w, h);
-                            let fc = f[i];
-                            let qc = q[i];
-                            let gone = qc * fc[0] + qc * fc[1] + qc * fc[2] + qc * fc[3];
-                            let came = q[il] * f[il][1] * el
-                                + q[ir] * f[ir][0] * er
-                                + q[iu] * f[iu][3] * eu
-                                + q[id] * f[id][2] * ed;
-                            let border = qc * fc[0] * (1.0 - el)
-                                + qc * fc[1] * (1.0 - er)
-                                + qc * fc[2] * (1.0 - eu)
-                                + qc * fc[3] * (1.0 - ed);
+                        let row = ry * w;
+                        let g = base + row;
+                        let up = if y > 0 { g - w } else { g };
+                        let dn = if y + 1 < h { g + w } else { g };
+                        let r = SedRow {
+                            f: [&f[g..g + w], &f[up..up + w], &f[dn..dn + w]],
+                            q: [&q[g..g + w], &q[up..up + w], &q[dn..dn + w]],
+                            s1: &s1[g..g + w],
+                            eu: (y > 0) as u32 as f32,
+                            ed: (y + 1 < h) as u32 as f32,
+                        };
+                        let s_r = &mut s_ch[row..row + w];
+                        let mut whole = |x: usize, s_r: &mut [f32]| {
+                            let (xl, el) = if x > 0 { (x - 1, 1.0) } else { (x, 0.0) };
+                            let (xr, er) = if x + 1 < w { (x + 1, 1.0) } else { (x, 0.0) };
+                            let (s, border) = r.cell(r.f, r.q, r.s1, x, [xl, xr], [el, er]);
+                            s_r[x] = s;
                             lost += border as f64;
-                            let s = (s1[i] - gone + came).max(0.0);
-                            s_ch[k] = s;
+                        };
+                        if y == 0 || y + 1 == h || w < 3 {
+                            for x in 0..w {
+                                whole(x, s_r);
+                            }
+                        } else {
+                            whole(0, s_r);
+                            r.interior(s_r);
+                            whole(w - 1, s_r);
+                        }
+                        // The sum in cell order, whichever loop wrote the cells.
+                        for &s in s_r.iter() {
                             ssum += s as f64;
                         }
                     }
