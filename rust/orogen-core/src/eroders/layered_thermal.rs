@@ -27,6 +27,13 @@
 //! The random factor comes from a counter-based hash of (seed, step, cell), so it does not
 //! depend on threads or scheduling; it is the sum of four uniforms (Irwin–Hall) scaled to
 //! mean 1 and deviation σ: the normal's mean and variance, with tails cut at ±3.5σ.
+//!
+//! Speed: every pass walks a row at a time. The exposed material is found with one
+//! branch-free loop per layer over the row; the interior columns of an interior row run in
+//! loops of their own over row slices (`*_interior`), which the compiler vectorises, and
+//! the two border columns and border rows take the general per-cell path. Both compute the
+//! same expressions in the same order, so the bytes do not depend on the path. Each cell's
+//! drop T is kept beside its material index so the neighbour loops need no table lookup.
 
 use rayon::prelude::*;
 
@@ -103,6 +110,9 @@ pub struct LayeredThermal {
     s: Vec<f32>,
     /// Index of the exposed material per cell (`layers.len()` for bedrock).
     exposed: Vec<u8>,
+    /// The drop T of each cell's exposed material, metres (so the neighbour loops need
+    /// no table lookup).
+    t: Vec<f32>,
     /// The surface before the step.
     old: Vec<f32>,
 }
@@ -130,30 +140,6 @@ fn random_factor(seed: u64, step: u64, cell: usize, sigma: f32) -> f32 {
     let u = (sum as f32 + 2.0) * (1.0 / 65536.0);
     let normal = (u - 2.0) * 1.732_050_8; // unit variance
     (1.0 + sigma * normal).clamp(0.0, 1.0)
-}
-
-/// Walks `(x, y)` through consecutive cells row by row, without a division per cell.
-struct Cursor {
-    x: usize,
-    y: usize,
-}
-
-impl Cursor {
-    fn at_row(y: usize) -> Self {
-        Cursor { x: 0, y }
-    }
-
-    /// The current `(x, y)`, then moves on one cell on a grid `w` wide.
-    #[inline(always)]
-    fn next(&mut self, w: usize) -> (usize, usize) {
-        let here = (self.x, self.y);
-        self.x += 1;
-        if self.x == w {
-            self.x = 0;
-            self.y += 1;
-        }
-        here
-    }
 }
 
 /// Calls `f(j)` for each diagonal neighbour `j` of `(x, y)` inside the grid, in
@@ -218,6 +204,7 @@ impl LayeredThermal {
             k: buffer(n)?,
             s: buffer(n)?,
             exposed: buffer(n)?,
+            t: buffer(n)?,
             old: buffer(n)?,
         })
     }
@@ -234,7 +221,7 @@ impl LayeredThermal {
 
     /// Bytes of buffers the process keeps, per cell.
     pub fn bytes_per_cell(&self) -> usize {
-        2 * std::mem::size_of::<f32>() + std::mem::size_of::<u8>() + std::mem::size_of::<f32>()
+        4 * std::mem::size_of::<f32>() + std::mem::size_of::<u8>()
     }
 
     /// One step over `terrain`, with `materials` one per layer top down then bedrock
@@ -281,40 +268,62 @@ impl LayeredThermal {
         let chunk = ROWS_PER_TASK * w;
 
         // Pass 1: exposed material and outflow factor of every cell, from the old state.
+        let consts = Pass1 {
+            drop: &drop,
+            factor: &factor,
+            seed,
+            step,
+            sigma,
+        };
         let max_excess = self
             .k
             .par_chunks_mut(chunk)
             .zip(self.exposed.par_chunks_mut(chunk))
+            .zip(self.t.par_chunks_mut(chunk))
             .enumerate()
-            .map(|(c, (ks, es))| {
+            .map(|(c, ((ks, es), ts))| {
                 let mut worst = f32::NEG_INFINITY;
-                let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
-                for (o, (k, e)) in ks.iter_mut().zip(es.iter_mut()).enumerate() {
-                    let i = c * chunk + o;
-                    let (x, y) = cur.next(w);
-                    let m = layers.iter().position(|t| t[i] > 0.0).unwrap_or(nl);
-                    *e = m as u8;
-                    let (hi, t) = (hs[i], drop[m]);
-                    let (mut dmax, mut sum) = (0.0f32, 0.0f32);
-                    // Branch-free: a neighbour not below h − T adds 0.
-                    for_diagonals(x, y, w, h, |j| {
-                        let d = hi - hs[j];
-                        let d = if d > t { d } else { 0.0 };
-                        dmax = dmax.max(d);
-                        sum += d;
-                    });
-                    let f = factor[m];
-                    if sum > 0.0 && f > 0.0 {
-                        worst = worst.max(dmax - t);
-                        let amount = f * random_factor(seed, step, i, sigma) * dmax;
-                        *k = if m < nl && amount >= layers[m][i] {
-                            // The whole layer goes: marked by the sign.
-                            -(layers[m][i] / sum)
-                        } else {
-                            amount / sum
-                        };
+                // Per row: the exposed material, its thickness, drop T and factor.
+                let mut ex_row = ExposedRow::default();
+                let mut lrows: Vec<&[f32]> = Vec::with_capacity(nl);
+                for (r, ((k_row, e_row), t_row)) in ks
+                    .chunks_mut(w)
+                    .zip(es.chunks_mut(w))
+                    .zip(ts.chunks_mut(w))
+                    .enumerate()
+                {
+                    let y = c * ROWS_PER_TASK + r;
+                    let row = y * w;
+                    lrows.clear();
+                    lrows.extend(layers.iter().map(|l| &l[row..row + w]));
+                    consts.exposed(&lrows, w, &mut ex_row);
+                    for (e, &m) in e_row.iter_mut().zip(&ex_row.m) {
+                        *e = m as u8;
+                    }
+                    t_row.copy_from_slice(&ex_row.t);
+                    let interior = y > 0 && y + 1 < h && w >= 3;
+                    let mut edge = |x: usize| {
+                        let i = row + x;
+                        let hi = hs[i];
+                        let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+                        let t = ex_row.t[x];
+                        // Branch-free: a neighbour not below h − T adds 0.
+                        for_diagonals(x, y, w, h, |j| {
+                            let d = hi - hs[j];
+                            let d = if d > t { d } else { 0.0 };
+                            dmax = dmax.max(d);
+                            sum += d;
+                        });
+                        let (k, excess) = consts.factor_of(i, &ex_row, x, dmax, sum);
+                        k_row[x] = k;
+                        worst = worst.max(excess);
+                    };
+                    if interior {
+                        edge(0);
+                        edge(w - 1);
+                        worst = worst.max(consts.interior(y, w, hs, &ex_row, k_row));
                     } else {
-                        *k = 0.0;
+                        (0..w).for_each(&mut edge);
                     }
                 }
                 worst
@@ -329,73 +338,68 @@ impl LayeredThermal {
         }
 
         // Pass 2: receiver scales, so a cell gains at most rate·0.5·d_in_max.
-        let (ks, ex): (&[f32], &[u8]) = (&self.k, &self.exposed);
+        let (ks, ex, ts): (&[f32], &[u8], &[f32]) = (&self.k, &self.exposed, &self.t);
         let half_rate = 0.5 * self.params.rate;
         self.s
             .par_chunks_mut(chunk)
             .enumerate()
             .for_each(|(c, ss)| {
-                let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
-                for (o, s) in ss.iter_mut().enumerate() {
-                    let j = c * chunk + o;
-                    let (x, y) = cur.next(w);
-                    let hj = hs[j];
-                    let (mut want, mut dmax) = (0.0f32, 0.0f32);
-                    for_diagonals(x, y, w, h, |i| {
-                        let d = hs[i] - hj;
-                        let d = if d > drop[ex[i] as usize] { d } else { 0.0 };
-                        // A sender giving its whole layer is not scaled (else a remnant
-                        // would shrink forever): it only adds thin layers.
-                        want += ks[i].max(0.0) * d;
-                        dmax = dmax.max(d);
-                    });
-                    let cap = half_rate * dmax;
-                    *s = if want > cap { cap / want } else { 1.0 };
+                for (r, s_row) in ss.chunks_mut(w).enumerate() {
+                    let y = c * ROWS_PER_TASK + r;
+                    let interior = y > 0 && y + 1 < h && w >= 3;
+                    let at = |x: usize| scale_at(y * w + x, x, y, w, h, hs, ks, ts, half_rate);
+                    if interior {
+                        scales_interior(y, w, hs, ks, ts, s_row, half_rate);
+                        s_row[0] = at(0);
+                        s_row[w - 1] = at(w - 1);
+                    } else {
+                        for (x, s) in s_row.iter_mut().enumerate() {
+                            *s = at(x);
+                        }
+                    }
                 }
             });
 
         // Pass 3: every cell loses what it sends (from its exposed layer) and gains what
         // its neighbours send it (into layer 0).
         let ss: &[f32] = &self.s;
-        let lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
-        let moved: f64 = if nl == 0 {
-            terrain
-                .surface
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .map(|(c, out)| {
-                    let mut moved = 0.0f64;
-                    let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
-                    for (o, z) in out.iter_mut().enumerate() {
-                        let i = c * chunk + o;
-                        let (x, y) = cur.next(w);
-                        let (gain, loss) = gather(i, x, y, w, h, hs, ks, ss, ex, &drop);
-                        moved += loss;
-                        *z = (hs[i] as f64 + gain - loss) as f32;
+        let mut lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
+        if nl == 0 {
+            // No layers: one empty list per chunk, so the zip below covers every chunk.
+            lchunks = (0..n.div_ceil(chunk)).map(|_| Vec::new()).collect();
+        }
+        let moved: f64 = terrain
+            .surface
+            .par_chunks_mut(chunk)
+            .zip(lchunks.into_par_iter())
+            .enumerate()
+            .map(|(c, (out, mut lts))| {
+                let mut moved = 0.0f64;
+                let mut flows = vec![(0.0f64, 0.0f64); w];
+                for (r, z_row) in out.chunks_mut(w).enumerate() {
+                    let y = c * ROWS_PER_TASK + r;
+                    let interior = y > 0 && y + 1 < h && w >= 3;
+                    let at = |x: usize| gather(y * w + x, x, y, w, h, hs, ks, ss, ts);
+                    if interior {
+                        gather_interior(y, w, hs, ks, ss, ts, &mut flows);
+                        flows[0] = at(0);
+                        flows[w - 1] = at(w - 1);
+                    } else {
+                        for (x, f) in flows.iter_mut().enumerate() {
+                            *f = at(x);
+                        }
                     }
-                    moved
-                })
-                .collect::<Vec<f64>>()
-                .iter()
-                .sum()
-        } else {
-            terrain
-                .surface
-                .par_chunks_mut(chunk)
-                .zip(lchunks.into_par_iter())
-                .enumerate()
-                .map(|(c, (out, mut lts))| {
-                    let mut moved = 0.0f64;
-                    let mut cur = Cursor::at_row(c * ROWS_PER_TASK);
-                    for (o, z) in out.iter_mut().enumerate() {
-                        let i = c * chunk + o;
-                        let (x, y) = cur.next(w);
-                        let (gain, loss) = gather(i, x, y, w, h, hs, ks, ss, ex, &drop);
+                    for (x, (z, &(gain, loss))) in z_row.iter_mut().zip(&flows).enumerate() {
                         if gain == 0.0 && loss == 0.0 {
                             continue;
                         }
+                        let o = r * w + x;
+                        let i = c * chunk + o;
                         moved += loss;
                         *z = (hs[i] as f64 + gain - loss) as f32;
+                        if nl == 0 {
+                            continue;
+                        }
                         let m = ex[i] as usize;
                         if ks[i] < 0.0 {
                             // The whole exposed layer left (its f32 rounding, ~1e-7 of it,
@@ -418,18 +422,210 @@ impl LayeredThermal {
                             *t = (*t as f64 + gain) as f32;
                         }
                     }
-                    moved
-                })
-                .collect::<Vec<f64>>()
-                .iter()
-                .sum()
-        };
+                }
+                moved
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum();
         Ok(StepReport { max_excess, moved })
     }
 }
 
-/// What cell `i` gains from its senders and loses to its receivers, metres, summed in f64
-/// in the fixed neighbour order.
+/// A flow from a cell with outflow factor `k` down a drop `d` to a receiver with scale
+/// `s`: a negative factor sends its whole layer, unscaled. Branch-free: a pair below its T
+/// (`d` = 0) or a factor 0 gives 0.
+#[inline(always)]
+fn flow(k: f32, d: f32, s: f32) -> f32 {
+    k.abs() * d * if k < 0.0 { 1.0 } else { s }
+}
+
+/// A receiver's scale: 1, or `cap / want` when its senders want to give it more than
+/// `cap`. Branch-free (the quotient is computed either way).
+#[inline(always)]
+fn scale(want: f32, cap: f32) -> f32 {
+    let q = cap / want;
+    if want > cap {
+        q
+    } else {
+        1.0
+    }
+}
+
+/// Pass 2 at cell `j` = `(x, y)`, anywhere on the grid: what its higher diagonal
+/// neighbours want to send it, `k·d` over those above their T, against `half_rate·d_max`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn scale_at(
+    j: usize,
+    x: usize,
+    y: usize,
+    w: usize,
+    h: usize,
+    hs: &[f32],
+    ks: &[f32],
+    ts: &[f32],
+    half_rate: f32,
+) -> f32 {
+    let hj = hs[j];
+    let (mut want, mut dmax) = (0.0f32, 0.0f32);
+    for_diagonals(x, y, w, h, |i| {
+        let d = hs[i] - hj;
+        let d = if d > ts[i] { d } else { 0.0 };
+        // A sender giving its whole layer is not scaled (else a remnant would shrink
+        // forever): it only adds thin layers.
+        want += ks[i].max(0.0) * d;
+        dmax = dmax.max(d);
+    });
+    scale(want, half_rate * dmax)
+}
+
+/// The exposed material of each cell of a row: its index, thickness (infinite for
+/// bedrock), drop T and factor rate·0.5·D, one array each.
+#[derive(Default)]
+struct ExposedRow {
+    m: Vec<u32>,
+    thick: Vec<f32>,
+    t: Vec<f32>,
+    f: Vec<f32>,
+}
+
+/// Pass 1's per-material tables and random-number key.
+struct Pass1<'a> {
+    drop: &'a [f32],
+    factor: &'a [f32],
+    seed: u64,
+    step: u64,
+    sigma: f32,
+}
+
+impl Pass1<'_> {
+    /// The exposed material of each cell of a row, from the row slices of every layer
+    /// (top down): the first layer holding material, else bedrock. One loop per layer,
+    /// bottom up and branch-free, so that each vectorises.
+    fn exposed(&self, lrows: &[&[f32]], w: usize, out: &mut ExposedRow) {
+        let nl = lrows.len();
+        out.m.clear();
+        out.m.resize(w, nl as u32);
+        out.thick.clear();
+        out.thick.resize(w, f32::INFINITY);
+        out.t.clear();
+        out.t.resize(w, self.drop[nl]);
+        out.f.clear();
+        out.f.resize(w, self.factor[nl]);
+        let (m, thick, t, f) = (
+            &mut out.m[..w],
+            &mut out.thick[..w],
+            &mut out.t[..w],
+            &mut out.f[..w],
+        );
+        for (l, lr) in lrows.iter().enumerate().rev() {
+            let lr = &lr[..w];
+            let (tl, fl, ml) = (self.drop[l], self.factor[l], l as u32);
+            for x in 0..w {
+                let th = lr[x];
+                let on = th > 0.0;
+                m[x] = if on { ml } else { m[x] };
+                thick[x] = if on { th } else { thick[x] };
+                t[x] = if on { tl } else { t[x] };
+                f[x] = if on { fl } else { f[x] };
+            }
+        }
+    }
+
+    /// The outflow factor of cell `i` (column `x` of the row `e`), from its largest drop
+    /// `dmax` and drop sum `sum` over the neighbours below its T, and its excess `dmax − T`
+    /// (−∞ when it sends nothing). A negative factor sends the whole exposed layer.
+    #[inline(always)]
+    fn factor_of(&self, i: usize, e: &ExposedRow, x: usize, dmax: f32, sum: f32) -> (f32, f32) {
+        let (f, thick) = (e.f[x], e.thick[x]);
+        if sum > 0.0 && f > 0.0 {
+            let amount = f * random_factor(self.seed, self.step, i, self.sigma) * dmax;
+            let k = if amount >= thick {
+                // The whole layer goes: marked by the sign.
+                -(thick / sum)
+            } else {
+                amount / sum
+            };
+            (k, dmax - e.t[x])
+        } else {
+            (0.0, f32::NEG_INFINITY)
+        }
+    }
+
+    /// Columns `1..w − 1` of an interior row `y`: each cell's outflow factor into `k_row`;
+    /// returns the largest excess. The neighbour sums run over row slices of one length.
+    #[inline(never)]
+    fn interior(&self, y: usize, w: usize, hs: &[f32], e: &ExposedRow, k_row: &mut [f32]) -> f32 {
+        let [hu, hc, hd] = rows3(hs, y, w);
+        let (ts, k_row) = (&e.t[..w], &mut k_row[..w]);
+        let mut worst = f32::NEG_INFINITY;
+        for x in 1..w - 1 {
+            let (hi, t) = (hc[x], ts[x]);
+            let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+            for d in [hu[x - 1], hu[x + 1], hd[x - 1], hd[x + 1]] {
+                let d = hi - d;
+                let d = if d > t { d } else { 0.0 };
+                dmax = dmax.max(d);
+                sum += d;
+            }
+            let (k, excess) = self.factor_of(y * w + x, e, x, dmax, sum);
+            k_row[x] = k;
+            worst = worst.max(excess);
+        }
+        worst
+    }
+}
+
+/// Rows `y − 1`, `y`, `y + 1` of `v`, each `w` long.
+#[inline(always)]
+fn rows3(v: &[f32], y: usize, w: usize) -> [&[f32]; 3] {
+    [
+        &v[(y - 1) * w..y * w],
+        &v[y * w..(y + 1) * w],
+        &v[(y + 1) * w..(y + 2) * w],
+    ]
+}
+
+/// [`scale_at`] for the columns `1..w − 1` of an interior row `y`: the same expressions
+/// in the same order over row slices of one length, in a loop of its own so that it
+/// vectorises.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn scales_interior(
+    y: usize,
+    w: usize,
+    hs: &[f32],
+    ks: &[f32],
+    ts: &[f32],
+    out: &mut [f32],
+    half_rate: f32,
+) {
+    let [hu, hc, hd] = rows3(hs, y, w);
+    let [ku, _, kd] = rows3(ks, y, w);
+    let [tu, _, td] = rows3(ts, y, w);
+    let out = &mut out[..w];
+    for x in 1..w - 1 {
+        let hj = hc[x];
+        let (mut want, mut dmax) = (0.0f32, 0.0f32);
+        // DIAGONALS order: up-left, up-right, down-left, down-right.
+        for (h, k, t, i) in [
+            (hu, ku, tu, x - 1),
+            (hu, ku, tu, x + 1),
+            (hd, kd, td, x - 1),
+            (hd, kd, td, x + 1),
+        ] {
+            let d = h[i] - hj;
+            let d = if d > t[i] { d } else { 0.0 };
+            want += k[i].max(0.0) * d;
+            dmax = dmax.max(d);
+        }
+        out[x] = scale(want, half_rate * dmax);
+    }
+}
+
+/// Pass 3 at cell `i` = `(x, y)`, anywhere on the grid: what it gains from its senders
+/// and loses to its receivers, metres, summed in f64 in [`DIAGONALS`] order.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn gather(
@@ -441,13 +637,9 @@ fn gather(
     hs: &[f32],
     ks: &[f32],
     ss: &[f32],
-    ex: &[u8],
-    drop: &[f32],
+    ts: &[f32],
 ) -> (f64, f64) {
-    let (hi, ki, si, ti) = (hs[i], ks[i], ss[i], drop[ex[i] as usize]);
-    // A negative factor sends its whole layer, unscaled.
-    // Branch-free: a pair below its T (or a factor 0) adds 0.
-    let flow = |k: f32, d: f32, s: f32| k.abs() * d * if k < 0.0 { 1.0 } else { s };
+    let (hi, ki, si, ti) = (hs[i], ks[i], ss[i], ts[i]);
     let (mut gain, mut loss) = (0.0f64, 0.0f64);
     for_diagonals(x, y, w, h, |j| {
         let hj = hs[j];
@@ -455,8 +647,48 @@ fn gather(
         let out = if out > ti { out } else { 0.0 };
         loss += flow(ki, out, ss[j]) as f64;
         let inn = hj - hi;
-        let inn = if inn > drop[ex[j] as usize] { inn } else { 0.0 };
+        let inn = if inn > ts[j] { inn } else { 0.0 };
         gain += flow(ks[j], inn, si) as f64;
     });
     (gain, loss)
+}
+
+/// [`gather`] for the columns `1..w − 1` of an interior row `y`, into `flows`: the same
+/// expressions in the same order over row slices of one length, in a loop of its own so
+/// that it vectorises.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn gather_interior(
+    y: usize,
+    w: usize,
+    hs: &[f32],
+    ks: &[f32],
+    ss: &[f32],
+    ts: &[f32],
+    flows: &mut [(f64, f64)],
+) {
+    let [hu, hc, hd] = rows3(hs, y, w);
+    let [ku, kc, kd] = rows3(ks, y, w);
+    let [su, sc, sd] = rows3(ss, y, w);
+    let [tu, tc, td] = rows3(ts, y, w);
+    let flows = &mut flows[..w];
+    for x in 1..w - 1 {
+        let (hi, ki, si, ti) = (hc[x], kc[x], sc[x], tc[x]);
+        let (mut gain, mut loss) = (0.0f64, 0.0f64);
+        for (h, k, s, t, j) in [
+            (hu, ku, su, tu, x - 1),
+            (hu, ku, su, tu, x + 1),
+            (hd, kd, sd, td, x - 1),
+            (hd, kd, sd, td, x + 1),
+        ] {
+            let hj = h[j];
+            let out = hi - hj;
+            let out = if out > ti { out } else { 0.0 };
+            loss += flow(ki, out, s[j]) as f64;
+            let inn = hj - hi;
+            let inn = if inn > t[j] { inn } else { 0.0 };
+            gain += flow(k[j], inn, si) as f64;
+        }
+        flows[x] = (gain, loss);
+    }
 }
