@@ -227,14 +227,19 @@ fn feature_orientation(e: &[f32], w: usize, h: usize) -> (f64, f64) {
     (feature, root / (jxx + jyy).max(1e-300))
 }
 
-#[test]
-fn rills_follow_the_slope() {
-    // A plane falling 0.1 m per metre towards +x, one soft material, 1 cm of noise.
+/// Rain on a plane of soft material falling 0.1 m per metre towards `angle_deg` (0 = +x,
+/// 90 = +y) with 1 cm of noise: the erosion's dominant orientation (structure tensor),
+/// after removing its mean along the slope, lies within 10° of downslope.
+fn rills_follow_a_slope_towards(angle_deg: f64) {
     let (w, h) = (96, 96);
     let grid = Grid::new(w, h, 1.0).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let (dx, dy) = (angle_deg.to_radians().cos(), angle_deg.to_radians().sin());
+    // Distance downslope of each cell, from the highest corner.
+    let along = |i: usize| (i % w) as f64 * dx + (i / w) as f64 * dy;
+    let top = (0..w * h).map(along).fold(f64::INFINITY, f64::min);
     let mut b: Vec<f32> = (0..w * h)
-        .map(|i| 0.1 * (w - 1 - i % w) as f32 + 0.01 * rng.random::<f32>())
+        .map(|i| (-0.1 * (along(i) - top)) as f32 + 20.0 + 0.01 * rng.random::<f32>())
         .collect();
     let b0 = b.clone();
     let params = Params {
@@ -248,25 +253,59 @@ fn rills_follow_the_slope() {
     };
     let mut sim = SimState::default();
     run(grid, params, &mut b, &mut sim, 1500);
-    // Net surface change, less its mean down each column (erosion grows downslope; the
-    // rills are what varies across the slope).
+    // Net surface change, less its mean at each distance downslope (erosion grows
+    // downslope; the rills are what varies across the slope).
     let mut e: Vec<f32> = b.iter().zip(&b0).map(|(a, c)| a - c).collect();
-    for x in 0..w {
-        let mean = (0..h).map(|y| e[y * w + x] as f64).sum::<f64>() / h as f64;
-        for y in 0..h {
-            e[y * w + x] -= mean as f32;
-        }
+    let bin = |i: usize| (along(i) - top).round() as usize;
+    let bins = (0..w * h).map(bin).max().unwrap() + 1;
+    let (mut sum, mut count) = (vec![0.0f64; bins], vec![0usize; bins]);
+    for (i, &v) in e.iter().enumerate() {
+        sum[bin(i)] += v as f64;
+        count[bin(i)] += 1;
+    }
+    for (i, v) in e.iter_mut().enumerate() {
+        *v -= (sum[bin(i)] / count[bin(i)] as f64) as f32;
     }
     let total: f64 = b.iter().zip(&b0).map(|(a, c)| (c - a) as f64).sum();
-    let (theta, coherence) = feature_orientation(&e, w, h);
+    // Away from the open borders, which drain every edge cell whatever the slope.
+    let m = 12;
+    let (cw, ch) = (w - 2 * m, h - 2 * m);
+    let inner: Vec<f32> = (0..cw * ch)
+        .map(|k| e[(k / cw + m) * w + k % cw + m])
+        .collect();
+    let (theta, coherence) = feature_orientation(&inner, cw, ch);
     let deg = theta.to_degrees();
-    let off = deg.min(180.0 - deg);
+    let diff = (deg - angle_deg).rem_euclid(180.0);
+    let off = diff.min(180.0 - diff);
     println!(
-        "net erosion {total:.3} m·cells; rill orientation {deg:.1}° (downslope 0°), \
-         {off:.1}° off, coherence {coherence:.2}"
+        "slope towards {angle_deg}°: net erosion {total:.3} m·cells; rill orientation \
+         {deg:.1}°, {off:.1}° off, coherence {coherence:.2}"
     );
     assert!(total > 0.0, "the plane must erode");
-    assert!(off <= 10.0, "rills run {off:.1}° off the slope");
+    assert!(
+        off <= 10.0,
+        "rills run {off:.1}° off the slope towards {angle_deg}°"
+    );
+}
+
+// Known defect, kept visible: away from the open borders no rills form. The erosion of the
+// interior is an even sheet (faint stripes across the slope), and channels grow only
+// headwards from the borders, whose edge cells drain into an outside at bed level. The
+// earlier version of this test measured the whole map and passed on those border channels.
+// The pipe model has no friction, so speed hardly depends on depth and a deeper path does
+// not carry more: the feedback that makes rills is missing (capacity would have to grow
+// with the water carried). Run with `--ignored` to see the figures.
+#[test]
+#[ignore = "known defect: no rills away from the borders (see the comment above)"]
+fn rills_follow_the_slope() {
+    rills_follow_a_slope_towards(0.0);
+}
+
+#[test]
+#[ignore = "known defect: no rills away from the borders (see the comment above)"]
+fn rills_follow_a_slope_across_the_grid() {
+    // Off the pipes' axes: the four-pipe model must not pull rills onto the grid.
+    rills_follow_a_slope_towards(30.0);
 }
 
 #[test]
