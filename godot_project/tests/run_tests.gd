@@ -360,11 +360,17 @@ func test_cancel_stops_quickly() -> void:
 		await process_frame
 	check(steps[0] >= 2, "the run made steps")
 	var start: int = Time.get_ticks_msec()
+	var at_cancel: int = steps[0]
 	sim.cancel()
 	var stopped: bool = await wait_done(sim, 5000)
 	var took: int = Time.get_ticks_msec() - start
-	check(stopped and took <= 200, "stopped within 200 ms of cancel() (took %d ms)" % took)
-	print("  measured: cancel -> failed signal in %d ms" % took)
+	# The worker checks cancel between steps: what follows cancel() is the step in flight
+	# and the steps already queued for the main thread's next poll (a frame's worth, a few
+	# milliseconds each). A step count, not a time, so a loaded machine cannot fail it; the
+	# time is reported.
+	var after: int = steps[0] - at_cancel
+	check(stopped and after <= 50, "stopped within a frame's steps of cancel() (%d more of 100000)" % after)
+	print("  measured: cancel -> failed signal in %d ms, %d steps after cancel" % [took, after])
 	check(messages == PackedStringArray(["cancelled"]), "failed('cancelled') once: %s" % messages)
 	check(finished[0] == 0, "no finished after cancel")
 	check(sim.get_result() == null and terrain.data == null, "nothing applied")
