@@ -4,7 +4,7 @@ extends SceneTree
 ##   godot --headless --path godot_project -s res://tests/run_tests.gd -- \
 ##       --recipes=DIR --bake=DIR --out=DIR
 ##
-## --recipes: tests/godot/recipes (equiv.ron, long.ron, big.ron)
+## --recipes: tests/godot/recipes (equiv.ron, long.ron, big.ron, strata_small.ron, …)
 ## --bake:    what `orogen bake recipes/equiv.ron --out DIR` wrote (the CLI reference)
 ## --out:     a scratch folder for files the tests write
 ##
@@ -47,6 +47,7 @@ func _run_all() -> void:
 		test_generate_and_data_changed,
 		test_save_maps_matches_cli_files,
 		test_load_heightmap_and_resource_round_trip,
+		test_layered_surface_colour,
 		test_frame_time_at_512,
 	]
 	for t: Callable in tests:
@@ -612,6 +613,67 @@ func test_load_heightmap_and_resource_round_trip() -> void:
 	for f: String in ["height.exr", "basins.png", "rivers.png", "drainage.exr"]:
 		if FileAccess.file_exists(bake_dir.path_join(f)):
 			check(FileAccess.get_file_as_bytes(dir2.path_join(f)) == FileAccess.get_file_as_bytes(bake_dir.path_join(f)), "%s from the .res equals the CLI's" % f)
+
+
+## A layered world is drawn in its materials' colours: the shader's surface colour is on, its
+## texture holds each exposed material's recipe colour (different for sandstone and shale),
+## and it comes back when the terrain is set from its TerrainData (undo, a saved .res); a
+## one-material terrain is coloured by slope and height.
+func test_layered_surface_colour() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("strata_small.ron"))
+	var sim: ErosionSimulator = sim_of(terrain)
+	check(sim.start(), "start")
+	check(await wait_done(sim, 120000), "finished")
+	var mat: ShaderMaterial = terrain.get_terrain_material()
+	if not check(mat != null and terrain.data != null, "the terrain is drawn"):
+		return
+	check(mat.get_shader_parameter("has_surface_colour") == true, "surface colour on for a layered world")
+	var tex: Texture2D = mat.get_shader_parameter("surface_colour") as Texture2D
+	var map: Image = terrain.get_map("surface_colour")
+	var material: Image = terrain.get_map("material")
+	if not check(tex != null and map != null and material != null, "surface colour texture and maps exist"):
+		return
+	var img: Image = tex.get_image()
+	check(img.get_size() == map.get_size() and img.get_size() == Vector2i(65, 65), "one texel per cell")
+	var sandstone := Color8(201, 146, 88)
+	var shale := Color8(118, 108, 128)
+	var seen: Dictionary = {}
+	var same: bool = true
+	for y: int in range(img.get_height()):
+		for x: int in range(img.get_width()):
+			var c: Color = img.get_pixel(x, y)
+			same = same and c.is_equal_approx(map.get_pixel(x, y))
+			var key: String = c.to_html(false)
+			var m: int = material.get_pixel(x, y).r8
+			if not seen.has(key):
+				seen[key] = m
+	check(same, "the texture is the surface_colour map")
+	check(seen.has(sandstone.to_html(false)) and seen[sandstone.to_html(false)] == 1,
+			"sandstone cells show sandstone's colour (%s)" % [seen.keys().slice(0, 8)])
+	check(seen.has(shale.to_html(false)) and seen[shale.to_html(false)] == 2, "shale cells show shale's colour")
+	# From the data alone (the dock's undo path, a saved resource).
+	var data: TerrainData = terrain.data
+	var path: String = out_dir.path_join("strata.res")
+	check(ResourceSaver.save(data, path) == OK, "save the layered TerrainData")
+	var back: TerrainData = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE) as TerrainData
+	var flat := TerrainData.new()
+	var heights := Image.create_empty(5, 4, false, Image.FORMAT_RF)
+	flat.heights = heights
+	terrain.data = flat
+	check(mat.get_shader_parameter("has_surface_colour") == false, "a one-material terrain: surface colour off")
+	terrain.data = back
+	var tex2: Texture2D = mat.get_shader_parameter("surface_colour") as Texture2D
+	check(mat.get_shader_parameter("has_surface_colour") == true and tex2 != null
+			and tex2.get_image().get_pixel(20, 20) == img.get_pixel(20, 20), "surface colour back from the .res")
+	var dir_a: String = out_dir.path_join("strata_a")
+	var dir_b: String = out_dir.path_join("strata_b")
+	terrain.data = data
+	check(terrain.save_maps(dir_a) == "", "save_maps of the run")
+	terrain.data = back
+	check(terrain.save_maps(dir_b) == "", "save_maps of the reloaded resource")
+	for f: String in ["material.png", "splat.png", "surface_colour.png", "layer_shale.exr"]:
+		var a: PackedByteArray = FileAccess.get_file_as_bytes(dir_a.path_join(f))
+		check(a.size() > 0 and a == FileAccess.get_file_as_bytes(dir_b.path_join(f)), "%s survives the .res" % f)
 
 
 ## Not a pass/fail timing test: reports how long the main thread spends handling the

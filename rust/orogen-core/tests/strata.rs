@@ -62,6 +62,7 @@ fn layered_runs_write_material_splat_and_thickness_maps() {
     for name in [
         names::MATERIAL,
         names::SPLAT,
+        names::SURFACE_COLOUR,
         names::SEDIMENT_DEPTH,
         names::EROSION,
         "layer_sandstone",

@@ -55,6 +55,8 @@ pub struct TerrainWorld {
     material: Option<Gd<ShaderMaterial>>,
     height_texture: Option<Gd<ImageTexture>>,
     map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
+    /// The surface colour of a layered terrain (RGBA8, mipmapped), updated in place.
+    colour_texture: Option<Gd<ImageTexture>>,
     body: Option<Gd<StaticBody3D>>,
     shape: Option<Gd<HeightMapShape3D>>,
     base: Base<Node3D>,
@@ -73,6 +75,7 @@ impl INode3D for TerrainWorld {
             material: None,
             height_texture: None,
             map_textures: Vec::new(),
+            colour_texture: None,
             body: None,
             shape: None,
             base,
@@ -212,6 +215,13 @@ impl TerrainWorld {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }
+    }
+
+    /// The `ShaderMaterial` the terrain is drawn with (its uniforms: `sea_level`, colours,
+    /// `has_surface_colour`, …), or null before the terrain was first shown.
+    #[func]
+    pub fn get_terrain_material(&self) -> Option<Gd<ShaderMaterial>> {
+        self.material.clone()
     }
 
     /// Starts an `ErosionSimulator` child on this terrain's recipe (at the end of the
@@ -457,6 +467,26 @@ impl TerrainWorld {
             .get(names::RIVERS)
             .and_then(|m| convert::map_image(m).ok());
         bind(self, "rivers", "has_rivers", rivers);
+        let colours = match world.maps.get(names::SURFACE_COLOUR) {
+            Some(MapData::Rgba(m)) => Some((m.grid, m.data.as_slice())),
+            _ => None,
+        };
+        self.show_colours(colours);
+    }
+
+    /// Colours the surface by material (`Some((grid, colours))`, one sRGB colour per cell)
+    /// or by slope and height (`None`). The texture is updated in place when it fits.
+    fn show_colours(&mut self, colours: Option<(Grid, &[[u8; 4]])>) {
+        let img = colours.and_then(|(grid, c)| convert::colour_image(grid, c).ok());
+        if let Some(material) = &mut self.material {
+            bind_texture(
+                material,
+                &mut self.colour_texture,
+                "surface_colour",
+                "has_surface_colour",
+                img,
+            );
+        }
     }
 
     /// Rebuilds (or removes) the collision body from the current heights.
@@ -508,6 +538,46 @@ impl TerrainWorld {
             }
         }
         self.shape = Some(shape);
+    }
+}
+
+/// Binds `img` to the shader's `uniform` and sets `flag`, reusing the texture in `slot` (an
+/// in-place update) when its size and format match (a slot's images are all mipmapped or
+/// all not); `None` unbinds it and clears
+/// `flag`, keeping the texture for the next time.
+fn bind_texture(
+    material: &mut Gd<ShaderMaterial>,
+    slot: &mut Option<Gd<ImageTexture>>,
+    uniform: &str,
+    flag: &str,
+    img: Option<Gd<Image>>,
+) {
+    let Some(img) = img else {
+        material.set_shader_parameter(uniform, &Variant::nil());
+        material.set_shader_parameter(flag, &false.to_variant());
+        return;
+    };
+    let fits = slot.as_ref().is_some_and(|t| {
+        t.get_width() == img.get_width()
+            && t.get_height() == img.get_height()
+            && t.get_format() == img.get_format()
+    });
+    if fits {
+        if let Some(t) = slot {
+            t.update(&img);
+        }
+    } else {
+        *slot = ImageTexture::create_from_image(&img);
+    }
+    match slot {
+        Some(t) => {
+            material.set_shader_parameter(uniform, &t.to_variant());
+            material.set_shader_parameter(flag, &true.to_variant());
+        }
+        None => {
+            material.set_shader_parameter(uniform, &Variant::nil());
+            material.set_shader_parameter(flag, &false.to_variant());
+        }
     }
 }
 
