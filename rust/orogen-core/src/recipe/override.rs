@@ -61,7 +61,14 @@ fn variant_inner(node: &mut Json) -> Option<&mut Json> {
     }
 }
 
-fn descend<'a>(node: &'a mut Json, seg: &Segment) -> std::result::Result<&'a mut Json, String> {
+/// The node `seg` addresses under `node`. With `create`, a field missing from an object is
+/// added (a field the recipe leaves out when empty, such as `outputs` or `strata`; an unknown
+/// name is still refused when the recipe is read back).
+fn descend<'a>(
+    node: &'a mut Json,
+    seg: &Segment,
+    create: bool,
+) -> std::result::Result<&'a mut Json, String> {
     match seg {
         Segment::Index(i) => {
             // `stages[0]` addresses the list element; step inside an enum wrapper if needed.
@@ -80,9 +87,13 @@ fn descend<'a>(node: &'a mut Json, seg: &Segment) -> std::result::Result<&'a mut
                 return Ok(node.get_mut(name.as_str()).expect("checked"));
             }
             // Skip over enum variant names: `terrain.octaves` reaches `terrain.Noise.octaves`.
-            match variant_inner(node) {
-                Some(inner) => descend(inner, seg),
-                None => Err(format!("there is no field `{name}` here")),
+            if variant_inner(node).is_some() {
+                let inner = variant_inner(node).expect("checked");
+                return descend(inner, seg, create);
+            }
+            match node {
+                Json::Object(map) if create => Ok(map.entry(name.clone()).or_insert(Json::Null)),
+                _ => Err(format!("there is no field `{name}` here")),
             }
         }
     }
@@ -338,8 +349,8 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
     }
     let mut tree = serde_json::to_value(recipe).map_err(|e| err(e.to_string()))?;
     let mut node = &mut tree;
-    for seg in &segments {
-        node = descend(node, seg).map_err(err)?;
+    for (i, seg) in segments.iter().enumerate() {
+        node = descend(node, seg, i + 1 == segments.len()).map_err(err)?;
     }
     *node = ron_to_json(value).map_err(err)?;
     match serde_json::from_value::<T>(tree.clone()) {
@@ -350,7 +361,7 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
             let mut tree = tree;
             let mut node = &mut tree;
             for seg in &segments {
-                node = descend(node, seg).map_err(err)?;
+                node = descend(node, seg, false).map_err(err)?;
             }
             *node = Json::String("None".into());
             serde_json::from_value(tree).map_err(|e| err(e.to_string()))
@@ -378,6 +389,16 @@ mod tests {
         let r = Recipe::default_recipe();
         let e = r.apply_override("sead=7").unwrap_err().to_string();
         assert!(e.contains("sead"), "{e}");
+        let e = r
+            .apply_override("terrain.octavs=7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("octavs"), "{e}");
+        let e = r
+            .apply_override("stages[0].nope.x=7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope"), "{e}");
         let e = r.apply_override("seed=\"seven\"").unwrap_err().to_string();
         assert!(e.contains("seed"), "{e}");
         let e = r
@@ -392,6 +413,18 @@ mod tests {
         assert!(e.contains("finite"), "{e}");
         let e = r.apply_override("size=(3, 4").unwrap_err().to_string();
         assert!(e.contains("size"), "{e}");
+    }
+
+    #[test]
+    fn sets_fields_left_out_when_empty() {
+        let r = Recipe::default_recipe();
+        assert!(!r.to_ron_string().contains("outputs"));
+        let r2 = r.apply_override("outputs=[\"erosion\"]").unwrap();
+        assert_eq!(r2.outputs, ["erosion"]);
+        let r3 = r
+            .apply_override("strata=(layers: [(material: \"shale\", thickness: Constant(5.0))])")
+            .unwrap();
+        assert_eq!(r3.strata.unwrap().layers[0].material, "shale");
     }
 
     #[test]
