@@ -48,6 +48,7 @@ func _run_all() -> void:
 		test_save_maps_matches_cli_files,
 		test_load_heightmap_and_resource_round_trip,
 		test_layered_surface_colour,
+		test_hydraulic_water_live,
 		test_frame_time_at_512,
 	]
 	for t: Callable in tests:
@@ -622,6 +623,10 @@ func test_load_heightmap_and_resource_round_trip() -> void:
 func test_layered_surface_colour() -> void:
 	var terrain: TerrainWorld = make_scene(recipe_from("strata_small.ron"))
 	var sim: ErosionSimulator = sim_of(terrain)
+	# Live snapshots would create the texture and the result update it in place, which the
+	# headless (dummy) renderer ignores: read back, the texture would still be the first
+	# snapshot's. Without them the result creates it.
+	sim.live_update = false
 	check(sim.start(), "start")
 	check(await wait_done(sim, 120000), "finished")
 	var mat: ShaderMaterial = terrain.get_terrain_material()
@@ -674,6 +679,61 @@ func test_layered_surface_colour() -> void:
 	for f: String in ["material.png", "splat.png", "surface_colour.png", "layer_shale.exr"]:
 		var a: PackedByteArray = FileAccess.get_file_as_bytes(dir_a.path_join(f))
 		check(a.size() > 0 and a == FileAccess.get_file_as_bytes(dir_b.path_join(f)), "%s survives the .res" % f)
+
+
+## A hydraulic run's live snapshots carry its water depth, and a layered terrain's colours:
+## while the run goes on, with nothing applied yet, the terrain draws water deeper than the
+## shader's threshold and colours by material. A run that finishes keeps its water in the
+## result (a `water_depth` map though the recipe's outputs do not ask for it), so setting the
+## terrain from its data shows it again; a terrain without water draws none.
+func test_hydraulic_water_live() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("hydraulic_small.ron"))
+	var sim: ErosionSimulator = sim_of(terrain)
+	check(sim.start(), "start")
+	var mat: ShaderMaterial = null
+	var t0: int = Time.get_ticks_msec()
+	# Until the first snapshot is shown (a hang guard, not a speed check). Its textures are
+	# read back as created: the headless renderer ignores in-place updates, so later
+	# snapshots cannot be seen here. The recipe's rain puts 5 cm on every cell each step.
+	while sim.is_running() and Time.get_ticks_msec() - t0 < 120000:
+		await process_frame
+		mat = terrain.get_terrain_material()
+		if mat != null and mat.get_shader_parameter("has_water_depth") == true:
+			break
+	var deepest: float = 0.0
+	var tex: Texture2D = mat.get_shader_parameter("water_depth") as Texture2D if mat != null else null
+	if tex != null:
+		for v: float in floats_of(tex.get_image()):
+			deepest = max(deepest, v)
+	# The shader's own default (the headless renderer does not parse shaders).
+	var found: RegExMatch = RegEx.create_from_string("uniform float water_depth_min = ([0-9.]+)").search(
+			mat.shader.code if mat != null else "")
+	var threshold: float = float(found.get_string(1)) if found != null else 0.0
+	check(sim.is_running() and terrain.data == null, "still running, nothing applied: the view is a live snapshot")
+	check(mat != null and mat.get_shader_parameter("has_water_depth") == true
+			and threshold > 0.0 and deepest > threshold,
+			"the live snapshot shows water deeper than the threshold (%.3f m > %.3f m)" % [deepest, threshold])
+	check(mat != null and mat.get_shader_parameter("has_surface_colour") == true,
+			"the live snapshot colours the layered terrain by material")
+	sim.cancel()
+	check(await wait_done(sim, 5000), "cancelled")
+	# A short run to the end.
+	var r: TerrainRecipe = recipe_from("hydraulic_small.ron")
+	check(r.set_value("stages[0].iterations", "40") == "", "shorten the run")
+	var t2: TerrainWorld = make_scene(r)
+	var s2: ErosionSimulator = sim_of(t2)
+	check(s2.start(), "start the short run")
+	check(await wait_done(s2, 120000), "the short run finished")
+	var m2: ShaderMaterial = t2.get_terrain_material()
+	var water: Image = t2.get_map("water_depth")
+	check(water != null and m2.get_shader_parameter("has_water_depth") == true, "the result keeps and shows its water")
+	var data: TerrainData = t2.data
+	var flat := TerrainData.new()
+	flat.heights = Image.create_empty(5, 4, false, Image.FORMAT_RF)
+	t2.data = flat
+	check(m2.get_shader_parameter("has_water_depth") == false, "a terrain without water draws none")
+	t2.data = data
+	check(m2.get_shader_parameter("has_water_depth") == true, "set from its data, the terrain shows the water again")
 
 
 ## Not a pass/fail timing test: reports how long the main thread spends handling the

@@ -39,6 +39,8 @@ pub mod names {
     pub const SEDIMENT_DEPTH: &str = "sediment_depth";
     /// Net change of the surface over the run, metres (negative where eroded).
     pub const EROSION: &str = "erosion";
+    /// Water depth over the surface, metres (a hydraulic run's simulation state).
+    pub const WATER_DEPTH: &str = "water_depth";
     /// Prefix of each material's thickness map, `layer_<name>`, metres.
     pub const LAYER_PREFIX: &str = "layer_";
 }

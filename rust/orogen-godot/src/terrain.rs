@@ -57,6 +57,8 @@ pub struct TerrainWorld {
     map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
     /// The surface colour of a layered terrain (RGBA8, mipmapped), updated in place.
     colour_texture: Option<Gd<ImageTexture>>,
+    /// A hydraulic run's water depth (RF), updated in place.
+    water_texture: Option<Gd<ImageTexture>>,
     body: Option<Gd<StaticBody3D>>,
     shape: Option<Gd<HeightMapShape3D>>,
     base: Base<Node3D>,
@@ -76,6 +78,7 @@ impl INode3D for TerrainWorld {
             height_texture: None,
             map_textures: Vec::new(),
             colour_texture: None,
+            water_texture: None,
             body: None,
             shape: None,
             base,
@@ -262,13 +265,23 @@ impl TerrainWorld {
         self.recipe.clone()
     }
 
-    /// Shows `heights` (a simulator's live snapshot, whose range is `lo..hi` metres)
-    /// without touching data or collision.
-    pub fn preview_heights(&mut self, grid: Grid, heights: &[f32], lo: f32, hi: f32) {
+    /// Shows a simulator's live snapshot without touching data or collision: `heights`
+    /// (whose range is `range` metres), the water depth of a hydraulic run and the surface
+    /// colours of a layered terrain (each `None` turns its drawing off).
+    pub fn preview(
+        &mut self,
+        grid: Grid,
+        heights: &[f32],
+        range: (f32, f32),
+        water: Option<&[f32]>,
+        colours: Option<&[[u8; 4]]>,
+    ) {
         let Ok(img) = convert::scalar_image(grid, heights) else {
             return;
         };
-        self.show_heights(grid, &img, lo, hi);
+        self.show_heights(grid, &img, range.0, range.1);
+        self.show_water(water.map(|w| (grid, w)));
+        self.show_colours(colours.map(|c| (grid, c)));
     }
 
     /// Sets `data` whose decoded form is `world` (a simulator's result; skips decoding the
@@ -472,6 +485,27 @@ impl TerrainWorld {
             _ => None,
         };
         self.show_colours(colours);
+        // A hydraulic run's water: the exported map, or the simulation state of a result.
+        let water = match world.maps.get(names::WATER_DEPTH) {
+            Some(MapData::Scalar(m)) => Some((m.grid, m.data.as_slice())),
+            _ => world.sim.water_depth.as_deref().map(|w| (world.grid(), w)),
+        };
+        self.show_water(water);
+    }
+
+    /// Draws water `Some((grid, depth))` metres deep where it is deeper than the shader's
+    /// `water_depth_min`, or no such water (`None`).
+    fn show_water(&mut self, water: Option<(Grid, &[f32])>) {
+        let img = water.and_then(|(grid, w)| convert::scalar_image(grid, w).ok());
+        if let Some(material) = &mut self.material {
+            bind_texture(
+                material,
+                &mut self.water_texture,
+                "water_depth",
+                "has_water_depth",
+                img,
+            );
+        }
     }
 
     /// Colours the surface by material (`Some((grid, colours))`, one sRGB colour per cell)
