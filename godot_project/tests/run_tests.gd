@@ -35,6 +35,7 @@ func _run_all() -> void:
 		test_classes_register,
 		test_recipe_api,
 		test_recipe_emits_changed,
+		test_recipe_materials_and_strata,
 		test_same_heights_as_cli,
 		test_signals_in_order,
 		test_cancel_stops_quickly,
@@ -258,6 +259,87 @@ func test_recipe_emits_changed() -> void:
 	terrain.set("recipe", null)
 	check(replaced[0] == 2 and terrain.recipe == null, "recipe_changed when the recipe is removed")
 	terrain.free()
+
+
+## Materials and strata through TerrainRecipe: their fields are described with units and
+## ranges; add, remove, move, rename and set_value edit them (round trips through the RON);
+## a bad value (an unknown material in the strata, a negative thickness, talus 95°,
+## susceptibility 1.5, a duplicate name, a material still in use) is an error naming the field
+## and leaves the recipe as it was, without emitting changed.
+func test_recipe_materials_and_strata() -> void:
+	var r: TerrainRecipe = TerrainRecipe.default_recipe()
+	var fields: Array[Dictionary] = r.describe_material_fields()
+	var by_name: Dictionary = {}
+	for f: Dictionary in fields:
+		check(f.has("unit") and f.has("min") and f.has("max") and f.has("doc") and f.has("kind"), "field keys")
+		by_name[f["name"]] = f
+	check(by_name.keys() == ["name", "talus_deg", "thermal_susceptibility", "dissolubility", "wind_resistance",
+			"erodibility", "colour"], "material fields in recipe order: %s" % [by_name.keys()])
+	check(by_name["talus_deg"]["unit"] == "deg" and by_name["talus_deg"]["max"] == 90.0
+			and by_name["erodibility"]["unit"] == "×k" and by_name["colour"]["kind"] == "Colour",
+			"units, ranges and kinds: %s" % [by_name["talus_deg"]])
+	var strata_names: Array = r.describe_strata_fields().map(func(f: Dictionary) -> String: return f["name"])
+	check(strata_names.has("dip_deg") and strata_names.has("bottom") and strata_names.has("repeat"), "strata fields")
+	check(r.describe_stratum_fields().size() == 2, "a layer is a material and a thickness")
+	var names: PackedStringArray = r.get_material_names()
+	check(names.has("granite") and names.has("shale") and r.get_built_in_material_names().size() == 6,
+			"built-in materials listed: %s" % names)
+
+	check(r.add_material("sandstone") == "", "add a copy of built-in sandstone")
+	check(r.add_material("") == "", "add a new material")
+	var mats: Array = r.to_dict()["materials"]
+	check(mats.size() == 2 and mats[0]["name"] == "sandstone" and mats[1]["name"] == "material_1",
+			"two materials: %s" % [mats])
+	check(int(mats[0]["colour"][0]) == 196, "the copy has sandstone's colour")
+	check(r.get_material_names()[1] == "material_1", "the recipe's own materials come first")
+	check(r.set_value("materials[1].talus_deg", "42.0") == "", "set a talus angle")
+	check(r.set_value("materials[1].colour", "(10, 20, 30)") == "", "set a colour")
+	check(r.move_material(1, 0) == "", "move a material up")
+	mats = r.to_dict()["materials"]
+	check(mats[0]["name"] == "material_1" and float(mats[0]["talus_deg"]) == 42.0
+			and Array(mats[0]["colour"]) == [10, 20, 30], "moved, with its values: %s" % [mats[0]])
+	check(r.add_stratum("material_1", 30.0) == "" and r.add_stratum("shale", 20.0) == "", "add two layers")
+	check(r.set_value("strata.repeat", "3") == "" and r.set_value("strata.dip_deg", "5.0") == ""
+			and r.set_value("strata.top", "100.0") == "" and r.set_value("strata.bottom", "\"granite\"") == "",
+			"set strata fields")
+	check(r.set_value("strata.layers[1].thickness", "Constant(25.0)") == "", "set a layer's thickness")
+	check(r.move_stratum(1, 0) == "", "move a layer up")
+	var strata: Dictionary = r.to_dict()["strata"]
+	check(strata["layers"][0]["material"] == "shale" and float(strata["layers"][0]["thickness"]["Constant"]) == 25.0
+			and int(strata["repeat"]) == 3 and float(strata["top"]) == 100.0 and strata["bottom"] == "granite",
+			"strata as edited: %s" % [strata])
+	check(r.rename_material(0, "basalt") == "", "rename a material")
+	strata = r.to_dict()["strata"]
+	check(strata["layers"][1]["material"] == "basalt", "its layer follows the new name")
+	check(r.set_value("strata.top", "None") == "" and r.to_dict()["strata"]["top"] == null, "top left out again")
+	# Round trip through RON text.
+	var copy: TerrainRecipe = TerrainRecipe.new()
+	copy.ron = r.ron
+	check(copy.validate() == "" and copy.to_dict() == r.to_dict(), "materials and strata survive the RON text")
+
+	var count: Array[int] = [0]
+	r.changed.connect(func() -> void: count[0] += 1)
+	var before: String = r.ron
+	var refused := func(what: String, err: String, field: String) -> void:
+		check(err.contains(field), "%s: the error names %s (%s)" % [what, field, err])
+		check(r.ron == before, "%s: the recipe is unchanged" % what)
+	refused.call("unknown material", r.set_value("strata.layers[0].material", "\"marble\""), "strata.layers[0].material")
+	refused.call("unknown material added", r.add_stratum("marble", 10.0), "strata.layers[2].material")
+	refused.call("negative thickness", r.set_value("strata.layers[0].thickness", "Constant(-5.0)"), "strata.layers[0].thickness")
+	refused.call("negative new layer", r.add_stratum("shale", -1.0), "strata.layers[2].thickness")
+	refused.call("talus 95", r.set_value("materials[0].talus_deg", "95.0"), "materials[0].talus_deg")
+	refused.call("susceptibility 1.5", r.set_value("materials[1].thermal_susceptibility", "1.5"),
+			"materials[1].thermal_susceptibility")
+	refused.call("duplicate name", r.add_material("basalt"), "materials[2].name")
+	refused.call("rename onto another", r.rename_material(1, "basalt"), "materials[1].name")
+	refused.call("material in use", r.remove_material(0), "strata.layers[1].material")
+	refused.call("dip 75", r.set_value("strata.dip_deg", "75.0"), "strata.dip_deg")
+	check(r.remove_material(7) != "" and r.move_stratum(0, 9) != "" and r.ron == before, "indices out of range refused")
+	check(count[0] == 0, "no refused edit emitted changed (%d)" % count[0])
+	check(r.remove_stratum(1) == "" and r.remove_material(0) == "", "remove the layer, then its material")
+	check(r.remove_strata() == "" and not r.to_dict().has("strata"), "remove the strata")
+	check(count[0] == 3, "each edit emitted changed once (%d)" % count[0])
+	check(r.validate() == "", "the recipe is valid: " + r.validate())
 
 
 func test_same_heights_as_cli() -> void:
