@@ -27,6 +27,7 @@ const RON_PATH := "user://orogen_editor_test.ron"
 ## speed check).
 const GENERATION_TIMEOUT := 300.0
 const StagePanel := preload("res://addons/orogen/editor/stage_panel.gd")
+const MapPreview := preload("res://addons/orogen/editor/map_preview.gd")
 
 var _plugin: EditorPlugin
 var _passed := 0
@@ -200,6 +201,7 @@ func _run_all() -> void:
 	for n: String in map_names:
 		all_textures = all_textures and dock.call(&"get_map_texture", n) != null
 	_check(all_textures, "every thumbnail has a texture")
+	_check_layered_thumbnails()
 	ur.undo()
 	_check(terrain.get(&"data") == old_data, "undo restores the terrain as before Generate")
 	ur.redo()
@@ -438,6 +440,27 @@ func _check_layers_editor(dock: Control, recipe: Resource, ur: UndoRedo) -> void
 	recipe.set(&"ron", ron_start)
 	_check(await _wait_for(func() -> bool: return (dock.call(&"get_material_panels") as Array).size() == count),
 			"the editor follows the recipe put back")
+
+
+## The thumbnails of a layered terrain's maps: the exposed-material index (0, 1, 2, …) spread
+## over the grey levels rather than near black, a 0/255 mask as it is, RGBA maps without alpha.
+func _check_layered_thumbnails() -> void:
+	var index := Image.create_empty(4, 1, false, Image.FORMAT_L8)
+	for x in 4:
+		index.set_pixel(x, 0, Color8(x, x, x))
+	var shown := ((MapPreview.make("material", index)["texture"]) as Texture2D).get_image()
+	_check(shown.get_pixel(3, 0).r8 == 255 and shown.get_pixel(1, 0).r8 == 85,
+			"the material thumbnail spreads its indices over the grey levels")
+	var mask := Image.create_empty(2, 1, false, Image.FORMAT_L8)
+	mask.set_pixel(1, 0, Color8(255, 255, 255))
+	var mask_shown := ((MapPreview.make("rivers", mask)["texture"]) as Texture2D).get_image()
+	_check(mask_shown.get_pixel(1, 0).r8 == 255 and mask_shown.get_pixel(0, 0).r8 == 0,
+			"a mask thumbnail is shown as it is")
+	var splat := Image.create_empty(1, 1, false, Image.FORMAT_RGBA8)
+	splat.set_pixel(0, 0, Color8(255, 0, 0, 0))
+	var splat_shown := ((MapPreview.make("splat", splat)["texture"]) as Texture2D).get_image()
+	_check(splat_shown.get_format() == Image.FORMAT_RGB8 and splat_shown.get_pixel(0, 0).r8 == 255,
+			"an RGBA thumbnail is drawn without its alpha")
 
 
 func _materials(recipe: Resource) -> Array:
