@@ -1,6 +1,7 @@
 extends Node3D
-## Orogen demo: grows a mountain range at load (ErosionSimulator on TerrainWorld's recipe),
-## shows it growing live, then orbits the camera around it.
+## Orogen demo: grows a terrain at load (ErosionSimulator on TerrainWorld's recipe), shows it
+## growing live, then orbits the camera around it. Used by main.tscn (a mountain range and a
+## sea plane) and strata.tscn (layered rock cut into mesas, no sea).
 ##
 ## Command-line options (after `--`): `--orogen-screenshot=PATH` saves one frame to PATH once
 ## the terrain is finished and quits (used by tests/godot/run.sh).
@@ -8,10 +9,15 @@ extends Node3D
 @onready var terrain: TerrainWorld = $Terrain
 @onready var simulator: ErosionSimulator = $Terrain/Simulator
 @onready var camera: Camera3D = $Camera
-@onready var water: MeshInstance3D = $Water
+## The sea plane, if the scene has one.
+@onready var water: MeshInstance3D = get_node_or_null(^"Water") as MeshInstance3D
 @onready var status: Label = $HUD/Status
 
-var orbit_angle: float = 0.6
+## Camera height and orbit radius as fractions of the terrain's extent.
+@export var camera_height: float = 0.36
+@export var camera_radius: float = 0.58
+@export var orbit_angle: float = 0.6
+
 var orbit_speed: float = 0.05
 var screenshot_path: String = ""
 
@@ -69,12 +75,13 @@ func _relief() -> float:
 ## Places the camera on a circle around the terrain, looking at its centre.
 func _frame_camera() -> void:
 	var extent: float = _extent()
-	var radius: float = extent * 0.58
-	var pos := Vector3(cos(orbit_angle) * radius, extent * 0.36, sin(orbit_angle) * radius)
+	var radius: float = extent * camera_radius
+	var pos := Vector3(cos(orbit_angle) * radius, extent * camera_height, sin(orbit_angle) * radius)
 	camera.look_at_from_position(pos, Vector3(0.0, 0.0, extent * 0.06 * sin(orbit_angle)), Vector3.UP)
 	camera.far = extent * 4.0
 	camera.near = extent * 0.0005
-	water.mesh.size = Vector2(extent * 8.0, extent * 8.0)
+	if water != null:
+		(water.mesh as PlaneMesh).size = Vector2(extent * 8.0, extent * 8.0)
 
 
 func _save_screenshot() -> void:

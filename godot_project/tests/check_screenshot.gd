@@ -1,15 +1,20 @@
 extends SceneTree
-## Checks a screenshot of the demo scene shows terrain (run headless by tests/godot/run.sh):
+## Checks a screenshot of a demo scene shows terrain (run headless by tests/godot/run.sh):
 ##
 ##   godot --headless --path godot_project -s res://tests/check_screenshot.gd -- \
-##       --image=PATH [--small=PATH]
+##       --image=PATH [--small=PATH] [--materials=R,G,B;R,G,B;...]
 ##
 ## Asserts: not one flat colour; terrain (neither sky nor water) covers a large part of the
-## frame; water pixels are present. --small writes a 960×540 copy (for the README).
+## frame; sky is present; water pixels are present or, with --materials (a layered scene: its
+## recipe's material colours, sRGB 0-255), at least two of the materials' colours each cover
+## over 1% of the terrain (a pixel counts for the material nearest its hue; grey materials
+## are not told apart). --small writes a 960×540 copy (for the README).
 ## Prints `PASS name` / `FAIL name: why` and `RESULT passed=N failed=M`.
 
 var passed: int = 0
 var failed: int = 0
+## Material colours to find (--materials), empty for a one-material scene.
+var materials: Array[Color] = []
 
 
 func _initialize() -> void:
@@ -20,6 +25,10 @@ func _initialize() -> void:
 			image_path = arg.get_slice("=", 1)
 		elif arg.begins_with("--small="):
 			small_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--materials="):
+			for rgb: String in arg.get_slice("=", 1).split(";", false):
+				var parts: PackedStringArray = rgb.split(",")
+				materials.append(Color8(int(parts[0]), int(parts[1]), int(parts[2])))
 	var img: Image = Image.load_from_file(image_path)
 	if img == null or img.is_empty():
 		report("screenshot_loads", false, "cannot load " + image_path)
@@ -33,6 +42,9 @@ func _initialize() -> void:
 	var water: int = 0
 	var terrain: int = 0
 	var colours: Dictionary = {}
+	var per_material: Array[int] = []
+	per_material.resize(materials.size())
+	per_material.fill(0)
 	var mean := Vector3.ZERO
 	var mean_sq := Vector3.ZERO
 	for y: int in range(0, h, 2):
@@ -52,6 +64,9 @@ func _initialize() -> void:
 				water += 1
 			else:
 				terrain += 1
+				var m: int = _nearest_material(c)
+				if m >= 0:
+					per_material[m] += 1
 	mean /= total
 	var variance: Vector3 = mean_sq / total - mean * mean
 	var spread: float = sqrt(max(variance.x + variance.y + variance.z, 0.0))
@@ -60,13 +75,45 @@ func _initialize() -> void:
 	report("not_one_flat_colour", colours.size() > 60 and spread > 0.05,
 		"%d colour bins, spread %.3f" % [colours.size(), spread])
 	report("terrain_covers_the_frame", float(terrain) / total > 0.3, "terrain %.1f%%" % (100.0 * terrain / total))
-	report("water_present", float(water) / total > 0.003, "water %.2f%%" % (100.0 * water / total))
+	if materials.is_empty():
+		report("water_present", float(water) / total > 0.003, "water %.2f%%" % (100.0 * water / total))
+	else:
+		var shown: int = 0
+		var shares: PackedStringArray = []
+		for i: int in range(materials.size()):
+			var share: float = float(per_material[i]) / max(terrain, 1)
+			shares.append("%s %.1f%%" % [materials[i].to_html(false), 100.0 * share])
+			if share > 0.01:
+				shown += 1
+		print("  materials (share of terrain pixels): ", ", ".join(shares))
+		report("several_material_colours", shown >= 2,
+				"%d material colours cover more than 1%% of the terrain (%s)" % [shown, ", ".join(shares)])
 	report("sky_present", float(sky) / total > 0.01, "sky %.2f%%" % (100.0 * sky / total))
 	if small_path != "":
 		var small: Image = img.duplicate() as Image
 		small.resize(960, 540, Image.INTERPOLATE_LANCZOS)
 		report("small_copy_saved", small.save_png(small_path) == OK, "cannot write " + small_path)
 	finish()
+
+
+## The material whose hue is nearest `c`'s, within 25°, among the materials coloured enough
+## for their hue to mean something (saturation 0.15 or more); -1 if none is, or the pixel is
+## too grey or dark to tell. Hue survives light, shade and this renderer's washed-out
+## highlights far better than the colour itself.
+func _nearest_material(c: Color) -> int:
+	if c.s < 0.1 or c.v < 0.08:
+		return -1
+	var best: int = -1
+	var best_d: float = 25.0
+	for i: int in range(materials.size()):
+		var m: Color = materials[i]
+		if m.s < 0.15:
+			continue
+		var d: float = absf(fposmod(c.h * 360.0 - m.h * 360.0 + 180.0, 360.0) - 180.0)
+		if d < best_d:
+			best_d = d
+			best = i
+	return best
 
 
 func report(name: String, ok: bool, why: String) -> void:

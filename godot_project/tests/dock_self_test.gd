@@ -26,6 +26,8 @@ const RON_PATH := "user://orogen_editor_test.ron"
 ## Longest a generation may take before the test gives up on it, seconds (a hang guard, not a
 ## speed check).
 const GENERATION_TIMEOUT := 300.0
+const StagePanel := preload("res://addons/orogen/editor/stage_panel.gd")
+const MapPreview := preload("res://addons/orogen/editor/map_preview.gd")
 
 var _plugin: EditorPlugin
 var _passed := 0
@@ -177,6 +179,8 @@ func _run_all() -> void:
 	ur.undo()
 	_check(_kinds(recipe) == kinds_before, "undo of Add Stage removes it")
 
+	await _check_layers_editor(dock, recipe, ur)
+
 	# Generate: returns at once, updates the terrain, one undoable action.
 	var old_data: Resource = terrain.get(&"data")
 	var started := bool(dock.call(&"generate"))
@@ -197,6 +201,7 @@ func _run_all() -> void:
 	for n: String in map_names:
 		all_textures = all_textures and dock.call(&"get_map_texture", n) != null
 	_check(all_textures, "every thumbnail has a texture")
+	_check_layered_thumbnails()
 	ur.undo()
 	_check(terrain.get(&"data") == old_data, "undo restores the terrain as before Generate")
 	ur.redo()
@@ -332,6 +337,137 @@ func _run_all() -> void:
 	_cleanup()
 
 
+## Drives the materials and strata editor as a user would: Add Material, a talus angle typed
+## in, out-of-range values (talus 95°, susceptibility 1.5, a negative thickness, an unknown
+## material) refused with the core's message naming the field and the recipe unchanged, Add
+## Layer, rename and remove with the strata following, undo. Puts the recipe back at the end.
+func _check_layers_editor(dock: Control, recipe: Resource, ur: UndoRedo) -> void:
+	var ron_start := String(recipe.get(&"ron"))
+	var layers_form: Object = dock.call(&"get_layers_form")
+	var count := _materials(recipe).size()
+	(layers_form.get(&"_add_material_button") as Button).pressed.emit()
+	var mats := _materials(recipe)
+	_check(mats.size() == count + 1 and String((mats[count] as Dictionary)["name"]) == "material_1",
+			"Add Material appends a material (%s)" % [mats])
+	var panels: Array = dock.call(&"get_material_panels")
+	_check(panels.size() == count + 1, "one material panel per material (%d)" % panels.size())
+	if panels.size() != count + 1:
+		return
+	var panel: Node = panels[count]
+	var sliders: Dictionary = panel.get(&"sliders")
+	var talus := sliders.get("talus_deg") as EditorSpinSlider
+	var fields: Array = recipe.call(&"describe_material_fields")
+	var units_ok := true
+	for info: Dictionary in fields:
+		if String(info["kind"]) != "Number":
+			continue
+		var s := sliders.get(String(info["name"])) as EditorSpinSlider
+		units_ok = units_ok and s != null and s.suffix == StagePanel.unit_suffix(String(info["unit"])) \
+				and is_equal_approx(s.min_value, float(info["min"])) and is_equal_approx(s.max_value, float(info["max"]))
+	_check(units_ok and talus != null and talus.suffix == "°" and talus.max_value == 90.0,
+			"each material field has a slider with its unit and range (talus in °, 0 … 90)")
+	_check(panel.get(&"colour_button") is ColorPickerButton, "the material's colour is a colour picker")
+	talus.value = 42.0
+	_check(is_equal_approx(float((_materials(recipe)[count] as Dictionary)["talus_deg"]), 42.0),
+			"typing a talus angle changes the recipe")
+	var ron_ok := String(recipe.get(&"ron"))
+	talus.value = 95.0
+	var err := String(dock.call(&"get_error_text"))
+	_check(err.contains("materials[%d].talus_deg" % count), "talus 95° is refused naming the field: %s" % err)
+	_check(String(recipe.get(&"ron")) == ron_ok, "the refused talus leaves the recipe unchanged")
+	_check(await _wait_for(func() -> bool:
+			var p: Array = dock.call(&"get_material_panels")
+			return p.size() > count and is_equal_approx(
+					((p[count] as Node).get(&"sliders")["talus_deg"] as EditorSpinSlider).value, 42.0)),
+			"the talus slider goes back to the recipe's 42°")
+	_check(String(dock.call(&"get_error_text")).contains("talus_deg"), "and the message stays shown")
+	panel = (dock.call(&"get_material_panels") as Array)[count]
+	(panel.get(&"sliders")["thermal_susceptibility"] as EditorSpinSlider).value = 1.5
+	err = String(dock.call(&"get_error_text"))
+	_check(err.contains("materials[%d].thermal_susceptibility" % count) and String(recipe.get(&"ron")) == ron_ok,
+			"susceptibility 1.5 is refused naming the field: %s" % err)
+	ur.undo()
+	_check(is_equal_approx(float((_materials(recipe)[count] as Dictionary)["talus_deg"]), 35.0),
+			"undo puts the talus angle back")
+	ur.redo()
+
+	# Strata: Add Layer creates them with a layer of the material picked beside it.
+	var pick := layers_form.get(&"_add_layer_material") as OptionButton
+	for i in pick.item_count:
+		if pick.get_item_text(i) == "material_1":
+			pick.select(i)
+	(layers_form.get(&"_add_layer_button") as Button).pressed.emit()
+	var strata: Variant = (recipe.call(&"to_dict") as Dictionary).get("strata")
+	var layers: Array = (strata as Dictionary).get("layers", []) if strata is Dictionary else []
+	_check(layers.size() == 1 and String((layers[0] as Dictionary)["material"]) == "material_1"
+			and is_equal_approx(float(((layers[0] as Dictionary)["thickness"] as Dictionary)["Constant"]), 50.0),
+			"Add Layer creates the strata with a 50 m layer of the picked material (%s)" % [strata])
+	var rows: Array = layers_form.get(&"layer_rows")
+	var controls: Dictionary = layers_form.get(&"strata_controls")
+	_check(rows.size() == 1 and rows[0]["thickness"] is EditorSpinSlider
+			and (rows[0]["thickness"] as EditorSpinSlider).suffix == "m"
+			and (controls.get("dip_deg") as EditorSpinSlider).suffix == "°"
+			and controls.get("bottom") is OptionButton and controls.get("top.set") is CheckBox,
+			"the strata show their fields with units (%s)" % [controls.keys()])
+	var ron_strata := String(recipe.get(&"ron"))
+	if rows.size() == 1:
+		(rows[0]["thickness"] as EditorSpinSlider).value = -5.0
+		err = String(dock.call(&"get_error_text"))
+		_check(err.contains("strata.layers[0].thickness") and String(recipe.get(&"ron")) == ron_strata,
+				"a negative thickness is refused naming the field: %s" % err)
+	err = String(layers_form.call(&"set_value", "strata.layers[0].material", "\"marble\""))
+	_check(err.contains("strata.layers[0].material") and String(dock.call(&"get_error_text")) == err
+			and String(recipe.get(&"ron")) == ron_strata, "an unknown material is refused naming the field: %s" % err)
+	err = String(layers_form.call(&"remove_material", count))
+	_check(err.contains("strata.layers[0].material") and String(recipe.get(&"ron")) == ron_strata,
+			"a material a layer uses cannot be removed: %s" % err)
+	panels = dock.call(&"get_material_panels")
+	if not _check(panels.size() == count + 1, "the material is still there"):
+		recipe.set(&"ron", ron_start)
+		return
+	panel = panels[count]
+	(panel.get(&"name_edit") as LineEdit).text = "basalt"
+	(panel.get(&"name_edit") as LineEdit).text_submitted.emit("basalt")
+	var after: Dictionary = recipe.call(&"to_dict")
+	_check(String((after["materials"][count] as Dictionary)["name"]) == "basalt"
+			and String((after["strata"]["layers"][0] as Dictionary)["material"]) == "basalt",
+			"renaming a material renames its layers too")
+	_check(String(layers_form.call(&"remove_stratum", 0)) == ""
+			and ((recipe.call(&"to_dict") as Dictionary)["strata"]["layers"] as Array).is_empty(),
+			"Remove Layer empties the strata")
+	_check(String(layers_form.call(&"remove_material", count)) == "" and _materials(recipe).size() == count,
+			"an unused material can be removed")
+	recipe.set(&"ron", ron_start)
+	_check(await _wait_for(func() -> bool: return (dock.call(&"get_material_panels") as Array).size() == count),
+			"the editor follows the recipe put back")
+
+
+## The thumbnails of a layered terrain's maps: the exposed-material index (0, 1, 2, …) spread
+## over the grey levels rather than near black, a 0/255 mask as it is, RGBA maps without alpha.
+func _check_layered_thumbnails() -> void:
+	var index := Image.create_empty(4, 1, false, Image.FORMAT_L8)
+	for x in 4:
+		index.set_pixel(x, 0, Color8(x, x, x))
+	var shown := ((MapPreview.make("material", index)["texture"]) as Texture2D).get_image()
+	_check(shown.get_pixel(3, 0).r8 == 255 and shown.get_pixel(1, 0).r8 == 85,
+			"the material thumbnail spreads its indices over the grey levels")
+	var mask := Image.create_empty(2, 1, false, Image.FORMAT_L8)
+	mask.set_pixel(1, 0, Color8(255, 255, 255))
+	var mask_shown := ((MapPreview.make("rivers", mask)["texture"]) as Texture2D).get_image()
+	_check(mask_shown.get_pixel(1, 0).r8 == 255 and mask_shown.get_pixel(0, 0).r8 == 0,
+			"a mask thumbnail is shown as it is")
+	var splat := Image.create_empty(1, 1, false, Image.FORMAT_RGBA8)
+	splat.set_pixel(0, 0, Color8(255, 0, 0, 0))
+	var splat_shown := ((MapPreview.make("splat", splat)["texture"]) as Texture2D).get_image()
+	_check(splat_shown.get_format() == Image.FORMAT_RGB8 and splat_shown.get_pixel(0, 0).r8 == 255,
+			"an RGBA thumbnail is drawn without its alpha")
+
+
+func _materials(recipe: Resource) -> Array:
+	var d: Dictionary = recipe.call(&"to_dict")
+	return d.get("materials", []) if typeof(d.get("materials")) == TYPE_ARRAY else []
+
+
 func _check_param_sliders(recipe: Resource, panels: Array) -> void:
 	var d: Dictionary = recipe.call(&"to_dict")
 	var stages: Array = d["stages"]
@@ -348,14 +484,16 @@ func _check_param_sliders(recipe: Resource, panels: Array) -> void:
 				continue
 			described += 1
 			var slider := sliders.get(pname) as EditorSpinSlider
-			if slider == null or slider.suffix != String(info["unit"]) \
+			if slider == null or slider.suffix != StagePanel.unit_suffix(String(info["unit"])) \
 					or not is_equal_approx(slider.min_value, float(info["min"])):
 				all_ok = false
 				printerr("  note slider for %s.%s does not match %s" % [kind, pname, info])
 	_check(all_ok, "each described parameter has a slider with its unit and minimum (%d)" % described)
 
 
-func _open_test_scene(side: int, iterations: int) -> Node3D:
+## Opens a scene whose root is a TerrainWorld with the default recipe at `side`² cells and
+## `iterations` per stage; `layered` adds sandstone and shale strata over granite.
+func _open_test_scene(side: int, iterations: int, layered := false) -> Node3D:
 	var root := ClassDB.instantiate(&"TerrainWorld") as Node3D
 	root.name = "TestTerrain"
 	var recipe := ClassDB.instantiate(&"TerrainRecipe") as Resource
@@ -365,6 +503,13 @@ func _open_test_scene(side: int, iterations: int) -> Node3D:
 		var stage: Dictionary = d["stages"][i]
 		if (stage[stage.keys()[0]] as Dictionary).has("iterations"):
 			recipe.call(&"set_value", "stages[%d].iterations" % i, str(iterations))
+	if layered:
+		for step: Array in [["add_material", "sandstone"], ["add_material", "shale"],
+				["add_stratum", "sandstone", 40.0], ["add_stratum", "shale", 30.0],
+				["set_value", "strata.repeat", "10"], ["set_value", "strata.bottom", "\"granite\""]]:
+			var err := String(recipe.callv(StringName(step[0]), step.slice(1)))
+			if err != "":
+				printerr("layered test recipe: %s" % err)
 	root.set(&"recipe", recipe)
 	var packed := PackedScene.new()
 	packed.pack(root)
@@ -495,7 +640,7 @@ func _screenshot(dir: String) -> void:
 	# Redraw every frame, so the X server's copy of the window is current when xwd reads it.
 	OS.low_processor_usage_mode = false
 	if ClassDB.class_exists(&"TerrainWorld"):
-		var terrain := await _open_test_scene(257, 40)
+		var terrain := await _open_test_scene(257, 40, true)
 		if terrain != null:
 			# Shrink the 25 km terrain to a few units so the editor's default 3D view, a few
 			# units from the origin, sees all of it.
@@ -510,15 +655,19 @@ func _screenshot(dir: String) -> void:
 			var ended: Array = await _wait_generation(dock)
 			print("screenshot: generation ended: %s" % [ended])
 			_select(terrain)
-	# Three views: the dock as it opens (Generate, progress, recipe), scrolled to the recipe and
-	# its stages, and scrolled to the bottom (map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
+	# Five views: the dock as it opens (Generate, progress, recipe), scrolled to the recipe and
+	# its stages, to the materials, to the strata, and to the bottom (map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
 	# the shell's <view>.shot (taken with xwd), then go on.
 	var dock_content: Control = _plugin.call(&"get_dock_content")
-	for view: String in ["top", "stages", "maps"]:
+	for view: String in ["top", "stages", "materials", "strata", "maps"]:
 		var scroller := dock_content as ScrollContainer
+		var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control
+		var layers_form := dock_content.call(&"get_layers_form") as Object
 		if view == "stages" and scroller != null:
-			var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control
 			scroller.scroll_vertical = int(recipe_box.position.y)
+		if (view == "materials" or view == "strata") and scroller != null:
+			var box := layers_form.get(&"_materials_box" if view == "materials" else &"_strata_box") as Control
+			scroller.scroll_vertical = int(recipe_box.position.y + box.position.y) - 40
 		if view == "maps" and scroller != null:
 			scroller.scroll_vertical = 1 << 20
 		await get_tree().create_timer(3.0).timeout

@@ -8,6 +8,8 @@
 #      signal order, cancel, failures, queries, collision, threads, save/load)
 #   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3), saves a screenshot into
 #      test-artifacts/ and checks it shows terrain, water and sky
+#   6. renders the strata scene the same way and checks it shows terrain, sky and the colours
+#      of several of its materials
 #
 # Exits non-zero on any failure; the last line is `godot: N passed, M failed`.
 set -uo pipefail
@@ -89,23 +91,37 @@ timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/run_tes
 grep -E '^(PASS|FAIL) |^  measured' "$WORK/tests.log"
 tally "$WORK/tests.log" "headless tests"
 
+# Renders a scene under Xvfb into a screenshot and checks it (check_screenshot.gd with the
+# given options); any engine error line in the render is a failure.
+render_and_check() { # name, scene, screenshot, check options...
+    local name=$1 scene=$2 shot=$3
+    shift 3
+    rm -f "$shot"
+    timeout 600 "${GODOT[@]}" --xvfb --audio-driver Dummy --path godot_project "$scene" -- \
+        --orogen-screenshot="$shot" >"$WORK/render-$name.log" 2>&1
+    if [[ -f $shot ]]; then
+        timeout 120 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
+            --image="$shot" "$@" >"$WORK/shot-$name.log" 2>&1
+        grep -E '^(PASS|FAIL) |^  (screenshot|materials)' "$WORK/shot-$name.log"
+        tally "$WORK/shot-$name.log" "$name screenshot check"
+    else
+        tail -n 30 "$WORK/render-$name.log"
+        fail_step "the $name scene renders a screenshot"
+    fi
+    if grep -qE 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-$name.log"; then
+        grep -E -A1 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-$name.log" | head -n 10
+        fail_step "$name run: errors in the output"
+    fi
+}
+
 echo "==> rendering the demo under Xvfb (llvmpipe)"
-shot="$ART/godot-demo.png"
-rm -f "$shot"
-timeout 600 "${GODOT[@]}" --xvfb --path godot_project -- --orogen-screenshot="$shot" >"$WORK/render.log" 2>&1
-if [[ -f $shot ]]; then
-    timeout 120 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
-        --image="$shot" --small="$ART/godot-demo-960.png" >"$WORK/shot.log" 2>&1
-    grep -E '^(PASS|FAIL) |^  screenshot' "$WORK/shot.log"
-    tally "$WORK/shot.log" "screenshot check"
-    echo "screenshot: $shot (960x540 copy: $ART/godot-demo-960.png)"
-else
-    tail -n 30 "$WORK/render.log"
-    fail_step "the demo renders a screenshot"
-fi
-if grep -qE 'SCRIPT ERROR|panicked|Segmentation fault' "$WORK/render.log"; then
-    grep -E 'SCRIPT ERROR|panicked|Segmentation fault' "$WORK/render.log" | head -n 10
-    fail_step "demo run: errors in the output"
-fi
+render_and_check demo res://main.tscn "$ART/godot-demo.png" --small="$ART/godot-demo-960.png"
+echo "screenshot: $ART/godot-demo.png (960x540 copy: $ART/godot-demo-960.png)"
+
+echo "==> rendering the strata scene under Xvfb"
+# Its recipe's materials: sandstone, shale, sand (granite, grey, is not told apart).
+render_and_check strata res://strata.tscn "$ART/godot-strata.png" --small="$ART/godot-strata-960.png" \
+    "--materials=196,112,68;84,92,128;222,180,90;150,140,138"
+echo "screenshot: $ART/godot-strata.png (960x540 copy: $ART/godot-strata-960.png)"
 
 finish

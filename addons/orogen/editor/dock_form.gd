@@ -1,12 +1,14 @@
 @tool
 extends RefCounted
 ## The Orogen dock's recipe form: size, cell size, seed, the ordered stages with their
-## parameters, Add Stage, "Edit RON…", and "New Recipe" for a terrain without one. Every edit is
-## one undoable action on the recipe's RON (DockContext.edit_recipe).
+## parameters, Add Stage, the materials and strata (dock_layers.gd), "Edit RON…", and "New
+## Recipe" for a terrain without one. Every edit is one undoable action on the recipe's RON
+## (DockContext.edit_recipe).
 
 const Context := preload("dock_context.gd")
 const UI := preload("dock_ui.gd")
 const StagePanel := preload("stage_panel.gd")
+const Layers := preload("dock_layers.gd")
 
 ## Largest grid side the recipe accepts (see Recipe::size).
 const MAX_SIDE := 16385
@@ -15,6 +17,8 @@ const MAX_SIDE := 16385
 signal file_dialog_requested(action: String)
 
 var _ctx: Context
+## The materials and strata part of the form.
+var layers: Layers
 
 var _no_recipe_box: HBoxContainer
 var _recipe_box: VBoxContainer
@@ -32,6 +36,7 @@ var _ron_edit: CodeEdit
 func _init(ctx: Context) -> void:
 	_ctx = ctx
 	_ctx.recipe_edited.connect(_update_extent)
+	layers = Layers.new(ctx)
 
 
 ## Adds the form to `parent` and the RON dialog to `dialog_host`.
@@ -112,6 +117,7 @@ func build(parent: Control, dialog_host: Node) -> void:
 				if _add_kind.selected >= 0:
 					add_stage(_add_kind.get_item_text(_add_kind.selected))))
 	_recipe_box.add_child(add_row)
+	layers.build(_recipe_box)
 
 	var ron_row := HBoxContainer.new()
 	ron_row.add_child(UI.button("Import…", &"Load", "Load a recipe from a .ron file (orogen bake format).",
@@ -157,6 +163,7 @@ func rebuild() -> void:
 	_no_recipe_box.visible = _ctx.terrain != null and recipe == null
 	_recipe_box.visible = recipe != null
 	if recipe == null:
+		layers.rebuild(null, {})
 		_ctx.update_validation()
 		return
 	var d := Context.dict_of(recipe)
@@ -189,6 +196,7 @@ func rebuild() -> void:
 		none.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		none.modulate = Color(1, 1, 1, 0.6)
 		_stages_box.add_child(none)
+	layers.rebuild(recipe, d)
 	_ctx.update_validation()
 
 

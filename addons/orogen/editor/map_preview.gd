@@ -4,7 +4,9 @@ extends RefCounted
 ##
 ## Scalar maps (FORMAT_RF, metres or m/yr or m²) are shrunk first, then normalised from their
 ## minimum to their maximum into grey levels; heights get a hypsometric tint and a hillshade so
-## relief reads at thumbnail size. Masks and labels (L8 / RGB8) are shown as they are. Shrinking
+## relief reads at thumbnail size. Masks and labels (L8 / RGB8) are shown as they are, an index
+## map (the exposed material) with its values spread over the grey levels, and RGBA maps (splat,
+## surface colour) without their alpha. Shrinking
 ## before normalising keeps the work per map at thumbnail size, so live previews stay cheap.
 
 ## Largest side of a thumbnail, pixels.
@@ -67,11 +69,29 @@ static func make(map_name: String, image: Image, max_size: int = THUMB_SIZE) -> 
 			hi = log(1.0 + hi)
 		thumb = _shade(values, w, h, lo, hi, map_name == "height")
 	else:
-		if fmt != Image.FORMAT_L8 and fmt != Image.FORMAT_RGB8 and fmt != Image.FORMAT_RGBA8:
-			thumb.convert(Image.FORMAT_RGBA8)
+		if fmt == Image.FORMAT_L8:
+			_stretch_small_values(thumb)
+		elif fmt != Image.FORMAT_RGB8:
+			# Splat weights and surface colours: the colour without its alpha (a splat map's
+			# fourth weight), which would otherwise show the dock through the thumbnail.
+			thumb.convert(Image.FORMAT_RGB8)
 		out["summary"] = "%s: %d×%d" % [map_name, full_w, full_h]
 	out["texture"] = ImageTexture.create_from_image(thumb)
 	return out
+
+
+## An index map (the exposed material: 0, 1, 2, …) is near black as it is: its values are
+## spread over the grey levels. Masks (0 or 255) are left alone.
+static func _stretch_small_values(img: Image) -> void:
+	var data := img.get_data()
+	var top := 0
+	for v: int in data:
+		top = maxi(top, v)
+	if top == 0 or top == 255:
+		return
+	for i in data.size():
+		data[i] = roundi(float(data[i]) * 255.0 / float(top))
+	img.set_data(img.get_width(), img.get_height(), false, Image.FORMAT_L8, data)
 
 
 ## Whether a non-negative map is better seen in log scale: its median is under 1% of its max.

@@ -5,7 +5,8 @@ extends ScrollContainer
 ## progress, applies the result as one undoable action, previews its maps and bakes them.
 ##
 ## This script lays the dock out and keeps it in step with the terrain; the work is in its
-## parts, which share a DockContext (dock_context.gd): the recipe form (dock_form.gd), the run
+## parts, which share a DockContext (dock_context.gd): the recipe form (dock_form.gd, with the
+## materials and strata in dock_layers.gd), the run
 ## controls (dock_run.gd), the map thumbnails (dock_maps.gd) and the files (dock_bake.gd).
 ##
 ## The dock follows changes through signals, never by polling: the terrain's `data_changed` and
@@ -150,6 +151,15 @@ func move_stage(index: int, delta: int) -> String:
 
 func get_stage_panels() -> Array[Node]:
 	return form.get_stage_panels()
+
+
+## The materials and strata editor (dock_layers.gd): add_material, set_value, add_stratum, …
+func get_layers_form() -> RefCounted:
+	return form.layers
+
+
+func get_material_panels() -> Array[Node]:
+	return form.layers.get_material_panels()
 
 
 func get_map_tile_names() -> PackedStringArray:

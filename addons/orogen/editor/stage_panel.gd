@@ -91,29 +91,11 @@ func _add_slider(grid: GridContainer, param: String, value: Variant, unit: Strin
 		_add_readonly(grid, param, value)
 		return
 	var is_int := typeof(value) == TYPE_INT
-	var label := Label.new()
-	label.text = param
-	label.tooltip_text = doc
-	label.mouse_filter = Control.MOUSE_FILTER_PASS
-	grid.add_child(label)
+	grid.add_child(field_label(param, doc))
 	var row := HBoxContainer.new()
 	row.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	grid.add_child(row)
-	var slider := EditorSpinSlider.new()
-	slider.size_flags_horizontal = Control.SIZE_EXPAND_FILL
-	slider.custom_minimum_size.x = 110
-	slider.min_value = lo
-	slider.max_value = maxf(hi, lo + (1.0 if is_int else 1.0e-9))
-	slider.step = 1.0 if is_int else step_for(lo, hi)
-	slider.rounded = is_int
-	slider.exp_edit = not is_int and lo > 0.0 and hi / lo >= 1000.0
-	# The schema's range is what the slider spans; typed values may go past it and the
-	# recipe's own validation (shown under the stages) has the last word.
-	slider.allow_greater = true
-	slider.allow_lesser = true
-	slider.suffix = unit
-	slider.tooltip_text = "%s%s\nRange %s … %s%s" % [
-		doc, "" if doc == "" else "\n", _g(lo), _g(hi), "" if unit == "" else " " + unit]
+	var slider := number_slider(0.0 if optional else float(value), is_int, unit, lo, hi, doc)
 	if optional:
 		var toggle := CheckBox.new()
 		toggle.tooltip_text = "%s is optional: tick to set it, untick to leave it out." % param
@@ -125,12 +107,47 @@ func _add_slider(grid: GridContainer, param: String, value: Variant, unit: Strin
 			value_edited.emit(index, param, to_ron(slider.value, is_int) if on else "None"))
 		row.add_child(toggle)
 		toggles[param] = toggle
-	else:
-		slider.set_value_no_signal(float(value))
 	slider.value_changed.connect(func(v: float) -> void:
 		value_edited.emit(index, param, to_ron(v, is_int)))
 	row.add_child(slider)
 	sliders[param] = slider
+
+
+## A field's name, with its doc as tooltip.
+static func field_label(text: String, doc: String) -> Label:
+	var label := Label.new()
+	label.text = text
+	label.tooltip_text = doc
+	label.mouse_filter = Control.MOUSE_FILTER_PASS
+	return label
+
+
+## A slider over [lo, hi] showing `value`, its unit as suffix (`deg` as °) and its doc and
+## range as tooltip. The range is what the slider spans; typed values may go past it and the
+## recipe's own validation has the last word (its message is shown in the dock).
+static func number_slider(value: float, is_int: bool, unit: String, lo: float, hi: float,
+		doc: String) -> EditorSpinSlider:
+	var slider := EditorSpinSlider.new()
+	slider.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	slider.custom_minimum_size.x = 110
+	slider.min_value = lo
+	slider.max_value = maxf(hi, lo + (1.0 if is_int else 1.0e-9))
+	slider.step = 1.0 if is_int else step_for(lo, hi)
+	slider.rounded = is_int
+	slider.exp_edit = not is_int and lo > 0.0 and hi / lo >= 1000.0
+	slider.allow_greater = true
+	slider.allow_lesser = true
+	var shown := unit_suffix(unit)
+	slider.suffix = shown
+	slider.tooltip_text = "%s%s\nRange %s … %s%s" % [
+		doc, "" if doc == "" else "\n", _g(lo), _g(hi), "" if shown == "" else " " + shown]
+	slider.set_value_no_signal(value)
+	return slider
+
+
+## A schema unit as the dock shows it: `deg` as °, others as written.
+static func unit_suffix(unit: String) -> String:
+	return "°" if unit == "deg" else unit
 
 
 func _add_readonly(grid: GridContainer, param: String, value: Variant) -> void:

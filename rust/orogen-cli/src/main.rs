@@ -3,6 +3,7 @@
 //! ```text
 //! orogen bake [RECIPE] [--out DIR] [--set PATH=VALUE]... [--threads N] [--quiet]
 //! orogen recipe default
+//! orogen materials
 //! orogen info FILE [--size W,H]
 //! ```
 //!
@@ -45,6 +46,9 @@ enum Command {
         /// The built-in recipe's name; omit it to list them.
         name: Option<String>,
     },
+    /// Print the built-in materials, and the fields of a material, the strata and a strata
+    /// layer with their units and ranges (the same descriptions the Godot dock shows).
+    Materials,
     /// Print a map file's size, format and value range (EXR, PNG, R16, raw f32).
     Info {
         /// The map file (.exr, .png, .r16, .raw/.r32/.f32).
@@ -135,6 +139,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bake(args) => bake(args),
         Command::Recipe { name } => print_recipe(name.as_deref()),
+        Command::Materials => {
+            print_materials();
+            Ok(())
+        }
         Command::Info { file, size } => info(&file, size),
     };
     match result {
@@ -168,6 +176,53 @@ fn print_recipe(name: Option<&str>) -> Result<(), Failure> {
             ))),
         },
     }
+}
+
+/// Prints the built-in materials and the material, strata and layer fields.
+fn print_materials() {
+    use orogen_core::schema::{FieldInfo, FieldKind};
+    use orogen_core::stages::strata::{
+        built_in_materials, MATERIAL_FIELDS, STRATA_FIELDS, STRATUM_FIELDS,
+    };
+    println!("Built-in materials (usable by name in `strata`, or redefined in `materials`):");
+    println!(
+        "  {:10} {:>6} {:>8} {:>9} {:>5} {:>6}  colour",
+        "name", "talus°", "thermal", "dissolve", "wind", "erod."
+    );
+    for m in built_in_materials() {
+        println!(
+            "  {:10} {:>6} {:>8} {:>9} {:>5} {:>6}  ({}, {}, {})",
+            m.name,
+            m.talus_deg,
+            m.thermal_susceptibility,
+            m.dissolubility,
+            m.wind_resistance,
+            m.erodibility,
+            m.colour.0,
+            m.colour.1,
+            m.colour.2
+        );
+    }
+    let section = |title: &str, fields: &[FieldInfo]| {
+        println!("\n{title}:");
+        for f in fields {
+            let p = &f.param;
+            let range = match f.kind {
+                FieldKind::Number | FieldKind::Integer | FieldKind::OptionalNumber => {
+                    format!("{} .. {} {}", p.min, p.max, p.unit)
+                }
+                FieldKind::ScalarSource => format!("≥ {} {}", p.min, p.unit),
+                FieldKind::Colour => format!("(r, g, b) 0..255 {}", p.unit),
+                FieldKind::MaterialName => "material name".to_string(),
+                FieldKind::Text => "text".to_string(),
+                FieldKind::Ron => "RON".to_string(),
+            };
+            println!("  {:24} {:22} {}", p.name, range.trim_end(), p.doc);
+        }
+    };
+    section("materials: [( … )]", MATERIAL_FIELDS);
+    section("strata: ( … )", STRATA_FIELDS);
+    section("strata layers: [(material, thickness)]", STRATUM_FIELDS);
 }
 
 /// Loads the recipe (a file, a built-in name, or the default), applies `--set`

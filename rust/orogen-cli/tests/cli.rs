@@ -376,3 +376,28 @@ fn every_built_in_recipe_prints_parses_and_bakes_by_name() {
         &["nope", "coupled"],
     );
 }
+
+#[test]
+fn materials_lists_the_built_in_ones_and_every_field_with_its_unit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = orogen(tmp.path(), &["materials"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for m in orogen_core::stages::strata::built_in_materials() {
+        assert!(text.contains(&m.name), "{} missing from:\n{text}", m.name);
+    }
+    use orogen_core::stages::strata::{MATERIAL_FIELDS, STRATA_FIELDS, STRATUM_FIELDS};
+    for f in MATERIAL_FIELDS
+        .iter()
+        .chain(STRATA_FIELDS)
+        .chain(STRATUM_FIELDS)
+    {
+        let line = text
+            .lines()
+            .find(|l| {
+                l.trim_start().starts_with(&format!("{} ", f.param.name)) && l.contains(f.param.doc)
+            })
+            .unwrap_or_else(|| panic!("no line for {}:\n{text}", f.param.name));
+        assert!(line.contains(f.param.unit), "{line}");
+    }
+}

@@ -16,3 +16,36 @@ pub struct ParamInfo {
     /// One-line description.
     pub doc: &'static str,
 }
+
+/// What a described field holds, so an editor can pick its widget (a slider, a colour picker,
+/// a list of materials, a RON text box).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum FieldKind {
+    /// A number, `unit`, within [min, max] (the doc says whether an end is excluded).
+    Number,
+    /// A whole number within [min, max].
+    Integer,
+    /// A number that may be left out (the doc says what applies then).
+    OptionalNumber,
+    /// An sRGB colour `(r, g, b)`, 0–255 each.
+    Colour,
+    /// The name of a material: one the recipe defines or a built-in one.
+    MaterialName,
+    /// Free text.
+    Text,
+    /// A scalar map (`Constant(v)`, `Image(..)`, `Noise(..)`) in `unit`, [min, max] for a
+    /// constant.
+    ScalarSource,
+    /// A nested block, edited as RON text.
+    Ron,
+}
+
+/// One field of a recipe block that is not a stage (a material, the strata, a stratum): its
+/// name, unit, range and doc, and what kind of value it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FieldInfo {
+    /// Name, unit, range and doc.
+    pub param: ParamInfo,
+    /// What the field holds.
+    pub kind: FieldKind,
+}

@@ -31,13 +31,24 @@ pub mod names {
     pub const MATERIAL: &str = "material";
     /// RGBA weights of the four most common exposed materials (a splat map).
     pub const SPLAT: &str = "splat";
+    /// sRGB colour of the exposed material per cell (alpha 255), blended towards the
+    /// material beneath where the exposed layer is thinner than
+    /// [`super::SURFACE_BLEND_M`]: a ready-made albedo for renderers.
+    pub const SURFACE_COLOUR: &str = "surface_colour";
     /// Thickness of layer 0, the loose sediment, metres.
     pub const SEDIMENT_DEPTH: &str = "sediment_depth";
     /// Net change of the surface over the run, metres (negative where eroded).
     pub const EROSION: &str = "erosion";
+    /// Water depth over the surface, metres (a hydraulic run's simulation state).
+    pub const WATER_DEPTH: &str = "water_depth";
     /// Prefix of each material's thickness map, `layer_<name>`, metres.
     pub const LAYER_PREFIX: &str = "layer_";
 }
+
+/// Thickness, metres, below which an exposed layer's colour fades into the colour of the
+/// material beneath it in [`World::surface_colours`] (so thin beds and fresh sediment do not
+/// switch colour cell by cell).
+pub const SURFACE_BLEND_M: f32 = 1.0;
 
 /// One produced map.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,9 +171,38 @@ impl World {
         Ok(())
     }
 
+    /// The colour of the surface per cell (sRGB, alpha 255): the exposed material's colour,
+    /// blended towards the next material down (the next layer with thickness, or the bottom
+    /// material) by how far the exposed layer is thinner than [`SURFACE_BLEND_M`]. `None`
+    /// for a one-material terrain.
+    pub fn surface_colours(&self) -> Option<Vec<[u8; 4]>> {
+        if self.layers.is_empty() || self.materials.len() != self.layers.len() + 1 {
+            return None;
+        }
+        let k = self.layers.len();
+        let colour = |l: usize| self.materials[l].colour.map(|c| c as f32);
+        let n = self.grid().len();
+        let out = (0..n)
+            .map(|i| {
+                let mut layers = (0..k).filter(|&l| self.layers.thickness(l)[i] > 0.0);
+                let top = layers.next().unwrap_or(k);
+                if top == k {
+                    let [r, g, b] = self.materials[k].colour;
+                    return [r, g, b, 255];
+                }
+                let below = layers.next().unwrap_or(k);
+                let w = (self.layers.thickness(top)[i] / SURFACE_BLEND_M).min(1.0);
+                let (a, b) = (colour(top), colour(below));
+                let mix = |c: usize| (b[c] + (a[c] - b[c]) * w).round().clamp(0.0, 255.0) as u8;
+                [mix(0), mix(1), mix(2), 255]
+            })
+            .collect();
+        Some(out)
+    }
+
     /// The layered terrain's maps: the exposed material, a splat map of the four most
-    /// common exposed materials, each material's total thickness and the sediment depth.
-    /// Nothing for a one-material terrain.
+    /// common exposed materials, the surface colour, each material's total thickness and the
+    /// sediment depth. Nothing for a one-material terrain.
     pub fn export_layers(&mut self) {
         if self.layers.is_empty() {
             return;
@@ -244,6 +284,12 @@ impl World {
             names::SPLAT.into(),
             MapData::Rgba(Field { grid, data: splat }),
         );
+        if let Some(data) = self.surface_colours() {
+            self.maps.insert(
+                names::SURFACE_COLOUR.into(),
+                MapData::Rgba(Field { grid, data }),
+            );
+        }
     }
 
     /// Every map by name, heights and uplift included.
@@ -260,5 +306,58 @@ impl World {
         ];
         out.extend(self.maps.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::MaterialProps;
+
+    fn material(name: &str, colour: [u8; 3]) -> WorldMaterial {
+        WorldMaterial {
+            name: name.into(),
+            colour,
+            props: MaterialProps::default(),
+        }
+    }
+
+    #[test]
+    fn surface_colour_is_the_exposed_material_fading_into_the_one_beneath() {
+        let grid = Grid::new(4, 1, 1.0).unwrap();
+        let mut w = World::new(Heightfield::filled(grid, 10.0), 0);
+        assert_eq!(w.surface_colours(), None, "one material: no colours");
+        // Cells: sand 0.5 m over shale; shale 5 m; shale 0.25 m over granite; granite.
+        w.layers = Layers::new(
+            vec![
+                ("sand".into(), vec![0.5, 0.0, 0.0, 0.0]),
+                ("shale".into(), vec![3.0, 5.0, 0.25, 0.0]),
+            ],
+            4,
+        )
+        .unwrap();
+        w.materials = vec![
+            material("sand", [200, 100, 0]),
+            material("shale", [100, 100, 100]),
+            material("granite", [0, 50, 200]),
+        ];
+        let c = w.surface_colours().unwrap();
+        assert_eq!(
+            c[0],
+            [150, 100, 50, 255],
+            "half a metre of sand: half way to shale"
+        );
+        assert_eq!(c[1], [100, 100, 100, 255], "thick shale: shale");
+        assert_eq!(
+            c[2],
+            [25, 63, 175, 255],
+            "a quarter metre of shale over granite"
+        );
+        assert_eq!(c[3], [0, 50, 200, 255], "bare granite");
+        w.export_layers();
+        assert!(matches!(
+            w.maps.get(names::SURFACE_COLOUR),
+            Some(MapData::Rgba(m)) if m.data == c
+        ));
     }
 }

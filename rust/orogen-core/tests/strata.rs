@@ -4,7 +4,12 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use orogen_core::recipe::ScalarSource;
 use orogen_core::runner::{initial_world, run_recipe};
+use orogen_core::schema::FieldKind;
+use orogen_core::stages::strata::{
+    material_names, Material, Strata, Stratum, MATERIAL_FIELDS, STRATA_FIELDS, STRATUM_FIELDS,
+};
 use orogen_core::world::names;
 use orogen_core::{MapData, OrogenError, Recipe};
 
@@ -62,6 +67,7 @@ fn layered_runs_write_material_splat_and_thickness_maps() {
     for name in [
         names::MATERIAL,
         names::SPLAT,
+        names::SURFACE_COLOUR,
         names::SEDIMENT_DEPTH,
         names::EROSION,
         "layer_sandstone",
@@ -147,6 +153,14 @@ fn bad_strata_name_the_field() {
         ),
         ("strata: (dip_deg: 75.0),", "strata.dip_deg"),
         (
+            "materials: [(name: \"x\"), (name: \"x\", erodibility: 2.0)],",
+            "materials[1].name",
+        ),
+        (
+            "materials: [(name: \"x\", erodibility: -1.0)],",
+            "materials[0].erodibility",
+        ),
+        (
             "strata: (layers: [(material: \"shale\", thickness: Constant(1.0))], repeat: 0),",
             "strata.repeat",
         ),
@@ -186,4 +200,90 @@ fn unknown_outputs_are_refused_listing_the_known_ones() {
         err.contains("outputs[0]") && err.contains("not produced"),
         "{err}"
     );
+}
+
+/// The editors' field descriptions name every field of a material, the strata and a stratum,
+/// in recipe order, and their number ranges are the ones validation draws.
+#[test]
+fn field_descriptions_match_the_recipe_and_its_validation() {
+    let keys =
+        |v: serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let names = |fields: &[orogen_core::schema::FieldInfo]| -> Vec<String> {
+        let mut n: Vec<String> = fields.iter().map(|f| f.param.name.to_string()).collect();
+        n.sort();
+        n
+    };
+    let strata = Strata {
+        top: Some(1.0),
+        warp: Some(Default::default()),
+        ..Default::default()
+    };
+    let stratum = Stratum {
+        material: "shale".into(),
+        thickness: ScalarSource::Constant(1.0),
+    };
+    assert_eq!(
+        names(MATERIAL_FIELDS),
+        keys(serde_json::to_value(Material::default()).unwrap())
+    );
+    assert_eq!(
+        names(STRATA_FIELDS),
+        keys(serde_json::to_value(strata).unwrap())
+    );
+    assert_eq!(
+        names(STRATUM_FIELDS),
+        keys(serde_json::to_value(stratum).unwrap())
+    );
+    // Each number field: inside its range it validates, just outside it is refused by name.
+    for f in MATERIAL_FIELDS
+        .iter()
+        .filter(|f| f.kind == FieldKind::Number)
+    {
+        let p = &f.param;
+        let mid = (p.min + p.max) / 2.0;
+        let with = |v: f64| {
+            recipe(
+                &format!("materials: [(name: \"x\", {}: {v:?})],", p.name),
+                "",
+            )
+        };
+        with(mid)
+            .validate()
+            .unwrap_or_else(|e| panic!("{} = {mid}: {e}", p.name));
+        let below = with(p.min - 0.5).validate().expect_err(p.name).to_string();
+        assert!(
+            below.contains(&format!("materials[0].{}", p.name)),
+            "{below}"
+        );
+        if p.name != "erodibility" {
+            let above = with(p.max + 0.5).validate().expect_err(p.name).to_string();
+            assert!(
+                above.contains(&format!("materials[0].{}", p.name)),
+                "{above}"
+            );
+        }
+    }
+    // The talus angle excludes both ends.
+    for v in [0.0, 90.0] {
+        let r = recipe(
+            &format!("materials: [(name: \"x\", talus_deg: {v:?})],"),
+            "",
+        );
+        assert!(r.validate().is_err(), "talus {v}");
+    }
+    // A recipe's own materials come first, then the built-in ones it does not redefine.
+    let own = [
+        Material {
+            name: "basalt".into(),
+            ..Default::default()
+        },
+        Material {
+            name: "shale".into(),
+            ..Default::default()
+        },
+    ];
+    let listed = material_names(&own);
+    assert_eq!(listed[..2], ["basalt", "shale"]);
+    assert_eq!(listed.iter().filter(|n| *n == "shale").count(), 1);
+    assert!(listed.contains(&"granite".to_string()));
 }

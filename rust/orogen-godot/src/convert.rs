@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use godot::classes::image::Format;
 use godot::classes::{Image, ProjectSettings};
 use godot::prelude::*;
-use orogen_core::field::{Grid, LabelMap, MaskMap, ScalarMap};
+use orogen_core::field::{Field, Grid, LabelMap, MaskMap, ScalarMap};
+use orogen_core::world::names;
 use orogen_core::MapData;
 use serde_json::Value as Json;
 
@@ -163,6 +164,19 @@ pub fn scalar_image(grid: Grid, values: &[f32]) -> Result<Gd<Image>, String> {
     image(grid, Format::RF, &f32_bytes(values))
 }
 
+/// Per-cell sRGB colours (a layered terrain's surface colour) as an `RGBA8` image with
+/// mipmaps, for the terrain shader's bilinear, mipmapped sampling.
+pub fn colour_image(grid: Grid, colours: &[[u8; 4]]) -> Result<Gd<Image>, String> {
+    let bytes: Vec<u8> = colours.iter().flatten().copied().collect();
+    let mut img = image(
+        grid,
+        Format::RGBA8,
+        &PackedByteArray::from(bytes.as_slice()),
+    )?;
+    img.generate_mipmaps();
+    Ok(img)
+}
+
 /// Label ids are spread over 24-bit colours by an odd multiplier (invertible modulo 2²⁴),
 /// so neighbouring basins get unlike colours and the ids can still be read back exactly.
 const LABEL_MUL: u32 = 0x9E_3779;
@@ -277,8 +291,9 @@ pub fn image_grid(img: &Gd<Image>, cell_size: f32, what: &str) -> Result<Grid, S
     Grid::new(w as usize, h as usize, cell_size).map_err(|e| format!("{what}: {e}"))
 }
 
-/// A `TerrainData.maps` image back into map data: `L8` → mask, `RGB8` → labels, anything
-/// else → scalar.
+/// A `TerrainData.maps` image back into map data, the inverse of [`map_image`]: `L8` →
+/// mask (the exposed-material map, `material`, → index), `RGB8` → labels, `RGBA8` → RGBA
+/// (splat, surface colour), `RGF` → vector, anything else → scalar.
 pub fn image_map(img: &Gd<Image>, grid: Grid, name: &str) -> Result<MapData, String> {
     let (w, h) = (img.get_width() as usize, img.get_height() as usize);
     if (w, h) != (grid.width, grid.height) {
@@ -288,6 +303,33 @@ pub fn image_map(img: &Gd<Image>, grid: Grid, name: &str) -> Result<MapData, Str
         ));
     }
     match img.get_format() {
+        Format::L8 if name == names::MATERIAL => Ok(MapData::Index(Field {
+            grid,
+            data: img.get_data().as_slice().to_vec(),
+        })),
+        Format::RGBA8 => Ok(MapData::Rgba(Field {
+            grid,
+            data: img
+                .get_data()
+                .as_slice()
+                .chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect(),
+        })),
+        Format::RGF => Ok(MapData::Vector(Field {
+            grid,
+            data: img
+                .get_data()
+                .as_slice()
+                .chunks_exact(8)
+                .map(|c| {
+                    [
+                        f32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                        f32::from_le_bytes([c[4], c[5], c[6], c[7]]),
+                    ]
+                })
+                .collect(),
+        })),
         Format::L8 => {
             let data: Vec<u8> = img
                 .get_data()

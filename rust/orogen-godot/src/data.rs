@@ -9,7 +9,9 @@ use orogen_core::{MapData, World};
 use crate::convert;
 
 /// Heights (`FORMAT_RF`, metres), cell size (metres) and named maps (`name → Image`;
-/// scalars `FORMAT_RF`, masks `FORMAT_L8`, labels `FORMAT_RGB8`).
+/// scalars `FORMAT_RF`, masks and the material index `FORMAT_L8`, labels `FORMAT_RGB8`,
+/// splat and surface colour `FORMAT_RGBA8`). A hydraulic run's `water_depth` is always among
+/// the maps, whether or not the recipe's `outputs` name it.
 #[derive(GodotClass)]
 #[class(tool, base = Resource)]
 pub struct TerrainData {
@@ -65,6 +67,18 @@ impl TerrainData {
             let img = convert::map_image(&map)?;
             maps.set(
                 &GString::from(name.as_str()).to_variant(),
+                &img.to_variant(),
+            );
+        }
+        // A hydraulic run's water is kept even when the recipe's `outputs` do not ask for
+        // it, so the terrain still shows it when set from this resource (undo, a saved .res).
+        if let (Some(water), false) = (
+            &world.sim.water_depth,
+            world.maps.contains_key(names::WATER_DEPTH),
+        ) {
+            let img = convert::scalar_image(grid, water)?;
+            maps.set(
+                &GString::from(names::WATER_DEPTH).to_variant(),
                 &img.to_variant(),
             );
         }

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 
 use godot::classes::{IResource, Resource};
 use godot::prelude::*;
-use orogen_core::recipe::Stage;
+use orogen_core::recipe::{Material, ScalarSource, Stage, Strata, Stratum};
+use orogen_core::schema::{FieldInfo, ParamInfo};
+use orogen_core::stages::strata::{
+    built_in_materials, material_names, MATERIAL_FIELDS, STRATA_FIELDS, STRATUM_FIELDS,
+};
 use orogen_core::Recipe;
 
 use crate::convert;
@@ -145,17 +149,201 @@ impl TerrainRecipe {
     /// The scalar parameters of stage kind `name`: `{name, unit, min, max, doc}` each.
     #[func]
     pub fn describe_stage(&self, name: GString) -> Array<VarDictionary> {
-        let mut out = Array::new();
-        for p in Stage::describe(&name.to_string()) {
-            let mut d = VarDictionary::new();
-            d.set("name", p.name);
-            d.set("unit", p.unit);
-            d.set("min", p.min);
-            d.set("max", p.max);
-            d.set("doc", p.doc);
-            out.push(&d);
-        }
-        out
+        Stage::describe(&name.to_string())
+            .iter()
+            .map(param_dict)
+            .collect()
+    }
+
+    /// The fields of a material (`materials[i]`), in recipe order: `{name, unit, min, max,
+    /// doc, kind}` each; `kind` is `Number`, `Text` or `Colour` (see `FieldKind`).
+    #[func]
+    pub fn describe_material_fields(&self) -> Array<VarDictionary> {
+        fields_array(MATERIAL_FIELDS)
+    }
+
+    /// The fields of the strata block (`strata`), like `describe_material_fields`; `kind`
+    /// is also `Integer`, `OptionalNumber`, `MaterialName` or `Ron`.
+    #[func]
+    pub fn describe_strata_fields(&self) -> Array<VarDictionary> {
+        fields_array(STRATA_FIELDS)
+    }
+
+    /// The fields of one strata layer (`strata.layers[i]`): `material` and `thickness`
+    /// (`kind` `ScalarSource`: `Constant(m)`, an `Image` or `Noise`).
+    #[func]
+    pub fn describe_stratum_fields(&self) -> Array<VarDictionary> {
+        fields_array(STRATUM_FIELDS)
+    }
+
+    /// The material names a layer, `bottom` or `sediment` can use: the recipe's materials,
+    /// then the built-in ones it does not redefine (the built-in ones alone when the text
+    /// does not parse).
+    #[func]
+    pub fn get_material_names(&self) -> PackedStringArray {
+        let own = self.parsed().map(|r| r.materials).unwrap_or_default();
+        material_names(&own)
+            .iter()
+            .map(|n| GString::from(n.as_str()))
+            .collect()
+    }
+
+    /// The built-in materials' names (`bedrock`, `granite`, …).
+    #[func]
+    pub fn get_built_in_material_names(&self) -> PackedStringArray {
+        built_in_materials()
+            .iter()
+            .map(|m| GString::from(m.name.as_str()))
+            .collect()
+    }
+
+    /// Appends a material called `name`: a copy of the built-in one of that name, or
+    /// default properties; an empty name picks `material_1`, `material_2`, … Returns "" or
+    /// the error naming the field (a name already defined); the recipe is then unchanged.
+    #[func]
+    pub fn add_material(&mut self, name: GString) -> GString {
+        let name = name.to_string();
+        self.edit_layers(|r| {
+            let name = if name.is_empty() {
+                (1..)
+                    .map(|i| format!("material_{i}"))
+                    .find(|n| r.materials.iter().all(|m| &m.name != n))
+                    .expect("some name is free")
+            } else {
+                name
+            };
+            let material = built_in_materials()
+                .into_iter()
+                .find(|m| m.name == name)
+                .unwrap_or_else(|| Material {
+                    name,
+                    ..Default::default()
+                });
+            r.materials.push(material);
+            Ok(())
+        })
+    }
+
+    /// Removes material `index`; "" or the error (e.g. a layer still uses it, named by its
+    /// field `strata.layers[i].material`), leaving the recipe unchanged. A material that
+    /// redefines a built-in one can go: its users then get the built-in one.
+    #[func]
+    pub fn remove_material(&mut self, index: i64) -> GString {
+        self.edit_layers(|r| {
+            let i = list_index("material", index, r.materials.len())?;
+            let name = r.materials.remove(i).name;
+            if built_in_materials().iter().any(|m| m.name == name) {
+                return Ok(());
+            }
+            if let Some(strata) = &r.strata {
+                let users = strata
+                    .layers
+                    .iter()
+                    .enumerate()
+                    .map(|(k, l)| (format!("strata.layers[{k}].material"), &l.material))
+                    .chain([
+                        ("strata.bottom".to_string(), &strata.bottom),
+                        ("strata.sediment".to_string(), &strata.sediment),
+                    ]);
+                for (field, used) in users {
+                    if *used == name {
+                        return Err(format!(
+                            "invalid value for `{field}`: uses material `{name}`, which cannot be removed while it does; change or remove that first"
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Moves material `from` to position `to`; "" or the error.
+    #[func]
+    pub fn move_material(&mut self, from: i64, to: i64) -> GString {
+        self.edit_layers(|r| {
+            let f = list_index("material", from, r.materials.len())?;
+            let t = list_index("material", to, r.materials.len())?;
+            let m = r.materials.remove(f);
+            r.materials.insert(t, m);
+            Ok(())
+        })
+    }
+
+    /// Renames material `index` to `name`, and every use of the old name in the strata
+    /// (layers, `bottom`, `sediment`) with it; "" or the error naming the field.
+    #[func]
+    pub fn rename_material(&mut self, index: i64, name: GString) -> GString {
+        let name = name.to_string();
+        self.edit_layers(|r| {
+            let i = list_index("material", index, r.materials.len())?;
+            let old = std::mem::replace(&mut r.materials[i].name, name.clone());
+            if let Some(strata) = &mut r.strata {
+                for n in strata
+                    .layers
+                    .iter_mut()
+                    .map(|l| &mut l.material)
+                    .chain([&mut strata.bottom, &mut strata.sediment])
+                {
+                    if *n == old {
+                        *n = name.clone();
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Appends a layer of `material`, `thickness_m` metres thick, to the strata (creating
+    /// the strata block, with default `bottom` and `sediment`, if the recipe has none).
+    /// Returns "" or the error naming the field (`strata.layers[2].material` for an unknown
+    /// material, `….thickness` for a negative one), leaving the recipe unchanged.
+    #[func]
+    pub fn add_stratum(&mut self, material: GString, thickness_m: f64) -> GString {
+        let layer = Stratum {
+            material: material.to_string(),
+            thickness: ScalarSource::Constant(thickness_m as f32),
+        };
+        self.edit_layers(|r| {
+            r.strata
+                .get_or_insert_with(Strata::default)
+                .layers
+                .push(layer);
+            Ok(())
+        })
+    }
+
+    /// Removes strata layer `index`; "" or the error.
+    #[func]
+    pub fn remove_stratum(&mut self, index: i64) -> GString {
+        self.edit_layers(|r| {
+            let layers = &mut r.strata.as_mut().ok_or("the recipe has no strata")?.layers;
+            let i = list_index("strata layer", index, layers.len())?;
+            layers.remove(i);
+            Ok(())
+        })
+    }
+
+    /// Moves strata layer `from` to position `to`; "" or the error.
+    #[func]
+    pub fn move_stratum(&mut self, from: i64, to: i64) -> GString {
+        self.edit_layers(|r| {
+            let layers = &mut r.strata.as_mut().ok_or("the recipe has no strata")?.layers;
+            let f = list_index("strata layer", from, layers.len())?;
+            let t = list_index("strata layer", to, layers.len())?;
+            let l = layers.remove(f);
+            layers.insert(t, l);
+            Ok(())
+        })
+    }
+
+    /// Takes the strata block away (the terrain becomes one material again); "" or the
+    /// error.
+    #[func]
+    pub fn remove_strata(&mut self) -> GString {
+        self.edit_layers(|r| {
+            r.strata = None;
+            Ok(())
+        })
     }
 
     /// Appends a stage of kind `name` with default parameters; "" or the error.
@@ -212,6 +400,38 @@ fn error_string(r: Result<(), String>) -> GString {
     }
 }
 
+/// A parameter's description as the dictionary the dock reads.
+fn param_dict(p: &ParamInfo) -> VarDictionary {
+    let mut d = VarDictionary::new();
+    d.set("name", p.name);
+    d.set("unit", p.unit);
+    d.set("min", p.min);
+    d.set("max", p.max);
+    d.set("doc", p.doc);
+    d
+}
+
+fn fields_array(fields: &[FieldInfo]) -> Array<VarDictionary> {
+    fields
+        .iter()
+        .map(|f| {
+            let mut d = param_dict(&f.param);
+            d.set("kind", format!("{:?}", f.kind).as_str());
+            d
+        })
+        .collect()
+}
+
+fn list_index(what: &str, index: i64, len: usize) -> Result<usize, String> {
+    if index >= 0 && (index as usize) < len {
+        Ok(index as usize)
+    } else {
+        Err(format!(
+            "{what} index {index} is out of range (the recipe has {len})"
+        ))
+    }
+}
+
 fn stage_index(index: i64, len: usize) -> Result<usize, String> {
     if index >= 0 && (index as usize) < len {
         Ok(index as usize)
@@ -258,6 +478,22 @@ impl TerrainRecipe {
 
     fn store(&mut self, recipe: &Recipe) {
         self.set_ron(GString::from(recipe.to_ron_string().as_str()));
+    }
+
+    /// Applies `edit` to the parsed recipe and keeps the result only if it validates; the
+    /// error (an edit's own, or validation's naming the field) otherwise.
+    fn edit_layers(&mut self, edit: impl FnOnce(&mut Recipe) -> Result<(), String>) -> GString {
+        let mut recipe = match self.parsed() {
+            Ok(r) => r,
+            Err(e) => return GString::from(e.as_str()),
+        };
+        if let Err(e) =
+            edit(&mut recipe).and_then(|()| recipe.validate().map_err(|e| e.to_string()))
+        {
+            return GString::from(e.as_str());
+        }
+        self.store(&recipe);
+        GString::new()
     }
 
     fn edit_stages(&mut self, edit: impl FnOnce(&mut Vec<Stage>) -> Result<(), String>) -> GString {

@@ -25,7 +25,7 @@ use crate::data::TerrainData;
 use crate::recipe::TerrainRecipe;
 use crate::terrain::TerrainWorld;
 
-/// Shortest time between two live height snapshots (at most ~15 per second).
+/// Shortest time between two live snapshots (at most ~15 per second).
 const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(66);
 /// Shortest time between two progress messages within a stage.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(20);
@@ -49,12 +49,15 @@ impl Drop for LiveThread {
     }
 }
 
-/// Heights for a live view, with their range (computed on the worker).
+/// What a live view shows, computed on the worker: heights with their range, the water
+/// depth of a hydraulic run and the surface colour of a layered terrain.
 struct Snapshot {
     grid: Grid,
     heights: Vec<f32>,
     lo: f32,
     hi: f32,
+    water: Option<Vec<f32>>,
+    colours: Option<Vec<[u8; 4]>>,
 }
 
 /// What the worker tells the main thread.
@@ -106,7 +109,8 @@ pub struct ErosionSimulator {
     /// The recipe to run; null runs the terrain's recipe.
     #[export]
     recipe: Option<Gd<TerrainRecipe>>,
-    /// Push the heights to the terrain about 10–15 times a second while running.
+    /// Push the heights (and a hydraulic run's water, a layered terrain's colours) to the
+    /// terrain about 10–15 times a second while running.
     #[export]
     live_update: bool,
     /// Threads of this simulator's own rayon pool; 0 = one per CPU.
@@ -294,9 +298,13 @@ impl ErosionSimulator {
         if let Some(snap) = snapshot {
             if self.live_update {
                 if let Some(mut terrain) = self.terrain_node() {
-                    terrain
-                        .bind_mut()
-                        .preview_heights(snap.grid, &snap.heights, snap.lo, snap.hi);
+                    terrain.bind_mut().preview(
+                        snap.grid,
+                        &snap.heights,
+                        (snap.lo, snap.hi),
+                        snap.water.as_deref(),
+                        snap.colours.as_deref(),
+                    );
                 }
             }
         }
@@ -486,6 +494,8 @@ fn work(
                     heights: world.height.data.clone(),
                     lo,
                     hi,
+                    water: world.sim.water_depth.clone(),
+                    colours: world.surface_colours(),
                 })
             } else {
                 None

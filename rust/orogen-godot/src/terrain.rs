@@ -55,6 +55,10 @@ pub struct TerrainWorld {
     material: Option<Gd<ShaderMaterial>>,
     height_texture: Option<Gd<ImageTexture>>,
     map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
+    /// The surface colour of a layered terrain (RGBA8, mipmapped), updated in place.
+    colour_texture: Option<Gd<ImageTexture>>,
+    /// A hydraulic run's water depth (RF), updated in place.
+    water_texture: Option<Gd<ImageTexture>>,
     body: Option<Gd<StaticBody3D>>,
     shape: Option<Gd<HeightMapShape3D>>,
     base: Base<Node3D>,
@@ -73,6 +77,8 @@ impl INode3D for TerrainWorld {
             material: None,
             height_texture: None,
             map_textures: Vec::new(),
+            colour_texture: None,
+            water_texture: None,
             body: None,
             shape: None,
             base,
@@ -214,6 +220,13 @@ impl TerrainWorld {
         }
     }
 
+    /// The `ShaderMaterial` the terrain is drawn with (its uniforms: `sea_level`, colours,
+    /// `has_surface_colour`, …), or null before the terrain was first shown.
+    #[func]
+    pub fn get_terrain_material(&self) -> Option<Gd<ShaderMaterial>> {
+        self.material.clone()
+    }
+
     /// Starts an `ErosionSimulator` child on this terrain's recipe (at the end of the
     /// frame, so the caller can connect its signals first) and returns it; the result is
     /// applied to this terrain when it finishes. Await its `finished` (or `failed`).
@@ -252,13 +265,23 @@ impl TerrainWorld {
         self.recipe.clone()
     }
 
-    /// Shows `heights` (a simulator's live snapshot, whose range is `lo..hi` metres)
-    /// without touching data or collision.
-    pub fn preview_heights(&mut self, grid: Grid, heights: &[f32], lo: f32, hi: f32) {
+    /// Shows a simulator's live snapshot without touching data or collision: `heights`
+    /// (whose range is `range` metres), the water depth of a hydraulic run and the surface
+    /// colours of a layered terrain (each `None` turns its drawing off).
+    pub fn preview(
+        &mut self,
+        grid: Grid,
+        heights: &[f32],
+        range: (f32, f32),
+        water: Option<&[f32]>,
+        colours: Option<&[[u8; 4]]>,
+    ) {
         let Ok(img) = convert::scalar_image(grid, heights) else {
             return;
         };
-        self.show_heights(grid, &img, lo, hi);
+        self.show_heights(grid, &img, range.0, range.1);
+        self.show_water(water.map(|w| (grid, w)));
+        self.show_colours(colours.map(|c| (grid, c)));
     }
 
     /// Sets `data` whose decoded form is `world` (a simulator's result; skips decoding the
@@ -416,7 +439,8 @@ impl TerrainWorld {
         }
     }
 
-    /// Binds the hydrology maps the shader uses (drainage, water surface, rivers).
+    /// Binds the maps the shader uses: the hydrology maps (drainage, lake depth, rivers), the
+    /// surface colour and a hydraulic run's water depth.
     fn show_maps(&mut self, world: &World) {
         let Some(mut material) = self.material.clone() else {
             return;
@@ -449,14 +473,55 @@ impl TerrainWorld {
             "has_drainage",
             drainage.and_then(|m| convert::scalar_image(m.grid, &m.data).ok()),
         );
-        let water =
-            scalar(names::WATER_SURFACE).and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
-        bind(self, "water_surface", "has_water_surface", water);
+        let lakes = scalar(names::LAKE_DEPTH)
+            .and_then(|m| convert::scalar_image(m.grid, &drawn_lakes(m.grid, &m.data)).ok());
+        bind(self, "lake_depth", "has_lake_depth", lakes);
         let rivers = world
             .maps
             .get(names::RIVERS)
             .and_then(|m| convert::map_image(m).ok());
         bind(self, "rivers", "has_rivers", rivers);
+        let colours = match world.maps.get(names::SURFACE_COLOUR) {
+            Some(MapData::Rgba(m)) => Some((m.grid, m.data.as_slice())),
+            _ => None,
+        };
+        self.show_colours(colours);
+        // A hydraulic run's water: the exported map, or the simulation state of a result.
+        let water = match world.maps.get(names::WATER_DEPTH) {
+            Some(MapData::Scalar(m)) => Some((m.grid, m.data.as_slice())),
+            _ => world.sim.water_depth.as_deref().map(|w| (world.grid(), w)),
+        };
+        self.show_water(water);
+    }
+
+    /// Draws water `Some((grid, depth))` metres deep where it is deeper than the shader's
+    /// `water_depth_min`, or no such water (`None`).
+    fn show_water(&mut self, water: Option<(Grid, &[f32])>) {
+        let img = water.and_then(|(grid, w)| convert::scalar_image(grid, w).ok());
+        if let Some(material) = &mut self.material {
+            bind_texture(
+                material,
+                &mut self.water_texture,
+                "water_depth",
+                "has_water_depth",
+                img,
+            );
+        }
+    }
+
+    /// Colours the surface by material (`Some((grid, colours))`, one sRGB colour per cell)
+    /// or by slope and height (`None`). The texture is updated in place when it fits.
+    fn show_colours(&mut self, colours: Option<(Grid, &[[u8; 4]])>) {
+        let img = colours.and_then(|(grid, c)| convert::colour_image(grid, c).ok());
+        if let Some(material) = &mut self.material {
+            bind_texture(
+                material,
+                &mut self.colour_texture,
+                "surface_colour",
+                "has_surface_colour",
+                img,
+            );
+        }
     }
 
     /// Rebuilds (or removes) the collision body from the current heights.
@@ -511,6 +576,93 @@ impl TerrainWorld {
     }
 }
 
+/// Lakes smaller than this many cells are not drawn (the one- and two-cell pits along
+/// rivers would bead every channel).
+const MIN_DRAWN_LAKE_CELLS: usize = 4;
+
+/// Water this deep or shallower is no lake, metres (as the shader's first shore level).
+const LAKE_DEPTH_MIN: f32 = 0.05;
+
+/// The lake depth map as drawn: lakes (4-connected cells deeper than `LAKE_DEPTH_MIN`) of
+/// fewer than `MIN_DRAWN_LAKE_CELLS` cells set to 0. The map itself is not changed.
+fn drawn_lakes(grid: Grid, depth: &[f32]) -> Vec<f32> {
+    let (w, h) = (grid.width, grid.height);
+    let mut out = depth.to_vec();
+    let mut seen = vec![false; depth.len()];
+    let mut stack = Vec::new();
+    let mut component = Vec::new();
+    for start in 0..depth.len() {
+        if seen[start] || depth[start] <= LAKE_DEPTH_MIN {
+            continue;
+        }
+        seen[start] = true;
+        stack.push(start);
+        component.clear();
+        while let Some(i) = stack.pop() {
+            component.push(i);
+            let (x, y) = (i % w, i / w);
+            let neighbours = [
+                (x > 0).then(|| i - 1),
+                (x + 1 < w).then(|| i + 1),
+                (y > 0).then(|| i - w),
+                (y + 1 < h).then(|| i + w),
+            ];
+            for j in neighbours.into_iter().flatten() {
+                if !seen[j] && depth[j] > LAKE_DEPTH_MIN {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        if component.len() < MIN_DRAWN_LAKE_CELLS {
+            for &i in &component {
+                out[i] = 0.0;
+            }
+        }
+    }
+    out
+}
+
+/// Binds `img` to the shader's `uniform` and sets `flag`, reusing the texture in `slot` (an
+/// in-place update) when its size and format match (a slot's images are all mipmapped or
+/// all not); `None` unbinds it and clears
+/// `flag`, keeping the texture for the next time.
+fn bind_texture(
+    material: &mut Gd<ShaderMaterial>,
+    slot: &mut Option<Gd<ImageTexture>>,
+    uniform: &str,
+    flag: &str,
+    img: Option<Gd<Image>>,
+) {
+    let Some(img) = img else {
+        material.set_shader_parameter(uniform, &Variant::nil());
+        material.set_shader_parameter(flag, &false.to_variant());
+        return;
+    };
+    let fits = slot.as_ref().is_some_and(|t| {
+        t.get_width() == img.get_width()
+            && t.get_height() == img.get_height()
+            && t.get_format() == img.get_format()
+    });
+    if fits {
+        if let Some(t) = slot {
+            t.update(&img);
+        }
+    } else {
+        *slot = ImageTexture::create_from_image(&img);
+    }
+    match slot {
+        Some(t) => {
+            material.set_shader_parameter(uniform, &t.to_variant());
+            material.set_shader_parameter(flag, &true.to_variant());
+        }
+        None => {
+            material.set_shader_parameter(uniform, &Variant::nil());
+            material.set_shader_parameter(flag, &false.to_variant());
+        }
+    }
+}
+
 /// A flat `qx × qz` quad grid over `[0,1]²` in x/z (y = 0), triangles facing up.
 fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
     let mut verts = Vec::with_capacity((qx + 1) * (qz + 1));
@@ -548,4 +700,29 @@ fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
     let mut mesh = ArrayMesh::new_gd();
     mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
     mesh
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lakes_of_a_few_cells_are_not_drawn() {
+        // A one-cell pit, a two-cell pit and a 2×2 lake on a 6×3 grid.
+        let grid = Grid::new(6, 3, 1.0).unwrap();
+        #[rustfmt::skip]
+        let depth = [
+            2.0, 0.0, 0.0, 0.0, 1.0, 1.5,
+            0.0, 0.0, 0.5, 0.0, 1.0, 0.7,
+            0.0, 0.0, 0.5, 0.0, 0.0, 0.01,
+        ];
+        let drawn = drawn_lakes(grid, &depth);
+        #[rustfmt::skip]
+        let want = [
+            0.0, 0.0, 0.0, 0.0, 1.0, 1.5,
+            0.0, 0.0, 0.0, 0.0, 1.0, 0.7,
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.01,
+        ];
+        assert_eq!(drawn, want);
+    }
 }

@@ -159,15 +159,7 @@ impl Recipe {
                 ));
             }
         }
-        match &self.strata {
-            Some(strata) => crate::stages::strata::validate(&self.materials, strata)?,
-            None => {
-                for (i, m) in self.materials.iter().enumerate() {
-                    m.validate(&format!("materials[{i}]"))?;
-                }
-            }
-        }
-        Ok(())
+        crate::stages::strata::validate_layers(&self.materials, self.strata.as_ref())
     }
 
     /// Applies one `PATH=VALUE` override, e.g. `seed=7`, `size=(513,513)`,

@@ -61,7 +61,14 @@ fn variant_inner(node: &mut Json) -> Option<&mut Json> {
     }
 }
 
-fn descend<'a>(node: &'a mut Json, seg: &Segment) -> std::result::Result<&'a mut Json, String> {
+/// The node `seg` addresses under `node`. With `create`, a field missing from an object is
+/// added (a field the recipe leaves out when empty, such as `outputs` or `strata`; an unknown
+/// name is still refused when the recipe is read back).
+fn descend<'a>(
+    node: &'a mut Json,
+    seg: &Segment,
+    create: bool,
+) -> std::result::Result<&'a mut Json, String> {
     match seg {
         Segment::Index(i) => {
             // `stages[0]` addresses the list element; step inside an enum wrapper if needed.
@@ -80,32 +87,247 @@ fn descend<'a>(node: &'a mut Json, seg: &Segment) -> std::result::Result<&'a mut
                 return Ok(node.get_mut(name.as_str()).expect("checked"));
             }
             // Skip over enum variant names: `terrain.octaves` reaches `terrain.Noise.octaves`.
-            match variant_inner(node) {
-                Some(inner) => descend(inner, seg),
-                None => Err(format!("there is no field `{name}` here")),
+            if variant_inner(node).is_some() {
+                let inner = variant_inner(node).expect("checked");
+                return descend(inner, seg, create);
+            }
+            match node {
+                Json::Object(map) if create => Ok(map.entry(name.clone()).or_insert(Json::Null)),
+                _ => Err(format!("there is no field `{name}` here")),
             }
         }
     }
 }
 
+/// A RON value in serde's JSON data model, keeping enum variant names: `Constant(5.0)` →
+/// `{"Constant": 5.0}`, `Noise(min: 0.0, max: 1.0)` → `{"Noise": {"min": 0.0, "max": 1.0}}`,
+/// a unit variant `Carve` → `"Carve"`, `None` → null, `Some(x)` → x, a struct `(a: 1)` → an
+/// object, a tuple `(1, 2)` or list `[1, 2]` → an array. (`ron::Value` drops variant names,
+/// so a value of enum type could not be set through it.)
 fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
     let t = text.trim();
-    let bare = t.trim_start_matches(['+', '-']);
-    if matches!(bare, "NaN" | "nan" | "inf" | "infinity" | "Infinity") {
-        return Err(format!("`{t}` is not a finite number"));
+    let mut p = RonParser {
+        s: t.as_bytes(),
+        i: 0,
+    };
+    let v = p
+        .value()
+        .and_then(|v| {
+            p.skip_ws();
+            if p.i < p.s.len() {
+                Err(format!("unexpected `{}`", p.rest()))
+            } else {
+                Ok(v)
+            }
+        })
+        .map_err(|e| format!("`{t}` is not a RON value: {e}"))?;
+    Ok(v)
+}
+
+/// A small recursive-descent reader for the RON values an override can hold.
+struct RonParser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl RonParser<'_> {
+    fn rest(&self) -> String {
+        crate::error::shorten(&String::from_utf8_lossy(&self.s[self.i..]))
     }
-    // A bare identifier is a unit enum variant (`Carve`) or a boolean.
-    if !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        if t == "true" || t == "false" {
-            return Ok(Json::Bool(t == "true"));
-        }
-        if t.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
-            return Ok(Json::String(t.to_string()));
+
+    fn skip_ws(&mut self) {
+        loop {
+            while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+                self.i += 1;
+            }
+            if self.s[self.i..].starts_with(b"//") {
+                while self.i < self.s.len() && self.s[self.i] != b'\n' {
+                    self.i += 1;
+                }
+            } else {
+                return;
+            }
         }
     }
-    let value: ron::Value =
-        ron::from_str(t).map_err(|e| format!("`{t}` is not a RON value: {e}"))?;
-    serde_json::to_value(&value).map_err(|e| format!("`{t}` cannot be used here: {e}"))
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.s.get(self.i).copied()
+    }
+
+    fn ident(&mut self) -> String {
+        let start = self.i;
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+        {
+            self.i += 1;
+        }
+        String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
+    }
+
+    fn value(&mut self) -> std::result::Result<Json, String> {
+        match self.peek() {
+            None => Err("no value".into()),
+            Some(b'"') => self.string(),
+            Some(b'[') => {
+                self.i += 1;
+                let items = self.items(b']')?;
+                if items.iter().any(|(k, _)| k.is_some()) {
+                    return Err("a list cannot have named fields".into());
+                }
+                Ok(Json::Array(items.into_iter().map(|(_, v)| v).collect()))
+            }
+            Some(b'(') => {
+                self.i += 1;
+                let items = self.items(b')')?;
+                Ok(Self::group(items))
+            }
+            Some(c) if c.is_ascii_digit() || c == b'-' || c == b'+' || c == b'.' => self.number(),
+            Some(b'r') if self.s[self.i..].starts_with(b"r#") => {
+                // A raw identifier (`r#None`): always a variant name.
+                self.i += 2;
+                Ok(Json::String(self.ident()))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                let name = self.ident();
+                let inner = if self.peek() == Some(b'(') {
+                    self.i += 1;
+                    Some(self.items(b')')?)
+                } else {
+                    None
+                };
+                match (name.as_str(), inner) {
+                    ("true", None) => Ok(Json::Bool(true)),
+                    ("false", None) => Ok(Json::Bool(false)),
+                    ("None", None) => Ok(Json::Null),
+                    ("NaN" | "nan" | "inf" | "infinity" | "Infinity", None) => {
+                        Err("not a finite number".into())
+                    }
+                    (_, None) => Ok(Json::String(name)),
+                    ("Some", Some(mut items)) if items.len() == 1 && items[0].0.is_none() => {
+                        Ok(items.remove(0).1)
+                    }
+                    (_, Some(items)) => {
+                        let mut map = serde_json::Map::new();
+                        map.insert(name, Self::group(items));
+                        Ok(Json::Object(map))
+                    }
+                }
+            }
+            Some(_) => Err(format!("unexpected `{}`", self.rest())),
+        }
+    }
+
+    /// The contents of `( … )`: named fields are a struct, one unnamed value is itself (a
+    /// newtype variant's content), several are a tuple.
+    fn group(mut items: Vec<(Option<String>, Json)>) -> Json {
+        if !items.is_empty() && items.iter().all(|(k, _)| k.is_some()) {
+            Json::Object(
+                items
+                    .into_iter()
+                    .map(|(k, v)| (k.unwrap_or_default(), v))
+                    .collect(),
+            )
+        } else if items.len() == 1 {
+            items.remove(0).1
+        } else {
+            Json::Array(items.into_iter().map(|(_, v)| v).collect())
+        }
+    }
+
+    /// Comma-separated values or `name: value` fields up to `close` (a trailing comma is fine).
+    fn items(&mut self, close: u8) -> std::result::Result<Vec<(Option<String>, Json)>, String> {
+        let mut out = Vec::new();
+        loop {
+            if self.peek() == Some(close) {
+                self.i += 1;
+                return Ok(out);
+            }
+            // `name:` starts a field; anything else is a value.
+            let save = self.i;
+            let mut key = None;
+            if self
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+            {
+                let name = self.ident();
+                if self.peek() == Some(b':') {
+                    self.i += 1;
+                    key = Some(name);
+                } else {
+                    self.i = save;
+                }
+            }
+            if key.is_some()
+                != out
+                    .first()
+                    .is_some_and(|(k, _): &(Option<String>, Json)| k.is_some())
+                && !out.is_empty()
+            {
+                return Err("named fields and plain values are mixed".into());
+            }
+            let v = self.value()?;
+            out.push((key, v));
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(c) if c == close => {}
+                _ => return Err(format!("expected `,` or `{}`", close as char)),
+            }
+        }
+    }
+
+    fn number(&mut self) -> std::result::Result<Json, String> {
+        let start = self.i;
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric() || b"+-._".contains(&self.s[self.i]))
+        {
+            // A sign only leads or follows an exponent.
+            if b"+-".contains(&self.s[self.i])
+                && self.i > start
+                && !b"eE".contains(&self.s[self.i - 1])
+            {
+                break;
+            }
+            self.i += 1;
+        }
+        let raw = String::from_utf8_lossy(&self.s[start..self.i]).replace('_', "");
+        let body = raw.trim_start_matches(['+', '-']);
+        if matches!(body, "NaN" | "nan" | "inf" | "infinity" | "Infinity") {
+            return Err(format!("`{raw}` is not a finite number"));
+        }
+        if let Ok(i) = raw.trim_start_matches('+').parse::<i64>() {
+            return Ok(Json::from(i));
+        }
+        if let Ok(u) = raw.trim_start_matches('+').parse::<u64>() {
+            return Ok(Json::from(u));
+        }
+        match raw.parse::<f64>() {
+            Ok(f) if f.is_finite() => serde_json::Number::from_f64(f)
+                .map(Json::Number)
+                .ok_or_else(|| format!("`{raw}` is not a finite number")),
+            _ => Err(format!("`{raw}` is not a number")),
+        }
+    }
+
+    fn string(&mut self) -> std::result::Result<Json, String> {
+        // A RON string is a JSON string (the same escapes).
+        let start = self.i;
+        self.i += 1;
+        while self.i < self.s.len() && self.s[self.i] != b'"' {
+            if self.s[self.i] == b'\\' {
+                self.i += 1;
+            }
+            self.i += 1;
+        }
+        if self.i >= self.s.len() {
+            return Err("a string is not closed".into());
+        }
+        self.i += 1;
+        let text = String::from_utf8_lossy(&self.s[start..self.i]);
+        serde_json::from_str::<String>(&text)
+            .map(Json::String)
+            .map_err(|e| format!("bad string {text}: {e}"))
+    }
 }
 
 /// Applies `PATH=VALUE` to a copy of `recipe` (any serde value; the recipe in practice).
@@ -127,12 +349,25 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
     }
     let mut tree = serde_json::to_value(recipe).map_err(|e| err(e.to_string()))?;
     let mut node = &mut tree;
-    for seg in &segments {
-        node = descend(node, seg).map_err(err)?;
+    for (i, seg) in segments.iter().enumerate() {
+        node = descend(node, seg, i + 1 == segments.len()).map_err(err)?;
     }
     *node = ron_to_json(value).map_err(err)?;
-    let out: T = serde_json::from_value(tree).map_err(|e| err(e.to_string()))?;
-    Ok(out)
+    match serde_json::from_value::<T>(tree.clone()) {
+        Ok(out) => Ok(out),
+        // A bare `None` is an absent option or, where the field is an enum, its unit variant
+        // `None` (e.g. `lakes: None`).
+        Err(_) if value.trim() == "None" => {
+            let mut tree = tree;
+            let mut node = &mut tree;
+            for seg in &segments {
+                node = descend(node, seg, false).map_err(err)?;
+            }
+            *node = Json::String("None".into());
+            serde_json::from_value(tree).map_err(|e| err(e.to_string()))
+        }
+        Err(e) => Err(err(e.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +389,16 @@ mod tests {
         let r = Recipe::default_recipe();
         let e = r.apply_override("sead=7").unwrap_err().to_string();
         assert!(e.contains("sead"), "{e}");
+        let e = r
+            .apply_override("terrain.octavs=7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("octavs"), "{e}");
+        let e = r
+            .apply_override("stages[0].nope.x=7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope"), "{e}");
         let e = r.apply_override("seed=\"seven\"").unwrap_err().to_string();
         assert!(e.contains("seed"), "{e}");
         let e = r
@@ -165,6 +410,65 @@ mod tests {
         let e = r.apply_override("cell_size=NaN").unwrap_err().to_string();
         assert!(e.contains("cell_size") && e.contains("finite"), "{e}");
         let e = r.apply_override("cell_size=-inf").unwrap_err().to_string();
+        assert!(e.contains("finite"), "{e}");
+        let e = r.apply_override("size=(3, 4").unwrap_err().to_string();
+        assert!(e.contains("size"), "{e}");
+    }
+
+    #[test]
+    fn sets_fields_left_out_when_empty() {
+        let r = Recipe::default_recipe();
+        assert!(!r.to_ron_string().contains("outputs"));
+        let r2 = r.apply_override("outputs=[\"erosion\"]").unwrap();
+        assert_eq!(r2.outputs, ["erosion"]);
+        let r3 = r
+            .apply_override("strata=(layers: [(material: \"shale\", thickness: Constant(5.0))])")
+            .unwrap();
+        assert_eq!(r3.strata.unwrap().layers[0].material, "shale");
+    }
+
+    #[test]
+    fn sets_enum_values_options_and_nested_blocks() {
+        use crate::flow::router::SinkMode;
+        use crate::recipe::{ScalarSource, Stage};
+        let r = Recipe::default_recipe();
+        let r2 = r
+            .apply_override("stages[0].k=Constant(1.5e-5)")
+            .unwrap()
+            .apply_override("stages[0].tolerance=0.25")
+            .unwrap()
+            .apply_override("stages[0].lakes=Fill(epsilon: 0.01)")
+            .unwrap()
+            .apply_override("uplift=Noise(noise: (kind: Ridged, octaves: 3), min: 0.0, max: 2e-3)")
+            .unwrap();
+        let Stage::StreamPower(p) = &r2.stages[0] else {
+            panic!("stage 0 is stream power")
+        };
+        assert_eq!(p.k, ScalarSource::Constant(1.5e-5));
+        assert_eq!(p.tolerance, Some(0.25));
+        let text = r2.to_ron_string();
+        assert!(text.contains("Fill(") && text.contains("Ridged"), "{text}");
+        // `None` clears an option, and is still a unit variant where the field is an enum.
+        let r3 = r2.apply_override("stages[0].tolerance=None").unwrap();
+        assert!(matches!(&r3.stages[0], Stage::StreamPower(p) if p.tolerance.is_none()));
+        let r4 = r2.apply_override("stages[0].lakes=None").unwrap();
+        assert!(matches!(&r4.stages[0], Stage::StreamPower(p) if p.lakes == SinkMode::None));
+        // RON writes that variant `r#None`; read back, it is the variant again.
+        let r5 = r2.apply_override("stages[0].lakes=r#None").unwrap();
+        assert_eq!(r5, r4);
+        assert_eq!(
+            r3.apply_override("stages[0].tolerance=Some(2.0)").unwrap(),
+            r3.apply_override("stages[0].tolerance=2.0").unwrap()
+        );
+        let e = r
+            .apply_override("stages[0].k=Konstant(1.0)")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stages[0].k"), "{e}");
+        let e = r
+            .apply_override("stages[0].k=Constant(nan)")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("finite"), "{e}");
     }
 }

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::generators::noise::{NoiseKind, NoiseParams};
+use crate::schema::{FieldInfo, FieldKind, ParamInfo};
 use crate::stages::source::ScalarSource;
 use crate::state::{Layers, MaterialProps};
 
@@ -108,6 +109,188 @@ impl Material {
             1e6,
         )
     }
+}
+
+const fn field(
+    name: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    kind: FieldKind,
+    doc: &'static str,
+) -> FieldInfo {
+    FieldInfo {
+        param: ParamInfo {
+            name,
+            unit,
+            min,
+            max,
+            doc,
+        },
+        kind,
+    }
+}
+
+/// The fields of a [`Material`], in recipe order, for editors: the ranges are what
+/// [`Material::validate`] accepts, except erodibility's, which is a sensible slider range
+/// (any finite value ≥ 0 is accepted).
+pub const MATERIAL_FIELDS: &[FieldInfo] = &[
+    field(
+        "name",
+        "",
+        0.0,
+        0.0,
+        FieldKind::Text,
+        "Name the strata refer to; unique among the recipe's materials (a built-in name redefines that material).",
+    ),
+    field(
+        "talus_deg",
+        "deg",
+        0.0,
+        90.0,
+        FieldKind::Number,
+        "Angle of repose, strictly between 0 and 90 degrees: steeper slopes slide (layered thermal erosion).",
+    ),
+    field(
+        "thermal_susceptibility",
+        "",
+        0.0,
+        1.0,
+        FieldKind::Number,
+        "How readily thermal weathering moves it: 0 never, 1 freely.",
+    ),
+    field(
+        "dissolubility",
+        "",
+        0.0,
+        1.0,
+        FieldKind::Number,
+        "How readily flowing water dissolves it: 0 never, 1 freely.",
+    ),
+    field(
+        "wind_resistance",
+        "",
+        0.0,
+        1.0,
+        FieldKind::Number,
+        "How well it resists the wind: 0 blown freely, 1 never moves.",
+    ),
+    field(
+        "erodibility",
+        "×k",
+        0.0,
+        10.0,
+        FieldKind::Number,
+        "Factor on the stream-power erodibility k where it is exposed, ≥ 0 (1 = k as given).",
+    ),
+    field(
+        "colour",
+        "sRGB",
+        0.0,
+        255.0,
+        FieldKind::Colour,
+        "Colour (r, g, b), 0–255 each, of previews, the splat and surface colour maps and Godot's terrain.",
+    ),
+];
+
+/// The fields of [`Strata`], in recipe order, for editors.
+pub const STRATA_FIELDS: &[FieldInfo] = &[
+    field(
+        "top",
+        "m",
+        -1000.0,
+        10000.0,
+        FieldKind::OptionalNumber,
+        "Height of the top of the first layer at the map centre, metres; left out: the highest point of the initial terrain.",
+    ),
+    field(
+        "layers",
+        "",
+        0.0,
+        0.0,
+        FieldKind::Ron,
+        "Layers from the top down, (material, thickness) each.",
+    ),
+    field(
+        "repeat",
+        "",
+        1.0,
+        64.0,
+        FieldKind::Integer,
+        "How many times the layers repeat downwards; layers × repeat + 1 must be at most 64.",
+    ),
+    field(
+        "bottom",
+        "",
+        0.0,
+        0.0,
+        FieldKind::MaterialName,
+        "The material under every layer, of infinite thickness.",
+    ),
+    field(
+        "sediment",
+        "",
+        0.0,
+        0.0,
+        FieldKind::MaterialName,
+        "The material of layer 0, the loose sediment that deposits build up (empty at the start).",
+    ),
+    field(
+        "dip_deg",
+        "deg",
+        0.0,
+        60.0,
+        FieldKind::Number,
+        "Dip of the layer surfaces, degrees, from 0 (horizontal) up to but not including 60.",
+    ),
+    field(
+        "strike_deg",
+        "deg",
+        0.0,
+        360.0,
+        FieldKind::Number,
+        "Strike, degrees clockwise from north; the surfaces fall towards strike + 90°.",
+    ),
+    field(
+        "warp",
+        "",
+        0.0,
+        0.0,
+        FieldKind::Ron,
+        "Noise folds of the surfaces: (amplitude: m ≥ 0, wavelength: m > 0, octaves: 1–8); left out: none.",
+    ),
+];
+
+/// The fields of one [`Stratum`] (a layer of the strata), for editors.
+pub const STRATUM_FIELDS: &[FieldInfo] = &[
+    field(
+        "material",
+        "",
+        0.0,
+        0.0,
+        FieldKind::MaterialName,
+        "The layer's material: one of the recipe's materials or a built-in one.",
+    ),
+    field(
+        "thickness",
+        "m",
+        0.0,
+        1000.0,
+        FieldKind::ScalarSource,
+        "Thickness, metres, ≥ 0: Constant(m), or an Image or Noise map whose min and max are ≥ 0.",
+    ),
+];
+
+/// The names a stratum, `bottom` or `sediment` may use: the recipe's materials in order,
+/// then the built-in ones it does not redefine.
+pub fn material_names(materials: &[Material]) -> Vec<String> {
+    let mut names: Vec<String> = materials.iter().map(|m| m.name.clone()).collect();
+    for m in built_in_materials() {
+        if !names.contains(&m.name) {
+            names.push(m.name);
+        }
+    }
+    names
 }
 
 /// The built-in materials, which a recipe may use by name or redefine in `materials`.
@@ -226,8 +409,17 @@ fn find<'a>(
         .or_else(|| built_in.iter().find(|m| m.name == name))
 }
 
-/// Checks the recipe's `materials` and `strata` together.
-pub fn validate(materials: &[Material], strata: &Strata) -> Result<()> {
+/// Checks a recipe's `materials` (each one's ranges, names unique) and its `strata` when it
+/// has them; errors name the field (`materials[1].talus_deg`, `strata.layers[0].material`).
+pub fn validate_layers(materials: &[Material], strata: Option<&Strata>) -> Result<()> {
+    match strata {
+        Some(strata) => validate(materials, strata),
+        None => validate_materials(materials),
+    }
+}
+
+/// Checks each material's ranges and that no name is defined twice.
+fn validate_materials(materials: &[Material]) -> Result<()> {
     for (i, m) in materials.iter().enumerate() {
         m.validate(&format!("materials[{i}]"))?;
         if materials[..i].iter().any(|o| o.name == m.name) {
@@ -237,6 +429,12 @@ pub fn validate(materials: &[Material], strata: &Strata) -> Result<()> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Checks the recipe's `materials` and `strata` together.
+pub fn validate(materials: &[Material], strata: &Strata) -> Result<()> {
+    validate_materials(materials)?;
     let built_in = built_in_materials();
     let known = |field: String, name: &str| -> Result<()> {
         if find(materials, &built_in, name).is_none() {
