@@ -29,7 +29,8 @@ pub mod names {
     pub const BASINS: &str = "basins";
     /// Index (8-bit) of the exposed material, in the world's material order.
     pub const MATERIAL: &str = "material";
-    /// RGBA weights of the four most common exposed materials (a splat map).
+    /// RGBA weights of the four most common exposed materials (a splat map), blended into
+    /// the material beneath where the exposed layer is thinner than [`super::SURFACE_BLEND_M`].
     pub const SPLAT: &str = "splat";
     /// sRGB colour of the exposed material per cell (alpha 255), blended towards the
     /// material beneath where the exposed layer is thinner than
@@ -242,12 +243,32 @@ impl World {
         let mut order: Vec<usize> = (0..names.len()).collect();
         order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
         let top4: Vec<usize> = order.into_iter().take(4).collect();
-        let splat: Vec<[u8; 4]> = material
-            .iter()
-            .map(|&m| {
+        // Weights blend like the surface colour: the exposed material's weight falls with
+        // its thickness under SURFACE_BLEND_M and the material beneath takes the rest, so
+        // importers draw soft transitions instead of cell-sized steps. A material outside the
+        // four gives its share to the other one; weights sum to 255 wherever one of the two
+        // is among the four.
+        let splat: Vec<[u8; 4]> = (0..n)
+            .map(|i| {
+                let top = exposed[i] as usize;
+                let below = (top + 1..k)
+                    .find(|&l| self.layers.thickness(l)[i] > 0.0)
+                    .unwrap_or(k);
+                let wt = if top < k {
+                    (self.layers.thickness(top)[i] / SURFACE_BLEND_M).min(1.0)
+                } else {
+                    1.0
+                };
+                let channel = |layer: usize| top4.iter().position(|&t| t == index_of(layer));
                 let mut w = [0u8; 4];
-                if let Some(c) = top4.iter().position(|&t| t == m as usize) {
-                    w[c] = 255;
+                let a = (wt * 255.0).round() as u8;
+                match (channel(top), channel(below)) {
+                    (Some(ct), Some(cb)) => {
+                        w[ct] = w[ct].saturating_add(a);
+                        w[cb] = w[cb].saturating_add(255 - a);
+                    }
+                    (Some(c), None) | (None, Some(c)) => w[c] = 255,
+                    (None, None) => {}
                 }
                 w
             })
@@ -359,5 +380,42 @@ mod tests {
             w.maps.get(names::SURFACE_COLOUR),
             Some(MapData::Rgba(m)) if m.data == c
         ));
+    }
+
+    #[test]
+    fn splat_weights_fade_like_the_surface_colour() {
+        // Cells: sand 0.5 m over shale; shale 5 m; shale 0.25 m over granite; granite.
+        let grid = Grid::new(4, 1, 1.0).unwrap();
+        let mut w = World::new(Heightfield::filled(grid, 10.0), 0);
+        w.layers = Layers::new(
+            vec![
+                ("sand".into(), vec![0.5, 0.0, 0.0, 0.0]),
+                ("shale".into(), vec![3.0, 5.0, 0.25, 0.0]),
+            ],
+            4,
+        )
+        .unwrap();
+        w.materials = vec![
+            material("sand", [200, 100, 0]),
+            material("shale", [100, 100, 100]),
+            material("granite", [0, 50, 200]),
+        ];
+        w.export_layers();
+        let Some(MapData::Rgba(splat)) = w.maps.get(names::SPLAT) else {
+            panic!("splat is RGBA")
+        };
+        // Channels: materials by how often they are exposed (shale 2, sand 1, granite 1),
+        // ties in world order: shale, sand, granite.
+        assert_eq!(splat.data[0], [127, 128, 0, 0], "half sand, half shale");
+        assert_eq!(splat.data[1], [255, 0, 0, 0], "thick shale");
+        assert_eq!(
+            splat.data[2],
+            [64, 0, 191, 0],
+            "a quarter shale over granite"
+        );
+        assert_eq!(splat.data[3], [0, 0, 255, 0], "bare granite");
+        for wts in &splat.data {
+            assert_eq!(wts.iter().map(|&v| v as u32).sum::<u32>(), 255);
+        }
     }
 }
