@@ -11,6 +11,7 @@
 use glam::Vec2;
 
 use crate::error::{OrogenError, Result};
+use crate::field::Grid;
 
 /// The layers over bedrock: a name and a thickness per node (metres, ≥ 0) each, top down.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -112,6 +113,20 @@ impl Default for MaterialProps {
     }
 }
 
+/// `n` copies of `value`, or an error naming the grid size when memory runs out; `what`
+/// names the buffers' owner in the message (`hydraulic`).
+pub fn buffer<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        OrogenError::invalid(
+            "size",
+            format!("cannot allocate {what} buffers for {n} cells (out of memory)"),
+        )
+    })?;
+    v.resize(n, value);
+    Ok(v)
+}
+
 /// Checks the materials of a layered process: one per layer top down and one for bedrock
 /// (`layers + 1`), each with a talus angle in (0°, 90°), susceptibility, dissolubility and
 /// wind resistance in [0, 1] and a finite erodibility ≥ 0. Errors name `materials[k].field`.
@@ -168,6 +183,23 @@ impl<'a> TerrainMut<'a> {
     pub fn new(surface: &'a mut [f32], layers: &'a mut Layers) -> Self {
         debug_assert!(layers.thickness.iter().all(|t| t.len() == surface.len()));
         TerrainMut { surface, layers }
+    }
+
+    /// An error unless the terrain has one node per cell of `grid`.
+    pub fn check_grid(&self, grid: &Grid) -> Result<()> {
+        let n = grid.len();
+        if self.len() != n {
+            return Err(OrogenError::invalid(
+                "terrain",
+                format!(
+                    "has {} nodes, the {}x{} grid has {n}",
+                    self.len(),
+                    grid.width,
+                    grid.height
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Number of nodes.

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
-use crate::state::{MaterialProps, SimState, TerrainMut};
+use crate::state::{buffer, MaterialProps, SimState, TerrainMut};
 
 /// `field.name`, or `name` alone when `field` is empty.
 fn sub(field: &str, name: &str) -> String {
@@ -731,10 +731,10 @@ impl Hydraulic {
             seed,
             steps: 0,
             sources,
-            d_next: buffer(n)?,
-            s_next: buffer(n)?,
-            slope: buffer(n)?,
-            q: buffer(n)?,
+            d_next: buffer(n, 0.0, "hydraulic")?,
+            s_next: buffer(n, 0.0, "hydraulic")?,
+            slope: buffer(n, 0.0, "hydraulic")?,
+            q: buffer(n, 0.0, "hydraulic")?,
         })
     }
 
@@ -762,12 +762,7 @@ impl Hydraulic {
     ) -> Result<StepReport> {
         let n = self.grid.len();
         let nl = terrain.layers.len();
-        if terrain.len() != n {
-            return Err(OrogenError::invalid(
-                "terrain",
-                format!("has {} nodes, the grid has {n}", terrain.len()),
-            ));
-        }
+        terrain.check_grid(&self.grid)?;
         crate::state::validate_materials(materials, nl)?;
         let diss: Vec<f32> = materials.iter().map(|m| m.dissolubility).collect();
         let water = state_field(&mut sim.water_depth, n, 0.0, "water_depth")?;
@@ -1072,19 +1067,6 @@ fn state_field<'a, T: Clone>(
             format!("has {} values, the grid has {n} cells", v.len()),
         ));
     }
-    Ok(v)
-}
-
-/// `n` zeros, or an error naming the grid size when memory runs out.
-fn buffer(n: usize) -> Result<Vec<f32>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        OrogenError::invalid(
-            "size",
-            format!("cannot allocate hydraulic buffers for {n} cells (out of memory)"),
-        )
-    })?;
-    v.resize(n, 0.0);
     Ok(v)
 }
 

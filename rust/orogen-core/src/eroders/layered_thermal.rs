@@ -39,7 +39,7 @@ use rayon::prelude::*;
 
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
-use crate::state::{MaterialProps, TerrainMut};
+use crate::state::{buffer, MaterialProps, TerrainMut};
 
 /// Layered thermal erosion parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,19 +162,6 @@ fn for_diagonals(x: usize, y: usize, w: usize, h: usize, mut f: impl FnMut(usize
     }
 }
 
-/// `n` default values, or an error naming the grid size when memory runs out.
-fn buffer<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        OrogenError::invalid(
-            "size",
-            format!("cannot allocate layered thermal buffers for {n} cells (out of memory)"),
-        )
-    })?;
-    v.resize(n, T::default());
-    Ok(v)
-}
-
 /// Every layer's thickness split into the same row chunks as the surface: one `Vec` of
 /// per-layer slices per chunk of `chunk` cells.
 pub(crate) fn layer_chunks(layers: &mut [Vec<f32>], chunk: usize) -> Vec<Vec<&mut [f32]>> {
@@ -201,11 +188,11 @@ impl LayeredThermal {
             params,
             seed,
             steps: 0,
-            k: buffer(n)?,
-            s: buffer(n)?,
-            exposed: buffer(n)?,
-            t: buffer(n)?,
-            old: buffer(n)?,
+            k: buffer(n, Default::default(), "layered thermal")?,
+            s: buffer(n, Default::default(), "layered thermal")?,
+            exposed: buffer(n, Default::default(), "layered thermal")?,
+            t: buffer(n, Default::default(), "layered thermal")?,
+            old: buffer(n, Default::default(), "layered thermal")?,
         })
     }
 
@@ -233,12 +220,7 @@ impl LayeredThermal {
     ) -> Result<StepReport> {
         let (w, h) = (self.grid.width, self.grid.height);
         let n = w * h;
-        if terrain.len() != n {
-            return Err(OrogenError::invalid(
-                "terrain",
-                format!("has {} nodes, the {w}x{h} grid has {n}", terrain.len()),
-            ));
-        }
+        terrain.check_grid(&self.grid)?;
         let nl = terrain.layers.len();
         if nl > MAX_LAYERS {
             return Err(OrogenError::invalid(

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
-use crate::state::TerrainMut;
+use crate::state::{buffer, TerrainMut};
 
 /// Talus angle of a noise-driven talus (Cordonnier 2016: "3D Perlin noise with a high
 /// persistence ... minimal and maximal slope angles 6° and 54°").
@@ -224,7 +224,7 @@ impl<N: Neighbourhood> Thermal<N> {
                 format!("{} heights for {n} nodes", heights.len()),
             ));
         }
-        let mut tan = f32_buffer(n)?;
+        let mut tan = buffer(n, 0.0, "thermal")?;
         fill_talus_tangents(&params.talus, heights, &nb, seed, &mut tan);
         Ok(Thermal {
             buf: ThermalBuffers::with_len(n)?,
@@ -420,26 +420,13 @@ pub struct ThermalBuffers {
     next: Vec<f32>,
 }
 
-/// `n` zeros, or an error naming the grid size when memory runs out.
-fn f32_buffer(n: usize) -> Result<Vec<f32>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        OrogenError::invalid(
-            "size",
-            format!("cannot allocate thermal buffers for {n} cells (out of memory)"),
-        )
-    })?;
-    v.resize(n, 0.0);
-    Ok(v)
-}
-
 impl ThermalBuffers {
     /// Buffers for `n` cells, or an error (naming `size`) when memory runs out.
     pub fn with_len(n: usize) -> Result<ThermalBuffers> {
         Ok(ThermalBuffers {
-            k: f32_buffer(n)?,
-            s: f32_buffer(n)?,
-            next: f32_buffer(n)?,
+            k: buffer(n, 0.0, "thermal")?,
+            s: buffer(n, 0.0, "thermal")?,
+            next: buffer(n, 0.0, "thermal")?,
         })
     }
 }

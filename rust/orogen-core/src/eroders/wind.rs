@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use super::layered_thermal::layer_chunks;
 use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::Grid;
-use crate::state::{MaterialProps, TerrainMut};
+use crate::state::{buffer, MaterialProps, TerrainMut};
 
 /// Wind erosion parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -278,14 +278,7 @@ impl Wind {
         let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
         let lines = Lines::new(grid, params.direction_deg);
         let n = lines.bands() * BAND * lines.m;
-        let mut change = Vec::new();
-        change.try_reserve_exact(n).map_err(|_| {
-            OrogenError::invalid(
-                "size",
-                format!("cannot allocate wind buffers for {n} cells (out of memory)"),
-            )
-        })?;
-        change.resize(n, [0.0; 2]);
+        let change = buffer(n, [0.0; 2], "wind")?;
         Ok(Wind {
             grid,
             params,
@@ -311,14 +304,8 @@ impl Wind {
         terrain: &mut TerrainMut,
         materials: &[MaterialProps],
     ) -> Result<StepReport> {
-        let (w, h) = (self.grid.width, self.grid.height);
-        let n = w * h;
-        if terrain.len() != n {
-            return Err(OrogenError::invalid(
-                "terrain",
-                format!("has {} nodes, the {w}x{h} grid has {n}", terrain.len()),
-            ));
-        }
+        let w = self.grid.width;
+        terrain.check_grid(&self.grid)?;
         let nl = terrain.layers.len();
         validate_materials(materials, nl)?;
         // Wind susceptibility R per material, top down then bedrock.
