@@ -2,7 +2,9 @@
 //! Ritter's solution, rills along the slope, hard rock against soft, determinism across
 //! thread counts and errors that name the field.
 
-use orogen_core::eroders::hydraulic::{Borders, Hydraulic, Params, Rain, Source, StepReport};
+use orogen_core::eroders::hydraulic::{
+    Borders, CapacityLaw, Hydraulic, Params, Rain, Source, StepReport,
+};
 use orogen_core::state::{Layers, MaterialProps, SimState, TerrainMut};
 use orogen_core::Grid;
 use rand::{Rng, SeedableRng};
@@ -46,6 +48,27 @@ fn run(
 
 #[test]
 fn closed_borders_conserve_water_and_material() {
+    conserve_water_and_material(Params {
+        capacity: 0.5,
+        dissolve: 0.3,
+        deposit: 0.3,
+        ..quiet()
+    });
+}
+
+#[test]
+fn closed_borders_conserve_water_and_material_with_friction() {
+    conserve_water_and_material(Params {
+        capacity: 2.0,
+        dissolve: 0.3,
+        deposit: 0.3,
+        chezy: Some(30.0),
+        capacity_law: CapacityLaw::StreamPower,
+        ..quiet()
+    });
+}
+
+fn conserve_water_and_material(params: Params) {
     let (w, h) = (32, 32);
     let grid = Grid::new(w, h, 1.0).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -63,12 +86,6 @@ fn closed_borders_conserve_water_and_material() {
     let mut sim = SimState {
         water_depth: Some(water),
         ..SimState::default()
-    };
-    let params = Params {
-        capacity: 0.5,
-        dissolve: 0.3,
-        deposit: 0.3,
-        ..quiet()
     };
     let w0 = sum64(sim.water_depth.as_ref().unwrap());
     let m0 = sum64(&b);
@@ -229,7 +246,7 @@ fn feature_orientation(e: &[f32], w: usize, h: usize) -> (f64, f64) {
 
 /// Rain on a plane of soft material falling 0.1 m per metre towards `angle_deg` (0 = +x,
 /// 90 = +y) with 1 cm of noise: the erosion's dominant orientation (structure tensor),
-/// after removing its mean along the slope, lies within 10° of downslope.
+/// after a high-pass, lies within 10° of downslope away from the borders.
 fn rills_follow_a_slope_towards(angle_deg: f64) {
     let (w, h) = (96, 96);
     let grid = Grid::new(w, h, 1.0).unwrap();
@@ -246,26 +263,37 @@ fn rills_follow_a_slope_towards(angle_deg: f64) {
         rain: Rain::Uniform { rate_m_per_s: 2e-3 },
         evaporation: 0.02,
         borders: Borders::Open,
-        capacity: 0.2,
+        // Bed friction and the stream-power capacity: see the module's "Friction and
+        // rills" (with the thesis's law and frictionless pipes the plane erodes as a sheet).
+        chezy: Some(30.0),
+        capacity_law: CapacityLaw::StreamPower,
+        capacity: 1.0,
         dissolve: 0.2,
-        deposit: 0.2,
+        deposit: 0.05,
         ..Params::default()
     };
     let mut sim = SimState::default();
-    run(grid, params, &mut b, &mut sim, 1500);
+    run(grid, params, &mut b, &mut sim, 8000);
     // Net surface change, less its mean at each distance downslope (erosion grows
     // downslope; the rills are what varies across the slope).
-    let mut e: Vec<f32> = b.iter().zip(&b0).map(|(a, c)| a - c).collect();
-    let bin = |i: usize| (along(i) - top).round() as usize;
-    let bins = (0..w * h).map(bin).max().unwrap() + 1;
-    let (mut sum, mut count) = (vec![0.0f64; bins], vec![0usize; bins]);
-    for (i, &v) in e.iter().enumerate() {
-        sum[bin(i)] += v as f64;
-        count[bin(i)] += 1;
-    }
-    for (i, v) in e.iter_mut().enumerate() {
-        *v -= (sum[bin(i)] / count[bin(i)] as f64) as f32;
-    }
+    let raw: Vec<f32> = b.iter().zip(&b0).map(|(a, c)| a - c).collect();
+    // High-pass: the erosion less its mean over the 9×9 cells around (the rills are the
+    // small-scale part; erosion also grows downslope and towards the corner that drains
+    // the longest paths).
+    let r = 4i64;
+    let e: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = ((i % w) as i64, (i / w) as i64);
+            let (mut s, mut n) = (0.0f64, 0.0f64);
+            for yy in (y - r).max(0)..=(y + r).min(h as i64 - 1) {
+                for xx in (x - r).max(0)..=(x + r).min(w as i64 - 1) {
+                    s += raw[yy as usize * w + xx as usize] as f64;
+                    n += 1.0;
+                }
+            }
+            (raw[i] as f64 - s / n) as f32
+        })
+        .collect();
     let total: f64 = b.iter().zip(&b0).map(|(a, c)| (c - a) as f64).sum();
     // Away from the open borders, which drain every edge cell whatever the slope.
     let m = 12;
@@ -288,24 +316,63 @@ fn rills_follow_a_slope_towards(angle_deg: f64) {
     );
 }
 
-// Known defect, kept visible: away from the open borders no rills form. The erosion of the
-// interior is an even sheet (faint stripes across the slope), and channels grow only
-// headwards from the borders, whose edge cells drain into an outside at bed level. The
-// earlier version of this test measured the whole map and passed on those border channels.
-// The pipe model has no friction, so speed hardly depends on depth and a deeper path does
-// not carry more: the feedback that makes rills is missing (capacity would have to grow
-// with the water carried). Run with `--ignored` to see the figures.
+// Seen at full size (the high-passed erosion as an image): with friction and the
+// stream-power capacity a branching network of rills grows headwards from the foot of the
+// slope and, by 8000 steps (400 s), covers most of the plane; at 30° its channels run at
+// the slope's angle, not along the pipes. Five seeds gave 0.1–5.2° off at 0° and 30°, one
+// 7.8° at 30°. This test fails without either: with the thesis's capacity law no rills form
+// (46° off at 0°), and frictionless ones at 30° are pulled 12° towards the pipes.
 #[test]
-#[ignore = "known defect: no rills away from the borders (see the comment above)"]
 fn rills_follow_the_slope() {
     rills_follow_a_slope_towards(0.0);
 }
 
 #[test]
-#[ignore = "known defect: no rills away from the borders (see the comment above)"]
 fn rills_follow_a_slope_across_the_grid() {
     // Off the pipes' axes: the four-pipe model must not pull rills onto the grid.
     rills_follow_a_slope_towards(30.0);
+}
+
+/// Bed friction: rain on a plane reaches steady sheet flow, where the water's speed is
+/// Chézy's `C·sqrt(d·S)` for its depth `d` and the slope `S` of its surface.
+#[test]
+fn steady_sheet_flow_follows_chezy() {
+    let (w, h) = (96, 48);
+    let grid = Grid::new(w, h, 1.0).unwrap();
+    let slope = 0.05f32;
+    let mut b: Vec<f32> = (0..w * h).map(|i| 10.0 - slope * (i % w) as f32).collect();
+    let chezy = 30.0f32;
+    let params = Params {
+        rain: Rain::Uniform { rate_m_per_s: 1e-3 },
+        evaporation: 0.0,
+        borders: Borders::Open,
+        capacity: 0.0,
+        chezy: Some(chezy),
+        ..Params::default()
+    };
+    let mut sim = SimState::default();
+    run(grid, params, &mut b, &mut sim, 8000);
+    let d = sim.water_depth.as_ref().unwrap();
+    let v = sim.velocity.as_ref().unwrap();
+    let y = h / 2;
+    let mut worst = 0.0f32;
+    for x in 30..w - 10 {
+        let i = y * w + x;
+        let surface = |j: usize| b[j] + d[j];
+        let s = (surface(i - 1) - surface(i + 1)) / 2.0;
+        let expect = chezy * (d[i] * s).sqrt();
+        let err = (v[i].length() / expect - 1.0).abs();
+        if x % 10 == 0 {
+            println!(
+                "x {x}: depth {:.4} m, surface slope {s:.4}, speed {:.4} m/s, Chézy {expect:.4}",
+                d[i],
+                v[i].length()
+            );
+        }
+        worst = worst.max(err);
+    }
+    println!("largest relative error {worst:.4}");
+    assert!(worst < 0.05, "speed off Chézy's law by {worst}");
 }
 
 #[test]

@@ -12,17 +12,29 @@
 //!
 //! 1. water: `d1 = d + Δt·rain` (uniform, or drops on random cells), plus sources;
 //! 2. flux: `fᵢ ← max(0, fᵢ + Δt·A·g·Δhᵢ / l)`, `Δhᵢ` the drop of the water surface `b + d1`
-//!    to neighbour `i`, then all four scaled by `K = min(1, d1·l² / (Σf·Δt))` so a cell never
+//!    to neighbour `i`, divided by `1 + Δt·A·g·fᵢ / (C²·l²·d1³)` when bed friction is on
+//!    (Chézy, semi-implicit; see below), then all four scaled by `K = min(1, d1·l² / (Σf·Δt))` so a cell never
 //!    sends more water than it holds; closed borders have no pipe out, an open border's
 //!    pipe leads to an outside cell whose water surface is the cell's bed;
 //! 3. `d2 = d1 + Δt·(Σ inflow − Σ outflow) / l²`; velocity from the mean flux through the
 //!    cell, `u = ΔW_x / (l·d̄)`, `d̄ = (d1 + d2)/2` (zero where `d̄` ≤ `min_water_depth`);
-//! 4. capacity `C = Kc·max(sin α, min_slope)·|v|`: where `C > s` dissolve `Ks·(C − s)` from the
+//! 4. capacity `C = Kc·max(sin α, min_slope)·|v|` (times `d̄` under
+//!    [`CapacityLaw::StreamPower`]): where `C > s` dissolve `Ks·(C − s)` from the
 //!    terrain (walking down the layers, see [`dissolve`]), else deposit `Kd·(s − C)` into
 //!    layer 0;
 //! 5. sediment moves with the water (see below);
 //! 6. evaporation `d = d2·(1 − Ke·Δt)`; with evaporation on, water shallower than
 //!    `min_water_depth` evaporates entirely.
+//!
+//! Friction and rills. Mei's pipes are frictionless: on a slope the water speeds up until a
+//! cell sends all it holds every step, so everywhere `|v| ≈ l/Δt` (20 m/s on 1 m cells at
+//! the default `Δt`) whatever its depth. Capacity then does not grow with the water
+//! carried, and rain on a plane erodes an even sheet with no rills. Bed friction (Chézy,
+//! `v = C·sqrt(d·S)` in steady flow, tested against that law) makes the speed grow with
+//! depth; the stream-power capacity makes what the water carries grow faster than its
+//! discharge (`q·v`, that is `q^(4/3)` under Chézy), the condition for a sheet of flow to
+//! break into channels (Smith & Bretherton 1972). With both, rain on a plane cuts rills
+//! along the slope (tested); the thesis's law and no friction are the defaults.
 //!
 //! Sediment transport. Mei's step 5 is semi-Lagrangian (`s(x) = s1(x − v·Δt)`, bilinear),
 //! which neither conserves mass nor stays bounded on coarse steps. Here sediment moves by
@@ -89,6 +101,20 @@ pub struct Source {
     pub every_step: bool,
 }
 
+/// How the sediment capacity depends on the water.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CapacityLaw {
+    /// Mei et al.'s and the thesis's `C = Kc·max(sin α, min_slope)·|v|`, metres of material;
+    /// `Kc` in seconds.
+    #[default]
+    Speed,
+    /// `C = Kc·max(sin α, min_slope)·|v|·d̄`: grows with the discharge per metre of width
+    /// `|v|·d̄` times the slope, the stream power per unit bed area over `ρ·g`; `Kc` in s/m.
+    /// With bed friction ([`Params::chezy`]) it cuts rills where [`CapacityLaw::Speed`]
+    /// erodes an even sheet.
+    StreamPower,
+}
+
 /// What happens at the map's edge.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Borders {
@@ -137,6 +163,12 @@ pub struct Params {
     pub min_water_depth: f32,
     /// Map edges. Default `Closed`.
     pub borders: Borders,
+    /// Bed friction, Chézy coefficient `C` in m^½/s (finite, > 0; 20–60 for rough to smooth
+    /// beds): steady flow `d` deep on slope `S` runs at `C·sqrt(d·S)`. `None`: Mei's
+    /// frictionless pipes. Default `None`.
+    pub chezy: Option<f32>,
+    /// Sediment capacity law. Default [`CapacityLaw::Speed`].
+    pub capacity_law: CapacityLaw,
 }
 
 impl Default for Params {
@@ -155,6 +187,8 @@ impl Default for Params {
             min_slope: 0.01,
             min_water_depth: 1e-4,
             borders: Borders::Closed,
+            chezy: None,
+            capacity_law: CapacityLaw::Speed,
         }
     }
 }
@@ -184,6 +218,8 @@ struct FluxRow<'a> {
     l: f32,
     edge: f32,
     min_slope: f32,
+    /// Friction `Δt·A·g / (C²·l²)` (0: none).
+    kf: f32,
 }
 
 impl FluxRow<'_> {
@@ -212,10 +248,14 @@ impl FluxRow<'_> {
         let f = frow[x];
         let ml = el.max(self.edge);
         let mr = er.max(self.edge);
-        let fl = (f[0] + self.c * (hi - hl)).max(0.0) * ml;
-        let fr = (f[1] + self.c * (hi - hr)).max(0.0) * mr;
-        let fu = (f[2] + self.c * (hi - hu)).max(0.0) * self.mu;
-        let fd = (f[3] + self.c * (hi - hd)).max(0.0) * self.md;
+        // Chézy friction as a head loss `u²/(C²·d)` per metre, `u = f/(l·d)` the water's
+        // speed, semi-implicit: each pipe's flux is divided by `1 + Δt·A·g·f/(C²·l²·d³)`
+        // (exactly 1 without friction).
+        let kd = self.kf / (di * di * di + 1e-20);
+        let fl = (f[0] + self.c * (hi - hl)).max(0.0) * ml / (1.0 + kd * f[0]);
+        let fr = (f[1] + self.c * (hi - hr)).max(0.0) * mr / (1.0 + kd * f[1]);
+        let fu = (f[2] + self.c * (hi - hu)).max(0.0) * self.mu / (1.0 + kd * f[2]);
+        let fd = (f[3] + self.c * (hi - hd)).max(0.0) * self.md / (1.0 + kd * f[3]);
         let sum = fl + fr + fu + fd;
         // Computed unconditionally, then selected (branch-free, so the loop vectorises;
         // a 0/0 is never used).
@@ -261,6 +301,8 @@ struct DepthRow<'a> {
     min_depth: f32,
     l: f32,
     kc: f32,
+    /// 1 under [`CapacityLaw::StreamPower`], else 0.
+    cd: f32,
 }
 
 /// What [`DepthRow::cell`] found at one cell.
@@ -347,7 +389,8 @@ impl DepthRow<'_> {
             d1,
             border,
             speed,
-            cap: self.kc * slope * speed,
+            // `cd` is 1 under the stream-power law, else 0 (the factor is then exactly 1).
+            cap: self.kc * slope * speed * (self.cd * dbar + (1.0 - self.cd)),
         }
     }
 
@@ -549,7 +592,12 @@ impl Params {
         check_range(&sub(field, "dissolve"), self.dissolve as f64, 0.0, 1.0)?;
         check_range(&sub(field, "deposit"), self.deposit as f64, 0.0, 1.0)?;
         check_range(&sub(field, "min_slope"), self.min_slope as f64, 0.0, 1.0)?;
-        check_non_negative(&sub(field, "min_water_depth"), self.min_water_depth as f64)
+        check_non_negative(&sub(field, "min_water_depth"), self.min_water_depth as f64)?;
+        if let Some(c) = self.chezy {
+            check_positive(&sub(field, "chezy"), c as f64)?;
+            check_range(&sub(field, "chezy"), c as f64, 0.0, 1e6)?;
+        }
+        Ok(())
     }
 
     /// [`Params::validate`], then the checks against `grid`: every source on the map (a
@@ -823,6 +871,9 @@ impl Hydraulic {
             let d: &[f32] = water;
             let c = dt * pipe_a * p.gravity / pipe_l;
             let min_slope = p.min_slope;
+            let kf = p.chezy.map_or(0.0, |cz| {
+                dt * pipe_a * p.gravity / (cz * cz * pipe_l * pipe_l)
+            });
             let edge = if open { 1.0f32 } else { 0.0 };
             flux.par_chunks_mut(cs)
                 .zip(self.slope.par_chunks_mut(cs))
@@ -862,6 +913,7 @@ impl Hydraulic {
                             l,
                             edge,
                             min_slope,
+                            kf,
                         };
                         if w == 1 {
                             r.cell(frow, srow, 0, 0, 0, 0.0, 0.0);
@@ -887,6 +939,7 @@ impl Hydraulic {
             let f: &[[f32; 4]] = flux;
             let d: &[f32] = water;
             let (kc, ks, kd) = (p.capacity, p.dissolve, p.deposit);
+            let cd = (p.capacity_law == CapacityLaw::StreamPower) as u32 as f32;
             let min_depth = p.min_water_depth;
             let dt_area = dt / area;
             let keep = 1.0 - p.evaporation * dt;
@@ -939,6 +992,7 @@ impl Hydraulic {
                             min_depth,
                             l,
                             kc,
+                            cd,
                         };
                         let dn_r = &mut dn_ch[row..row + w];
                         let v_r = &mut v_ch[row..row + w];

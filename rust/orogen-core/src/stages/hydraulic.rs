@@ -5,7 +5,7 @@
 //! evaporation: 0.005)`; water depth, sediment and velocity are written when the recipe's
 //! `outputs` name them.
 
-use crate::eroders::hydraulic::{Borders, Hydraulic, Params, Rain, Source};
+use crate::eroders::hydraulic::{Borders, CapacityLaw, Hydraulic, Params, Rain, Source};
 use crate::error::Result;
 use crate::schema::ParamInfo;
 use crate::stages::kind::{material_props, stage_params, Env, StageKind, StageRun};
@@ -44,6 +44,10 @@ stage_params! {
         min_water_depth: f32,
         /// `Closed` or `Open` map edges.
         borders: Borders,
+        /// Bed friction, Chézy coefficient in m^½/s (`None`: frictionless).
+        chezy: Option<f32>,
+        /// `Speed` (Kc·sin α·|v|, the thesis's) or `StreamPower` (times the depth).
+        capacity_law: CapacityLaw,
     }
 }
 
