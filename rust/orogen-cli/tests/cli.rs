@@ -401,3 +401,36 @@ fn materials_lists_the_built_in_ones_and_every_field_with_its_unit() {
         assert!(line.contains(f.param.unit), "{line}");
     }
 }
+
+#[test]
+fn an_overflowing_stage_fails_and_keeps_the_earlier_bake() {
+    // Hardening issue #11: precipitation 1e35 on one cell made drainage.exr +inf with
+    // exit 0. Now the stage fails, naming itself and the field, and nothing is replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let out = bake_ok(dir.path(), "out", &[]);
+    let before = std::fs::read(out.join("height.exr")).unwrap();
+    let o = orogen(
+        dir.path(),
+        &[
+            "bake",
+            "--out",
+            "out",
+            "--set",
+            SMALL,
+            "--set",
+            "stages=[Hydrology(precipitation: Constant(1e35))]",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    for n in [
+        "stages[0].Hydrology",
+        "inf",
+        "`drainage`",
+        "`precipitation`",
+    ] {
+        assert!(err.contains(n), "`{n}` missing from: {err}");
+    }
+    assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
+    assert!(!files_of(&out).iter().any(|f| f.contains("tmp")));
+}

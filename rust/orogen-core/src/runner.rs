@@ -69,6 +69,7 @@ pub fn run_stages(
             let mut ctx = StageContext::new(index, name, cancel, observer, base_dir);
             stage.run(world, &mut ctx)?;
         }
+        check_finite_after(world, index, stage)?;
         let seconds = start.elapsed().as_secs_f64();
         observer(Event::StageFinished {
             index,
@@ -81,6 +82,25 @@ pub fn run_stages(
         });
     }
     Ok(timings)
+}
+
+/// Fails when `stage` (at `index`) left a value that is not finite: an overflow of 32-bit
+/// floats, which would otherwise be written to the maps with exit 0. The message names the
+/// stage, where the value is, and the recipe fields that drive it.
+fn check_finite_after(world: &World, index: usize, stage: &Stage) -> Result<()> {
+    let Some((what, cell, value)) = world.first_non_finite() else {
+        return Ok(());
+    };
+    let grid = world.grid();
+    let (x, y) = (cell % grid.width.max(1), cell / grid.width.max(1));
+    Err(OrogenError::Numerical {
+        field: format!("stages[{index}].{}", stage.name()),
+        reason: format!(
+            "the stage left {value} in `{what}` at cell ({x}, {y}): values beyond the range \
+             of 32-bit floats (about ±3.4e38); reduce the size of {}",
+            stage.kind().drivers()
+        ),
+    })
 }
 
 /// The result of a whole recipe run.

@@ -313,6 +313,55 @@ impl World {
         }
     }
 
+    /// The first value that is not finite among the heights, layer thicknesses, simulation
+    /// state and float maps: `(what, cell, value)`, or `None` when all are finite.
+    pub fn first_non_finite(&self) -> Option<(String, usize, f32)> {
+        fn find<'a>(
+            what: &str,
+            values: impl Iterator<Item = &'a f32>,
+        ) -> Option<(String, usize, f32)> {
+            values
+                .enumerate()
+                .find(|(_, v)| !v.is_finite())
+                .map(|(i, &v)| (what.to_string(), i, v))
+        }
+        let mut found = find(names::HEIGHT, self.height.data.iter());
+        for (k, name) in self.layers.names().iter().enumerate() {
+            found = found.or_else(|| {
+                find(
+                    &format!("{}{name}", names::LAYER_PREFIX),
+                    self.layers.thickness(k).iter(),
+                )
+            });
+        }
+        let sim = &self.sim;
+        if let Some(v) = &sim.water_depth {
+            found = found.or_else(|| find(names::WATER_DEPTH, v.iter()));
+        }
+        if let Some(v) = &sim.sediment {
+            found = found.or_else(|| find("sediment", v.iter()));
+        }
+        if let Some(v) = &sim.flux {
+            found =
+                found.or_else(|| find("flux", v.iter().flatten()).map(|(w, i, x)| (w, i / 4, x)));
+        }
+        if let Some(v) = &sim.velocity {
+            found = found.or_else(|| {
+                find("velocity", v.iter().flat_map(|v| [&v.x, &v.y])).map(|(w, i, x)| (w, i / 2, x))
+            });
+        }
+        for (name, map) in &self.maps {
+            found = found.or_else(|| match map {
+                MapData::Scalar(m) => find(name, m.data.iter()),
+                MapData::Vector(m) => {
+                    find(name, m.data.iter().flatten()).map(|(w, i, x)| (w, i / 2, x))
+                }
+                _ => None,
+            });
+        }
+        found
+    }
+
     /// Every map by name, heights and uplift included.
     pub fn all_maps(&self) -> Vec<(String, MapData)> {
         let mut out = vec![

@@ -97,6 +97,10 @@ const PARAMS: &[ParamInfo] = &[
 ];
 
 impl StageKind for HydraulicParams {
+    fn drivers(&self) -> &'static str {
+        "`rain`, `sources`, `dt` or the terrain's heights"
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }

@@ -81,6 +81,10 @@ impl HydrologyParams {
 }
 
 impl StageKind for HydrologyParams {
+    fn drivers(&self) -> &'static str {
+        "`precipitation`"
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }

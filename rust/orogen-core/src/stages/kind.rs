@@ -35,6 +35,12 @@ pub trait StageKind {
 
     /// Resolves the stage's inputs over `world` and builds its processes.
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>>;
+
+    /// The recipe fields that scale what the stage writes, named in the error when its
+    /// output overflows (e.g. "`uplift`, `k` or `dt`").
+    fn drivers(&self) -> &'static str {
+        "the terrain's heights (`terrain`)"
+    }
 }
 
 /// A started stage: the processes over one world, with their buffers.

@@ -144,6 +144,10 @@ impl StreamPowerParams {
 }
 
 impl StageKind for StreamPowerParams {
+    fn drivers(&self) -> &'static str {
+        "`uplift`, `k`, `dt` or the terrain's heights"
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }

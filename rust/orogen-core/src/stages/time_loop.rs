@@ -78,6 +78,10 @@ const PARAMS: &[ParamInfo] = &[ParamInfo {
 }];
 
 impl<P: LoopProcess> StageKind for TimeLoopParams<P> {
+    fn drivers(&self) -> &'static str {
+        "its processes' rates (`processes`) or the terrain's heights"
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }
