@@ -21,8 +21,12 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use orogen_core::{OrogenError, Recipe};
 
-/// Set by Ctrl-C; the runner stops within one step and nothing is written.
+/// Set by Ctrl-C (or SIGTERM); the runner stops within one step and nothing is written.
 static CANCEL: AtomicBool = AtomicBool::new(false);
+
+/// True while the outputs are being written (they replace the output folder in one step,
+/// so a stop at any moment leaves the earlier bake or the new one, whole).
+static WRITING: AtomicBool = AtomicBool::new(false);
 
 #[derive(Parser, Debug)]
 #[command(
@@ -324,6 +328,7 @@ fn name_field_in_syntax_error(e: OrogenError, text: &str) -> OrogenError {
 /// Creates the output folder and checks a file can be created in it, before any work.
 fn prepare_out_dir(dir: &Path) -> Result<(), Failure> {
     let usage = |e: OrogenError| Failure::usage(format!("output folder: {e}"));
+    orogen_core::bake::folder::check(dir).map_err(usage)?;
     orogen_core::bake::ensure_dir(dir).map_err(usage)?;
     let probe = dir.join(format!(".orogen-write-test-{}", std::process::id()));
     match std::fs::File::create(&probe) {
@@ -352,12 +357,25 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     let (recipe, base_dir) = load_recipe(&args)?;
     prepare_out_dir(&args.out)?;
 
+    // Ctrl-C, SIGTERM and SIGHUP (the `termination` feature of ctrlc) all land here.
     let _ = ctrlc::set_handler(|| {
+        let writing = WRITING.load(Ordering::SeqCst);
         if CANCEL.swap(true, Ordering::SeqCst) {
-            eprintln!("\ninterrupted again: stopping now (no output was replaced)");
+            if writing {
+                eprintln!(
+                    "\ninterrupted again: stopping now; the output folder holds the earlier \
+                     bake or the new one, whole (a later bake cleans up what is left beside it)"
+                );
+            } else {
+                eprintln!("\ninterrupted again: stopping now (no output was replaced)");
+            }
             std::process::exit(130);
         }
-        eprintln!("\ncancelling after the current step (press Ctrl-C again to stop now)…");
+        if writing {
+            eprintln!("\nfinishing writing the outputs (press Ctrl-C again to stop now)…");
+        } else {
+            eprintln!("\ncancelling after the current step (press Ctrl-C again to stop now)…");
+        }
     });
 
     let mut reporter = progress::Reporter::new(std::io::stderr().is_terminal(), args.quiet);
@@ -374,17 +392,16 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
         }
     };
 
-    let mut files = orogen_core::bake::write_maps(&output.world, &args.out)
-        .map_err(|e| Failure::runtime(e.to_string()))?;
-    let json = orogen_core::bake::write_bake_json(
+    WRITING.store(true, Ordering::SeqCst);
+    let files = orogen_core::bake::write_bake(
         &args.out,
         &recipe,
         &output.world,
         &output.timings,
         args.recipe.as_deref(),
     )
-    .map_err(|e| Failure::runtime(e.to_string()))?;
-    files.push(json);
+    .map_err(|e| Failure::runtime(format!("{e} (the earlier outputs are unchanged)")))?;
+    WRITING.store(false, Ordering::SeqCst);
 
     if !args.quiet {
         let grid = output.world.grid();

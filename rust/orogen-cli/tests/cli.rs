@@ -297,7 +297,8 @@ fn a_failed_bake_leaves_existing_outputs_untouched() {
     assert_ne!(o.status.code(), Some(0));
     assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
 
-    // Fails while writing: preview.png cannot be replaced (a folder sits there).
+    // A folder sits where preview.png goes: refused before the run (a bake swaps the
+    // whole folder and does not move folders inside it).
     std::fs::remove_file(out.join("preview.png")).unwrap();
     std::fs::create_dir(out.join("preview.png")).unwrap();
     let o = orogen(
@@ -314,8 +315,7 @@ fn a_failed_bake_leaves_existing_outputs_untouched() {
             "seed=9",
         ],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("preview.png"), "{}", stderr(&o));
+    assert_bad_input(&o, &["preview.png", "folder inside the output folder"]);
     assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
     assert!(files_of(&out).iter().all(|n| !n.starts_with('.')));
 }
@@ -433,4 +433,105 @@ fn an_overflowing_stage_fails_and_keeps_the_earlier_bake() {
     }
     assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
     assert!(!files_of(&out).iter().any(|f| f.contains("tmp")));
+}
+
+#[test]
+fn a_bake_replaces_the_folder_whole_and_keeps_the_users_files() {
+    // Hardening issue #11: outputs are all new or all old. The folder is swapped in one
+    // step; maps of the earlier bake the new recipe does not make go with it, and files
+    // the bake did not write (a user's notes, Godot's .import files) stay.
+    let dir = tempfile::tempdir().unwrap();
+    let out = bake_ok(dir.path(), "out", &["--set", "seed=1"]);
+    assert!(out.join("rivers.png").exists());
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("height.png.import"), "godot").unwrap();
+    let out = bake_ok(
+        dir.path(),
+        "out",
+        &[
+            "--set",
+            "seed=2",
+            "--set",
+            "stages=[Thermal(iterations: 2)]",
+        ],
+    );
+    assert_eq!(
+        files_of(&out),
+        [
+            "bake.json",
+            "height.exr",
+            "height.png",
+            "height.png.import",
+            "height.r16",
+            "notes.txt",
+            "preview.png"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    let json = std::fs::read_to_string(out.join("bake.json")).unwrap();
+    assert!(json.contains("\"seed\": 2"), "{json}");
+    // No staging or aside folder is left beside it.
+    assert_eq!(files_of(dir.path()), ["out"]);
+}
+
+#[test]
+fn a_folder_inside_the_output_folder_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("out/height.exr")).unwrap();
+    let o = orogen(dir.path(), &["bake", "--out", "out", "--set", SMALL]);
+    assert_bad_input(&o, &["height.exr", "folder inside the output folder"]);
+    assert!(!stderr(&o).contains("started"), "{}", stderr(&o));
+}
+
+#[test]
+fn sigterm_cancels_like_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bake_ok(dir.path(), "out", &["--set", "stages=[]"]);
+    let before = std::fs::read(out.join("height.exr")).unwrap();
+    // A bake far too long to finish: it must stop at the signal.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .current_dir(dir.path())
+        .args([
+            "bake",
+            "--out",
+            "out",
+            "--set",
+            "size=(257,257)",
+            "--set",
+            "stages=[Hydraulic(iterations: 1000000)]",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // Wait until the stage has started, so the signal handler is installed.
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("Hydraulic started") {
+        use std::io::Read;
+        let n = err.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the bake ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let kill = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(kill.success());
+    let mut rest = String::new();
+    use std::io::Read;
+    err.read_to_string(&mut rest).unwrap();
+    let all = format!("{}{rest}", String::from_utf8_lossy(&seen));
+    assert!(
+        all.contains("cancelling") && all.contains("cancelled"),
+        "{all}"
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
+    assert_eq!(files_of(dir.path()), ["out"]);
 }

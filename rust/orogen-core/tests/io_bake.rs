@@ -103,7 +103,7 @@ fn bake_json_records_the_run() {
         stage: "Thermal".into(),
         seconds: 0.25,
     }];
-    let path = bake::write_bake_json(
+    let files = bake::write_bake(
         dir.path(),
         &recipe,
         &world,
@@ -111,6 +111,8 @@ fn bake_json_records_the_run() {
         Some(Path::new("r.ron")),
     )
     .unwrap();
+    let path = files.last().unwrap();
+    assert!(path.ends_with("bake.json"));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let (lo, hi) = world.height.min_max();

@@ -6,14 +6,16 @@
 //! name: scalars as `<name>.exr`, masks as `<name>.png` (0/255), labels as `<name>.png`
 //! (one colour per label). `bake.json` records the recipe and the run.
 //!
-//! All files are first written to temporary names in `dir`; only when every one of
-//! them is complete are they renamed into place. A failed or interrupted bake leaves
-//! the previous outputs whole.
+//! All files are first written into a staging folder beside `dir`; only when every one
+//! of them is complete does it replace `dir`, in one step ([`folder`]). A failed or
+//! interrupted bake leaves the previous outputs whole, and a finished one leaves no file
+//! of an earlier bake beside its own (files the earlier bake did not write are kept).
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
+pub mod folder;
 pub mod preview;
 
 use crate::error::{OrogenError, Result};
@@ -50,41 +52,64 @@ fn check_map_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes every file of `files` to a temporary name in `dir`, then renames them all
-/// into place. Nothing is replaced unless every file was written.
+/// Writes every file of `files` into a staging folder, then puts it in place of `dir`
+/// in one step. Nothing is replaced unless every file was written.
 fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result<Vec<PathBuf>> {
-    ensure_dir(dir)?;
-    let mut written: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(files.len());
-    for (name, encode) in files {
-        let target = dir.join(&name);
-        match crate::io::write_temp(&target, |out| encode(out, &target)) {
-            Ok(tmp) => written.push((tmp, target)),
-            Err(e) => {
-                for (tmp, _) in &written {
-                    let _ = std::fs::remove_file(tmp);
-                }
-                return Err(e);
-            }
-        }
+    if dir.exists() && !dir.is_dir() {
+        return Err(OrogenError::bad_file(dir, "is not a folder"));
     }
-    let mut out = Vec::with_capacity(written.len());
-    let mut pending = written.into_iter();
-    while let Some((tmp, target)) = pending.next() {
-        if let Err(e) = crate::io::commit_temp(&tmp, &target) {
-            for (tmp, _) in pending {
-                let _ = std::fs::remove_file(tmp);
-            }
+    let staged = folder::stage(dir)?;
+    let mut out = Vec::with_capacity(files.len());
+    for (name, encode) in files {
+        let path = staged.join(&name);
+        let written = File::create(&path)
+            .map_err(|e| OrogenError::io("cannot create", &path, e))
+            .and_then(|file| {
+                let mut w = BufWriter::new(file);
+                encode(&mut w, &path)?;
+                let file = w
+                    .into_inner()
+                    .map_err(|e| OrogenError::io("cannot write", &path, e.into_error()))?;
+                file.sync_all()
+                    .map_err(|e| OrogenError::io("cannot write", &path, e))
+            });
+        if let Err(e) = written {
+            let _ = std::fs::remove_dir_all(&staged);
             return Err(e);
         }
-        out.push(target);
+        out.push(dir.join(&name));
     }
+    folder::commit(&staged, dir)?;
     Ok(out)
 }
 
 /// Writes `height.exr`, `height.png`, `height.r16`, `preview.png` and every map of
 /// `world.maps` (`<name>.exr` for scalars, `<name>.png` for masks and labels) into
-/// `dir`, creating it if needed. Returns the paths written, in that order.
+/// `dir`, creating it if needed, in one step (see the module doc). Returns the paths
+/// written, in that order.
 pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
+    write_folder(world, dir, None)
+}
+
+/// [`write_maps`] plus `bake.json` (see [`bake_json`]), all in one step: what
+/// `orogen bake` writes. Returns the paths written, `bake.json` last.
+pub fn write_bake(
+    dir: &Path,
+    recipe: &Recipe,
+    world: &World,
+    timings: &[StageTiming],
+    recipe_path: Option<&Path>,
+) -> Result<Vec<PathBuf>> {
+    let text = bake_json(recipe, world, timings, recipe_path).map_err(|e| {
+        OrogenError::bad_file(
+            dir.join("bake.json"),
+            format!("cannot build bake.json: {e}"),
+        )
+    })?;
+    write_folder(world, dir, Some(text))
+}
+
+fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<PathBuf>> {
     let height = &world.height;
     let mut files: Vec<(String, Encoder<'_>)> = vec![
         (
@@ -145,28 +170,16 @@ pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
         }
         files.push(entry);
     }
+    if let Some(text) = json {
+        files.push((
+            "bake.json".to_string(),
+            Box::new(move |out, path| {
+                crate::io::write_all(out, text.as_bytes(), path)?;
+                crate::io::write_all(out, b"\n", path)
+            }),
+        ));
+    }
     write_all_or_nothing(dir, files)
-}
-
-/// Writes `bake.json` into `dir` (atomically): the recipe as run (RON text and JSON),
-/// its path if any, seed, size, cell size, min/max height in metres, each stage's
-/// wall time in seconds and the crate version. Returns the file's path.
-pub fn write_bake_json(
-    dir: &Path,
-    recipe: &Recipe,
-    world: &World,
-    timings: &[StageTiming],
-    recipe_path: Option<&Path>,
-) -> Result<PathBuf> {
-    ensure_dir(dir)?;
-    let path = dir.join("bake.json");
-    let text = bake_json(recipe, world, timings, recipe_path)
-        .map_err(|e| OrogenError::bad_file(&path, format!("cannot build bake.json: {e}")))?;
-    crate::io::write_atomic(&path, |out| {
-        crate::io::write_all(out, text.as_bytes(), &path)?;
-        crate::io::write_all(out, b"\n", &path)
-    })?;
-    Ok(path)
 }
 
 /// What `bake.json` holds.

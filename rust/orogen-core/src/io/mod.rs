@@ -19,7 +19,7 @@ pub mod png16;
 mod probe;
 pub mod raw;
 
-pub(crate) use files::{commit_temp, write_all, write_temp};
+pub(crate) use files::write_all;
 pub use files::{normalise_u16, resolve_path, write_atomic};
 pub use gray::read_gray_image;
 pub use probe::{probe, MapInfo};
