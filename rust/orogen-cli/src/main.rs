@@ -21,6 +21,10 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use orogen_core::{OrogenError, Recipe};
 
+/// Most worker threads `--threads` accepts: beyond a few per core they only add overhead
+/// (4096 threads made a 33² bake take a minute), and each one costs a stack.
+const MAX_THREADS: usize = 256;
+
 /// Set by Ctrl-C (or SIGTERM); the runner stops within one step and nothing is written.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
@@ -75,7 +79,7 @@ struct BakeArgs {
     /// `--set stages[0].iterations=20`. VALUE is RON. Repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
-    /// Worker threads (default: all cores). Output is identical for any count.
+    /// Worker threads, 1 to 256 (default: all cores). Output is identical for any count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// No progress output.
@@ -242,9 +246,8 @@ fn load_recipe(args: &BakeArgs) -> Result<(Recipe, PathBuf), Failure> {
     let (mut recipe, base_dir) = match (&args.recipe, built_in) {
         (_, Some(r)) => (r, PathBuf::from(".")),
         (Some(path), None) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Failure::usage(format!("cannot read recipe `{}`: {e}", path.display()))
-            })?;
+            let text =
+                Recipe::read_text(path).map_err(|e| Failure::usage(format!("recipe: {e}")))?;
             let recipe = Recipe::from_ron_str(&text, &path.display().to_string())
                 .map_err(|e| Failure::from_core(name_field_in_syntax_error(e, &text)))?;
             let base = match path.parent() {
@@ -346,8 +349,10 @@ fn prepare_out_dir(dir: &Path) -> Result<(), Failure> {
 fn bake(args: BakeArgs) -> Result<(), Failure> {
     let start = Instant::now();
     if let Some(n) = args.threads {
-        if n == 0 {
-            return Err(Failure::usage("--threads must be at least 1, got 0"));
+        if !(1..=MAX_THREADS).contains(&n) {
+            return Err(Failure::usage(format!(
+                "--threads must be between 1 and {MAX_THREADS}, got {n}"
+            )));
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)

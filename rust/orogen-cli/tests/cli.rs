@@ -535,3 +535,50 @@ fn sigterm_cancels_like_ctrl_c() {
     assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
     assert_eq!(files_of(dir.path()), ["out"]);
 }
+
+#[test]
+fn pipes_devices_and_huge_files_are_refused_as_inputs() {
+    // Hardening issue #11: a FIFO as the recipe or heightmap blocked forever, and
+    // /dev/zero as the recipe read 2 GB before failing.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.ron");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let o = orogen(dir.path(), &["bake", "pipe.ron", "--out", "o"]);
+    assert_bad_input(&o, &["pipe.ron", "not a regular file"]);
+    let o = orogen(dir.path(), &["bake", "/dev/zero", "--out", "o"]);
+    assert_bad_input(&o, &["/dev/zero", "not a regular file"]);
+    let o = orogen(
+        dir.path(),
+        &[
+            "bake",
+            "--out",
+            "o",
+            "--set",
+            "terrain=Heightmap(path: \"pipe.ron\", format: Some(Exr))",
+        ],
+    );
+    assert_bad_input(&o, &["pipe.ron", "not a regular file"]);
+    let o = orogen(dir.path(), &["info", "pipe.ron"]);
+    assert_ne!(o.status.code(), Some(0));
+    // A recipe file over 16 MiB (sparse, so it costs no disk).
+    let big = std::fs::File::create(dir.path().join("big.ron")).unwrap();
+    big.set_len(17 << 20).unwrap();
+    let o = orogen(dir.path(), &["bake", "big.ron", "--out", "o"]);
+    assert_bad_input(&o, &["big.ron", "at most 16 MiB"]);
+}
+
+#[test]
+fn threads_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["0", "257", "65536"] {
+        let o = orogen(
+            dir.path(),
+            &["bake", "--out", "o", "--set", SMALL, "--threads", n],
+        );
+        assert_bad_input(&o, &["--threads", "between 1 and 256", n]);
+    }
+}

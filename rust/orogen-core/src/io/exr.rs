@@ -79,13 +79,7 @@ fn encode_channels(
 /// Errors name `path`: missing or unreadable file, deep data, no usable channel, a side
 /// over the size limit, NaN or infinite values (the first such cell is named).
 pub fn read_exr(path: &Path) -> Result<ScalarMap> {
-    if !path.exists() {
-        return Err(OrogenError::io(
-            "cannot open",
-            path,
-            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-        ));
-    }
+    super::files::check_regular_file(path)?;
     // Check the header's size before any pixel is allocated.
     let meta = ::exr::meta::MetaData::read_from_file(path, false)
         .map_err(|e| OrogenError::bad_file(path, format!("cannot read EXR header: {e}")))?;

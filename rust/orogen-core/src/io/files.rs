@@ -34,6 +34,25 @@ pub(crate) fn check_side_limits(path: &Path, width: u64, height: u64) -> Result<
     Ok(())
 }
 
+/// Checks that `path` is a regular file (following links) and returns its size in bytes.
+/// Anything else (a folder, a FIFO, a device such as `/dev/zero`) is refused before it is
+/// opened: opening a FIFO blocks forever and a device never ends.
+pub fn check_regular_file(path: &Path) -> Result<u64> {
+    let meta = std::fs::metadata(path).map_err(|e| OrogenError::io("cannot open", path, e))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file (a pipe, socket or device)"
+        };
+        return Err(OrogenError::bad_file(
+            path,
+            format!("is {what}; give a file"),
+        ));
+    }
+    Ok(meta.len())
+}
+
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh temporary path beside `target` (same folder, so a rename is atomic).

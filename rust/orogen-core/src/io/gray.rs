@@ -16,7 +16,7 @@ pub fn read_gray_image(path: &Path) -> Result<ScalarMap> {
     let (w, h) = image_dimensions(path)?;
     check_side_limits(path, w as u64, h as u64)?;
     let mut reader = open_image(path)?;
-    reader.no_limits();
+    reader.limits(decode_limits(w, h));
     let img = reader
         .decode()
         .map_err(|e| OrogenError::bad_file(path, format!("cannot decode image: {e}")))?;
@@ -54,9 +54,23 @@ pub(crate) fn image_dimensions(path: &Path) -> Result<(u32, u32)> {
         .map_err(|e| OrogenError::bad_file(path, format!("cannot read image header: {e}")))
 }
 
+/// Decoder limits for an image whose header says `w × h`: the pixels at up to 8 bytes each
+/// (RGBA16) plus 16 MiB for everything else (an ICC profile is at most a few MiB), so a small file whose chunks inflate to
+/// gigabytes (a PNG bomb, e.g. in iCCP) fails with an error instead of exhausting memory.
+pub(crate) fn decode_limits(w: u32, h: u32) -> image::Limits {
+    // Sides are checked against MAX_SIDE by the callers, with a message that names it.
+    let mut limits = image::Limits::no_limits();
+    limits.max_alloc = Some(w as u64 * h as u64 * 8 + (16 << 20));
+    limits
+}
+
 pub(crate) fn open_image(path: &Path) -> Result<image::ImageReader<std::io::BufReader<File>>> {
-    image::ImageReader::open(path)
+    super::files::check_regular_file(path)?;
+    let mut reader = image::ImageReader::open(path)
         .map_err(|e| OrogenError::io("cannot open", path, e))?
         .with_guessed_format()
-        .map_err(|e| OrogenError::io("cannot read", path, e))
+        .map_err(|e| OrogenError::io("cannot read", path, e))?;
+    // Header reads stay within the limits too (the dimensions are not known yet).
+    reader.limits(decode_limits(0, 0));
+    Ok(reader)
 }

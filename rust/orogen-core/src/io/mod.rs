@@ -20,6 +20,6 @@ mod probe;
 pub mod raw;
 
 pub(crate) use files::write_all;
-pub use files::{normalise_u16, resolve_path, write_atomic};
+pub use files::{check_regular_file, normalise_u16, resolve_path, write_atomic};
 pub use gray::read_gray_image;
 pub use probe::{probe, MapInfo};

@@ -61,7 +61,7 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
             let (w, h) = image_dimensions(path)?;
             check_side_limits(path, w as u64, h as u64)?;
             let mut reader = open_image(path)?;
-            reader.no_limits();
+            reader.limits(super::gray::decode_limits(w, h));
             let img = reader
                 .decode()
                 .map_err(|e| OrogenError::bad_file(path, format!("cannot decode image: {e}")))?;

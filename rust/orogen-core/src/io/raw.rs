@@ -42,9 +42,7 @@ pub fn write_raw_f32(path: &Path, map: &ScalarMap) -> Result<()> {
 fn read_exact_size(path: &Path, width: u32, height: u32, bytes_per_sample: u64) -> Result<Vec<u8>> {
     super::files::check_side_limits(path, width as u64, height as u64)?;
     let expected = width as u64 * height as u64 * bytes_per_sample;
-    let actual = std::fs::metadata(path)
-        .map_err(|e| OrogenError::io("cannot open", path, e))?
-        .len();
+    let actual = super::files::check_regular_file(path)?;
     if actual != expected {
         return Err(OrogenError::bad_file(
             path,

@@ -115,10 +115,28 @@ impl Recipe {
             })
     }
 
+    /// Largest recipe file read, bytes (a recipe is a few kilobytes; this leaves room for
+    /// long inline lists and refuses `/dev/zero` or a huge file at once).
+    pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+    /// The text of a recipe file: a regular file of at most [`Recipe::MAX_FILE_BYTES`].
+    pub fn read_text(path: &Path) -> Result<String> {
+        let size = crate::io::check_regular_file(path)?;
+        if size > Recipe::MAX_FILE_BYTES {
+            return Err(OrogenError::bad_file(
+                path,
+                format!(
+                    "is {size} bytes; a recipe is at most {} MiB",
+                    Recipe::MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
+        std::fs::read_to_string(path).map_err(|e| OrogenError::io("cannot read recipe", path, e))
+    }
+
     /// Reads and parses a recipe file, then validates it.
     pub fn load(path: &Path) -> Result<Recipe> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| OrogenError::io("cannot read recipe", path, e))?;
+        let text = Recipe::read_text(path)?;
         let recipe = Recipe::from_ron_str(&text, &path.display().to_string())?;
         recipe.validate()?;
         Ok(recipe)
