@@ -502,16 +502,8 @@ impl Pass1<'_> {
             &mut out.f[..w],
         );
         for (l, lr) in lrows.iter().enumerate().rev() {
-            let lr = &lr[..w];
-            let (tl, fl, ml) = (self.drop[l], self.factor[l], l as u32);
-            for x in 0..w {
-                let th = lr[x];
-                let on = th > 0.0;
-                m[x] = if on { ml } else { m[x] };
-                thick[x] = if on { th } else { thick[x] };
-                t[x] = if on { tl } else { t[x] };
-                f[x] = if on { fl } else { f[x] };
-            }
+            let mat = (l as u32, self.drop[l], self.factor[l]);
+            cover_with_layer(&lr[..w], mat, m, thick, t, f);
         }
     }
 
@@ -556,6 +548,35 @@ impl Pass1<'_> {
             worst = worst.max(excess);
         }
         worst
+    }
+}
+
+/// One layer's step of [`Pass1::exposed`]: where the layer row `lr` holds material, its
+/// index, thickness, drop and factor (`mat`) replace what the layers under it gave. A
+/// function of its own so that the slices are distinct arguments (the compiler then knows
+/// they do not overlap and vectorises the loop).
+#[inline(never)]
+fn cover_with_layer(
+    lr: &[f32],
+    (ml, tl, fl): (u32, f32, f32),
+    m: &mut [u32],
+    thick: &mut [f32],
+    t: &mut [f32],
+    f: &mut [f32],
+) {
+    let w = lr.len();
+    let (m, thick, t, f) = (&mut m[..w], &mut thick[..w], &mut t[..w], &mut f[..w]);
+    // A bit mask blend rather than `if on { new } else { old }`, which the compiler turns
+    // into conditional stores that do not vectorise.
+    let (tl, fl) = (tl.to_bits(), fl.to_bits());
+    let blend = |old: u32, new: u32, on: u32| old ^ ((old ^ new) & on);
+    for x in 0..w {
+        let th = lr[x];
+        let on = if th > 0.0 { u32::MAX } else { 0 };
+        m[x] = blend(m[x], ml, on);
+        thick[x] = f32::from_bits(blend(thick[x].to_bits(), th.to_bits(), on));
+        t[x] = f32::from_bits(blend(t[x].to_bits(), tl, on));
+        f[x] = f32::from_bits(blend(f[x].to_bits(), fl, on));
     }
 }
 
