@@ -28,12 +28,22 @@
 //! depend on threads or scheduling; it is the sum of four uniforms (Irwin–Hall) scaled to
 //! mean 1 and deviation σ: the normal's mean and variance, with tails cut at ±3.5σ.
 //!
-//! Speed: every pass walks a row at a time. The exposed material is found with one
-//! branch-free loop per layer over the row; the interior columns of an interior row run in
-//! loops of their own over row slices (`*_interior`), which the compiler vectorises, and
-//! the two border columns and border rows take the general per-cell path. Both compute the
-//! same expressions in the same order, so the bytes do not depend on the path. Each cell's
-//! drop T is kept beside its material index so the neighbour loops need no table lookup.
+//! Speed: a step is two parallel sweeps over the grid, each walking a row at a time.
+//! Pass 1 (tasks of `ROWS_PER_TASK` rows) finds each cell's exposed material with one
+//! branch-free, vectorised loop per layer over the row, then its outflow factor; it writes
+//! the factor, material index and drop T per cell (13 B of buffers per cell with the old
+//! surface) and the largest excess, so a step under the tolerance stops before touching
+//! the terrain. Passes 2 and 3 are fused per band of `BAND_ROWS` rows: a band computes
+//! the receiver scales of row y + 1 into a ring of three rows just before row y gathers
+//! its flows, so the scales stay in cache and never go to memory; the rows on either side
+//! of a band are computed by both neighbours, from pass 1's complete outputs, with the
+//! same bits. The interior columns of an interior row run in loops of their own over row
+//! slices (`*_interior`), which the compiler vectorises, and the two border columns and
+//! border rows take the general per-cell path. Both compute the same expressions in the
+//! same order, so the bytes do not depend on the path, the band height or the thread
+//! count; the material moved is summed per `ROWS_PER_TASK` rows whatever the band.
+//! Each cell's drop T is kept beside its material index so the neighbour loops need no
+//! table lookup.
 
 use rayon::prelude::*;
 
@@ -106,8 +116,6 @@ pub struct LayeredThermal {
     /// Outflow factor per cell: the flow to a lower neighbour is `k·d·s_receiver`; a
     /// negative factor sends the whole exposed layer, `−k·d`, unscaled.
     k: Vec<f32>,
-    /// Receiver scale per cell, in (0, 1].
-    s: Vec<f32>,
     /// Index of the exposed material per cell (`layers.len()` for bedrock).
     exposed: Vec<u8>,
     /// The drop T of each cell's exposed material, metres (so the neighbour loops need
@@ -121,8 +129,11 @@ pub struct LayeredThermal {
 /// fixed order every pass walks them.
 const DIAGONALS: [(isize, isize); 4] = [(-1, -1), (1, -1), (-1, 1), (1, 1)];
 
-/// Rows per parallel task.
+/// Rows per parallel task of pass 1, and per partial sum of the material moved.
 const ROWS_PER_TASK: usize = 8;
+
+/// Rows per parallel task of the fused passes 2 and 3 (a multiple of `ROWS_PER_TASK`).
+const BAND_ROWS: usize = 4 * ROWS_PER_TASK;
 
 /// The random factor r of `cell` in step `step`: N(1, σ) approximated by four uniforms,
 /// clamped to [0, 1].
@@ -189,7 +200,6 @@ impl LayeredThermal {
             seed,
             steps: 0,
             k: buffer(n, Default::default(), "layered thermal")?,
-            s: buffer(n, Default::default(), "layered thermal")?,
             exposed: buffer(n, Default::default(), "layered thermal")?,
             t: buffer(n, Default::default(), "layered thermal")?,
             old: buffer(n, Default::default(), "layered thermal")?,
@@ -208,7 +218,7 @@ impl LayeredThermal {
 
     /// Bytes of buffers the process keeps, per cell.
     pub fn bytes_per_cell(&self) -> usize {
-        4 * std::mem::size_of::<f32>() + std::mem::size_of::<u8>()
+        3 * std::mem::size_of::<f32>() + std::mem::size_of::<u8>()
     }
 
     /// One step over `terrain`, with `materials` one per layer top down then bedrock
@@ -319,51 +329,60 @@ impl LayeredThermal {
             });
         }
 
-        // Pass 2: receiver scales, so a cell gains at most rate·0.5·d_in_max.
+        // Passes 2 and 3, fused per band of rows: each band walks its rows keeping the
+        // receiver scales of rows y − 1, y and y + 1 in a ring of three rows; row y + 1's
+        // scales are computed just before row y gathers. A band computes the scales of the
+        // row on either side of it too (they depend only on pass 1's outputs, so both
+        // bands get the same bits), and the scales never go to memory.
         let (ks, ex, ts): (&[f32], &[u8], &[f32]) = (&self.k, &self.exposed, &self.t);
         let half_rate = 0.5 * self.params.rate;
-        self.s
-            .par_chunks_mut(chunk)
-            .enumerate()
-            .for_each(|(c, ss)| {
-                for (r, s_row) in ss.chunks_mut(w).enumerate() {
-                    let y = c * ROWS_PER_TASK + r;
-                    let interior = y > 0 && y + 1 < h && w >= 3;
-                    let at = |x: usize| scale_at(y * w + x, x, y, w, h, hs, ks, ts, half_rate);
-                    if interior {
-                        scales_interior(y, w, hs, ks, ts, s_row, half_rate);
-                        s_row[0] = at(0);
-                        s_row[w - 1] = at(w - 1);
-                    } else {
-                        for (x, s) in s_row.iter_mut().enumerate() {
-                            *s = at(x);
-                        }
-                    }
-                }
-            });
-
-        // Pass 3: every cell loses what it sends (from its exposed layer) and gains what
-        // its neighbours send it (into layer 0).
-        let ss: &[f32] = &self.s;
-        let mut lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
+        let band = BAND_ROWS * w;
+        let mut lchunks = layer_chunks(terrain.layers.thickness_all_mut(), band);
         if nl == 0 {
-            // No layers: one empty list per chunk, so the zip below covers every chunk.
-            lchunks = (0..n.div_ceil(chunk)).map(|_| Vec::new()).collect();
+            // No layers: one empty list per band, so the zip below covers every band.
+            lchunks = (0..n.div_ceil(band)).map(|_| Vec::new()).collect();
         }
+        let scales_row = |y: usize, s_row: &mut [f32]| {
+            let at = |x: usize| scale_at(y * w + x, x, y, w, h, hs, ks, ts, half_rate);
+            if y > 0 && y + 1 < h && w >= 3 {
+                scales_interior(y, w, hs, ks, ts, s_row, half_rate);
+                s_row[0] = at(0);
+                s_row[w - 1] = at(w - 1);
+            } else {
+                for (x, s) in s_row.iter_mut().enumerate() {
+                    *s = at(x);
+                }
+            }
+        };
         let moved: f64 = terrain
             .surface
-            .par_chunks_mut(chunk)
+            .par_chunks_mut(band)
             .zip(lchunks.into_par_iter())
             .enumerate()
-            .map(|(c, (out, mut lts))| {
-                let mut moved = 0.0f64;
+            .map(|(b, (out, mut lts))| {
+                // `moved` per ROWS_PER_TASK rows, so its f64 sum has the same grouping
+                // whatever the band height.
+                let mut moved = vec![0.0f64; (out.len() / w).div_ceil(ROWS_PER_TASK)];
                 let mut flows = vec![(0.0f64, 0.0f64); w];
+                let mut ring = vec![0.0f32; 3 * w];
+                let slot = |y: usize| (y % 3) * w..(y % 3 + 1) * w;
+                let y0 = b * BAND_ROWS;
+                if y0 > 0 {
+                    scales_row(y0 - 1, &mut ring[slot(y0 - 1)]);
+                }
+                scales_row(y0, &mut ring[slot(y0)]);
                 for (r, z_row) in out.chunks_mut(w).enumerate() {
-                    let y = c * ROWS_PER_TASK + r;
+                    let y = y0 + r;
+                    if y + 1 < h {
+                        scales_row(y + 1, &mut ring[slot(y + 1)]);
+                    }
+                    // Rows y − 1, y, y + 1 (a stale row stands in for one outside the
+                    // grid; nothing reads it).
+                    let s3 = [&ring[slot(y + 2)], &ring[slot(y)], &ring[slot(y + 1)]];
                     let interior = y > 0 && y + 1 < h && w >= 3;
-                    let at = |x: usize| gather(y * w + x, x, y, w, h, hs, ks, ss, ts);
+                    let at = |x: usize| gather(y * w + x, x, y, w, h, hs, ks, s3, ts);
                     if interior {
-                        gather_interior(y, w, hs, ks, ss, ts, &mut flows);
+                        gather_interior(y, w, hs, ks, s3, ts, &mut flows);
                         flows[0] = at(0);
                         flows[w - 1] = at(w - 1);
                     } else {
@@ -371,13 +390,14 @@ impl LayeredThermal {
                             *f = at(x);
                         }
                     }
+                    let moved = &mut moved[r / ROWS_PER_TASK];
                     for (x, (z, &(gain, loss))) in z_row.iter_mut().zip(&flows).enumerate() {
                         if gain == 0.0 && loss == 0.0 {
                             continue;
                         }
                         let o = r * w + x;
-                        let i = c * chunk + o;
-                        moved += loss;
+                        let i = b * band + o;
+                        *moved += loss;
                         *z = (hs[i] as f64 + gain - loss) as f32;
                         if nl == 0 {
                             continue;
@@ -407,8 +427,9 @@ impl LayeredThermal {
                 }
                 moved
             })
-            .collect::<Vec<f64>>()
+            .collect::<Vec<Vec<f64>>>()
             .iter()
+            .flatten()
             .sum();
         Ok(StepReport { max_excess, moved })
     }
@@ -502,16 +523,8 @@ impl Pass1<'_> {
             &mut out.f[..w],
         );
         for (l, lr) in lrows.iter().enumerate().rev() {
-            let lr = &lr[..w];
-            let (tl, fl, ml) = (self.drop[l], self.factor[l], l as u32);
-            for x in 0..w {
-                let th = lr[x];
-                let on = th > 0.0;
-                m[x] = if on { ml } else { m[x] };
-                thick[x] = if on { th } else { thick[x] };
-                t[x] = if on { tl } else { t[x] };
-                f[x] = if on { fl } else { f[x] };
-            }
+            let mat = (l as u32, self.drop[l], self.factor[l]);
+            cover_with_layer(&lr[..w], mat, m, thick, t, f);
         }
     }
 
@@ -556,6 +569,35 @@ impl Pass1<'_> {
             worst = worst.max(excess);
         }
         worst
+    }
+}
+
+/// One layer's step of [`Pass1::exposed`]: where the layer row `lr` holds material, its
+/// index, thickness, drop and factor (`mat`) replace what the layers under it gave. A
+/// function of its own so that the slices are distinct arguments (the compiler then knows
+/// they do not overlap and vectorises the loop).
+#[inline(never)]
+fn cover_with_layer(
+    lr: &[f32],
+    (ml, tl, fl): (u32, f32, f32),
+    m: &mut [u32],
+    thick: &mut [f32],
+    t: &mut [f32],
+    f: &mut [f32],
+) {
+    let w = lr.len();
+    let (m, thick, t, f) = (&mut m[..w], &mut thick[..w], &mut t[..w], &mut f[..w]);
+    // A bit mask blend rather than `if on { new } else { old }`, which the compiler turns
+    // into conditional stores that do not vectorise.
+    let (tl, fl) = (tl.to_bits(), fl.to_bits());
+    let blend = |old: u32, new: u32, on: u32| old ^ ((old ^ new) & on);
+    for x in 0..w {
+        let th = lr[x];
+        let on = if th > 0.0 { u32::MAX } else { 0 };
+        m[x] = blend(m[x], ml, on);
+        thick[x] = f32::from_bits(blend(thick[x].to_bits(), th.to_bits(), on));
+        t[x] = f32::from_bits(blend(t[x].to_bits(), tl, on));
+        f[x] = f32::from_bits(blend(f[x].to_bits(), fl, on));
     }
 }
 
@@ -618,16 +660,16 @@ fn gather(
     h: usize,
     hs: &[f32],
     ks: &[f32],
-    ss: &[f32],
+    s3: [&[f32]; 3],
     ts: &[f32],
 ) -> (f64, f64) {
-    let (hi, ki, si, ti) = (hs[i], ks[i], ss[i], ts[i]);
+    let (hi, ki, si, ti) = (hs[i], ks[i], s3[1][x], ts[i]);
     let (mut gain, mut loss) = (0.0f64, 0.0f64);
     for_diagonals(x, y, w, h, |j| {
         let hj = hs[j];
         let out = hi - hj;
         let out = if out > ti { out } else { 0.0 };
-        loss += flow(ki, out, ss[j]) as f64;
+        loss += flow(ki, out, s3[j / w + 1 - y][j % w]) as f64;
         let inn = hj - hi;
         let inn = if inn > ts[j] { inn } else { 0.0 };
         gain += flow(ks[j], inn, si) as f64;
@@ -645,13 +687,13 @@ fn gather_interior(
     w: usize,
     hs: &[f32],
     ks: &[f32],
-    ss: &[f32],
+    s3: [&[f32]; 3],
     ts: &[f32],
     flows: &mut [(f64, f64)],
 ) {
     let [hu, hc, hd] = rows3(hs, y, w);
     let [ku, kc, kd] = rows3(ks, y, w);
-    let [su, sc, sd] = rows3(ss, y, w);
+    let [su, sc, sd] = s3.map(|r| &r[..w]);
     let [tu, tc, td] = rows3(ts, y, w);
     let flows = &mut flows[..w];
     for x in 1..w - 1 {
