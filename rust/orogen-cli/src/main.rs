@@ -82,9 +82,41 @@ struct BakeArgs {
     /// Worker threads, 1 to 256 (default: all cores). Output is identical for any count.
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// Refuse a bake whose estimated peak memory exceeds this (e.g. `8G`, `512M`, or
+    /// bytes). Default: the memory available to the process.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    max_memory: Option<u64>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// `8G`, `512M`, `64K` (powers of 1024) or a number of bytes.
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t
+        .char_indices()
+        .find(|(_, c)| !c.is_ascii_digit() && *c != '.')
+    {
+        Some((i, _)) => (&t[..i], t[i..].trim().to_ascii_uppercase()),
+        None => (t, String::new()),
+    };
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("unknown unit in `{text}`; use K, M, G or T")),
+    };
+    let value: f64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size such as 8G or 512M"))?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!("`{text}` is not a usable size"));
+    }
+    Ok(bytes as u64)
 }
 
 /// A failure with its exit code.
@@ -360,6 +392,7 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("cannot start {n} threads: {e}")))?;
     }
     let (recipe, base_dir) = load_recipe(&args)?;
+    orogen_core::runner::check_memory(&recipe, args.max_memory).map_err(Failure::from_core)?;
     prepare_out_dir(&args.out)?;
 
     // Ctrl-C, SIGTERM and SIGHUP (the `termination` feature of ctrlc) all land here.

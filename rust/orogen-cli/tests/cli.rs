@@ -582,3 +582,27 @@ fn threads_are_bounded() {
         assert_bad_input(&o, &["--threads", "between 1 and 256", n]);
     }
 }
+
+#[test]
+fn a_bake_too_big_for_memory_is_refused_before_it_starts() {
+    // Hardening issue #11: under `ulimit -v 4000000` a 16385² bake aborted with
+    // "memory allocation of 1073872900 bytes failed" (exit 134).
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 4000000 && exec {} bake --set 'size=(16385,16385)' --set 'terrain=Flat(0.0)'",
+            env!("CARGO_BIN_EXE_orogen")
+        ))
+        .output()
+        .unwrap();
+    assert_bad_input(&o, &["`size`", "16385x16385", "GiB", "ulimit -v"]);
+    assert!(!dir.path().join("out").exists());
+    // --max-memory sets a lower bound of one's own.
+    let o = orogen(dir.path(), &["bake", "--set", SMALL, "--max-memory", "4M"]);
+    assert_bad_input(&o, &["`size`", "65x65", "--max-memory"]);
+    let o = orogen(dir.path(), &["bake", "--set", SMALL, "--max-memory", "4X"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    bake_ok(dir.path(), "out", &["--max-memory", "1G"]);
+}

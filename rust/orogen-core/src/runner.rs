@@ -109,7 +109,113 @@ pub struct RunOutput {
     pub timings: Vec<StageTiming>,
 }
 
-/// Builds the initial world and runs every stage.
+/// Estimated peak memory of running and baking `recipe`, bytes: its cells times the most
+/// demanding stage's bytes per cell ([`crate::stages::kind::StageKind::bytes_per_cell`]),
+/// plus, for a layered terrain, 4 B per layer (`strata.layers × repeat`, and the
+/// sediment) and 8 B per material (its exported `layer_<name>` map) and 24 B for the
+/// exposed-material maps, plus 64 MiB.
+pub fn estimate_bytes(recipe: &Recipe) -> u64 {
+    let (w, h) = recipe.size;
+    let cells = w as u64 * h as u64;
+    let stage = recipe
+        .stages
+        .iter()
+        .map(|s| s.kind().bytes_per_cell())
+        .max()
+        .unwrap_or(24);
+    let layers = match &recipe.strata {
+        Some(s) => {
+            let count = s.layers.len() as u64 * s.repeat.max(1) as u64 + 1;
+            let materials = recipe.materials.len() as u64 + 2;
+            4 * count + 8 * materials + 24
+        }
+        None => 0,
+    };
+    cells
+        .saturating_mul(stage + layers)
+        .saturating_add(64 << 20)
+}
+
+/// The memory this process may use, bytes, and where the bound comes from: the smallest
+/// of the system's available memory (`MemAvailable`), the address-space limit
+/// (`ulimit -v`) and the cgroup's `memory.max`. `None` where none can be read.
+pub fn available_bytes() -> Option<(u64, &'static str)> {
+    let mut best: Option<(u64, &'static str)> = None;
+    let mut offer = |bytes: u64, from: &'static str| {
+        if best.is_none_or(|(b, _)| bytes < b) {
+            best = Some((bytes, from));
+        }
+    };
+    if let Ok(info) = std::fs::read_to_string("/proc/meminfo") {
+        let kb = info
+            .lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        if let Some(kb) = kb {
+            offer(kb * 1024, "available system memory");
+        }
+    }
+    if let Ok(max) = std::fs::read_to_string("/sys/fs/cgroup/memory.max") {
+        if let Ok(b) = max.trim().parse::<u64>() {
+            offer(b, "the cgroup's memory.max");
+        }
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct we pass and reads nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            offer(lim.rlim_cur, "the address-space limit (ulimit -v)");
+        }
+    }
+    best
+}
+
+/// `bytes` in GiB, or MiB below 1 GiB.
+fn gib(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MiB", (bytes as f64 / (1u64 << 20) as f64).ceil())
+    }
+}
+
+/// Refuses `recipe` before anything is allocated when its [`estimate_bytes`] exceeds
+/// `max` (e.g. the CLI's `--max-memory`) or [`available_bytes`]; the error names `size`
+/// and gives both figures.
+pub fn check_memory(recipe: &Recipe, max: Option<u64>) -> Result<()> {
+    let need = estimate_bytes(recipe);
+    let limit = match (max, available_bytes()) {
+        (Some(m), Some((a, from))) if a < m => Some((a, from)),
+        (Some(m), _) => Some((m, "--max-memory")),
+        (None, found) => found,
+    };
+    let Some((limit, from)) = limit else {
+        return Ok(());
+    };
+    if need > limit {
+        let (w, h) = recipe.size;
+        let per_cell = (need - (64 << 20)) / (w as u64 * h as u64).max(1);
+        return Err(OrogenError::invalid(
+            "size",
+            format!(
+                "a {w}x{h} bake needs about {} ({per_cell} B per cell), more than the {} of \
+                 {from}; choose a smaller size",
+                gib(need),
+                gib(limit)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the initial world and runs every stage, after [`check_memory`] (no limit but
+/// the system's).
 pub fn run_recipe(
     recipe: &Recipe,
     base_dir: &Path,
@@ -117,6 +223,8 @@ pub fn run_recipe(
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<RunOutput> {
     let start = Instant::now();
+    recipe.validate()?;
+    check_memory(recipe, None)?;
     let mut world = initial_world(recipe, base_dir)?;
     let start_height = recipe
         .outputs

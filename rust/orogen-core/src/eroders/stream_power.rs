@@ -27,7 +27,7 @@ use crate::flow::accumulate::accumulate;
 use crate::flow::graph::FlowGraph;
 use crate::flow::router::{FlowRouter, SinkMode};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
-use crate::state::TerrainMut;
+use crate::state::{buffer, TerrainMut};
 pub use crate::values::NodeValues;
 
 /// Largest accepted time step, years.
@@ -204,8 +204,12 @@ impl<N: Neighbourhood> StreamPower<N> {
             k: inputs.k,
             uplift: inputs.uplift,
             weights,
-            drainage: vec![0.0; n_nodes],
-            before: measure_change.then(|| vec![0.0; n_nodes]),
+            drainage: buffer(n_nodes, 0.0, "stream power drainage")?,
+            before: if measure_change {
+                Some(buffer(n_nodes, 0.0, "stream power change")?)
+            } else {
+                None
+            },
             scratch: Vec::new(),
             material_factors: None,
             k_base: Vec::new(),

@@ -97,6 +97,10 @@ const PARAMS: &[ParamInfo] = &[
 ];
 
 impl StageKind for HydraulicParams {
+    fn bytes_per_cell(&self) -> u64 {
+        64
+    }
+
     fn drivers(&self) -> &'static str {
         "`rain`, `sources`, `dt` or the terrain's heights"
     }

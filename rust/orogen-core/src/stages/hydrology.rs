@@ -81,6 +81,10 @@ impl HydrologyParams {
 }
 
 impl StageKind for HydrologyParams {
+    fn bytes_per_cell(&self) -> u64 {
+        80
+    }
+
     fn drivers(&self) -> &'static str {
         "`precipitation`"
     }

@@ -41,6 +41,14 @@ pub trait StageKind {
     fn drivers(&self) -> &'static str {
         "the terrain's heights (`terrain`)"
     }
+
+    /// Peak memory of a bake that runs this stage alone, bytes per cell, on a terrain
+    /// without layers: the world, the stage's buffers, its maps and their encoding
+    /// (measured with `/usr/bin/time` at 513² and 1025², the slope rounded up). Used to
+    /// refuse a size that would not fit before anything is allocated.
+    fn bytes_per_cell(&self) -> u64 {
+        64
+    }
 }
 
 /// A started stage: the processes over one world, with their buffers.
@@ -93,6 +101,9 @@ pub trait LoopProcess {
 
     /// Starts the process over `world`.
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>>;
+
+    /// [`StageKind::bytes_per_cell`] of the entry.
+    fn bytes_per_cell(&self) -> u64;
 }
 
 /// A stage's serde parameters: `iterations` plus every field of a process's `Params`

@@ -56,6 +56,10 @@ const PARAMS: &[ParamInfo] = &[
 ];
 
 impl StageKind for LayeredThermalParams {
+    fn bytes_per_cell(&self) -> u64 {
+        32
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }

@@ -49,6 +49,10 @@ macro_rules! stage_list {
             fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
                 match self { $( Process::$name(p) => p.start(world, env), )* }
             }
+
+            fn bytes_per_cell(&self) -> u64 {
+                match self { $( Process::$name(p) => p.bytes_per_cell(), )* }
+            }
         }
 
         impl Stage {

@@ -144,6 +144,10 @@ impl StreamPowerParams {
 }
 
 impl StageKind for StreamPowerParams {
+    fn bytes_per_cell(&self) -> u64 {
+        136
+    }
+
     fn drivers(&self) -> &'static str {
         "`uplift`, `k`, `dt` or the terrain's heights"
     }

@@ -83,6 +83,10 @@ impl ThermalParams {
 }
 
 impl StageKind for ThermalParams {
+    fn bytes_per_cell(&self) -> u64 {
+        32
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }

@@ -82,6 +82,13 @@ impl<P: LoopProcess> StageKind for TimeLoopParams<P> {
         "its processes' rates (`processes`) or the terrain's heights"
     }
 
+    /// Every process is started at once: their buffers add up (less the world each
+    /// figure counts, about 24 B per cell, after the first).
+    fn bytes_per_cell(&self) -> u64 {
+        let sum: u64 = self.processes.iter().map(|p| p.bytes_per_cell()).sum();
+        sum.saturating_sub(24 * self.processes.len().saturating_sub(1) as u64)
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }

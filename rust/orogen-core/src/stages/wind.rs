@@ -67,6 +67,10 @@ const PARAMS: &[ParamInfo] = &[
 ];
 
 impl StageKind for WindParams {
+    fn bytes_per_cell(&self) -> u64 {
+        24
+    }
+
     fn describe() -> &'static [ParamInfo] {
         PARAMS
     }
