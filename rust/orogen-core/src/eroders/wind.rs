@@ -158,6 +158,10 @@ struct Lines {
     dist: Vec<f32>,
     /// Positions `t0..t1` of each line that lie on the map.
     range: Vec<(u32, u32)>,
+    /// The cell of line `l` at position `t` is `l·stride + off[t]`.
+    off: Vec<isize>,
+    /// Cell index step from one line to the next.
+    stride: isize,
 }
 
 impl Lines {
@@ -196,7 +200,20 @@ impl Lines {
             fmax,
             dist,
             range: Vec::new(),
+            off: Vec::new(),
+            stride: if major_is_x { grid.width as isize } else { 1 },
         };
+        lines.off = (0..major)
+            .map(|t| {
+                let b = lines.f[t] - lines.fmax;
+                let a = if lines.forward { t } else { major - 1 - t } as i64;
+                (if major_is_x {
+                    b * grid.width as i64 + a
+                } else {
+                    a * grid.width as i64 + b
+                }) as isize
+            })
+            .collect();
         // Each line's positions on the map form one run (its offset is monotonic).
         lines.range = (0..lines.count)
             .map(|l| {
@@ -257,20 +274,6 @@ pub struct Wind {
     change: Vec<[f32; 2]>,
 }
 
-/// Takes up to `want` (≥ 0) from the carried `s`, never more than `s`: the f32 taken.
-#[inline(always)]
-fn take(s: &mut f64, want: f32) -> f32 {
-    if *s <= 0.0 || want <= 0.0 {
-        return 0.0;
-    }
-    let mut a = want.min(*s as f32);
-    if a as f64 > *s {
-        a = f32::from_bits(a.to_bits() - 1);
-    }
-    *s -= a as f64;
-    a
-}
-
 impl Wind {
     /// Wind erosion over `grid`.
     pub fn new(grid: Grid, params: Params) -> Result<Self> {
@@ -319,24 +322,17 @@ impl Wind {
         let hs: &[f32] = terrain.surface;
         let layers: &[Vec<f32>] = terrain.layers.thickness_all_mut();
 
-        // Loose material at `c` before the step: the layers above the first wind-proof
-        // one (infinite when bedrock is not wind-proof).
-        let loose = |c: usize| -> f32 {
-            let mut sum = 0.0f32;
-            for (k, t) in layers.iter().enumerate() {
-                let t = t[c];
-                if t > 0.0 {
-                    if sus[k] <= 0.0 {
-                        return sum;
-                    }
-                    sum += t;
-                }
-            }
-            if sus[nl] > 0.0 {
-                f32::INFINITY
-            } else {
-                sum
-            }
+        let ctx = Sweep {
+            lines,
+            hs,
+            layers,
+            sus: &sus,
+            fall,
+            talus,
+            e_coef,
+            cap,
+            k_wind,
+            k_shadow,
         };
 
         // Phase 1: every band of lines walks along the wind, from the state before the
@@ -345,100 +341,7 @@ impl Wind {
             .change
             .par_chunks_mut(BAND * lines.m)
             .enumerate()
-            .map(|(band, out)| {
-                let mut hw = [0.0f32; BAND];
-                let mut s = [0.0f64; BAND];
-                let mut prev_h = [0.0f32; BAND];
-                let mut prev_c = [0usize; BAND];
-                let (mut eroded, mut deposited, mut lost) = (0.0f64, 0.0f64, 0.0f64);
-                let first_line = band * BAND;
-                let band_lines = BAND.min(lines.count - first_line);
-                for t in 0..lines.m {
-                    let d_here = lines.dist[t];
-                    let d_next = if t + 1 < lines.m {
-                        lines.dist[t + 1]
-                    } else {
-                        d_here
-                    };
-                    for l in 0..band_lines {
-                        let line = first_line + l;
-                        let (t0, t1) = lines.range[line];
-                        if t < t0 as usize || t >= t1 as usize {
-                            continue;
-                        }
-                        let c = lines.cell_unchecked(line, t, w);
-                        let first = t == t0 as usize;
-                        let next =
-                            (t + 1 < t1 as usize).then(|| lines.cell_unchecked(line, t + 1, w));
-                        let hc = hs[c];
-                        let h_next = next.map_or(hc, |c2| hs[c2]);
-                        if first {
-                            hw[l] = hc;
-                            s[l] = 0.0;
-                        } else {
-                            hw[l] -= fall * d_here;
-                        }
-                        let mut e = 0.0f32;
-                        // Grains do not rest on a lee steeper than the talus: a deposit
-                        // never lifts the cell more than step·tan(talus) over the next
-                        // one; the rest stays in the air and falls further down.
-                        let rest = |e: f32| (h_next + d_next * talus - (hc - e)).max(0.0);
-                        let want = if hc >= hw[l] {
-                            // Windward.
-                            let barrier = (h_next.min(hc) - hw[l]).max(0.0);
-                            let room = (cap - s[l]).max(0.0) as f32;
-                            if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
-                                e = erode(layers, &sus, c, e_coef * barrier, room);
-                                s[l] += e as f64;
-                            }
-                            hw[l] = hc;
-                            if h_next > hc && k_wind > 0.0 {
-                                let frac = (k_wind * (h_next - hc) / (d_next * talus)).min(1.0);
-                                (s[l] * frac as f64) as f32
-                            } else {
-                                0.0
-                            }
-                        } else {
-                            (s[l] * k_shadow) as f32
-                        };
-                        let mut dep = take(&mut s[l], want.min(rest(e)));
-                        let mut hn = hc - e + dep;
-                        if !first {
-                            // The lee slope from the cell before rests at the wind talus.
-                            let mut excess = prev_h[l] - hn - d_here * talus;
-                            if excess > 0.0 {
-                                let fill = take(&mut s[l], excess);
-                                dep += fill;
-                                hn += fill;
-                                excess -= fill;
-                            }
-                            if excess > 0.0 {
-                                let slot = (t - 1) * BAND + l;
-                                let [pe, pd] = out[slot];
-                                let avail = loose(prev_c[l]) - pe + pd;
-                                let slide = (0.5 * excess).min(avail);
-                                if slide > 0.0 {
-                                    let from_d = slide.min(pd);
-                                    out[slot] = [pe + (slide - from_d), pd - from_d];
-                                    eroded += slide as f64;
-                                    dep += slide;
-                                    hn += slide;
-                                }
-                            }
-                        }
-                        out[t * BAND + l] = [e, dep];
-                        eroded += e as f64;
-                        deposited += dep as f64;
-                        prev_h[l] = hn;
-                        prev_c[l] = c;
-                        if next.is_none() {
-                            lost += s[l];
-                            s[l] = 0.0;
-                        }
-                    }
-                }
-                [eroded, deposited, lost]
-            })
+            .map(|(band, out)| ctx.band(band, out))
             .collect();
         let mut report = StepReport {
             eroded: 0.0,
@@ -497,6 +400,254 @@ impl Wind {
                 .for_each(|(c, (out, mut lts))| apply(c, out, &mut lts));
         }
         Ok(report)
+    }
+}
+
+/// What phase 1 reads: the line geometry, the state before the step and the constants.
+struct Sweep<'a> {
+    lines: &'a Lines,
+    hs: &'a [f32],
+    layers: &'a [Vec<f32>],
+    /// Wind susceptibility R per material, top down then bedrock.
+    sus: &'a [f32],
+    /// tan(fall angle), tan(wind talus).
+    fall: f32,
+    talus: f32,
+    e_coef: f32,
+    cap: f64,
+    k_wind: f32,
+    k_shadow: f64,
+}
+
+/// Per-line state of a band, one lane per line.
+struct Lanes {
+    /// First and end position of each line on the map (`t0 == t1`: no cell).
+    t0: [u32; BAND],
+    t1: [u32; BAND],
+    /// `line · stride`: the cell at position `t` is `base + off[t]`.
+    base: [isize; BAND],
+    /// Wind height, carried material, new height of the cell before.
+    hw: [f32; BAND],
+    s: [f64; BAND],
+    prev_h: [f32; BAND],
+    /// Height (before the step) of the cell at the current and at the next position.
+    cur: [f32; BAND],
+    ahead: [f32; BAND],
+}
+
+/// The sums a band reports.
+#[derive(Default)]
+struct Sums {
+    eroded: f64,
+    deposited: f64,
+    lost: f64,
+}
+
+/// Takes up to `want` (≥ 0) from the carried `s`, never more than `s`: the f32 taken.
+#[inline(always)]
+fn take(s: &mut f64, want: f32) -> f32 {
+    if *s <= 0.0 || want <= 0.0 {
+        return 0.0;
+    }
+    let mut a = want.min(*s as f32);
+    if a as f64 > *s {
+        a = f32::from_bits(a.to_bits() - 1);
+    }
+    *s -= a as f64;
+    a
+}
+
+impl Sweep<'_> {
+    /// Loose material at `c` before the step: the layers above the first wind-proof one
+    /// (infinite when bedrock is not wind-proof).
+    fn loose(&self, c: usize) -> f32 {
+        let mut sum = 0.0f32;
+        for (k, t) in self.layers.iter().enumerate() {
+            let t = t[c];
+            if t > 0.0 {
+                if self.sus[k] <= 0.0 {
+                    return sum;
+                }
+                sum += t;
+            }
+        }
+        if self.sus[self.layers.len()] > 0.0 {
+            f32::INFINITY
+        } else {
+            sum
+        }
+    }
+
+    /// Phase 1 for band `band`: its lines walk in lockstep, one position at a time;
+    /// returns the eroded, deposited and blown-off sums.
+    fn band(&self, band: usize, out: &mut [[f32; 2]]) -> [f64; 3] {
+        let lines = self.lines;
+        let hs = self.hs;
+        let mut z = Lanes {
+            t0: [0; BAND],
+            t1: [0; BAND],
+            base: [0; BAND],
+            hw: [0.0; BAND],
+            s: [0.0; BAND],
+            prev_h: [0.0; BAND],
+            cur: [0.0; BAND],
+            ahead: [0.0; BAND],
+        };
+        let first_line = band * BAND;
+        let band_lines = BAND.min(lines.count - first_line);
+        for l in 0..band_lines {
+            let line = first_line + l;
+            (z.t0[l], z.t1[l]) = lines.range[line];
+            z.base[l] = line as isize * lines.stride;
+            if z.t0[l] == 0 && z.t1[l] > 0 {
+                z.ahead[l] = hs[(z.base[l] + lines.off[0]) as usize];
+            }
+        }
+        // Positions where every line of the band is on the map, past its first cell and
+        // before its last: no checks there.
+        let lo = z.t0[..band_lines]
+            .iter()
+            .max()
+            .map_or(0, |&t| t as usize + 1);
+        let hi = z.t1[..band_lines].iter().min().map_or(0, |&t| t as usize);
+        let hi = hi.saturating_sub(1).max(lo);
+        let mut sums = Sums::default();
+        for t in 0..lines.m {
+            let d_here = lines.dist[t];
+            let d_next = if t + 1 < lines.m {
+                lines.dist[t + 1]
+            } else {
+                d_here
+            };
+            z.cur = z.ahead;
+            let row = &mut out[..(t + 1) * BAND];
+            if t >= lo && t < hi {
+                let off = lines.off[t + 1];
+                for l in 0..band_lines {
+                    z.ahead[l] = hs[(z.base[l] + off) as usize];
+                }
+                for l in 0..band_lines {
+                    self.cell::<false, true>(&mut z, l, t, d_here, d_next, row, &mut sums);
+                }
+                continue;
+            }
+            if t + 1 < lines.m {
+                let off = lines.off[t + 1];
+                for l in 0..band_lines {
+                    let t1 = t as u32 + 1;
+                    if t1 >= z.t0[l] && t1 < z.t1[l] {
+                        z.ahead[l] = hs[(z.base[l] + off) as usize];
+                    }
+                }
+            }
+            for l in 0..band_lines {
+                let (t0, t1) = (z.t0[l] as usize, z.t1[l] as usize);
+                if t < t0 || t >= t1 {
+                    continue;
+                }
+                match (t == t0, t + 1 < t1) {
+                    (false, true) => {
+                        self.cell::<false, true>(&mut z, l, t, d_here, d_next, row, &mut sums)
+                    }
+                    (false, false) => {
+                        self.cell::<false, false>(&mut z, l, t, d_here, d_next, row, &mut sums)
+                    }
+                    (true, true) => {
+                        self.cell::<true, true>(&mut z, l, t, d_here, d_next, row, &mut sums)
+                    }
+                    (true, false) => {
+                        self.cell::<true, false>(&mut z, l, t, d_here, d_next, row, &mut sums)
+                    }
+                }
+            }
+        }
+        [sums.eroded, sums.deposited, sums.lost]
+    }
+
+    /// One cell: line `l` of the band at position `t`, the line's first cell if `FIRST`,
+    /// not its last if `NEXT`; writes the cell's loss and gain into `out[t·BAND + l]`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn cell<const FIRST: bool, const NEXT: bool>(
+        &self,
+        z: &mut Lanes,
+        l: usize,
+        t: usize,
+        d_here: f32,
+        d_next: f32,
+        out: &mut [[f32; 2]],
+        sums: &mut Sums,
+    ) {
+        let (fall, talus, e_coef, k_wind) = (self.fall, self.talus, self.e_coef, self.k_wind);
+        let hc = z.cur[l];
+        let h_next = if NEXT { z.ahead[l] } else { hc };
+        let (mut hw, mut s) = if FIRST {
+            (hc, 0.0)
+        } else {
+            (z.hw[l] - fall * d_here, z.s[l])
+        };
+        let mut e = 0.0f32;
+        let want = if hc >= hw {
+            // Windward.
+            let barrier = (h_next.min(hc) - hw).max(0.0);
+            let room = (self.cap - s).max(0.0) as f32;
+            if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
+                let c = (z.base[l] + self.lines.off[t]) as usize;
+                e = erode(self.layers, self.sus, c, e_coef * barrier, room);
+                s += e as f64;
+            }
+            hw = hc;
+            if h_next > hc && k_wind > 0.0 {
+                let frac = (k_wind * (h_next - hc) / (d_next * talus)).min(1.0);
+                (s * frac as f64) as f32
+            } else {
+                0.0
+            }
+        } else {
+            (s * self.k_shadow) as f32
+        };
+        // Grains do not rest on a lee steeper than the talus: a deposit never lifts the
+        // cell more than step·tan(talus) over the next one; the rest stays in the air and
+        // falls further down.
+        let rest = (h_next + d_next * talus - (hc - e)).max(0.0);
+        let mut dep = take(&mut s, want.min(rest));
+        let mut hn = hc - e + dep;
+        if !FIRST {
+            // The lee slope from the cell before rests at the wind talus.
+            let mut excess = z.prev_h[l] - hn - d_here * talus;
+            if excess > 0.0 {
+                let fill = take(&mut s, excess);
+                dep += fill;
+                hn += fill;
+                excess -= fill;
+                if excess > 0.0 {
+                    let slot = (t - 1) * BAND + l;
+                    let [pe, pd] = out[slot];
+                    let prev_c = (z.base[l] + self.lines.off[t - 1]) as usize;
+                    let avail = self.loose(prev_c) - pe + pd;
+                    let slide = (0.5 * excess).min(avail);
+                    if slide > 0.0 {
+                        let from_d = slide.min(pd);
+                        out[slot] = [pe + (slide - from_d), pd - from_d];
+                        sums.eroded += slide as f64;
+                        dep += slide;
+                        hn += slide;
+                    }
+                }
+            }
+        }
+        out[t * BAND + l] = [e, dep];
+        sums.eroded += e as f64;
+        sums.deposited += dep as f64;
+        z.prev_h[l] = hn;
+        z.hw[l] = hw;
+        if NEXT {
+            z.s[l] = s;
+        } else {
+            // Blown off the map.
+            sums.lost += s;
+            z.s[l] = 0.0;
+        }
     }
 }
 
