@@ -251,13 +251,28 @@ impl Lines {
         }
     }
 
-    /// Index into the line-ordered buffer of grid cell `(x, y)`.
+    /// Index into the line-ordered buffer of line `l` at position `t`.
     #[inline(always)]
-    fn slot(&self, x: usize, y: usize) -> usize {
-        let (a, b) = if self.major_is_x { (x, y) } else { (y, x) };
-        let t = if self.forward { a } else { self.m - 1 - a };
-        let l = (b as i64 + self.fmax - self.f[t]) as usize;
+    fn slot(&self, l: usize, t: usize) -> usize {
         (l / BAND) * (BAND * self.m) + t * BAND + l % BAND
+    }
+
+    /// Indices into the line-ordered buffer of the cells of grid row `y`.
+    fn row_slots(&self, y: usize, slots: &mut [usize]) {
+        if self.major_is_x {
+            // Position from x, line from y and the offset at that position.
+            for (x, slot) in slots.iter_mut().enumerate() {
+                let t = if self.forward { x } else { self.m - 1 - x };
+                *slot = self.slot((y as i64 + self.fmax - self.f[t]) as usize, t);
+            }
+        } else {
+            // One position for the row, consecutive lines along it.
+            let t = if self.forward { y } else { self.m - 1 - y };
+            let l0 = self.fmax - self.f[t];
+            for (x, slot) in slots.iter_mut().enumerate() {
+                *slot = self.slot((x as i64 + l0) as usize, t);
+            }
+        }
     }
 
     fn bands(&self) -> usize {
@@ -272,6 +287,8 @@ pub struct Wind {
     lines: Lines,
     /// What each cell loses and gains, `[eroded, deposited]`, in line order.
     change: Vec<[f32; 2]>,
+    /// Where each grid cell's change is in `change`, in grid order.
+    slots: Vec<u32>,
 }
 
 impl Wind {
@@ -281,12 +298,27 @@ impl Wind {
         let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
         let lines = Lines::new(grid, params.direction_deg);
         let n = lines.bands() * BAND * lines.m;
+        if u32::try_from(n).is_err() {
+            return Err(OrogenError::invalid(
+                "size",
+                format!("cannot index wind buffers for {n} cells (too many)"),
+            ));
+        }
         let change = buffer(n, [0.0; 2], "wind")?;
+        let mut slots = buffer(grid.len(), 0u32, "wind")?;
+        let mut row = vec![0usize; grid.width];
+        for (y, out) in slots.chunks_mut(grid.width).enumerate() {
+            lines.row_slots(y, &mut row);
+            for (o, &slot) in out.iter_mut().zip(&row) {
+                *o = slot as u32;
+            }
+        }
         Ok(Wind {
             grid,
             params,
             lines,
             change,
+            slots,
         })
     }
 
@@ -297,7 +329,9 @@ impl Wind {
 
     /// Bytes of buffers the process keeps, per cell.
     pub fn bytes_per_cell(&self) -> usize {
-        (self.change.len() * std::mem::size_of::<[f32; 2]>()).div_ceil(self.grid.len())
+        (self.change.len() * std::mem::size_of::<[f32; 2]>()
+            + self.slots.len() * std::mem::size_of::<u32>())
+        .div_ceil(self.grid.len())
     }
 
     /// One step over `terrain`, with `materials` one per layer top down then bedrock
@@ -359,30 +393,31 @@ impl Wind {
         let change: &[[f32; 2]] = &self.change;
         let chunk = ROWS_PER_TASK * w;
         let lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
+        let slots: &[u32] = &self.slots;
         let apply = |c: usize, surface: &mut [f32], lts: &mut [&mut [f32]]| {
-            for (r, row) in surface.chunks_mut(w).enumerate() {
-                let y = c * ROWS_PER_TASK + r;
-                for (x, z) in row.iter_mut().enumerate() {
-                    let [e, d] = change[lines.slot(x, y)];
-                    if e == 0.0 && d == 0.0 {
-                        continue;
-                    }
-                    let o = r * w + x;
-                    let mut left = e;
-                    for t in lts.iter_mut() {
-                        if left <= 0.0 {
-                            break;
-                        }
-                        let t = &mut t[o];
-                        let take = left.min(*t);
-                        *t -= take;
-                        left -= take;
-                    }
-                    if let Some(t0) = lts.first_mut() {
-                        t0[o] += d;
-                    }
-                    *z = (*z as f64 + d as f64 - e as f64) as f32;
+            let slots = &slots[c * chunk..c * chunk + surface.len()];
+            for (x, (z, &slot)) in surface.iter_mut().zip(slots).enumerate() {
+                let [e, d] = change[slot as usize];
+                // e and d are never −0 (sums of amounts ≥ 0 from +0), so this is
+                // `e == 0.0 && d == 0.0` in one test.
+                if e.to_bits() | d.to_bits() == 0 {
+                    continue;
                 }
+                let o = x;
+                let mut left = e;
+                for t in lts.iter_mut() {
+                    if left <= 0.0 {
+                        break;
+                    }
+                    let t = &mut t[o];
+                    let take = left.min(*t);
+                    *t -= take;
+                    left -= take;
+                }
+                if let Some(t0) = lts.first_mut() {
+                    t0[o] += d;
+                }
+                *z = (*z as f64 + d as f64 - e as f64) as f32;
             }
         };
         if nl == 0 {
@@ -433,6 +468,15 @@ struct Lanes {
     /// Height (before the step) of the cell at the current and at the next position.
     cur: [f32; BAND],
     ahead: [f32; BAND],
+}
+
+/// A position along the lines: its index, the distance from the position before and to
+/// the next.
+#[derive(Clone, Copy)]
+struct At {
+    t: usize,
+    d_here: f32,
+    d_next: f32,
 }
 
 /// The sums a band reports.
@@ -512,6 +556,7 @@ impl Sweep<'_> {
         let hi = z.t1[..band_lines].iter().min().map_or(0, |&t| t as usize);
         let hi = hi.saturating_sub(1).max(lo);
         let mut sums = Sums::default();
+        let mut dummy = [[0.0f32; 2]; BAND];
         for t in 0..lines.m {
             let d_here = lines.dist[t];
             let d_next = if t + 1 < lines.m {
@@ -520,14 +565,28 @@ impl Sweep<'_> {
                 d_here
             };
             z.cur = z.ahead;
-            let row = &mut out[..(t + 1) * BAND];
+            // This position's part of the buffer and the one before (a dummy at t = 0,
+            // where every line starts).
+            let (done, rest) = out.split_at_mut(t * BAND);
+            let here: &mut [[f32; 2]; BAND] = (&mut rest[..BAND]).try_into().unwrap();
+            let before: &mut [[f32; 2]; BAND] = match t {
+                0 => &mut dummy,
+                _ => (&mut done[(t - 1) * BAND..]).try_into().unwrap(),
+            };
+            let at = At { t, d_here, d_next };
             if t >= lo && t < hi {
-                let off = lines.off[t + 1];
-                for l in 0..band_lines {
-                    z.ahead[l] = hs[(z.base[l] + off) as usize];
+                // Heights at t + 1: every line is on the map there.
+                let c0 = (z.base[0] + lines.off[t + 1]) as usize;
+                if lines.stride == 1 {
+                    z.ahead[..band_lines].copy_from_slice(&hs[c0..c0 + band_lines]);
+                } else {
+                    let stride = lines.stride as usize;
+                    for (l, a) in z.ahead[..band_lines].iter_mut().enumerate() {
+                        *a = hs[c0 + l * stride];
+                    }
                 }
                 for l in 0..band_lines {
-                    self.cell::<false, true>(&mut z, l, t, d_here, d_next, row, &mut sums);
+                    self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
                 }
                 continue;
             }
@@ -545,39 +604,32 @@ impl Sweep<'_> {
                 if t < t0 || t >= t1 {
                     continue;
                 }
+                let z = &mut z;
                 match (t == t0, t + 1 < t1) {
-                    (false, true) => {
-                        self.cell::<false, true>(&mut z, l, t, d_here, d_next, row, &mut sums)
-                    }
-                    (false, false) => {
-                        self.cell::<false, false>(&mut z, l, t, d_here, d_next, row, &mut sums)
-                    }
-                    (true, true) => {
-                        self.cell::<true, true>(&mut z, l, t, d_here, d_next, row, &mut sums)
-                    }
-                    (true, false) => {
-                        self.cell::<true, false>(&mut z, l, t, d_here, d_next, row, &mut sums)
-                    }
+                    (false, true) => self.cell::<false, true>(z, l, &at, here, before, &mut sums),
+                    (false, false) => self.cell::<false, false>(z, l, &at, here, before, &mut sums),
+                    (true, true) => self.cell::<true, true>(z, l, &at, here, before, &mut sums),
+                    (true, false) => self.cell::<true, false>(z, l, &at, here, before, &mut sums),
                 }
             }
         }
         [sums.eroded, sums.deposited, sums.lost]
     }
 
-    /// One cell: line `l` of the band at position `t`, the line's first cell if `FIRST`,
-    /// not its last if `NEXT`; writes the cell's loss and gain into `out[t·BAND + l]`.
-    #[allow(clippy::too_many_arguments)]
+    /// One cell: line `l` of the band at position `at.t`, the line's first cell if
+    /// `FIRST`, not its last if `NEXT`; writes the cell's loss and gain into `here[l]`
+    /// (and what slides from the cell before into `before[l]`).
     #[inline(always)]
     fn cell<const FIRST: bool, const NEXT: bool>(
         &self,
         z: &mut Lanes,
         l: usize,
-        t: usize,
-        d_here: f32,
-        d_next: f32,
-        out: &mut [[f32; 2]],
+        at: &At,
+        here: &mut [[f32; 2]; BAND],
+        before: &mut [[f32; 2]; BAND],
         sums: &mut Sums,
     ) {
+        let At { t, d_here, d_next } = *at;
         let (fall, talus, e_coef, k_wind) = (self.fall, self.talus, self.e_coef, self.k_wind);
         let hc = z.cur[l];
         let h_next = if NEXT { z.ahead[l] } else { hc };
@@ -621,14 +673,13 @@ impl Sweep<'_> {
                 hn += fill;
                 excess -= fill;
                 if excess > 0.0 {
-                    let slot = (t - 1) * BAND + l;
-                    let [pe, pd] = out[slot];
+                    let [pe, pd] = before[l];
                     let prev_c = (z.base[l] + self.lines.off[t - 1]) as usize;
                     let avail = self.loose(prev_c) - pe + pd;
                     let slide = (0.5 * excess).min(avail);
                     if slide > 0.0 {
                         let from_d = slide.min(pd);
-                        out[slot] = [pe + (slide - from_d), pd - from_d];
+                        before[l] = [pe + (slide - from_d), pd - from_d];
                         sums.eroded += slide as f64;
                         dep += slide;
                         hn += slide;
@@ -636,7 +687,7 @@ impl Sweep<'_> {
                 }
             }
         }
-        out[t * BAND + l] = [e, dep];
+        here[l] = [e, dep];
         sums.eroded += e as f64;
         sums.deposited += dep as f64;
         z.prev_h[l] = hn;
