@@ -410,7 +410,7 @@ impl Wind {
                         break;
                     }
                     let t = &mut t[o];
-                    let take = left.min(*t);
+                    let take = min_nn(left, *t);
                     *t -= take;
                     left -= take;
                 }
@@ -487,13 +487,35 @@ struct Sums {
     lost: f64,
 }
 
+/// `a.min(b)` where `b` is never NaN, as one instruction (`f32::min` also tests `b` for
+/// NaN). Used where `b` is a thickness, a height-free amount or a result of [`pos`]: all
+/// finite whatever the heights; the same bytes as `f32::min` there.
+#[inline(always)]
+fn min_nn(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `a.max(0.0)` as one instruction (NaN gives 0, as `f32::max` does).
+#[inline(always)]
+fn pos(a: f32) -> f32 {
+    if a > 0.0 {
+        a
+    } else {
+        0.0
+    }
+}
+
 /// Takes up to `want` (≥ 0) from the carried `s`, never more than `s`: the f32 taken.
 #[inline(always)]
 fn take(s: &mut f64, want: f32) -> f32 {
     if *s <= 0.0 || want <= 0.0 {
         return 0.0;
     }
-    let mut a = want.min(*s as f32);
+    let mut a = min_nn(want, *s as f32);
     if a as f64 > *s {
         a = f32::from_bits(a.to_bits() - 1);
     }
@@ -641,8 +663,12 @@ impl Sweep<'_> {
         let mut e = 0.0f32;
         let want = if hc >= hw {
             // Windward.
-            let barrier = (h_next.min(hc) - hw).max(0.0);
-            let room = (self.cap - s).max(0.0) as f32;
+            let barrier = pos(h_next.min(hc) - hw);
+            let room = if self.cap - s > 0.0 {
+                self.cap - s
+            } else {
+                0.0
+            } as f32;
             if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
                 let c = (z.base[l] + self.lines.off[t]) as usize;
                 e = erode(self.layers, self.sus, c, e_coef * barrier, room);
@@ -650,7 +676,7 @@ impl Sweep<'_> {
             }
             hw = hc;
             if h_next > hc && k_wind > 0.0 {
-                let frac = (k_wind * (h_next - hc) / (d_next * talus)).min(1.0);
+                let frac = min_nn(k_wind * (h_next - hc) / (d_next * talus), 1.0);
                 (s * frac as f64) as f32
             } else {
                 0.0
@@ -661,8 +687,8 @@ impl Sweep<'_> {
         // Grains do not rest on a lee steeper than the talus: a deposit never lifts the
         // cell more than step·tan(talus) over the next one; the rest stays in the air and
         // falls further down.
-        let rest = (h_next + d_next * talus - (hc - e)).max(0.0);
-        let mut dep = take(&mut s, want.min(rest));
+        let rest = pos(h_next + d_next * talus - (hc - e));
+        let mut dep = take(&mut s, min_nn(want, rest));
         let mut hn = hc - e + dep;
         if !FIRST {
             // The lee slope from the cell before rests at the wind talus.
@@ -676,9 +702,9 @@ impl Sweep<'_> {
                     let [pe, pd] = before[l];
                     let prev_c = (z.base[l] + self.lines.off[t - 1]) as usize;
                     let avail = self.loose(prev_c) - pe + pd;
-                    let slide = (0.5 * excess).min(avail);
+                    let slide = min_nn(0.5 * excess, avail);
                     if slide > 0.0 {
-                        let from_d = slide.min(pd);
+                        let from_d = min_nn(slide, pd);
                         before[l] = [pe + (slide - from_d), pd - from_d];
                         sums.eroded += slide as f64;
                         dep += slide;
@@ -715,16 +741,16 @@ fn erode(layers: &[Vec<f32>], sus: &[f32], c: usize, q: f32, room: f32) -> f32 {
         if thick <= 0.0 {
             continue;
         }
-        let want = unmet * (r * q).min(room);
+        let want = unmet * min_nn(r * q, room);
         if want <= 0.0 {
             break;
         }
-        let give = want.min(thick);
+        let give = min_nn(want, thick);
         got += give;
         if give >= want {
             break;
         }
         unmet *= 1.0 - give / want;
     }
-    got.min(room)
+    min_nn(got, room)
 }
