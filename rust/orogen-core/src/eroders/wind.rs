@@ -275,6 +275,15 @@ impl Lines {
         }
     }
 
+    /// Lines `first + a .. first + b` of the `n` from `first` are on the map at position
+    /// `t` (line `l` is on the map at `t` when `0 ≤ l + f[t] − fmax < minor`).
+    #[inline(always)]
+    fn on_map(&self, t: usize, first: usize, n: usize) -> (usize, usize) {
+        let lo = self.fmax - self.f[t] - first as i64;
+        let clamp = |v: i64| v.clamp(0, n as i64) as usize;
+        (clamp(lo), clamp(lo + self.minor as i64))
+    }
+
     fn bands(&self) -> usize {
         self.count.div_ceil(BAND)
     }
@@ -396,27 +405,38 @@ impl Wind {
         let slots: &[u32] = &self.slots;
         let apply = |c: usize, surface: &mut [f32], lts: &mut [&mut [f32]]| {
             let slots = &slots[c * chunk..c * chunk + surface.len()];
-            for (x, (z, &slot)) in surface.iter_mut().zip(slots).enumerate() {
+            let Some((top, below)) = lts.split_first_mut() else {
+                for (z, &slot) in surface.iter_mut().zip(slots) {
+                    let [e, d] = change[slot as usize];
+                    if e.to_bits() | d.to_bits() != 0 {
+                        *z = (*z as f64 + d as f64 - e as f64) as f32;
+                    }
+                }
+                return;
+            };
+            let cells = surface.iter_mut().zip(slots).zip(top.iter_mut());
+            for (x, ((z, &slot), t0)) in cells.enumerate() {
                 let [e, d] = change[slot as usize];
                 // e and d are never −0 (sums of amounts ≥ 0 from +0), so this is
                 // `e == 0.0 && d == 0.0` in one test.
                 if e.to_bits() | d.to_bits() == 0 {
                     continue;
                 }
-                let o = x;
-                let mut left = e;
-                for t in lts.iter_mut() {
-                    if left <= 0.0 {
-                        break;
+                if e > 0.0 {
+                    let take = min_nn(e, *t0);
+                    *t0 -= take;
+                    let mut left = e - take;
+                    for t in below.iter_mut() {
+                        if left <= 0.0 {
+                            break;
+                        }
+                        let t = &mut t[x];
+                        let take = min_nn(left, *t);
+                        *t -= take;
+                        left -= take;
                     }
-                    let t = &mut t[o];
-                    let take = min_nn(left, *t);
-                    *t -= take;
-                    left -= take;
                 }
-                if let Some(t0) = lts.first_mut() {
-                    t0[o] += d;
-                }
+                *t0 += d;
                 *z = (*z as f64 + d as f64 - e as f64) as f32;
             }
         };
@@ -544,11 +564,30 @@ impl Sweep<'_> {
         }
     }
 
+    /// Heights (before the step) of the band's lines at position `t` into `z.ahead`.
+    #[inline(always)]
+    fn load(&self, z: &mut Lanes, t: usize, first_line: usize, band_lines: usize) {
+        let lines = self.lines;
+        let (a, b) = lines.on_map(t, first_line, band_lines);
+        let b = b.min(BAND);
+        if a < b {
+            let c0 = (z.base[a] + lines.off[t]) as usize;
+            let ahead = &mut z.ahead[a..b];
+            if lines.stride == 1 {
+                ahead.copy_from_slice(&self.hs[c0..c0 + (b - a)]);
+            } else {
+                let stride = lines.stride as usize;
+                for (i, h) in ahead.iter_mut().enumerate() {
+                    *h = self.hs[c0 + i * stride];
+                }
+            }
+        }
+    }
+
     /// Phase 1 for band `band`: its lines walk in lockstep, one position at a time;
     /// returns the eroded, deposited and blown-off sums.
     fn band(&self, band: usize, out: &mut [[f32; 2]]) -> [f64; 3] {
         let lines = self.lines;
-        let hs = self.hs;
         let mut z = Lanes {
             t0: [0; BAND],
             t1: [0; BAND],
@@ -565,28 +604,20 @@ impl Sweep<'_> {
             let line = first_line + l;
             (z.t0[l], z.t1[l]) = lines.range[line];
             z.base[l] = line as isize * lines.stride;
-            if z.t0[l] == 0 && z.t1[l] > 0 {
-                z.ahead[l] = hs[(z.base[l] + lines.off[0]) as usize];
-            }
         }
-        // Positions where every line of the band is on the map, past its first cell and
-        // before its last: no checks there.
-        let lo = z.t0[..band_lines]
-            .iter()
-            .max()
-            .map_or(0, |&t| t as usize + 1);
-        let hi = z.t1[..band_lines].iter().min().map_or(0, |&t| t as usize);
-        let hi = hi.saturating_sub(1).max(lo);
+        // The lanes on the map at position t, a run (see `Lines::on_map`).
+        let on = |t: usize| lines.on_map(t, first_line, band_lines);
+        self.load(&mut z, 0, first_line, band_lines);
         let mut sums = Sums::default();
         let mut dummy = [[0.0f32; 2]; BAND];
         for t in 0..lines.m {
             let d_here = lines.dist[t];
-            let d_next = if t + 1 < lines.m {
-                lines.dist[t + 1]
-            } else {
-                d_here
-            };
+            let last = t + 1 == lines.m;
+            let d_next = if last { d_here } else { lines.dist[t + 1] };
             z.cur = z.ahead;
+            if !last {
+                self.load(&mut z, t + 1, first_line, band_lines);
+            }
             // This position's part of the buffer and the one before (a dummy at t = 0,
             // where every line starts).
             let (done, rest) = out.split_at_mut(t * BAND);
@@ -596,36 +627,22 @@ impl Sweep<'_> {
                 _ => (&mut done[(t - 1) * BAND..]).try_into().unwrap(),
             };
             let at = At { t, d_here, d_next };
-            if t >= lo && t < hi {
-                // Heights at t + 1: every line is on the map there.
-                let c0 = (z.base[0] + lines.off[t + 1]) as usize;
-                if lines.stride == 1 {
-                    z.ahead[..band_lines].copy_from_slice(&hs[c0..c0 + band_lines]);
-                } else {
-                    let stride = lines.stride as usize;
-                    for (l, a) in z.ahead[..band_lines].iter_mut().enumerate() {
-                        *a = hs[c0 + l * stride];
-                    }
-                }
+            // Lanes on the map at t − 1, t and t + 1 need no checks: past their first
+            // cell, before their last. The few others (a line entering or leaving the
+            // map) take the general path.
+            let (a, b) = on(t);
+            let (ap, bp) = if t > 0 { on(t - 1) } else { (0, 0) };
+            let (an, bn) = if last { (0, 0) } else { on(t + 1) };
+            let ia = a.max(ap).max(an).min(b);
+            let ib = b.min(bp).min(bn).max(ia).min(BAND);
+            if ia == 0 && ib == band_lines {
                 for l in 0..band_lines {
                     self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
                 }
                 continue;
             }
-            if t + 1 < lines.m {
-                let off = lines.off[t + 1];
-                for l in 0..band_lines {
-                    let t1 = t as u32 + 1;
-                    if t1 >= z.t0[l] && t1 < z.t1[l] {
-                        z.ahead[l] = hs[(z.base[l] + off) as usize];
-                    }
-                }
-            }
-            for l in 0..band_lines {
+            for l in (a..ia).chain(ib..b) {
                 let (t0, t1) = (z.t0[l] as usize, z.t1[l] as usize);
-                if t < t0 || t >= t1 {
-                    continue;
-                }
                 let z = &mut z;
                 match (t == t0, t + 1 < t1) {
                     (false, true) => self.cell::<false, true>(z, l, &at, here, before, &mut sums),
@@ -633,6 +650,9 @@ impl Sweep<'_> {
                     (true, true) => self.cell::<true, true>(z, l, &at, here, before, &mut sums),
                     (true, false) => self.cell::<true, false>(z, l, &at, here, before, &mut sums),
                 }
+            }
+            for l in ia..ib {
+                self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
             }
         }
         [sums.eroded, sums.deposited, sums.lost]
