@@ -33,6 +33,21 @@
 //! the changes are applied row by row (phase 2). Material is conserved exactly: each cell's
 //! loss and gain are f32 values, the carried material and what is blown off are their sums
 //! in f64.
+//!
+//! Speed: phase 1 keeps the state of a band's lines (wind height, carried material, new
+//! height of the cell before, heights at this position and the next) in arrays of one lane
+//! per line and advances the whole band one position at a time. The cell of line `l` at
+//! position `t` is `l·stride + off[t]` (`off` precomputed per position), and the band's
+//! buffer rows for `t` and `t − 1` are fixed-size arrays, so a cell costs no coordinate
+//! arithmetic or bounds checks. The lines on the map at a position form a run; the lanes
+//! of the runs at `t − 1`, `t` and `t + 1` (past their first cell, before their last) take
+//! a path without checks, the few others (a line entering or leaving the map) the general
+//! one. Both inline one per-cell function, specialised on first / last cell by const
+//! generics, so the bytes do not depend on the path. Mins and maxes whose other side is
+//! never NaN are plain compare-selects ([`min_nn`], [`pos`]). Phase 2 walks row chunks
+//! with each cell's buffer index read from a table built once (12 bytes of buffers per
+//! cell in all), takes the loss from the top layer and walks lower layers only for the
+//! rest.
 
 use rayon::prelude::*;
 
