@@ -522,9 +522,10 @@ struct Sums {
     lost: f64,
 }
 
-/// `a.min(b)` where `b` is never NaN, as one instruction (`f32::min` also tests `b` for
-/// NaN). Used where `b` is a thickness, a height-free amount or a result of [`pos`]: all
-/// finite whatever the heights; the same bytes as `f32::min` there.
+/// `a.min(b)` for a `b` that is never NaN, as one instruction (`f32::min` also tests `b`
+/// for NaN). Used where `b` is a thickness, a carried amount, a constant or a result of
+/// [`pos`], never NaN whatever the heights, and where a zero result's sign cannot matter
+/// (one side is > 0, or the result only counts when > 0): the same bytes as `f32::min`.
 #[inline(always)]
 fn min_nn(a: f32, b: f32) -> f32 {
     if a < b {
