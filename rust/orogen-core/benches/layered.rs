@@ -1,7 +1,9 @@
 //! Layered thermal and wind erosion speed: median ms per step on a rough terrain with four
 //! layers (so every cell has work: most slopes exceed their talus, sand everywhere).
 //!
-//! `cargo bench -p orogen-core --bench layered` (optionally `-- 256 512` to pick sizes).
+//! `cargo bench -p orogen-core --bench layered` (optionally `-- 256 512` to pick sizes,
+//! `wind` or `thermal` to run one process only, `dir=D` for one wind direction, `steps=N`
+//! for N timed steps).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -62,10 +64,20 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<usize> = words.iter().filter_map(|a| a.parse().ok()).collect();
+    let only_wind = words.iter().any(|w| w == "wind");
+    let only_thermal = words.iter().any(|w| w == "thermal");
+    let steps_arg: Option<usize> = words
+        .iter()
+        .find_map(|w| w.strip_prefix("steps=").and_then(|v| v.parse().ok()));
+    let dirs: Vec<f32> = match words
+        .iter()
+        .find_map(|w| w.strip_prefix("dir=").and_then(|v| v.parse().ok()))
+    {
+        Some(d) => vec![d],
+        None => vec![0.0, 30.0, 90.0],
+    };
     let sizes = if args.is_empty() {
         vec![256, 1024]
     } else {
@@ -87,39 +99,44 @@ fn main() {
     let terrain_bytes = 4 * (1 + LAYERS);
     for side in sizes {
         let grid = Grid::new(side, side, 10.0).unwrap();
-        let steps = if side >= 1024 { 15 } else { 40 };
+        let steps = steps_arg.unwrap_or(if side >= 1024 { 15 } else { 40 });
 
-        let (mut s, mut l) = terrain(side);
-        let params = layered_thermal::Params {
-            tolerance: 0.0,
-            ..Default::default()
-        };
-        let mut p = LayeredThermal::new(grid, params, 1).unwrap();
-        let mut times = Vec::new();
-        let mut cpu0 = 0.0;
-        for k in 0..=steps {
-            if k == 1 {
-                cpu0 = cpu_seconds();
+        if !only_wind {
+            let (mut s, mut l) = terrain(side);
+            let params = layered_thermal::Params {
+                tolerance: 0.0,
+                ..Default::default()
+            };
+            let mut p = LayeredThermal::new(grid, params, 1).unwrap();
+            let mut times = Vec::new();
+            let mut cpu0 = 0.0;
+            for k in 0..=steps {
+                if k == 1 {
+                    cpu0 = cpu_seconds();
+                }
+                let t = Instant::now();
+                let r = p.step(&mut TerrainMut::new(&mut s, &mut l), &mats).unwrap();
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                black_box(r);
             }
-            let t = Instant::now();
-            let r = p.step(&mut TerrainMut::new(&mut s, &mut l), &mats).unwrap();
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-            black_box(r);
+            let cpu = (cpu_seconds() - cpu0) * 1e3 / steps as f64;
+            times.remove(0); // warm-up
+            println!(
+                "{:<16} {:>6} {:>7} {:>14.2} {:>14.1} {:>16} {:>16}",
+                "layered thermal",
+                format!("{side}²"),
+                LAYERS,
+                median(times),
+                cpu,
+                p.bytes_per_cell(),
+                terrain_bytes
+            );
         }
-        let cpu = (cpu_seconds() - cpu0) * 1e3 / steps as f64;
-        times.remove(0); // warm-up
-        println!(
-            "{:<16} {:>6} {:>7} {:>14.2} {:>14.1} {:>16} {:>16}",
-            "layered thermal",
-            format!("{side}²"),
-            LAYERS,
-            median(times),
-            cpu,
-            p.bytes_per_cell(),
-            terrain_bytes
-        );
+        if only_thermal {
+            continue;
+        }
 
-        for dir in [0.0f32, 30.0, 90.0] {
+        for &dir in &dirs {
             let (mut s, mut l) = terrain(side);
             let params = wind::Params {
                 direction_deg: dir,

@@ -33,6 +33,21 @@
 //! the changes are applied row by row (phase 2). Material is conserved exactly: each cell's
 //! loss and gain are f32 values, the carried material and what is blown off are their sums
 //! in f64.
+//!
+//! Speed: phase 1 keeps the state of a band's lines (wind height, carried material, new
+//! height of the cell before, heights at this position and the next) in arrays of one lane
+//! per line and advances the whole band one position at a time. The cell of line `l` at
+//! position `t` is `l·stride + off[t]` (`off` precomputed per position), and the band's
+//! buffer rows for `t` and `t − 1` are fixed-size arrays, so a cell costs no coordinate
+//! arithmetic or bounds checks. The lines on the map at a position form a run; the lanes
+//! of the runs at `t − 1`, `t` and `t + 1` (past their first cell, before their last) take
+//! a path without checks, the few others (a line entering or leaving the map) the general
+//! one. Both inline one per-cell function, specialised on first / last cell by const
+//! generics, so the bytes do not depend on the path. Mins and maxes whose other side is
+//! never NaN are plain compare-selects ([`min_nn`], [`pos`]). Phase 2 walks row chunks
+//! with each cell's buffer index read from a table built once (12 bytes of buffers per
+//! cell in all), takes the loss from the top layer and walks lower layers only for the
+//! rest.
 
 use rayon::prelude::*;
 
@@ -158,6 +173,10 @@ struct Lines {
     dist: Vec<f32>,
     /// Positions `t0..t1` of each line that lie on the map.
     range: Vec<(u32, u32)>,
+    /// The cell of line `l` at position `t` is `l·stride + off[t]`.
+    off: Vec<isize>,
+    /// Cell index step from one line to the next.
+    stride: isize,
 }
 
 impl Lines {
@@ -196,7 +215,20 @@ impl Lines {
             fmax,
             dist,
             range: Vec::new(),
+            off: Vec::new(),
+            stride: if major_is_x { grid.width as isize } else { 1 },
         };
+        lines.off = (0..major)
+            .map(|t| {
+                let b = lines.f[t] - lines.fmax;
+                let a = if lines.forward { t } else { major - 1 - t } as i64;
+                (if major_is_x {
+                    b * grid.width as i64 + a
+                } else {
+                    a * grid.width as i64 + b
+                }) as isize
+            })
+            .collect();
         // Each line's positions on the map form one run (its offset is monotonic).
         lines.range = (0..lines.count)
             .map(|l| {
@@ -234,13 +266,37 @@ impl Lines {
         }
     }
 
-    /// Index into the line-ordered buffer of grid cell `(x, y)`.
+    /// Index into the line-ordered buffer of line `l` at position `t`.
     #[inline(always)]
-    fn slot(&self, x: usize, y: usize) -> usize {
-        let (a, b) = if self.major_is_x { (x, y) } else { (y, x) };
-        let t = if self.forward { a } else { self.m - 1 - a };
-        let l = (b as i64 + self.fmax - self.f[t]) as usize;
+    fn slot(&self, l: usize, t: usize) -> usize {
         (l / BAND) * (BAND * self.m) + t * BAND + l % BAND
+    }
+
+    /// Indices into the line-ordered buffer of the cells of grid row `y`.
+    fn row_slots(&self, y: usize, slots: &mut [usize]) {
+        if self.major_is_x {
+            // Position from x, line from y and the offset at that position.
+            for (x, slot) in slots.iter_mut().enumerate() {
+                let t = if self.forward { x } else { self.m - 1 - x };
+                *slot = self.slot((y as i64 + self.fmax - self.f[t]) as usize, t);
+            }
+        } else {
+            // One position for the row, consecutive lines along it.
+            let t = if self.forward { y } else { self.m - 1 - y };
+            let l0 = self.fmax - self.f[t];
+            for (x, slot) in slots.iter_mut().enumerate() {
+                *slot = self.slot((x as i64 + l0) as usize, t);
+            }
+        }
+    }
+
+    /// Lines `first + a .. first + b` of the `n` from `first` are on the map at position
+    /// `t` (line `l` is on the map at `t` when `0 ≤ l + f[t] − fmax < minor`).
+    #[inline(always)]
+    fn on_map(&self, t: usize, first: usize, n: usize) -> (usize, usize) {
+        let lo = self.fmax - self.f[t] - first as i64;
+        let clamp = |v: i64| v.clamp(0, n as i64) as usize;
+        (clamp(lo), clamp(lo + self.minor as i64))
     }
 
     fn bands(&self) -> usize {
@@ -255,20 +311,8 @@ pub struct Wind {
     lines: Lines,
     /// What each cell loses and gains, `[eroded, deposited]`, in line order.
     change: Vec<[f32; 2]>,
-}
-
-/// Takes up to `want` (≥ 0) from the carried `s`, never more than `s`: the f32 taken.
-#[inline(always)]
-fn take(s: &mut f64, want: f32) -> f32 {
-    if *s <= 0.0 || want <= 0.0 {
-        return 0.0;
-    }
-    let mut a = want.min(*s as f32);
-    if a as f64 > *s {
-        a = f32::from_bits(a.to_bits() - 1);
-    }
-    *s -= a as f64;
-    a
+    /// Where each grid cell's change is in `change`, in grid order.
+    slots: Vec<u32>,
 }
 
 impl Wind {
@@ -278,12 +322,27 @@ impl Wind {
         let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
         let lines = Lines::new(grid, params.direction_deg);
         let n = lines.bands() * BAND * lines.m;
+        if u32::try_from(n).is_err() {
+            return Err(OrogenError::invalid(
+                "size",
+                format!("cannot index wind buffers for {n} cells (too many)"),
+            ));
+        }
         let change = buffer(n, [0.0; 2], "wind")?;
+        let mut slots = buffer(grid.len(), 0u32, "wind")?;
+        let mut row = vec![0usize; grid.width];
+        for (y, out) in slots.chunks_mut(grid.width).enumerate() {
+            lines.row_slots(y, &mut row);
+            for (o, &slot) in out.iter_mut().zip(&row) {
+                *o = slot as u32;
+            }
+        }
         Ok(Wind {
             grid,
             params,
             lines,
             change,
+            slots,
         })
     }
 
@@ -294,7 +353,9 @@ impl Wind {
 
     /// Bytes of buffers the process keeps, per cell.
     pub fn bytes_per_cell(&self) -> usize {
-        (self.change.len() * std::mem::size_of::<[f32; 2]>()).div_ceil(self.grid.len())
+        (self.change.len() * std::mem::size_of::<[f32; 2]>()
+            + self.slots.len() * std::mem::size_of::<u32>())
+        .div_ceil(self.grid.len())
     }
 
     /// One step over `terrain`, with `materials` one per layer top down then bedrock
@@ -319,24 +380,17 @@ impl Wind {
         let hs: &[f32] = terrain.surface;
         let layers: &[Vec<f32>] = terrain.layers.thickness_all_mut();
 
-        // Loose material at `c` before the step: the layers above the first wind-proof
-        // one (infinite when bedrock is not wind-proof).
-        let loose = |c: usize| -> f32 {
-            let mut sum = 0.0f32;
-            for (k, t) in layers.iter().enumerate() {
-                let t = t[c];
-                if t > 0.0 {
-                    if sus[k] <= 0.0 {
-                        return sum;
-                    }
-                    sum += t;
-                }
-            }
-            if sus[nl] > 0.0 {
-                f32::INFINITY
-            } else {
-                sum
-            }
+        let ctx = Sweep {
+            lines,
+            hs,
+            layers,
+            sus: &sus,
+            fall,
+            talus,
+            e_coef,
+            cap,
+            k_wind,
+            k_shadow,
         };
 
         // Phase 1: every band of lines walks along the wind, from the state before the
@@ -345,100 +399,7 @@ impl Wind {
             .change
             .par_chunks_mut(BAND * lines.m)
             .enumerate()
-            .map(|(band, out)| {
-                let mut hw = [0.0f32; BAND];
-                let mut s = [0.0f64; BAND];
-                let mut prev_h = [0.0f32; BAND];
-                let mut prev_c = [0usize; BAND];
-                let (mut eroded, mut deposited, mut lost) = (0.0f64, 0.0f64, 0.0f64);
-                let first_line = band * BAND;
-                let band_lines = BAND.min(lines.count - first_line);
-                for t in 0..lines.m {
-                    let d_here = lines.dist[t];
-                    let d_next = if t + 1 < lines.m {
-                        lines.dist[t + 1]
-                    } else {
-                        d_here
-                    };
-                    for l in 0..band_lines {
-                        let line = first_line + l;
-                        let (t0, t1) = lines.range[line];
-                        if t < t0 as usize || t >= t1 as usize {
-                            continue;
-                        }
-                        let c = lines.cell_unchecked(line, t, w);
-                        let first = t == t0 as usize;
-                        let next =
-                            (t + 1 < t1 as usize).then(|| lines.cell_unchecked(line, t + 1, w));
-                        let hc = hs[c];
-                        let h_next = next.map_or(hc, |c2| hs[c2]);
-                        if first {
-                            hw[l] = hc;
-                            s[l] = 0.0;
-                        } else {
-                            hw[l] -= fall * d_here;
-                        }
-                        let mut e = 0.0f32;
-                        // Grains do not rest on a lee steeper than the talus: a deposit
-                        // never lifts the cell more than step·tan(talus) over the next
-                        // one; the rest stays in the air and falls further down.
-                        let rest = |e: f32| (h_next + d_next * talus - (hc - e)).max(0.0);
-                        let want = if hc >= hw[l] {
-                            // Windward.
-                            let barrier = (h_next.min(hc) - hw[l]).max(0.0);
-                            let room = (cap - s[l]).max(0.0) as f32;
-                            if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
-                                e = erode(layers, &sus, c, e_coef * barrier, room);
-                                s[l] += e as f64;
-                            }
-                            hw[l] = hc;
-                            if h_next > hc && k_wind > 0.0 {
-                                let frac = (k_wind * (h_next - hc) / (d_next * talus)).min(1.0);
-                                (s[l] * frac as f64) as f32
-                            } else {
-                                0.0
-                            }
-                        } else {
-                            (s[l] * k_shadow) as f32
-                        };
-                        let mut dep = take(&mut s[l], want.min(rest(e)));
-                        let mut hn = hc - e + dep;
-                        if !first {
-                            // The lee slope from the cell before rests at the wind talus.
-                            let mut excess = prev_h[l] - hn - d_here * talus;
-                            if excess > 0.0 {
-                                let fill = take(&mut s[l], excess);
-                                dep += fill;
-                                hn += fill;
-                                excess -= fill;
-                            }
-                            if excess > 0.0 {
-                                let slot = (t - 1) * BAND + l;
-                                let [pe, pd] = out[slot];
-                                let avail = loose(prev_c[l]) - pe + pd;
-                                let slide = (0.5 * excess).min(avail);
-                                if slide > 0.0 {
-                                    let from_d = slide.min(pd);
-                                    out[slot] = [pe + (slide - from_d), pd - from_d];
-                                    eroded += slide as f64;
-                                    dep += slide;
-                                    hn += slide;
-                                }
-                            }
-                        }
-                        out[t * BAND + l] = [e, dep];
-                        eroded += e as f64;
-                        deposited += dep as f64;
-                        prev_h[l] = hn;
-                        prev_c[l] = c;
-                        if next.is_none() {
-                            lost += s[l];
-                            s[l] = 0.0;
-                        }
-                    }
-                }
-                [eroded, deposited, lost]
-            })
+            .map(|(band, out)| ctx.band(band, out))
             .collect();
         let mut report = StepReport {
             eroded: 0.0,
@@ -456,30 +417,42 @@ impl Wind {
         let change: &[[f32; 2]] = &self.change;
         let chunk = ROWS_PER_TASK * w;
         let lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
+        let slots: &[u32] = &self.slots;
         let apply = |c: usize, surface: &mut [f32], lts: &mut [&mut [f32]]| {
-            for (r, row) in surface.chunks_mut(w).enumerate() {
-                let y = c * ROWS_PER_TASK + r;
-                for (x, z) in row.iter_mut().enumerate() {
-                    let [e, d] = change[lines.slot(x, y)];
-                    if e == 0.0 && d == 0.0 {
-                        continue;
+            let slots = &slots[c * chunk..c * chunk + surface.len()];
+            let Some((top, below)) = lts.split_first_mut() else {
+                for (z, &slot) in surface.iter_mut().zip(slots) {
+                    let [e, d] = change[slot as usize];
+                    if e.to_bits() | d.to_bits() != 0 {
+                        *z = (*z as f64 + d as f64 - e as f64) as f32;
                     }
-                    let o = r * w + x;
-                    let mut left = e;
-                    for t in lts.iter_mut() {
+                }
+                return;
+            };
+            let cells = surface.iter_mut().zip(slots).zip(top.iter_mut());
+            for (x, ((z, &slot), t0)) in cells.enumerate() {
+                let [e, d] = change[slot as usize];
+                // e and d are never −0 (sums of amounts ≥ 0 from +0), so this is
+                // `e == 0.0 && d == 0.0` in one test.
+                if e.to_bits() | d.to_bits() == 0 {
+                    continue;
+                }
+                if e > 0.0 {
+                    let take = min_nn(e, *t0);
+                    *t0 -= take;
+                    let mut left = e - take;
+                    for t in below.iter_mut() {
                         if left <= 0.0 {
                             break;
                         }
-                        let t = &mut t[o];
-                        let take = left.min(*t);
+                        let t = &mut t[x];
+                        let take = min_nn(left, *t);
                         *t -= take;
                         left -= take;
                     }
-                    if let Some(t0) = lts.first_mut() {
-                        t0[o] += d;
-                    }
-                    *z = (*z as f64 + d as f64 - e as f64) as f32;
                 }
+                *t0 += d;
+                *z = (*z as f64 + d as f64 - e as f64) as f32;
             }
         };
         if nl == 0 {
@@ -500,6 +473,297 @@ impl Wind {
     }
 }
 
+/// What phase 1 reads: the line geometry, the state before the step and the constants.
+struct Sweep<'a> {
+    lines: &'a Lines,
+    hs: &'a [f32],
+    layers: &'a [Vec<f32>],
+    /// Wind susceptibility R per material, top down then bedrock.
+    sus: &'a [f32],
+    /// tan(fall angle), tan(wind talus).
+    fall: f32,
+    talus: f32,
+    e_coef: f32,
+    cap: f64,
+    k_wind: f32,
+    k_shadow: f64,
+}
+
+/// Per-line state of a band, one lane per line.
+struct Lanes {
+    /// First and end position of each line on the map (`t0 == t1`: no cell).
+    t0: [u32; BAND],
+    t1: [u32; BAND],
+    /// `line · stride`: the cell at position `t` is `base + off[t]`.
+    base: [isize; BAND],
+    /// Wind height, carried material, new height of the cell before.
+    hw: [f32; BAND],
+    s: [f64; BAND],
+    prev_h: [f32; BAND],
+    /// Height (before the step) of the cell at the current and at the next position.
+    cur: [f32; BAND],
+    ahead: [f32; BAND],
+}
+
+/// A position along the lines: its index, the distance from the position before and to
+/// the next.
+#[derive(Clone, Copy)]
+struct At {
+    t: usize,
+    d_here: f32,
+    d_next: f32,
+}
+
+/// The sums a band reports.
+#[derive(Default)]
+struct Sums {
+    eroded: f64,
+    deposited: f64,
+    lost: f64,
+}
+
+/// `a.min(b)` for a `b` that is never NaN, as one instruction (`f32::min` also tests `b`
+/// for NaN). Used where `b` is a thickness, a carried amount, a constant or a result of
+/// [`pos`], never NaN whatever the heights, and where a zero result's sign cannot matter
+/// (one side is > 0, or the result only counts when > 0): the same bytes as `f32::min`.
+#[inline(always)]
+fn min_nn(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `a.max(0.0)` as one instruction (NaN gives 0, as `f32::max` does).
+#[inline(always)]
+fn pos(a: f32) -> f32 {
+    if a > 0.0 {
+        a
+    } else {
+        0.0
+    }
+}
+
+/// Takes up to `want` (≥ 0) from the carried `s`, never more than `s`: the f32 taken.
+#[inline(always)]
+fn take(s: &mut f64, want: f32) -> f32 {
+    if *s <= 0.0 || want <= 0.0 {
+        return 0.0;
+    }
+    let mut a = min_nn(want, *s as f32);
+    if a as f64 > *s {
+        a = f32::from_bits(a.to_bits() - 1);
+    }
+    *s -= a as f64;
+    a
+}
+
+impl Sweep<'_> {
+    /// Loose material at `c` before the step: the layers above the first wind-proof one
+    /// (infinite when bedrock is not wind-proof).
+    fn loose(&self, c: usize) -> f32 {
+        let mut sum = 0.0f32;
+        for (k, t) in self.layers.iter().enumerate() {
+            let t = t[c];
+            if t > 0.0 {
+                if self.sus[k] <= 0.0 {
+                    return sum;
+                }
+                sum += t;
+            }
+        }
+        if self.sus[self.layers.len()] > 0.0 {
+            f32::INFINITY
+        } else {
+            sum
+        }
+    }
+
+    /// Heights (before the step) of the band's lines at position `t` into `z.ahead`.
+    #[inline(always)]
+    fn load(&self, z: &mut Lanes, t: usize, first_line: usize, band_lines: usize) {
+        let lines = self.lines;
+        let (a, b) = lines.on_map(t, first_line, band_lines);
+        let b = b.min(BAND);
+        if a < b {
+            let c0 = (z.base[a] + lines.off[t]) as usize;
+            let ahead = &mut z.ahead[a..b];
+            if lines.stride == 1 {
+                ahead.copy_from_slice(&self.hs[c0..c0 + (b - a)]);
+            } else {
+                let stride = lines.stride as usize;
+                for (i, h) in ahead.iter_mut().enumerate() {
+                    *h = self.hs[c0 + i * stride];
+                }
+            }
+        }
+    }
+
+    /// Phase 1 for band `band`: its lines walk in lockstep, one position at a time;
+    /// returns the eroded, deposited and blown-off sums.
+    fn band(&self, band: usize, out: &mut [[f32; 2]]) -> [f64; 3] {
+        let lines = self.lines;
+        let mut z = Lanes {
+            t0: [0; BAND],
+            t1: [0; BAND],
+            base: [0; BAND],
+            hw: [0.0; BAND],
+            s: [0.0; BAND],
+            prev_h: [0.0; BAND],
+            cur: [0.0; BAND],
+            ahead: [0.0; BAND],
+        };
+        let first_line = band * BAND;
+        let band_lines = BAND.min(lines.count - first_line);
+        for l in 0..band_lines {
+            let line = first_line + l;
+            (z.t0[l], z.t1[l]) = lines.range[line];
+            z.base[l] = line as isize * lines.stride;
+        }
+        // The lanes on the map at position t, a run (see `Lines::on_map`).
+        let on = |t: usize| lines.on_map(t, first_line, band_lines);
+        self.load(&mut z, 0, first_line, band_lines);
+        let mut sums = Sums::default();
+        let mut dummy = [[0.0f32; 2]; BAND];
+        for t in 0..lines.m {
+            let d_here = lines.dist[t];
+            let last = t + 1 == lines.m;
+            let d_next = if last { d_here } else { lines.dist[t + 1] };
+            z.cur = z.ahead;
+            if !last {
+                self.load(&mut z, t + 1, first_line, band_lines);
+            }
+            // This position's part of the buffer and the one before (a dummy at t = 0,
+            // where every line starts).
+            let (done, rest) = out.split_at_mut(t * BAND);
+            let here: &mut [[f32; 2]; BAND] = (&mut rest[..BAND]).try_into().unwrap();
+            let before: &mut [[f32; 2]; BAND] = match t {
+                0 => &mut dummy,
+                _ => (&mut done[(t - 1) * BAND..]).try_into().unwrap(),
+            };
+            let at = At { t, d_here, d_next };
+            // Lanes on the map at t − 1, t and t + 1 need no checks: past their first
+            // cell, before their last. The few others (a line entering or leaving the
+            // map) take the general path.
+            let (a, b) = on(t);
+            let (ap, bp) = if t > 0 { on(t - 1) } else { (0, 0) };
+            let (an, bn) = if last { (0, 0) } else { on(t + 1) };
+            let ia = a.max(ap).max(an).min(b);
+            let ib = b.min(bp).min(bn).max(ia).min(BAND);
+            if ia == 0 && ib == band_lines {
+                for l in 0..band_lines {
+                    self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
+                }
+                continue;
+            }
+            for l in (a..ia).chain(ib..b) {
+                let (t0, t1) = (z.t0[l] as usize, z.t1[l] as usize);
+                let z = &mut z;
+                match (t == t0, t + 1 < t1) {
+                    (false, true) => self.cell::<false, true>(z, l, &at, here, before, &mut sums),
+                    (false, false) => self.cell::<false, false>(z, l, &at, here, before, &mut sums),
+                    (true, true) => self.cell::<true, true>(z, l, &at, here, before, &mut sums),
+                    (true, false) => self.cell::<true, false>(z, l, &at, here, before, &mut sums),
+                }
+            }
+            for l in ia..ib {
+                self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
+            }
+        }
+        [sums.eroded, sums.deposited, sums.lost]
+    }
+
+    /// One cell: line `l` of the band at position `at.t`, the line's first cell if
+    /// `FIRST`, not its last if `NEXT`; writes the cell's loss and gain into `here[l]`
+    /// (and what slides from the cell before into `before[l]`).
+    #[inline(always)]
+    fn cell<const FIRST: bool, const NEXT: bool>(
+        &self,
+        z: &mut Lanes,
+        l: usize,
+        at: &At,
+        here: &mut [[f32; 2]; BAND],
+        before: &mut [[f32; 2]; BAND],
+        sums: &mut Sums,
+    ) {
+        let At { t, d_here, d_next } = *at;
+        let (fall, talus, e_coef, k_wind) = (self.fall, self.talus, self.e_coef, self.k_wind);
+        let hc = z.cur[l];
+        let h_next = if NEXT { z.ahead[l] } else { hc };
+        let (mut hw, mut s) = if FIRST {
+            (hc, 0.0)
+        } else {
+            (z.hw[l] - fall * d_here, z.s[l])
+        };
+        let mut e = 0.0f32;
+        let want = if hc >= hw {
+            // Windward.
+            let barrier = pos(h_next.min(hc) - hw);
+            let room = if self.cap - s > 0.0 {
+                self.cap - s
+            } else {
+                0.0
+            } as f32;
+            if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
+                let c = (z.base[l] + self.lines.off[t]) as usize;
+                e = erode(self.layers, self.sus, c, e_coef * barrier, room);
+                s += e as f64;
+            }
+            hw = hc;
+            if h_next > hc && k_wind > 0.0 {
+                let frac = min_nn(k_wind * (h_next - hc) / (d_next * talus), 1.0);
+                (s * frac as f64) as f32
+            } else {
+                0.0
+            }
+        } else {
+            (s * self.k_shadow) as f32
+        };
+        // Grains do not rest on a lee steeper than the talus: a deposit never lifts the
+        // cell more than step·tan(talus) over the next one; the rest stays in the air and
+        // falls further down.
+        let rest = pos(h_next + d_next * talus - (hc - e));
+        let mut dep = take(&mut s, min_nn(want, rest));
+        let mut hn = hc - e + dep;
+        if !FIRST {
+            // The lee slope from the cell before rests at the wind talus.
+            let mut excess = z.prev_h[l] - hn - d_here * talus;
+            if excess > 0.0 {
+                let fill = take(&mut s, excess);
+                dep += fill;
+                hn += fill;
+                excess -= fill;
+                if excess > 0.0 {
+                    let [pe, pd] = before[l];
+                    let prev_c = (z.base[l] + self.lines.off[t - 1]) as usize;
+                    let avail = self.loose(prev_c) - pe + pd;
+                    let slide = min_nn(0.5 * excess, avail);
+                    if slide > 0.0 {
+                        let from_d = min_nn(slide, pd);
+                        before[l] = [pe + (slide - from_d), pd - from_d];
+                        sums.eroded += slide as f64;
+                        dep += slide;
+                        hn += slide;
+                    }
+                }
+            }
+        }
+        here[l] = [e, dep];
+        sums.eroded += e as f64;
+        sums.deposited += dep as f64;
+        z.prev_h[l] = hn;
+        z.hw[l] = hw;
+        if NEXT {
+            z.s[l] = s;
+        } else {
+            // Blown off the map.
+            sums.lost += s;
+            z.s[l] = 0.0;
+        }
+    }
+}
+
 /// What the wind picks up at cell `c` for a request of `q` metres (E·h_barrier) with
 /// `room` metres of capacity left, walking down from the exposed layer: each layer gives
 /// at most its thickness of min(R·q, room) times the share of the request still unmet.
@@ -513,16 +777,16 @@ fn erode(layers: &[Vec<f32>], sus: &[f32], c: usize, q: f32, room: f32) -> f32 {
         if thick <= 0.0 {
             continue;
         }
-        let want = unmet * (r * q).min(room);
+        let want = unmet * min_nn(r * q, room);
         if want <= 0.0 {
             break;
         }
-        let give = want.min(thick);
+        let give = min_nn(want, thick);
         got += give;
         if give >= want {
             break;
         }
         unmet *= 1.0 - give / want;
     }
-    got.min(room)
+    min_nn(got, room)
 }
