@@ -228,7 +228,7 @@ impl FluxRow<'_> {
     /// literal masks of 1 fold away and the interior loop vectorises.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn cell(
+    fn cell<const FRICTION: bool>(
         &self,
         frow: &mut [[f32; 4]],
         srow: &mut [f32],
@@ -251,11 +251,18 @@ impl FluxRow<'_> {
         // Chézy friction as a head loss `u²/(C²·d)` per metre, `u = f/(l·d)` the water's
         // speed, semi-implicit: each pipe's flux is divided by `1 + Δt·A·g·f/(C²·l²·d³)`
         // (exactly 1 without friction).
-        let kd = self.kf / (di * di * di + 1e-20);
-        let fl = (f[0] + self.c * (hi - hl)).max(0.0) * ml / (1.0 + kd * f[0]);
-        let fr = (f[1] + self.c * (hi - hr)).max(0.0) * mr / (1.0 + kd * f[1]);
-        let fu = (f[2] + self.c * (hi - hu)).max(0.0) * self.mu / (1.0 + kd * f[2]);
-        let fd = (f[3] + self.c * (hi - hd)).max(0.0) * self.md / (1.0 + kd * f[3]);
+        // Without friction (`FRICTION` false) the divisions are left out, not made by 1.
+        let mut fl = (f[0] + self.c * (hi - hl)).max(0.0) * ml;
+        let mut fr = (f[1] + self.c * (hi - hr)).max(0.0) * mr;
+        let mut fu = (f[2] + self.c * (hi - hu)).max(0.0) * self.mu;
+        let mut fd = (f[3] + self.c * (hi - hd)).max(0.0) * self.md;
+        if FRICTION {
+            let kd = self.kf / (di * di * di + 1e-20);
+            fl /= 1.0 + kd * f[0];
+            fr /= 1.0 + kd * f[1];
+            fu /= 1.0 + kd * f[2];
+            fd /= 1.0 + kd * f[3];
+        }
         let sum = fl + fr + fu + fd;
         // Computed unconditionally, then selected (branch-free, so the loop vectorises;
         // a 0/0 is never used).
@@ -270,16 +277,28 @@ impl FluxRow<'_> {
         srow[x] = (t2 / (1.0 + t2)).sqrt().max(self.min_slope);
     }
 
+    /// The whole row: border cells, then the interior.
+    fn row<const FRICTION: bool>(&self, frow: &mut [[f32; 4]], srow: &mut [f32]) {
+        let w = self.bc.len();
+        if w == 1 {
+            self.cell::<FRICTION>(frow, srow, 0, 0, 0, 0.0, 0.0);
+            return;
+        }
+        self.cell::<FRICTION>(frow, srow, 0, 0, 1, 0.0, 1.0);
+        self.interior::<FRICTION>(frow, srow);
+        self.cell::<FRICTION>(frow, srow, w - 1, w - 2, w - 1, 1.0, 0.0);
+    }
+
     /// Every cell of the row but the first and last: a loop of its own so that it
     /// vectorises (nothing from it is used after it).
     #[inline(never)]
-    fn interior(&self, frow: &mut [[f32; 4]], srow: &mut [f32]) {
+    fn interior<const FRICTION: bool>(&self, frow: &mut [[f32; 4]], srow: &mut [f32]) {
         let w = self.bc.len();
         if w < 3 {
             return;
         }
         for x in 1..w - 1 {
-            self.cell(frow, srow, x, x - 1, x + 1, 1.0, 1.0);
+            self.cell::<FRICTION>(frow, srow, x, x - 1, x + 1, 1.0, 1.0);
         }
     }
 }
@@ -915,13 +934,11 @@ impl Hydraulic {
                             min_slope,
                             kf,
                         };
-                        if w == 1 {
-                            r.cell(frow, srow, 0, 0, 0, 0.0, 0.0);
-                            continue;
+                        if kf > 0.0 {
+                            r.row::<true>(frow, srow);
+                        } else {
+                            r.row::<false>(frow, srow);
                         }
-                        r.cell(frow, srow, 0, 0, 1, 0.0, 1.0);
-                        r.interior(frow, srow);
-                        r.cell(frow, srow, w - 1, w - 2, w - 1, 1.0, 0.0);
                     }
                 });
         }
