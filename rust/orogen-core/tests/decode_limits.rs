@@ -3,32 +3,10 @@
 //! decoder runs with limits sized from the image's header (hardening issue #11).
 //! This binary counts its own allocations to check the peak.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
-
-static NOW: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
 fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
     out.extend_from_slice(&(data.len() as u32).to_be_bytes());
@@ -71,11 +49,10 @@ fn a_png_bomb_is_read_without_inflating_it() {
     println!("bomb: {} bytes on disk", png.len());
     drop(png);
 
-    PEAK.store(NOW.load(Ordering::Relaxed), Ordering::Relaxed);
-    let base = NOW.load(Ordering::Relaxed);
+    let base = counting_alloc::start();
     let map = orogen_core::io::read_gray_image(&path);
     let info = orogen_core::io::probe(&path, None);
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = counting_alloc::peak_since(base);
     println!(
         "peak while reading: {:.1} MiB",
         peak as f64 / (1 << 20) as f64

@@ -3,41 +3,19 @@
 //! counts its own heap and runs and bakes each stage kind at 513², checking the peak per
 //! cell against the estimate per cell (its fixed 64 MiB allowance left out).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use orogen_core::runner::{estimate_bytes, run_recipe};
 use orogen_core::Recipe;
 
-struct Counting;
-
-static NOW: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
 /// Heap peak of running and baking `recipe`, bytes above what was allocated before.
 fn peak_of(recipe: &Recipe) -> usize {
     let dir = tempfile::tempdir().unwrap();
-    let base = NOW.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = counting_alloc::start();
     let cancel = AtomicBool::new(false);
     let out = run_recipe(recipe, Path::new("."), &cancel, &mut |_| {}).unwrap();
     orogen_core::bake::write_bake(
@@ -49,7 +27,7 @@ fn peak_of(recipe: &Recipe) -> usize {
     )
     .unwrap();
     drop(out);
-    PEAK.load(Ordering::Relaxed) - base
+    counting_alloc::peak_since(base)
 }
 
 // One test, so no other test's allocations land in the count.
