@@ -606,3 +606,18 @@ fn a_bake_too_big_for_memory_is_refused_before_it_starts() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     bake_ok(dir.path(), "out", &["--max-memory", "1G"]);
 }
+
+#[test]
+fn huge_cells_and_tiny_n_are_refused_naming_their_field() {
+    // Hardening issue #11: `cell_size=1e38` blamed `noise.octaves`, and n = 0.0001 passed
+    // validation and then failed in the solver with advice to lower dt or k.
+    let dir = tempfile::tempdir().unwrap();
+    let o = orogen(dir.path(), &["bake", "--set", "cell_size=1e38"]);
+    assert_bad_input(&o, &["`cell_size`", "at most 100000 m"]);
+    let o = orogen(
+        dir.path(),
+        &["bake", "--set", SMALL, "--set", "stages[0].n=0.0001"],
+    );
+    assert_bad_input(&o, &["stages[0].StreamPower.n", "0.1"]);
+    bake_ok(dir.path(), "out", &["--set", "stages[0].n=0.1"]);
+}

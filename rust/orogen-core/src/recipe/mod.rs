@@ -47,6 +47,9 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Largest accepted `cell_size`, metres.
+pub const MAX_CELL_SIZE: f64 = 1e5;
+
 /// A complete terrain recipe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -160,6 +163,14 @@ impl Recipe {
     /// Checks every value range, naming the first field at fault.
     pub fn validate(&self) -> Result<()> {
         self.grid()?;
+        // A cell of 100 km is coarser than any terrain Orogen models; beyond that the noise
+        // and erosion coordinates overflow and the error would blame another field.
+        if self.cell_size as f64 > MAX_CELL_SIZE {
+            return Err(OrogenError::invalid(
+                "cell_size",
+                format!("must be at most {MAX_CELL_SIZE} m, got {}", self.cell_size),
+            ));
+        }
         self.terrain.validate("terrain")?;
         self.uplift.validate("uplift")?;
         for (i, stage) in self.stages.iter().enumerate() {
