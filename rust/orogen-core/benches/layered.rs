@@ -58,6 +58,21 @@ fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// Runs `step` once to warm up, then `steps` times: the wall ms of each timed step, and
+/// the CPU ms per timed step (all threads).
+fn time_steps(steps: usize, mut step: impl FnMut()) -> (Vec<f64>, f64) {
+    step();
+    let cpu0 = cpu_seconds();
+    let times = (0..steps)
+        .map(|_| {
+            let t = Instant::now();
+            step();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    (times, (cpu_seconds() - cpu0) * 1e3 / steps as f64)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -108,19 +123,9 @@ fn main() {
                 ..Default::default()
             };
             let mut p = LayeredThermal::new(grid, params, 1).unwrap();
-            let mut times = Vec::new();
-            let mut cpu0 = 0.0;
-            for k in 0..=steps {
-                if k == 1 {
-                    cpu0 = cpu_seconds();
-                }
-                let t = Instant::now();
-                let r = p.step(&mut TerrainMut::new(&mut s, &mut l), &mats).unwrap();
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                black_box(r);
-            }
-            let cpu = (cpu_seconds() - cpu0) * 1e3 / steps as f64;
-            times.remove(0); // warm-up
+            let (times, cpu) = time_steps(steps, || {
+                black_box(p.step(&mut TerrainMut::new(&mut s, &mut l), &mats).unwrap());
+            });
             println!(
                 "{:<16} {:>6} {:>7} {:>14.2} {:>14.1} {:>16} {:>16}",
                 "layered thermal",
@@ -143,19 +148,9 @@ fn main() {
                 ..Default::default()
             };
             let mut p = Wind::new(grid, params).unwrap();
-            let mut times = Vec::new();
-            let mut cpu0 = 0.0;
-            for k in 0..=steps {
-                if k == 1 {
-                    cpu0 = cpu_seconds();
-                }
-                let t = Instant::now();
-                let r = p.step(&mut TerrainMut::new(&mut s, &mut l), &mats).unwrap();
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                black_box(r);
-            }
-            let cpu = (cpu_seconds() - cpu0) * 1e3 / steps as f64;
-            times.remove(0);
+            let (times, cpu) = time_steps(steps, || {
+                black_box(p.step(&mut TerrainMut::new(&mut s, &mut l), &mats).unwrap());
+            });
             println!(
                 "{:<16} {:>6} {:>7} {:>14.2} {:>14.1} {:>16} {:>16}",
                 format!("wind {dir}°"),
