@@ -27,34 +27,30 @@
 //! material (the layers above the first wind-proof one) slides from the cell before by half
 //! the remaining excess (a steep face made before the step relaxes over a few steps).
 //!
-//! Lines never share a cell, so a step is deterministic whatever the thread count: bands of
-//! lines run in parallel, each writing what every one of its cells loses and gains into its
-//! own part of a line-ordered buffer (phase 1, reading only the state before the step), then
-//! the changes are applied row by row (phase 2). Material is conserved exactly: each cell's
-//! loss and gain are f32 values, the carried material and what is blown off are their sums
-//! in f64.
+//! Lines never share a cell, and a line reads only its own cells, so a step is
+//! deterministic whatever the thread count: bands of lines run in parallel and change the
+//! terrain in place. A cell's loss and gain are settled once the next cell of its line has
+//! been seen (a slide down its lee may take from it), and are applied then: the loss from
+//! the top layer down, the gain into layer 0. Until then nothing of the cell has changed,
+//! so every cell is read as it was before the step, as the thesis's two-phase step reads it
+//! (tests/wind_reference.rs checks the bytes against a line-by-line walk with a change
+//! buffer). Material is conserved exactly: each cell's loss and gain are f32 values, the
+//! carried material and what is blown off are their sums in f64.
 //!
-//! Speed: phase 1 keeps the state of a band's lines (wind height, carried material, new
-//! height of the cell before, heights at this position and the next) in arrays of one lane
-//! per line and advances the whole band one position at a time. The cell of line `l` at
-//! position `t` is `l·stride + off[t]` (`off` precomputed per position), and the band's
-//! buffer rows for `t` and `t − 1` are fixed-size arrays, so a cell costs no coordinate
-//! arithmetic or bounds checks. The lines on the map at a position form a run; the lanes
-//! of the runs at `t − 1`, `t` and `t + 1` (past their first cell, before their last) take
-//! a path without checks, the few others (a line entering or leaving the map) the general
-//! one. Both inline one per-cell function, specialised on first / last cell by const
-//! generics, so the bytes do not depend on the path. Mins and maxes whose other side is
-//! never NaN are plain compare-selects ([`min_nn`], [`pos`]). Phase 2 walks row chunks
-//! with each cell's buffer index read from a table built once (12 bytes of buffers per
-//! cell in all), takes the loss from the top layer and walks lower layers only for the
-//! rest.
+//! Speed: no buffer per cell (the line geometry is a few numbers per line and position),
+//! and each band reads and writes memory near where it last did. Lines along x walk in
+//! tiles of positions: every line of a band walks a tile, then the next tile, so a line
+//! finds the cells the line before it just touched (a row away) still in cache. Lines
+//! along y (adjacent columns) walk in lockstep, one position (a run of one row) at a time.
+//! Each line keeps its own sums, so lines walked together never wait on one chain of
+//! additions. Mins and maxes whose other side is never NaN are plain compare-selects
+//! ([`min_nn`], [`pos`]).
 
 use rayon::prelude::*;
 
-use super::layered_thermal::layer_chunks;
 use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::Grid;
-use crate::state::{buffer, MaterialProps, TerrainMut};
+use crate::state::{MaterialProps, TerrainMut};
 
 /// Wind erosion parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -147,10 +143,10 @@ pub struct StepReport {
     pub blown_off: f64,
 }
 
-/// Lines per band (a parallel task), a power of two.
+/// Lines per parallel task; where lines are columns, the lanes walked in lockstep.
 const BAND: usize = 64;
-/// Grid rows per task in the applying pass.
-const ROWS_PER_TASK: usize = 16;
+/// Positions per tile where lines run along x.
+const TILE: usize = 64;
 
 /// The lines of a wind direction over a grid.
 #[derive(Clone, Debug)]
@@ -171,6 +167,8 @@ struct Lines {
     count: usize,
     /// Distance from the position before, metres (position 0: cell size).
     dist: Vec<f32>,
+    /// Distance to the position after, metres (the last position: its own `dist`).
+    dist_next: Vec<f32>,
     /// Positions `t0..t1` of each line that lie on the map.
     range: Vec<(u32, u32)>,
     /// The cell of line `l` at position `t` is `l·stride + off[t]`.
@@ -196,7 +194,7 @@ impl Lines {
         let fmax = f.iter().copied().max().unwrap_or(0);
         let fmin = f.iter().copied().min().unwrap_or(0);
         let cs = grid.cell_size;
-        let dist = (0..major)
+        let dist: Vec<f32> = (0..major)
             .map(|t| {
                 if t > 0 && f[t] != f[t - 1] {
                     cs * std::f32::consts::SQRT_2
@@ -204,6 +202,9 @@ impl Lines {
                     cs
                 }
             })
+            .collect();
+        let dist_next = (0..major)
+            .map(|t| if t + 1 < major { dist[t + 1] } else { dist[t] })
             .collect();
         let mut lines = Lines {
             major_is_x,
@@ -214,6 +215,7 @@ impl Lines {
             f,
             fmax,
             dist,
+            dist_next,
             range: Vec::new(),
             off: Vec::new(),
             stride: if major_is_x { grid.width as isize } else { 1 },
@@ -245,49 +247,18 @@ impl Lines {
     }
 
     /// The grid cell of line `l` at position `t`, if on the map.
-    #[inline(always)]
     fn cell(&self, l: usize, t: usize, width: usize) -> Option<usize> {
         let b = l as i64 + self.f[t] - self.fmax;
         if b < 0 || b >= self.minor as i64 {
             return None;
         }
-        Some(self.cell_unchecked(l, t, width))
-    }
-
-    /// The grid cell of line `l` at position `t`, which is on the map (`t` in `range[l]`).
-    #[inline(always)]
-    fn cell_unchecked(&self, l: usize, t: usize, width: usize) -> usize {
-        let b = (l as i64 + self.f[t] - self.fmax) as usize;
+        let b = b as usize;
         let a = if self.forward { t } else { self.m - 1 - t };
-        if self.major_is_x {
+        Some(if self.major_is_x {
             b * width + a
         } else {
             a * width + b
-        }
-    }
-
-    /// Index into the line-ordered buffer of line `l` at position `t`.
-    #[inline(always)]
-    fn slot(&self, l: usize, t: usize) -> usize {
-        (l / BAND) * (BAND * self.m) + t * BAND + l % BAND
-    }
-
-    /// Indices into the line-ordered buffer of the cells of grid row `y`.
-    fn row_slots(&self, y: usize, slots: &mut [usize]) {
-        if self.major_is_x {
-            // Position from x, line from y and the offset at that position.
-            for (x, slot) in slots.iter_mut().enumerate() {
-                let t = if self.forward { x } else { self.m - 1 - x };
-                *slot = self.slot((y as i64 + self.fmax - self.f[t]) as usize, t);
-            }
-        } else {
-            // One position for the row, consecutive lines along it.
-            let t = if self.forward { y } else { self.m - 1 - y };
-            let l0 = self.fmax - self.f[t];
-            for (x, slot) in slots.iter_mut().enumerate() {
-                *slot = self.slot((x as i64 + l0) as usize, t);
-            }
-        }
+        })
     }
 
     /// Lines `first + a .. first + b` of the `n` from `first` are on the map at position
@@ -304,15 +275,11 @@ impl Lines {
     }
 }
 
-/// The wind process over a grid, with its line geometry and buffers kept between steps.
+/// The wind process over a grid, with its line geometry kept between steps.
 pub struct Wind {
     grid: Grid,
     params: Params,
     lines: Lines,
-    /// What each cell loses and gains, `[eroded, deposited]`, in line order.
-    change: Vec<[f32; 2]>,
-    /// Where each grid cell's change is in `change`, in grid order.
-    slots: Vec<u32>,
 }
 
 impl Wind {
@@ -321,28 +288,10 @@ impl Wind {
         params.validate("")?;
         let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
         let lines = Lines::new(grid, params.direction_deg);
-        let n = lines.bands() * BAND * lines.m;
-        if u32::try_from(n).is_err() {
-            return Err(OrogenError::invalid(
-                "size",
-                format!("cannot index wind buffers for {n} cells (too many)"),
-            ));
-        }
-        let change = buffer(n, [0.0; 2], "wind")?;
-        let mut slots = buffer(grid.len(), 0u32, "wind")?;
-        let mut row = vec![0usize; grid.width];
-        for (y, out) in slots.chunks_mut(grid.width).enumerate() {
-            lines.row_slots(y, &mut row);
-            for (o, &slot) in out.iter_mut().zip(&row) {
-                *o = slot as u32;
-            }
-        }
         Ok(Wind {
             grid,
             params,
             lines,
-            change,
-            slots,
         })
     }
 
@@ -351,11 +300,11 @@ impl Wind {
         &self.params
     }
 
-    /// Bytes of buffers the process keeps, per cell.
+    /// Bytes of buffers the process keeps, per cell: its line geometry (a few numbers per
+    /// line and position, nothing per cell).
     pub fn bytes_per_cell(&self) -> usize {
-        (self.change.len() * std::mem::size_of::<[f32; 2]>()
-            + self.slots.len() * std::mem::size_of::<u32>())
-        .div_ceil(self.grid.len())
+        let l = &self.lines;
+        (l.m * (8 + 4 + 4 + 8) + l.count * 8).div_ceil(self.grid.len())
     }
 
     /// One step over `terrain`, with `materials` one per layer top down then bedrock
@@ -365,119 +314,98 @@ impl Wind {
         terrain: &mut TerrainMut,
         materials: &[MaterialProps],
     ) -> Result<StepReport> {
-        let w = self.grid.width;
         terrain.check_grid(&self.grid)?;
+        let n = self.grid.len();
         let nl = terrain.layers.len();
         validate_materials(materials, nl)?;
+        let layers = terrain.layers.thickness_all_mut();
+        if let Some(k) = layers.iter().position(|t| t.len() != n) {
+            return Err(OrogenError::invalid(
+                format!("layers[{k}]"),
+                format!("has {} nodes, the terrain has {n}", layers[k].len()),
+            ));
+        }
         // Wind susceptibility R per material, top down then bedrock.
         let sus: Vec<f32> = materials.iter().map(|m| 1.0 - m.wind_resistance).collect();
         let p = &self.params;
-        let fall = (p.fall_angle_deg as f64).to_radians().tan() as f32;
-        let talus = (p.wind_talus_deg as f64).to_radians().tan() as f32;
-        let (e_coef, cap) = (p.erosion, p.capacity as f64);
-        let (k_wind, k_shadow) = (p.windward_deposition, p.shadow_deposition as f64);
         let lines = &self.lines;
-        let hs: &[f32] = terrain.surface;
-        let layers: &[Vec<f32>] = terrain.layers.thickness_all_mut();
-
-        let ctx = Sweep {
+        let layers: Vec<Shared> = layers.iter_mut().map(|t| Shared(t.as_mut_ptr())).collect();
+        let sweep = Sweep {
             lines,
-            hs,
-            layers,
+            surface: Shared(terrain.surface.as_mut_ptr()),
+            layers: &layers,
             sus: &sus,
-            fall,
-            talus,
-            e_coef,
-            cap,
-            k_wind,
-            k_shadow,
+            fall: (p.fall_angle_deg as f64).to_radians().tan() as f32,
+            talus: (p.wind_talus_deg as f64).to_radians().tan() as f32,
+            e_coef: p.erosion,
+            cap: p.capacity as f64,
+            k_wind: p.windward_deposition,
+            k_shadow: p.shadow_deposition as f64,
         };
-
-        // Phase 1: every band of lines walks along the wind, from the state before the
-        // step, writing each cell's loss and gain into its own part of the buffer.
-        let sums: Vec<[f64; 3]> = self
-            .change
-            .par_chunks_mut(BAND * lines.m)
-            .enumerate()
-            .map(|(band, out)| ctx.band(band, out))
+        // Bands of lines in parallel, each walking its lines and changing their cells in
+        // place; the sums per band are added in band order.
+        let sums: Vec<Sums> = (0..lines.bands())
+            .into_par_iter()
+            .map(|band| {
+                // SAFETY: `sweep` touches only cells of the band's lines (line `l` at
+                // position `t` is cell `l·stride + off[t]`, on the map for `t` in
+                // `range[l]`, so below `n`, the length of the surface and of every
+                // layer, checked above); every cell lies on exactly one line, so no two
+                // bands touch the same element, and nothing else holds a reference to
+                // the terrain while `sweep` lives (`terrain` is borrowed mutably).
+                unsafe {
+                    if lines.major_is_x {
+                        sweep.rows(band)
+                    } else {
+                        sweep.columns(band)
+                    }
+                }
+            })
             .collect();
         let mut report = StepReport {
             eroded: 0.0,
             deposited: 0.0,
             blown_off: 0.0,
         };
-        for [e, d, l] in sums {
-            report.eroded += e;
-            report.deposited += d;
-            report.blown_off += l;
-        }
-
-        // Phase 2: apply the changes row by row: remove the loss from the top down, then
-        // lay the gain into layer 0.
-        let change: &[[f32; 2]] = &self.change;
-        let chunk = ROWS_PER_TASK * w;
-        let lchunks = layer_chunks(terrain.layers.thickness_all_mut(), chunk);
-        let slots: &[u32] = &self.slots;
-        let apply = |c: usize, surface: &mut [f32], lts: &mut [&mut [f32]]| {
-            let slots = &slots[c * chunk..c * chunk + surface.len()];
-            let Some((top, below)) = lts.split_first_mut() else {
-                for (z, &slot) in surface.iter_mut().zip(slots) {
-                    let [e, d] = change[slot as usize];
-                    if e.to_bits() | d.to_bits() != 0 {
-                        *z = (*z as f64 + d as f64 - e as f64) as f32;
-                    }
-                }
-                return;
-            };
-            let cells = surface.iter_mut().zip(slots).zip(top.iter_mut());
-            for (x, ((z, &slot), t0)) in cells.enumerate() {
-                let [e, d] = change[slot as usize];
-                // e and d are never −0 (sums of amounts ≥ 0 from +0), so this is
-                // `e == 0.0 && d == 0.0` in one test.
-                if e.to_bits() | d.to_bits() == 0 {
-                    continue;
-                }
-                if e > 0.0 {
-                    let take = min_nn(e, *t0);
-                    *t0 -= take;
-                    let mut left = e - take;
-                    for t in below.iter_mut() {
-                        if left <= 0.0 {
-                            break;
-                        }
-                        let t = &mut t[x];
-                        let take = min_nn(left, *t);
-                        *t -= take;
-                        left -= take;
-                    }
-                }
-                *t0 += d;
-                *z = (*z as f64 + d as f64 - e as f64) as f32;
-            }
-        };
-        if nl == 0 {
-            terrain
-                .surface
-                .par_chunks_mut(chunk)
-                .enumerate()
-                .for_each(|(c, out)| apply(c, out, &mut []));
-        } else {
-            terrain
-                .surface
-                .par_chunks_mut(chunk)
-                .zip(lchunks.into_par_iter())
-                .enumerate()
-                .for_each(|(c, (out, mut lts))| apply(c, out, &mut lts));
+        for s in sums {
+            report.eroded += s.eroded;
+            report.deposited += s.deposited;
+            report.blown_off += s.lost;
         }
         Ok(report)
     }
 }
 
-/// What phase 1 reads: the line geometry, the state before the step and the constants.
+/// A terrain array (the surface or a layer) read and written in place by the bands.
+#[derive(Clone, Copy)]
+struct Shared(*mut f32);
+
+// SAFETY: the bands reach through a `Shared` only the cells of their own lines, and lines
+// never share a cell (see `Wind::step`), so no element is touched by two threads.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// Element `c`. Safety: `c` is in bounds and no other thread touches it.
+    #[inline(always)]
+    unsafe fn get(self, c: usize) -> f32 {
+        unsafe { *self.0.add(c) }
+    }
+
+    /// Element `c`, mutably. Safety: as [`Shared::get`], and no other reference to it
+    /// lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn at<'a>(self, c: usize) -> &'a mut f32 {
+        unsafe { &mut *self.0.add(c) }
+    }
+}
+
+/// What a step reads and changes: the line geometry, the terrain and the constants.
 struct Sweep<'a> {
     lines: &'a Lines,
-    hs: &'a [f32],
-    layers: &'a [Vec<f32>],
+    surface: Shared,
+    layers: &'a [Shared],
     /// Wind susceptibility R per material, top down then bedrock.
     sus: &'a [f32],
     /// tan(fall angle), tan(wind talus).
@@ -489,37 +417,37 @@ struct Sweep<'a> {
     k_shadow: f64,
 }
 
-/// Per-line state of a band, one lane per line.
-struct Lanes {
-    /// First and end position of each line on the map (`t0 == t1`: no cell).
-    t0: [u32; BAND],
-    t1: [u32; BAND],
-    /// `line · stride`: the cell at position `t` is `base + off[t]`.
-    base: [isize; BAND],
-    /// Wind height, carried material, new height of the cell before.
-    hw: [f32; BAND],
-    s: [f64; BAND],
-    prev_h: [f32; BAND],
-    /// Height (before the step) of the cell at the current and at the next position.
-    cur: [f32; BAND],
-    ahead: [f32; BAND],
+/// What a line carries from one cell to the next, and its sums.
+#[derive(Clone, Copy, Default)]
+struct LineState {
+    /// Wind height, metres.
+    hw: f32,
+    /// Carried material, metres.
+    s: f64,
+    /// New height of the cell before.
+    prev_h: f32,
+    /// What the cell before loses and gains, `[eroded, deposited]`: applied once the
+    /// next cell has had its say (a slide down its lee takes from it).
+    pend: [f32; 2],
+    /// What the line eroded, deposited and blew off so far (one chain of additions per
+    /// line, so lines walked together do not wait on each other).
+    sums: Sums,
 }
 
-/// A position along the lines: its index, the distance from the position before and to
-/// the next.
-#[derive(Clone, Copy)]
-struct At {
-    t: usize,
-    d_here: f32,
-    d_next: f32,
-}
-
-/// The sums a band reports.
-#[derive(Default)]
+/// The sums a line or a band reports.
+#[derive(Clone, Copy, Default)]
 struct Sums {
     eroded: f64,
     deposited: f64,
     lost: f64,
+}
+
+impl Sums {
+    fn add(&mut self, o: &Sums) {
+        self.eroded += o.eroded;
+        self.deposited += o.deposited;
+        self.lost += o.lost;
+    }
 }
 
 /// `a.min(b)` for a `b` that is never NaN, as one instruction (`f32::min` also tests `b`
@@ -560,14 +488,192 @@ fn take(s: &mut f64, want: f32) -> f32 {
 }
 
 impl Sweep<'_> {
+    /// The lines of band `band`, lines along x. The band walks in tiles of [`TILE`]
+    /// positions: every line of the band walks the tile's cells, then the next tile. A
+    /// line's cells lie a row below the line before's, so within a tile they are still
+    /// in the first-level cache when the next line reads them.
+    ///
+    /// Safety: see `Wind::step`.
+    unsafe fn rows(&self, band: usize) -> Sums {
+        let lines = self.lines;
+        let first = band * BAND;
+        let nb = BAND.min(lines.count - first);
+        let mut st = [LineState::default(); BAND];
+        let mut t = 0;
+        while t < lines.m {
+            let end = (t + TILE).min(lines.m);
+            for (l, st) in st[..nb].iter_mut().enumerate() {
+                let (t0, t1) = lines.range[first + l];
+                let (t0, t1) = (t0 as usize, t1 as usize);
+                let (from, to) = (t.max(t0), end.min(t1));
+                if from < to {
+                    let base = (first + l) as isize * lines.stride;
+                    unsafe { self.walk(st, base, (t0, t1), from, to) };
+                }
+            }
+            t = end;
+        }
+        let mut sums = Sums::default();
+        for s in &st[..nb] {
+            sums.add(&s.sums);
+        }
+        sums
+    }
+
+    /// Positions `from..to` (`from < to`) of the line at `base` whose cells on the map
+    /// are at positions `t0..t1`.
+    ///
+    /// Safety: see `Wind::step`.
+    #[inline(always)]
+    unsafe fn walk(
+        &self,
+        st: &mut LineState,
+        base: isize,
+        (t0, t1): (usize, usize),
+        from: usize,
+        to: usize,
+    ) {
+        let lines = self.lines;
+        let (off, dist, dn) = (&lines.off, &lines.dist, &lines.dist_next);
+        let hs = self.surface;
+        let at = |t: usize| (base + off[t]) as usize;
+        let mut t = from;
+        if t == t0 {
+            let c = at(t);
+            unsafe {
+                let hc = hs.get(c);
+                if t + 1 < t1 {
+                    let hn = hs.get(at(t + 1));
+                    self.cell::<true, true>(st, c, c, hc, hn, dist[t], dn[t]);
+                } else {
+                    self.cell::<true, false>(st, c, c, hc, hc, dist[t], dn[t]);
+                }
+            }
+            t += 1;
+        }
+        // Past the first cell and before the last.
+        let mid = to.min(t1 - 1);
+        if t < mid {
+            let o = &off[t - 1..mid + 1];
+            let cells = o.windows(3).zip(&dist[t..mid]).zip(&dn[t..mid]);
+            for ((o, &d_here), &d_next) in cells {
+                let (p, c, n) = (
+                    (base + o[0]) as usize,
+                    (base + o[1]) as usize,
+                    (base + o[2]) as usize,
+                );
+                unsafe {
+                    let (hc, hn) = (hs.get(c), hs.get(n));
+                    self.cell::<false, true>(st, c, p, hc, hn, d_here, d_next);
+                }
+            }
+            t = mid;
+        }
+        if t < to {
+            // The line's last cell (t = t1 − 1 > t0).
+            let (c, p) = (at(t), at(t - 1));
+            unsafe {
+                let hc = hs.get(c);
+                self.cell::<false, false>(st, c, p, hc, hc, dist[t], dn[t]);
+            }
+        }
+    }
+
+    /// The lines of band `band`, adjacent columns, walked in lockstep one position (row)
+    /// at a time, so each position reads and writes a run of one row.
+    ///
+    /// Safety: see `Wind::step`.
+    unsafe fn columns(&self, band: usize) -> Sums {
+        let lines = self.lines;
+        debug_assert_eq!(lines.stride, 1);
+        let first = band * BAND;
+        let nb = BAND.min(lines.count - first);
+        let mut t0 = [0usize; BAND];
+        let mut t1 = [0usize; BAND];
+        for l in 0..nb {
+            let (a, b) = lines.range[first + l];
+            (t0[l], t1[l]) = (a as usize, b as usize);
+        }
+        let mut st = [LineState::default(); BAND];
+        let mut ahead = [0.0f32; BAND];
+        // The lanes on the map at position t, a run (see `Lines::on_map`).
+        let on = |t: usize| {
+            let (a, b) = lines.on_map(t, first, nb);
+            (a, b.min(BAND))
+        };
+        // Heights of the lanes on the map at `t` into `ahead` (one run of a row).
+        let load = |ahead: &mut [f32; BAND], t: usize| {
+            let (a, b) = on(t);
+            if a < b {
+                let c0 = ((first + a) as isize + lines.off[t]) as usize;
+                // SAFETY: cells c0..c0 + (b − a) are the band's lines a..b at t, on the
+                // map; see `Wind::step`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        self.surface.0.add(c0),
+                        ahead.as_mut_ptr().add(a),
+                        b - a,
+                    )
+                };
+            }
+        };
+        load(&mut ahead, 0);
+        for t in 0..lines.m {
+            let (d_here, d_next) = (lines.dist[t], lines.dist_next[t]);
+            let last = t + 1 == lines.m;
+            let cur = ahead;
+            if !last {
+                load(&mut ahead, t + 1);
+            }
+            // The cell of lane l at t is c0 + l, the one before p0 + l.
+            let c0 = first as isize + lines.off[t];
+            let p0 = first as isize + if t > 0 { lines.off[t - 1] } else { 0 };
+            let cell_of = |l: usize| ((c0 + l as isize) as usize, (p0 + l as isize) as usize);
+            // Lanes on the map at t − 1, t and t + 1 are past their first cell and before
+            // their last: no checks. The few others (a line entering or leaving the map)
+            // take the general path.
+            let (a, b) = on(t);
+            let (ap, bp) = if t > 0 { on(t - 1) } else { (0, 0) };
+            let (an, bn) = if last { (0, 0) } else { on(t + 1) };
+            let ia = a.max(ap).max(an).min(b);
+            let ib = b.min(bp).min(bn).max(ia);
+            for l in (a..ia).chain(ib..b) {
+                let (c, p) = cell_of(l);
+                let (hc, hn, s) = (cur[l], ahead[l], &mut st[l]);
+                unsafe {
+                    match (t == t0[l], t + 1 < t1[l]) {
+                        (false, true) => self.cell::<false, true>(s, c, p, hc, hn, d_here, d_next),
+                        (false, false) => {
+                            self.cell::<false, false>(s, c, p, hc, hc, d_here, d_next)
+                        }
+                        (true, true) => self.cell::<true, true>(s, c, p, hc, hn, d_here, d_next),
+                        (true, false) => self.cell::<true, false>(s, c, p, hc, hc, d_here, d_next),
+                    }
+                }
+            }
+            for l in ia..ib {
+                let (c, p) = cell_of(l);
+                let (hc, hn) = (cur[l], ahead[l]);
+                unsafe { self.cell::<false, true>(&mut st[l], c, p, hc, hn, d_here, d_next) };
+            }
+        }
+        let mut sums = Sums::default();
+        for s in &st[..nb] {
+            sums.add(&s.sums);
+        }
+        sums
+    }
+
     /// Loose material at `c` before the step: the layers above the first wind-proof one
-    /// (infinite when bedrock is not wind-proof).
-    fn loose(&self, c: usize) -> f32 {
+    /// present (infinite when there is none and bedrock is not wind-proof).
+    ///
+    /// Safety: `c` is a cell of the calling band's lines, not yet changed.
+    unsafe fn loose(&self, c: usize) -> f32 {
         let mut sum = 0.0f32;
-        for (k, t) in self.layers.iter().enumerate() {
-            let t = t[c];
+        for (t, &r) in self.layers.iter().zip(self.sus) {
+            let t = unsafe { t.get(c) };
             if t > 0.0 {
-                if self.sus[k] <= 0.0 {
+                if r <= 0.0 {
                     return sum;
                 }
                 sum += t;
@@ -580,121 +686,97 @@ impl Sweep<'_> {
         }
     }
 
-    /// Heights (before the step) of the band's lines at position `t` into `z.ahead`.
-    #[inline(always)]
-    fn load(&self, z: &mut Lanes, t: usize, first_line: usize, band_lines: usize) {
-        let lines = self.lines;
-        let (a, b) = lines.on_map(t, first_line, band_lines);
-        let b = b.min(BAND);
-        if a < b {
-            let c0 = (z.base[a] + lines.off[t]) as usize;
-            let ahead = &mut z.ahead[a..b];
-            if lines.stride == 1 {
-                ahead.copy_from_slice(&self.hs[c0..c0 + (b - a)]);
+    /// What the wind picks up at cell `c` for a request of `q` metres (E·h_barrier) with
+    /// `room` metres of capacity left, walking down from the exposed layer: each layer
+    /// gives at most its thickness of min(R·q, room) times the share of the request still
+    /// unmet.
+    ///
+    /// Safety: as [`Sweep::loose`].
+    #[inline]
+    unsafe fn erode(&self, c: usize, q: f32, room: f32) -> f32 {
+        let nl = self.layers.len();
+        let mut unmet = 1.0f32;
+        let mut got = 0.0f32;
+        for (k, &r) in self.sus.iter().enumerate() {
+            let thick = if k < nl {
+                unsafe { self.layers[k].get(c) }
             } else {
-                let stride = lines.stride as usize;
-                for (i, h) in ahead.iter_mut().enumerate() {
-                    *h = self.hs[c0 + i * stride];
-                }
-            }
-        }
-    }
-
-    /// Phase 1 for band `band`: its lines walk in lockstep, one position at a time;
-    /// returns the eroded, deposited and blown-off sums.
-    fn band(&self, band: usize, out: &mut [[f32; 2]]) -> [f64; 3] {
-        let lines = self.lines;
-        let mut z = Lanes {
-            t0: [0; BAND],
-            t1: [0; BAND],
-            base: [0; BAND],
-            hw: [0.0; BAND],
-            s: [0.0; BAND],
-            prev_h: [0.0; BAND],
-            cur: [0.0; BAND],
-            ahead: [0.0; BAND],
-        };
-        let first_line = band * BAND;
-        let band_lines = BAND.min(lines.count - first_line);
-        for l in 0..band_lines {
-            let line = first_line + l;
-            (z.t0[l], z.t1[l]) = lines.range[line];
-            z.base[l] = line as isize * lines.stride;
-        }
-        // The lanes on the map at position t, a run (see `Lines::on_map`).
-        let on = |t: usize| lines.on_map(t, first_line, band_lines);
-        self.load(&mut z, 0, first_line, band_lines);
-        let mut sums = Sums::default();
-        let mut dummy = [[0.0f32; 2]; BAND];
-        for t in 0..lines.m {
-            let d_here = lines.dist[t];
-            let last = t + 1 == lines.m;
-            let d_next = if last { d_here } else { lines.dist[t + 1] };
-            z.cur = z.ahead;
-            if !last {
-                self.load(&mut z, t + 1, first_line, band_lines);
-            }
-            // This position's part of the buffer and the one before (a dummy at t = 0,
-            // where every line starts).
-            let (done, rest) = out.split_at_mut(t * BAND);
-            let here: &mut [[f32; 2]; BAND] = (&mut rest[..BAND]).try_into().unwrap();
-            let before: &mut [[f32; 2]; BAND] = match t {
-                0 => &mut dummy,
-                _ => (&mut done[(t - 1) * BAND..]).try_into().unwrap(),
+                f32::INFINITY
             };
-            let at = At { t, d_here, d_next };
-            // Lanes on the map at t − 1, t and t + 1 need no checks: past their first
-            // cell, before their last. The few others (a line entering or leaving the
-            // map) take the general path.
-            let (a, b) = on(t);
-            let (ap, bp) = if t > 0 { on(t - 1) } else { (0, 0) };
-            let (an, bn) = if last { (0, 0) } else { on(t + 1) };
-            let ia = a.max(ap).max(an).min(b);
-            let ib = b.min(bp).min(bn).max(ia).min(BAND);
-            if ia == 0 && ib == band_lines {
-                for l in 0..band_lines {
-                    self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
-                }
+            if thick <= 0.0 {
                 continue;
             }
-            for l in (a..ia).chain(ib..b) {
-                let (t0, t1) = (z.t0[l] as usize, z.t1[l] as usize);
-                let z = &mut z;
-                match (t == t0, t + 1 < t1) {
-                    (false, true) => self.cell::<false, true>(z, l, &at, here, before, &mut sums),
-                    (false, false) => self.cell::<false, false>(z, l, &at, here, before, &mut sums),
-                    (true, true) => self.cell::<true, true>(z, l, &at, here, before, &mut sums),
-                    (true, false) => self.cell::<true, false>(z, l, &at, here, before, &mut sums),
-                }
+            let want = unmet * min_nn(r * q, room);
+            if want <= 0.0 {
+                break;
             }
-            for l in ia..ib {
-                self.cell::<false, true>(&mut z, l, &at, here, before, &mut sums);
+            let give = min_nn(want, thick);
+            got += give;
+            if give >= want {
+                break;
             }
+            unmet *= 1.0 - give / want;
         }
-        [sums.eroded, sums.deposited, sums.lost]
+        min_nn(got, room)
     }
 
-    /// One cell: line `l` of the band at position `at.t`, the line's first cell if
-    /// `FIRST`, not its last if `NEXT`; writes the cell's loss and gain into `here[l]`
-    /// (and what slides from the cell before into `before[l]`).
+    /// Applies what cell `c` loses and gains: the loss from the top layer down, the gain
+    /// into layer 0, both to the surface.
+    ///
+    /// Safety: as [`Sweep::loose`]; `c` is never read again in this step.
     #[inline(always)]
-    fn cell<const FIRST: bool, const NEXT: bool>(
+    unsafe fn apply(&self, c: usize, [e, d]: [f32; 2]) {
+        // e and d are never −0 (sums of amounts ≥ 0 from +0), so this is
+        // `e == 0.0 && d == 0.0` in one test.
+        if e.to_bits() | d.to_bits() == 0 {
+            return;
+        }
+        if let Some((top, below)) = self.layers.split_first() {
+            let t0 = unsafe { top.at(c) };
+            if e > 0.0 {
+                let take = min_nn(e, *t0);
+                *t0 -= take;
+                let mut left = e - take;
+                for t in below {
+                    if left <= 0.0 {
+                        break;
+                    }
+                    let t = unsafe { t.at(c) };
+                    let take = min_nn(left, *t);
+                    *t -= take;
+                    left -= take;
+                }
+            }
+            *t0 += d;
+        }
+        let z = unsafe { self.surface.at(c) };
+        *z = (*z as f64 + d as f64 - e as f64) as f32;
+    }
+
+    /// One cell `c` of a line with height `hc` (before the step), the cell before it
+    /// `prev_c` and the height after it `h_next` (its own where there is none, `!NEXT`),
+    /// `d_here` from the cell before and `d_next` to the next; the line's first cell if
+    /// `FIRST`. Settles and applies the cell before, and leaves this cell's change in
+    /// `st.pend` (applied here for the line's last cell).
+    ///
+    /// Safety: `c` and `prev_c` are cells of the calling band's line, `c` not yet changed.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn cell<const FIRST: bool, const NEXT: bool>(
         &self,
-        z: &mut Lanes,
-        l: usize,
-        at: &At,
-        here: &mut [[f32; 2]; BAND],
-        before: &mut [[f32; 2]; BAND],
-        sums: &mut Sums,
+        st: &mut LineState,
+        c: usize,
+        prev_c: usize,
+        hc: f32,
+        h_next: f32,
+        d_here: f32,
+        d_next: f32,
     ) {
-        let At { t, d_here, d_next } = *at;
         let (fall, talus, e_coef, k_wind) = (self.fall, self.talus, self.e_coef, self.k_wind);
-        let hc = z.cur[l];
-        let h_next = if NEXT { z.ahead[l] } else { hc };
         let (mut hw, mut s) = if FIRST {
             (hc, 0.0)
         } else {
-            (z.hw[l] - fall * d_here, z.s[l])
+            (st.hw - fall * d_here, st.s)
         };
         let mut e = 0.0f32;
         let want = if hc >= hw {
@@ -706,8 +788,7 @@ impl Sweep<'_> {
                 0.0
             } as f32;
             if barrier > 0.0 && room > 0.0 && e_coef > 0.0 {
-                let c = (z.base[l] + self.lines.off[t]) as usize;
-                e = erode(self.layers, self.sus, c, e_coef * barrier, room);
+                e = unsafe { self.erode(c, e_coef * barrier, room) };
                 s += e as f64;
             }
             hw = hc;
@@ -728,65 +809,40 @@ impl Sweep<'_> {
         let mut hn = hc - e + dep;
         if !FIRST {
             // The lee slope from the cell before rests at the wind talus.
-            let mut excess = z.prev_h[l] - hn - d_here * talus;
+            let mut excess = st.prev_h - hn - d_here * talus;
             if excess > 0.0 {
                 let fill = take(&mut s, excess);
                 dep += fill;
                 hn += fill;
                 excess -= fill;
                 if excess > 0.0 {
-                    let [pe, pd] = before[l];
-                    let prev_c = (z.base[l] + self.lines.off[t - 1]) as usize;
-                    let avail = self.loose(prev_c) - pe + pd;
+                    let [pe, pd] = st.pend;
+                    let avail = unsafe { self.loose(prev_c) } - pe + pd;
                     let slide = min_nn(0.5 * excess, avail);
                     if slide > 0.0 {
                         let from_d = min_nn(slide, pd);
-                        before[l] = [pe + (slide - from_d), pd - from_d];
-                        sums.eroded += slide as f64;
+                        st.pend = [pe + (slide - from_d), pd - from_d];
+                        st.sums.eroded += slide as f64;
                         dep += slide;
                         hn += slide;
                     }
                 }
             }
+            // The cell before is settled.
+            unsafe { self.apply(prev_c, st.pend) };
         }
-        here[l] = [e, dep];
-        sums.eroded += e as f64;
-        sums.deposited += dep as f64;
-        z.prev_h[l] = hn;
-        z.hw[l] = hw;
+        st.pend = [e, dep];
+        st.sums.eroded += e as f64;
+        st.sums.deposited += dep as f64;
+        st.prev_h = hn;
+        st.hw = hw;
         if NEXT {
-            z.s[l] = s;
+            st.s = s;
         } else {
-            // Blown off the map.
-            sums.lost += s;
-            z.s[l] = 0.0;
+            // Blown off the map; the line ends here.
+            st.sums.lost += s;
+            st.s = 0.0;
+            unsafe { self.apply(c, st.pend) };
         }
     }
-}
-
-/// What the wind picks up at cell `c` for a request of `q` metres (E·h_barrier) with
-/// `room` metres of capacity left, walking down from the exposed layer: each layer gives
-/// at most its thickness of min(R·q, room) times the share of the request still unmet.
-#[inline]
-fn erode(layers: &[Vec<f32>], sus: &[f32], c: usize, q: f32, room: f32) -> f32 {
-    let nl = layers.len();
-    let mut unmet = 1.0f32;
-    let mut got = 0.0f32;
-    for (k, &r) in sus.iter().enumerate() {
-        let thick = if k < nl { layers[k][c] } else { f32::INFINITY };
-        if thick <= 0.0 {
-            continue;
-        }
-        let want = unmet * min_nn(r * q, room);
-        if want <= 0.0 {
-            break;
-        }
-        let give = min_nn(want, thick);
-        got += give;
-        if give >= want {
-            break;
-        }
-        unmet *= 1.0 - give / want;
-    }
-    min_nn(got, room)
 }

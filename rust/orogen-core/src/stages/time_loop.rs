@@ -83,10 +83,12 @@ impl<P: LoopProcess> StageKind for TimeLoopParams<P> {
     }
 
     /// Every process is started at once: their buffers add up (less the world each
-    /// figure counts, about 24 B per cell, after the first).
+    /// figure counts, about 24 B per cell, after the first; a figure under 24 counts
+    /// nothing of its own).
     fn bytes_per_cell(&self) -> u64 {
-        let sum: u64 = self.processes.iter().map(|p| p.bytes_per_cell()).sum();
-        sum.saturating_sub(24 * self.processes.len().saturating_sub(1) as u64)
+        let each = self.processes.iter().map(|p| p.bytes_per_cell());
+        let sum: u64 = each.clone().sum();
+        sum - each.skip(1).map(|b| b.min(24)).sum::<u64>()
     }
 
     fn describe() -> &'static [ParamInfo] {
