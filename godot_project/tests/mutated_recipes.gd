@@ -28,6 +28,8 @@ const DEFAULT_SEED: int = 20261201
 const PATIENCE_MS: int = 3000
 ## From start() to the outcome, cancel included: longer is a hang.
 const CASE_TIMEOUT_MS: int = 20000
+## Cases whose mutated size is larger than this are not run (see _make_case).
+const MAX_CELLS: int = 1 << 22
 
 ## Numbers a mutation puts in place of one in the recipe.
 const EXTREMES: PackedStringArray = [
@@ -378,7 +380,7 @@ func _make_case(i: int) -> Dictionary:
 	var rng := RandomNumberGenerator.new()
 	rng.seed = seed_base * 1000003 + i
 	var base: Dictionary = bases[rng.randi() % bases.size()]
-	var sizes: PackedInt32Array = [17, 24, 33, 48, 65]
+	var sizes: PackedInt32Array = [17, 24, 33, 48, 65, 17, 24, 33, 48, 65, 1, 2, 5]
 	var w: int = sizes[rng.randi() % sizes.size()]
 	var h: int = w if rng.randi() % 3 != 0 else sizes[rng.randi() % sizes.size()]
 	var text: String = _shrink(base, w, h, rng)
@@ -386,6 +388,12 @@ func _make_case(i: int) -> Dictionary:
 	for k: int in range([1, 1, 1, 1, 1, 1, 1, 2, 2, 3][rng.randi() % 10]):
 		text = _mutate(text, rng, done_ops)
 		done_ops[-1] = done_ops[-1].replace("\n", " ").replace("    ", "").left(80)
+	# A mutated size can ask for gigabytes; a test machine shared with others runs none of
+	# those (the simulator would refuse what does not fit, but may take what barely does).
+	var probe: TerrainRecipe = TerrainRecipe.new()
+	probe.ron = text
+	var size: Array = probe.to_dict().get("size", [0, 0])
+	var too_big: bool = size.size() == 2 and int(size[0]) * int(size[1]) > MAX_CELLS
 	return {
 		"base": base["name"], "size": "%dx%d" % [w, h], "ron": text, "done_ops": done_ops,
 		# How a game would wire it: 0 the simulator's recipe, 1 the terrain's, 2 generate().
@@ -395,12 +403,19 @@ func _make_case(i: int) -> Dictionary:
 		"apply_on_finish": rng.randi() % 4 != 0,
 		# Cancel after this many frames of running (-1: only if it runs too long).
 		"cancel_after": rng.randi_range(0, 12) if rng.randi() % 5 == 0 else -1,
+		# Free the terrain (and its simulator) after this many frames, as a game leaving the
+		# scene would (-1: never).
+		"free_after": rng.randi_range(0, 8) if rng.randi() % 12 == 0 else -1,
+		"too_big": too_big,
 	}
 
 
 ## Runs one recipe as a game would and checks it ends in exactly one `finished` or one
 ## `failed(message)` with a message. Returns what happened (for the summary) or "" on a hang.
 func _run_case(c: Dictionary, tag: String) -> String:
+	if c.get("too_big", false):
+		print("  case %s %s: not run, its size is over %d cells" % [tag, c["base"], MAX_CELLS])
+		return "not run: too big"
 	var recipe: TerrainRecipe = TerrainRecipe.new()
 	recipe.ron = c["ron"]
 	var terrain: TerrainWorld = TerrainWorld.new()
@@ -435,6 +450,8 @@ func _run_case(c: Dictionary, tag: String) -> String:
 	var frames: int = 0
 	var cancelled: String = ""
 	while ends.is_empty() or (is_instance_valid(sim) and sim.is_running()):
+		if c.get("free_after", -1) >= 0 and frames >= c["free_after"]:
+			return await _free_mid_run(c, tag, terrain, ends)
 		var took: int = Time.get_ticks_msec() - t0
 		if took > CASE_TIMEOUT_MS:
 			check(false, "%s: no outcome %d ms after start%s (hang)" % [tag, took, " and cancel" if cancelled else ""])
@@ -461,6 +478,12 @@ func _run_case(c: Dictionary, tag: String) -> String:
 			check(sim.get_result() != null, "%s: finished without a result" % tag)
 		if c["apply_on_finish"]:
 			check(terrain.data != null, "%s: finished but nothing applied" % tag)
+		var data: TerrainData = terrain.data
+		if is_instance_valid(sim) and sim.get_result() != null:
+			data = sim.get_result()
+		if data != null:
+			var bad: String = _first_non_finite(data)
+			check(bad.is_empty(), "%s: finished with %s" % [tag, bad])
 	else:
 		var message: String = ends[0][1]
 		check(not message.strip_edges().is_empty(), "%s: failed with an empty message" % tag)
@@ -487,7 +510,48 @@ func _run_case(c: Dictionary, tag: String) -> String:
 		shown.replace("\n", " ").left(160)])
 	terrain.queue_free()
 	await process_frame
+	check(await _no_threads(3000), "%s: %d threads left after the case" % [tag, ErosionSimulator.live_thread_count()])
 	return what
+
+
+## Frees the terrain (and the simulator in it) mid-run: at most one outcome may have
+## arrived, and no thread may be left.
+func _free_mid_run(c: Dictionary, tag: String, terrain: TerrainWorld, ends: Array) -> String:
+	terrain.queue_free()
+	await process_frame
+	await process_frame
+	check(ends.size() <= 1, "%s: %d outcomes %s" % [tag, ends.size(), ends])
+	check(await _no_threads(3000), "%s: %d threads left after freeing mid-run" % [tag, ErosionSimulator.live_thread_count()])
+	print("  case %s %s %s [%s] wiring %d threads %d: freed after %d frames — %s" % [
+		tag, c["base"], c["size"], ", ".join(c["done_ops"]), c["wiring"], c["threads"], c["free_after"],
+		str(ends).left(160)])
+	return "freed mid-run" if ends.is_empty() else "freed after its outcome"
+
+
+## Waits until no worker or pool thread is alive (or `timeout_ms`); true if none is.
+func _no_threads(timeout_ms: int) -> bool:
+	var start: int = Time.get_ticks_msec()
+	while ErosionSimulator.live_thread_count() != 0:
+		if Time.get_ticks_msec() - start > timeout_ms:
+			return false
+		await process_frame
+	return true
+
+
+## "" when every float map of `data` (heights included) is finite, else which is not.
+func _first_non_finite(data: TerrainData) -> String:
+	var maps: Dictionary = {"heights": data.heights}
+	if data.get_width() * data.get_depth() <= 100000:
+		maps.merge(data.maps)
+	for name: Variant in maps.keys():
+		var img: Image = maps[name] as Image
+		if img == null or img.get_format() != Image.FORMAT_RF:
+			continue
+		var values: PackedFloat32Array = img.get_data().to_float32_array()
+		for k: int in range(values.size()):
+			if not is_finite(values[k]):
+				return "%s[%d] = %f" % [name, k, values[k]]
+	return ""
 
 
 # --- tests -------------------------------------------------------------------------------
