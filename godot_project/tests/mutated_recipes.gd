@@ -10,7 +10,7 @@ extends SceneTree
 ## --seed:    the RNG seed (default 20261201, or $OROGEN_FUZZ_SEED); printed, so a failure can
 ##            be run again
 ## --count:   how many mutated recipes (default 200)
-## --only:    run case I alone (with the same seed it is the same recipe)
+## --only:    run case I alone (with the same seed it is the same recipe) and print its text
 ##
 ## Each case takes one base recipe, shrinks it (17²–65², one to four iterations a stage),
 ## mutates its RON text (bit flips, deletions, duplications, token splices, extreme numbers,
@@ -29,7 +29,7 @@ const PATIENCE_MS: int = 3000
 ## From start() to the outcome, cancel included: longer is a hang.
 const CASE_TIMEOUT_MS: int = 20000
 ## Cases whose mutated size is larger than this are not run (see _make_case).
-const MAX_CELLS: int = 1 << 22
+const MAX_CELLS: int = 1 << 20
 
 ## Numbers a mutation puts in place of one in the recipe.
 const EXTREMES: PackedStringArray = [
@@ -88,6 +88,8 @@ var token_re: RegEx
 var field_re: RegEx
 ## Case index -> what happened, for the summary.
 var outcomes: Dictionary = {}
+## The longest case from start() to its outcome: [ms, case].
+var slowest: Array = [0, ""]
 
 
 func _initialize() -> void:
@@ -131,7 +133,8 @@ func _run_all() -> void:
 			failed += 1
 			print("FAIL ", current, ": ", "; ".join(current_failures.slice(0, 20)))
 		await _settle()
-	print("  measured: mutated recipes, seed %d: %s in %.1f s" % [seed_base, _summary(), (Time.get_ticks_msec() - t0) / 1000.0])
+	print("  measured: mutated recipes, seed %d: %s in %.1f s (slowest: case %s, %d ms)" % [
+		seed_base, _summary(), (Time.get_ticks_msec() - t0) / 1000.0, slowest[1], slowest[0]])
 	print("RESULT passed=%d failed=%d" % [passed, failed])
 	quit(0 if failed == 0 else 1)
 
@@ -466,6 +469,9 @@ func _run_case(c: Dictionary, tag: String) -> String:
 				cancelled = "slow"
 		await process_frame
 		frames += 1
+	var took_ms: int = Time.get_ticks_msec() - t0
+	if took_ms > slowest[0]:
+		slowest = [took_ms, tag]
 	# A few more frames: nothing else may arrive.
 	for k: int in range(3):
 		await process_frame
@@ -504,9 +510,9 @@ func _run_case(c: Dictionary, tag: String) -> String:
 	if c["wiring"] != 2 and not started:
 		check(ends.size() == 1 and ends[0][0] == "failed", "%s: start() returned false without failed" % tag)
 	var shown: String = ends[0][1] if not ends.is_empty() and ends[0].size() > 1 else (ends[0][0] if not ends.is_empty() else "")
-	print("  case %s %s %s [%s] wiring %d threads %d%s: %s — %s" % [
+	print("  case %s %s %s [%s] wiring %d threads %d%s: %s in %d ms — %s" % [
 		tag, c["base"], c["size"], ", ".join(c["done_ops"]), c["wiring"], c["threads"],
-		" cancel@%d" % c["cancel_after"] if c["cancel_after"] >= 0 else "", what,
+		" cancel@%d" % c["cancel_after"] if c["cancel_after"] >= 0 else "", what, took_ms,
 		shown.replace("\n", " ").left(160)])
 	terrain.queue_free()
 	await process_frame
@@ -584,6 +590,8 @@ func test_mutated_recipes_end_once() -> void:
 	var last: int = count if only < 0 else only + 1
 	for i: int in range(first, last):
 		var c: Dictionary = _make_case(i)
+		if only >= 0:
+			print("  recipe of case %d:\n%s" % [i, c["ron"]])
 		var failures_before: int = current_failures.size()
 		var what: String = await _run_case(c, str(i))
 		if current_failures.size() > failures_before:
