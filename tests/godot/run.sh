@@ -103,6 +103,8 @@ grep -E '^(PASS|FAIL) |^  measured|^mutated recipes:|^  FAILED case' "$WORK/muta
 tally "$WORK/mutated.log" "mutated recipes"
 if [[ $status -eq 124 ]]; then
     fail_step "mutated recipes: Godot did not exit within 300 s"
+elif [[ $status -gt 1 ]]; then
+    fail_step "mutated recipes: Godot exited with status $status (0: all passed, 1: some failed)"
 fi
 # Any engine error or warning, or an object leaked at exit, is a failure here.
 leaks=$(grep -E '^(ERROR|WARNING):|ObjectDB instances leaked|Leaked instance|still in use at exit' "$WORK/mutated.log" | head -n 10)
