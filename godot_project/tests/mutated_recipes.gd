@@ -441,8 +441,15 @@ func _run_case(c: Dictionary, tag: String) -> String:
 	sim.apply_on_finish = c["apply_on_finish"]
 	var ends: Array = [] # ["finished"] or ["failed", message]
 	var steps: Array[int] = [0]
-	sim.finished.connect(func() -> void: ends.append(["finished"]))
-	sim.failed.connect(func(m: String) -> void: ends.append(["failed", m]))
+	# Handlers ask the simulator about itself, as a game's would (`terrain.data =
+	# sim.get_result()`): it must answer from inside its own signals, no longer running.
+	var answers: Array = []
+	sim.finished.connect(func() -> void:
+		ends.append(["finished"])
+		answers.append([sim.is_running(), sim.get_result() != null]))
+	sim.failed.connect(func(m: String) -> void:
+		ends.append(["failed", m])
+		answers.append([sim.is_running(), sim.get_result() != null]))
 	sim.step_finished.connect(func(_i: int) -> void: steps[0] += 1)
 	var stages: Array[int] = [0]
 	sim.progress.connect(func(_i: int, _s: String, _f: float) -> void: stages[0] += 1)
@@ -475,6 +482,10 @@ func _run_case(c: Dictionary, tag: String) -> String:
 	# A few more frames: nothing else may arrive.
 	for k: int in range(3):
 		await process_frame
+	for a: Array in answers:
+		check(a[0] == false, "%s: is_running() inside its own outcome signal" % tag)
+	if ends.size() == 1 and ends[0][0] == "finished":
+		check(answers.size() == 1 and answers[0][1], "%s: get_result() null inside finished" % tag)
 	var what: String = ""
 	if not check(ends.size() == 1, "%s: %d outcomes %s (want exactly one)" % [tag, ends.size(), ends]):
 		what = "several"
