@@ -5,7 +5,8 @@
 #   2. builds the extension and lays out the addon (scripts/build-addon.sh)
 #   3. bakes tests/godot/recipes/equiv.ron with the CLI (the reference for byte equality)
 #   4. runs godot_project/tests/run_tests.gd headless (classes, recipe API, CLI equality,
-#      signal order, cancel, failures, queries, collision, threads, save/load)
+#      signal order, cancel, failures, queries, collision, threads, save/load), then
+#      godot_project/tests/mutated_recipes.gd (200 mutated recipes through ErosionSimulator)
 #   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3), saves a screenshot into
 #      test-artifacts/ and checks it shows terrain, water and sky
 #   6. renders the strata scene the same way and checks it shows terrain, sky and the colours
@@ -90,6 +91,27 @@ timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/run_tes
     --recipes="$RECIPES" --bake="$WORK/bake" --out="$WORK/out" >"$WORK/tests.log" 2>&1
 grep -E '^(PASS|FAIL) |^  measured' "$WORK/tests.log"
 tally "$WORK/tests.log" "headless tests"
+
+# 200 mutated recipes through ErosionSimulator (issue #11): each ends in one finished or
+# failed(message), none hangs, no thread is left, and Godot exits cleanly. The seed is
+# printed; OROGEN_FUZZ_SEED picks another.
+echo "==> mutated recipes (godot_project/tests/mutated_recipes.gd)"
+timeout 300 "${GODOT[@]}" --headless --path godot_project -s res://tests/mutated_recipes.gd -- \
+    --recipes="$RECIPES" --builtin="$REPO/rust/orogen-core/recipes" >"$WORK/mutated.log" 2>&1
+status=$?
+grep -E '^(PASS|FAIL) |^  measured|^mutated recipes:|^  FAILED case' "$WORK/mutated.log"
+tally "$WORK/mutated.log" "mutated recipes"
+if [[ $status -eq 124 ]]; then
+    fail_step "mutated recipes: Godot did not exit within 300 s"
+elif [[ $status -gt 1 ]]; then
+    fail_step "mutated recipes: Godot exited with status $status (0: all passed, 1: some failed)"
+fi
+# Any engine error or warning, or an object leaked at exit, is a failure here.
+leaks=$(grep -E '^(ERROR|WARNING):|ObjectDB instances leaked|Leaked instance|still in use at exit' "$WORK/mutated.log" | head -n 10)
+if [[ -n $leaks ]]; then
+    echo "$leaks"
+    fail_step "mutated recipes: engine errors, warnings or leaks in the output"
+fi
 
 # Renders a scene under Xvfb into a screenshot and checks it (check_screenshot.gd with the
 # given options); any engine error line in the render is a failure.

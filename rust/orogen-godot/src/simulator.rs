@@ -30,6 +30,11 @@ const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(66);
 /// Shortest time between two progress messages within a stage.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(20);
 
+/// Most threads a simulator's own pool may have (the limit of `orogen bake --threads`):
+/// beyond a few per core they only add overhead (1,024 made a 33² run take 14 s instead of
+/// 30 ms), and each one costs a stack.
+const MAX_THREADS: i32 = 256;
+
 /// Worker and rayon-pool threads alive now, across every simulator (for leak tests).
 static LIVE_THREADS: AtomicI64 = AtomicI64::new(0);
 
@@ -113,7 +118,8 @@ pub struct ErosionSimulator {
     /// terrain about 10–15 times a second while running.
     #[export]
     live_update: bool,
-    /// Threads of this simulator's own rayon pool; 0 = one per CPU.
+    /// Threads of this simulator's own rayon pool; 0 = one per CPU, at most 256 (`start()`
+    /// refuses other values).
     #[export]
     threads: i32,
     /// Apply the result to the terrain when the run finishes (`terrain.set_data`).
@@ -361,6 +367,12 @@ impl ErosionSimulator {
     fn try_start(&mut self) -> Result<(), String> {
         if self.worker.is_some() {
             return Err("a run is already going; cancel it first".into());
+        }
+        if !(0..=MAX_THREADS).contains(&self.threads) {
+            return Err(format!(
+                "invalid value for `threads`: must be between 0 (one per CPU) and {MAX_THREADS}, got {}",
+                self.threads
+            ));
         }
         let terrain = self.terrain_node();
         let recipe_res = match &self.recipe {
