@@ -65,9 +65,18 @@ pub fn run_stages(
             stage_count: stages.len(),
         });
         let start = Instant::now();
-        {
+        let ran = {
             let mut ctx = StageContext::new(index, name, cancel, observer, base_dir);
-            stage.run(world, &mut ctx)?;
+            stage.run(world, &mut ctx)
+        };
+        if let Err(e) = ran {
+            // A value that overflowed in one step trips a check deep in a later one,
+            // which names a process's own buffer (`heights`); name the stage and the
+            // recipe fields that drive it instead.
+            if !matches!(e, OrogenError::Cancelled) {
+                check_finite_after(world, index, stage)?;
+            }
+            return Err(e);
         }
         check_finite_after(world, index, stage)?;
         let seconds = start.elapsed().as_secs_f64();

@@ -47,6 +47,22 @@ fn huge_precipitation_fails_in_hydrology() {
 }
 
 #[test]
+fn an_overflow_caught_mid_stage_names_the_stage_not_a_buffer() {
+    // The first step's uplift overflows the heights; the second step's routing finds
+    // them, which used to say only "invalid value for `heights`: node 34 is inf".
+    let msg = failure(
+        "(size: (33, 33), cell_size: 100.0, seed: 1, terrain: Flat(0.0), \
+         uplift: Constant(1e38), stages: [StreamPower(iterations: 3)])",
+        Path::new("."),
+    );
+    assert_names(
+        &msg,
+        &["stages[0].StreamPower", "inf", "`height`", "`uplift`"],
+    );
+    assert!(!msg.contains("`heights`"), "{msg}");
+}
+
+#[test]
 fn huge_negative_uplift_fails_in_stream_power() {
     let msg = failure(
         "(size: (5, 5), cell_size: 100.0, seed: 1, terrain: Flat(0.0), \
