@@ -109,6 +109,7 @@ fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
     let mut p = RonParser {
         s: t.as_bytes(),
         i: 0,
+        depth: 0,
     };
     let v = p
         .value()
@@ -128,7 +129,13 @@ fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
 struct RonParser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Brackets open around the current position (at most [`MAX_DEPTH`]).
+    depth: usize,
 }
+
+/// Deepest nesting of `( … )` and `[ … ]` in a value; a recipe needs a handful, and the
+/// reader recurses once per level (100 000 `[` overflowed the stack).
+const MAX_DEPTH: usize = 64;
 
 impl RonParser<'_> {
     fn rest(&self) -> String {
@@ -237,6 +244,19 @@ impl RonParser<'_> {
 
     /// Comma-separated values or `name: value` fields up to `close` (a trailing comma is fine).
     fn items(&mut self, close: u8) -> std::result::Result<Vec<(Option<String>, Json)>, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
+        let out = self.items_inside(close);
+        self.depth -= 1;
+        out
+    }
+
+    fn items_inside(
+        &mut self,
+        close: u8,
+    ) -> std::result::Result<Vec<(Option<String>, Json)>, String> {
         let mut out = Vec::new();
         loop {
             if self.peek() == Some(close) {
@@ -517,6 +537,18 @@ mod tests {
             .unwrap();
         assert!(r2.to_ron_string().contains("count: 129"));
         assert_eq!(r.apply_override("size=(65,33)").unwrap().size, (65, 33));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let r = Recipe::default_recipe();
+        let deep = format!("size={}", "[".repeat(100_000));
+        let e = r.apply_override(&deep).unwrap_err().to_string();
+        assert!(e.contains("nested more than 64"), "{e}");
+        let deep = format!("seed={}1{}", "(".repeat(65), ")".repeat(65));
+        assert!(r.apply_override(&deep).is_err());
+        let nested = format!("seed={}1{}", "(".repeat(60), ")".repeat(60));
+        assert_eq!(r.apply_override(&nested).unwrap().seed, 1);
     }
 
     #[test]
