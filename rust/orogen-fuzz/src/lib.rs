@@ -24,9 +24,12 @@ use orogen_core::{OrogenError, Recipe};
 /// line of prose whatever the input's size.
 pub const MAX_ERROR_BYTES: usize = 1000;
 
+/// A target's body: any bytes in, returns normally unless it found a bug.
+pub type Target = fn(&[u8]);
+
 /// Every target: its name (the folder under `fuzz/corpus/` and the `fuzz/fuzz_targets/`
 /// file) and its body.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("recipe", recipe),
     ("set", set),
     ("png", png),
