@@ -621,3 +621,109 @@ fn huge_cells_and_tiny_n_are_refused_naming_their_field() {
     assert_bad_input(&o, &["stages[0].StreamPower.n", "0.1"]);
     bake_ok(dir.path(), "out", &["--set", "stages[0].n=0.1"]);
 }
+
+#[test]
+fn set_takes_ron_enum_values_options_and_named_structs() {
+    // Hardening issue #11: these are the README's examples of `--set` with RON values.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = bake_ok(
+        tmp.path(),
+        "out",
+        &[
+            "--set",
+            "uplift=Constant(0.001)",
+            "--set",
+            "stages[0].lakes=Fill(epsilon: 0.1)",
+            "--set",
+            "stages[0].tolerance=0.5",
+            "--set",
+            "stages[0].tolerance=None",
+            "--set",
+            "stages[0].iterations=2",
+            "--set",
+            "terrain.faults=(count: 3, offset: 5.0)",
+        ],
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bake.json")).unwrap()).unwrap();
+    let recipe = &json["recipe"];
+    assert_eq!(recipe["uplift"], serde_json::json!({ "Constant": 0.001 }));
+    let stage = &recipe["stages"][0]["StreamPower"];
+    assert_eq!(
+        stage["lakes"],
+        serde_json::json!({ "Fill": { "epsilon": 0.1 } })
+    );
+    assert_eq!(stage["tolerance"], serde_json::Value::Null);
+    assert_eq!(stage["iterations"], 2);
+    assert_eq!(recipe["terrain"]["Noise"]["faults"]["count"], 3);
+}
+
+#[test]
+fn a_tuple_for_a_struct_is_refused_naming_the_field() {
+    // Hardening issue #11: `(129,129)` used to set the faults' count and offset by position.
+    let tmp = tempfile::tempdir().unwrap();
+    let o = orogen(
+        tmp.path(),
+        &["bake", "--out", "o", "--set", "terrain.faults=(129,129)"],
+    );
+    assert_bad_input(&o, &["`terrain.faults`", "named fields", "(count: 129, …)"]);
+    assert!(!tmp.path().join("o").exists());
+}
+
+#[test]
+fn huge_names_give_a_short_error_line() {
+    // Hardening issue #11: a 10 MB identifier gave a 10 MB error line.
+    let tmp = tempfile::tempdir().unwrap();
+    let huge = "x".repeat(10 << 20);
+    let base = "size: (65, 65), cell_size: 1.0, seed: 1";
+    let recipes = [
+        (
+            "field.ron",
+            format!("({base}, terrain: Flat(0.0), {huge}: 1)"),
+        ),
+        ("variant.ron", format!("({base}, terrain: {huge}(0.0))")),
+        (
+            "value.ron",
+            format!("({base}, terrain: Flat(0.0), seed: {huge})"),
+        ),
+        (
+            "path.ron",
+            format!("({base}, terrain: Heightmap(path: \"{huge}.png\"))"),
+        ),
+    ];
+    for (name, text) in &recipes {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+        let o = orogen(tmp.path(), &["bake", name, "--out", "o"]);
+        assert_ne!(o.status.code(), Some(0), "{name}");
+        let err = stderr(&o);
+        assert!(
+            err.len() < 300,
+            "{name}: {} bytes: {}",
+            err.len(),
+            err.chars().take(400).collect::<String>()
+        );
+        // The value is not quoted (the message says what was expected instead).
+        match *name {
+            "value.ron" => {}
+            // The path as resolved against the recipe's folder.
+            "path.ron" => assert!(err.contains(" bytes)"), "{name}: {err}"),
+            _ => assert!(
+                err.contains(&format!("({} bytes)", 10 << 20)),
+                "{name}: {err}"
+            ),
+        }
+    }
+    // A command-line argument is at most 128 KiB on Linux.
+    let long = "y".repeat(100_000);
+    for set in [format!("{long}=1"), format!("seed={long}")] {
+        let o = orogen(tmp.path(), &["bake", "--out", "o", "--set", &set]);
+        let err = stderr(&o);
+        assert_bad_input(&o, &["(100000 bytes)"]);
+        assert!(
+            err.len() < 300,
+            "{} bytes: {}",
+            err.len(),
+            err.chars().take(400).collect::<String>()
+        );
+    }
+}

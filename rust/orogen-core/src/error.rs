@@ -6,7 +6,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum OrogenError {
     /// A recipe could not be parsed (RON syntax, unknown or mistyped field).
-    #[error("recipe {origin}: {message} (line {line}, column {column})")]
+    #[error(
+        "recipe {}: {} (line {line}, column {column})",
+        shorten_path(.origin),
+        shorten_quoted(.message)
+    )]
     RecipeSyntax {
         origin: String,
         message: String,
@@ -14,13 +18,13 @@ pub enum OrogenError {
         column: usize,
     },
     /// A recipe parsed but a value is out of its allowed range.
-    #[error("invalid value for `{field}`: {reason}")]
+    #[error("invalid value for `{}`: {}", shorten_path(.field), shorten_quoted(.reason))]
     InvalidParameter { field: String, reason: String },
     /// A `--set PATH=VALUE` override could not be applied.
-    #[error("cannot apply override `{path}`: {reason}")]
+    #[error("cannot apply override `{}`: {}", shorten(.path), shorten_quoted(.reason))]
     Override { path: String, reason: String },
     /// A file could not be read or written.
-    #[error("{action} `{path}`: {source}")]
+    #[error("{action} `{}`: {source}", shorten_path(&.path.to_string_lossy()))]
     Io {
         action: &'static str,
         path: PathBuf,
@@ -28,11 +32,12 @@ pub enum OrogenError {
         source: std::io::Error,
     },
     /// A file was read but its content is not usable (format, size, channels).
-    #[error("`{path}`: {reason}")]
+    #[error("`{}`: {}", shorten_path(&.path.to_string_lossy()), shorten_quoted(.reason))]
     BadFile { path: PathBuf, reason: String },
     /// Two maps that must share a shape do not.
     #[error(
-        "shape mismatch for `{what}`: expected {expected_w}x{expected_h}, got {got_w}x{got_h}"
+        "shape mismatch for `{}`: expected {expected_w}x{expected_h}, got {got_w}x{got_h}",
+        shorten_path(.what)
     )]
     ShapeMismatch {
         what: String,
@@ -42,7 +47,7 @@ pub enum OrogenError {
         got_h: usize,
     },
     /// A numerical scheme failed (for example a Newton iteration that did not converge).
-    #[error("`{field}`: {reason}")]
+    #[error("`{}`: {}", shorten_path(.field), shorten_quoted(.reason))]
     Numerical { field: String, reason: String },
     /// The run was cancelled through its cancel flag.
     #[error("cancelled")]
@@ -161,14 +166,79 @@ pub fn sub_field(field: &str, sub: &str) -> String {
     }
 }
 
-/// `text` cut to at most 80 characters for an error message (`…` marks a cut).
+/// Most characters of user text (a name, a value, a path) quoted in an error message.
+pub const MAX_QUOTED_CHARS: usize = 40;
+
+/// `text` cut to its first [`MAX_QUOTED_CHARS`] characters for an error message, with
+/// `…(N bytes)` giving the full length, so a 10 MB name still gives a one-line error.
 pub fn shorten(text: &str) -> String {
-    const MAX: usize = 80;
-    if text.chars().count() <= MAX {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(MAX).collect();
-        s.push('…');
-        s
+    // Already cut (a message quoting a shortened name is shortened again when shown).
+    if text.ends_with(" bytes)")
+        && text.contains('…')
+        && text.chars().count() <= MAX_QUOTED_CHARS + 24
+    {
+        return text.to_string();
+    }
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…({} bytes)", &text[..cut], text.len()),
     }
 }
+
+/// Most characters of a file path or a field path (`stages[2].Thermal.talus.min_deg`) in
+/// an error message.
+pub const MAX_PATH_CHARS: usize = 120;
+
+/// A path cut to [`MAX_PATH_CHARS`] keeping its start and its end (the file or field name):
+/// `/home/me/terr…/dem.png (N bytes)`.
+pub fn shorten_path(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= MAX_PATH_CHARS {
+        return text.to_string();
+    }
+    let half = MAX_PATH_CHARS / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(count - half).collect();
+    format!("{head}…{tail} ({} bytes)", text.len())
+}
+
+/// `message` with every quoted part (between backticks or double quotes) cut by
+/// [`shorten`]; an unclosed quote runs to the end. Messages from parsers (RON, serde) quote
+/// the name or value at fault, which can be as long as the input.
+pub fn shorten_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest[open..].chars().next().expect("found");
+        out.push_str(&rest[..open + 1]);
+        let body = &rest[open + 1..];
+        // A double-quoted string may escape its quote (`"a\"b"`).
+        let mut close = None;
+        let mut escaped = false;
+        for (i, c) in body.char_indices() {
+            if c == quote && !escaped {
+                close = Some(i);
+                break;
+            }
+            escaped = quote == '"' && c == '\\' && !escaped;
+        }
+        let end = close.unwrap_or(body.len());
+        out.push_str(&shorten(&body[..end]));
+        match close {
+            Some(i) => {
+                out.push(quote);
+                rest = &body[i + 1..];
+            }
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    // Quote characters inside user text can leave long stretches outside any quotes.
+    match out.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => out,
+        Some((cut, _)) => format!("{}…({} bytes)", &out[..cut], message.len()),
+    }
+}
+
+/// Most characters of a message passed through [`shorten_quoted`].
+pub const MAX_MESSAGE_CHARS: usize = 500;

@@ -109,6 +109,7 @@ fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
     let mut p = RonParser {
         s: t.as_bytes(),
         i: 0,
+        depth: 0,
     };
     let v = p
         .value()
@@ -128,7 +129,13 @@ fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
 struct RonParser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Brackets open around the current position (at most [`MAX_DEPTH`]).
+    depth: usize,
 }
+
+/// Deepest nesting of `( … )` and `[ … ]` in a value; a recipe needs a handful, and the
+/// reader recurses once per level (100 000 `[` overflowed the stack).
+const MAX_DEPTH: usize = 64;
 
 impl RonParser<'_> {
     fn rest(&self) -> String {
@@ -237,6 +244,19 @@ impl RonParser<'_> {
 
     /// Comma-separated values or `name: value` fields up to `close` (a trailing comma is fine).
     fn items(&mut self, close: u8) -> std::result::Result<Vec<(Option<String>, Json)>, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
+        let out = self.items_inside(close);
+        self.depth -= 1;
+        out
+    }
+
+    fn items_inside(
+        &mut self,
+        close: u8,
+    ) -> std::result::Result<Vec<(Option<String>, Json)>, String> {
         let mut out = Vec::new();
         loop {
             if self.peek() == Some(close) {
@@ -330,6 +350,76 @@ impl RonParser<'_> {
     }
 }
 
+/// Refuses a tuple or list in VALUE that became a struct: serde fills a struct from a
+/// sequence by position, so `terrain.faults=(129,129)` would set `count` and `offset`
+/// without naming them. `out` is the recipe read back and `given` the value as parsed.
+fn check_no_positional_struct<T: Serialize>(
+    out: &T,
+    segments: &[Segment],
+    given: &Json,
+    path: &str,
+) -> Result<()> {
+    let Ok(mut got) = serde_json::to_value(out) else {
+        return Ok(());
+    };
+    let mut node = &mut got;
+    for seg in segments {
+        match descend(node, seg, false) {
+            Ok(next) => node = next,
+            // Left out when serialised (an empty list, an absent option): no struct there.
+            Err(_) => return Ok(()),
+        }
+    }
+    match positional_struct(given, node, path.to_string()) {
+        None => Ok(()),
+        Some((at, map, first)) => {
+            // The field the tuple's first value went to (the map is sorted by name, not in
+            // declaration order), else any.
+            let example = map
+                .iter()
+                .find(|(_, v)| Some(*v) == first)
+                .or_else(|| map.iter().next())
+                .map(|(k, v)| format!("({k}: {v}, …)"))
+                .unwrap_or_else(|| "(name: value, …)".into());
+            Err(OrogenError::Override {
+                path: at,
+                reason: format!(
+                    "is a struct, and a struct needs named fields, like `{example}`; a tuple \
+                     or list does not fill its fields by position"
+                ),
+            })
+        }
+    }
+}
+
+/// The first place, as a path under `at`, where `given` has a sequence and `got` a struct,
+/// with that struct and the sequence's first value.
+fn positional_struct<'a, 'b>(
+    given: &'b Json,
+    got: &'a Json,
+    at: String,
+) -> Option<(String, &'a serde_json::Map<String, Json>, Option<&'b Json>)> {
+    match (given, got) {
+        (Json::Array(items), Json::Object(map)) => Some((at, map, items.first())),
+        (Json::Array(a), Json::Array(b)) => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| positional_struct(x, y, format!("{at}[{i}]"))),
+        (Json::Object(a), Json::Object(b)) => a.iter().find_map(|(k, x)| {
+            let y = b.get(k)?;
+            // Variant names are skipped in paths (`terrain.faults`, not `terrain.Noise.faults`).
+            let sub = if k.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                at.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            positional_struct(x, y, sub)
+        }),
+        _ => None,
+    }
+}
+
 /// Applies `PATH=VALUE` to a copy of `recipe` (any serde value; the recipe in practice).
 pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> Result<T> {
     let (path, value) = assignment
@@ -352,9 +442,13 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
     for (i, seg) in segments.iter().enumerate() {
         node = descend(node, seg, i + 1 == segments.len()).map_err(err)?;
     }
-    *node = ron_to_json(value).map_err(err)?;
+    let given = ron_to_json(value).map_err(err)?;
+    *node = given.clone();
     match serde_json::from_value::<T>(tree.clone()) {
-        Ok(out) => Ok(out),
+        Ok(out) => {
+            check_no_positional_struct(&out, &segments, &given, path)?;
+            Ok(out)
+        }
         // A bare `None` is an absent option or, where the field is an enum, its unit variant
         // `None` (e.g. `lakes: None`).
         Err(_) if value.trim() == "None" => {
@@ -413,6 +507,48 @@ mod tests {
         assert!(e.contains("finite"), "{e}");
         let e = r.apply_override("size=(3, 4").unwrap_err().to_string();
         assert!(e.contains("size"), "{e}");
+    }
+
+    #[test]
+    fn a_tuple_does_not_fill_a_struct() {
+        let r = Recipe::default_recipe();
+        let e = r
+            .apply_override("terrain.faults=(129,129)")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`terrain.faults`")
+                && e.contains("named fields")
+                && e.contains("(count: 129"),
+            "{e}"
+        );
+        // Nested inside a value too, and as a list.
+        let e = r
+            .apply_override("terrain=Noise(faults: [3, 2.0])")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`terrain.faults`") && e.contains("named fields"),
+            "{e}"
+        );
+        // Named fields work; tuples still fill tuples.
+        let r2 = r
+            .apply_override("terrain.faults=(count: 129, offset: 129.0)")
+            .unwrap();
+        assert!(r2.to_ron_string().contains("count: 129"));
+        assert_eq!(r.apply_override("size=(65,33)").unwrap().size, (65, 33));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let r = Recipe::default_recipe();
+        let deep = format!("size={}", "[".repeat(100_000));
+        let e = r.apply_override(&deep).unwrap_err().to_string();
+        assert!(e.contains("nested more than 64"), "{e}");
+        let deep = format!("seed={}1{}", "(".repeat(65), ")".repeat(65));
+        assert!(r.apply_override(&deep).is_err());
+        let nested = format!("seed={}1{}", "(".repeat(60), ")".repeat(60));
+        assert_eq!(r.apply_override(&nested).unwrap().seed, 1);
     }
 
     #[test]
