@@ -9,6 +9,9 @@ use crate::error::{OrogenError, Result};
 /// Largest accepted side, in cells (a 16385² terrain is 1 GiB of f32 heights).
 pub const MAX_SIDE: usize = 16385;
 
+/// Largest accepted `cell_size`, metres.
+pub const MAX_CELL_SIZE: f64 = 1e5;
+
 /// The shape of a regular grid: cell counts and spacing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Grid {

@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, OrogenError, Result};
-use crate::field::{CellSize, Grid, Heightfield, ScalarMap, MAX_SIDE};
+use crate::field::{CellSize, Grid, Heightfield, ScalarMap, MAX_CELL_SIZE, MAX_SIDE};
 
 /// A heightmap file's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,7 +222,7 @@ impl HeightmapSource {
         check_finite(&format!("{field}.height_range.1"), hi as f64)?;
         check_finite(&format!("{field}.scale"), self.scale as f64)?;
         if let Some(c) = self.cell_size {
-            c.validate(&format!("{field}.cell_size"), crate::recipe::MAX_CELL_SIZE)?;
+            c.validate(&format!("{field}.cell_size"), MAX_CELL_SIZE)?;
         }
         if let Some(v) = self.nodata {
             if v.is_infinite() {
@@ -319,8 +319,9 @@ impl HeightmapSource {
                 ),
             ));
         }
+        let mut base = f32::NAN;
         if let Some(m) = &mask {
-            let base = data
+            base = data
                 .iter()
                 .zip(m)
                 .filter(|(_, &nd)| !nd)
@@ -356,7 +357,16 @@ impl HeightmapSource {
                         .map(|&v| v >= 0.5)
                         .collect()
                 });
-                (heights.resampled(target), mask)
+                let mut heights = heights.resampled(target);
+                // Resampled nodata cells sit at the base height like the file's.
+                if let Some(m) = &mask {
+                    for (v, &nd) in heights.data.iter_mut().zip(m) {
+                        if nd {
+                            *v = base;
+                        }
+                    }
+                }
+                (heights, mask)
             }
         })
     }

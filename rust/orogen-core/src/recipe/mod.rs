@@ -47,8 +47,7 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Largest accepted `cell_size`, metres.
-pub const MAX_CELL_SIZE: f64 = 1e5;
+pub use crate::field::MAX_CELL_SIZE;
 
 /// A complete terrain recipe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
