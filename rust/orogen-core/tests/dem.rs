@@ -405,3 +405,30 @@ fn nan_nodata_loads_when_set_and_is_an_error_naming_file_and_pixel_otherwise() {
         assert!(run(&back.to_ron_string(), dir.path()).is_ok());
     }
 }
+
+#[test]
+fn r16_nodata_is_the_16_bit_sample_and_resampling_keeps_the_hole() {
+    let dir = tempfile::tempdir().unwrap();
+    // R16 maps the lowest value (the -9999 hole) to sample 0.
+    orogen_core::io::raw::write_r16(&dir.path().join("bowl.r16"), &bowl(-9999.0)).unwrap();
+    let recipe = |extra: &str| {
+        format!(
+            "(size: (49, 49), cell_size: 30.0, seed: 1, terrain: Heightmap(path: \
+             \"bowl.r16\", raw_size: (25, 25), height_range: (0.0, 500.0), nodata: Some(0.0)\
+             {extra}), stages: [Hydrology(lakes: Fill(epsilon: 0.0))])"
+        )
+    };
+    let g = Grid::new(25, 25, 30.0).unwrap();
+    let world = run(&recipe(""), dir.path()).unwrap();
+    let mask = world.nodata_mask().unwrap();
+    assert!((0..g.len()).all(|i| mask[i] == hole_cell(g, i)));
+    assert!(scalar(&world, "lake_depth").iter().all(|&d| d == 0.0));
+    // Resampled to 49×49: the hole is still there, at one held height, and drains.
+    let world = run(&recipe(", fit: Resample"), dir.path()).unwrap();
+    assert_eq!(world.grid().width, 49);
+    let nd = world.nodata.as_ref().unwrap();
+    let holes: Vec<usize> = (0..world.grid().len()).filter(|&i| nd.mask[i]).collect();
+    assert!(holes.len() >= 25, "{}", holes.len());
+    assert!(holes.iter().all(|&i| world.height.data[i] == nd.height));
+    assert!(scalar(&world, "lake_depth").iter().all(|&d| d == 0.0));
+}
