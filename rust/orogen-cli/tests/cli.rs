@@ -621,3 +621,23 @@ fn huge_cells_and_tiny_n_are_refused_naming_their_field() {
     assert_bad_input(&o, &["stages[0].StreamPower.n", "0.1"]);
     bake_ok(dir.path(), "out", &["--set", "stages[0].n=0.1"]);
 }
+
+#[test]
+fn non_square_cells_bake_from_set_and_bad_pairs_exit_2_naming_cell_size() {
+    // Issue #11, real DEMs: a 3″ geographic grid has 74.6 m × 92.5 m cells.
+    let dir = tempfile::tempdir().unwrap();
+    let out = bake_ok(dir.path(), "out", &["--set", "cell_size=(74.6,92.5)"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bake.json")).unwrap()).unwrap();
+    assert_eq!(json["cell_size"].as_f64(), Some(74.6f32 as f64), "{json}");
+    assert_eq!(json["cell_size_y"].as_f64(), Some(92.5), "{json}");
+    let h = orogen_core::io::exr::read_exr(&out.join("height.exr")).unwrap();
+    assert_eq!((h.grid.dx(), h.grid.dy()), (74.6, 92.5));
+    for bad in ["(-1.0,92.5)", "(74.6,0)", "(NaN,92.5)", "(0.0,0.0)"] {
+        let o = orogen(
+            dir.path(),
+            &["bake", "--set", SMALL, "--set", &format!("cell_size={bad}")],
+        );
+        assert_bad_input(&o, &["cell_size"]);
+    }
+}
