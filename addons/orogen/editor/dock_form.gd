@@ -170,10 +170,14 @@ func rebuild() -> void:
 	var cells := Context.pair(d.get("size"))
 	_width.set_value_no_signal(cells.x)
 	_height.set_value_no_signal(cells.y)
-	var cell := float(d.get("cell_size", 0.0))
+	# cell_size is one number, or (dx, dy) for non-square cells (the field shows dx).
+	var cs = d.get("cell_size", 0.0)
+	var pair: bool = typeof(cs) == TYPE_ARRAY and cs.size() == 2
+	var cell := float(cs[0]) if pair else float(cs)
+	var cell_y := float(cs[1]) if pair else cell
 	_cell.set_value_no_signal(cell)
 	_seed.set_value_no_signal(float(d.get("seed", 0)))
-	_extent.text = "Extent: %s × %s" % [Context.km(cells.x * cell), Context.km(cells.y * cell)] \
+	_extent.text = "Extent: %s × %s" % [Context.km(cells.x * cell), Context.km(cells.y * cell_y)] \
 			if d.has("size") else ""
 	var stages: Array = d.get("stages", []) if typeof(d.get("stages")) == TYPE_ARRAY else []
 	for i in stages.size():

@@ -452,11 +452,16 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
                 .unwrap_or_default();
             println!("  {name}");
         }
+        let cells = if grid.is_square() {
+            format!("{}", grid.cell_size)
+        } else {
+            format!("{} x {}", grid.dx(), grid.dy())
+        };
         println!(
             "size {}x{} cells of {} m, height {:.2} .. {:.2} m, total {:.2} s",
             grid.width,
             grid.height,
-            grid.cell_size,
+            cells,
             lo,
             hi,
             start.elapsed().as_secs_f64()

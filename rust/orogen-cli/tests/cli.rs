@@ -727,3 +727,24 @@ fn huge_names_give_a_short_error_line() {
         );
     }
 }
+
+#[test]
+fn non_square_cells_bake_from_set_and_bad_pairs_exit_2_naming_cell_size() {
+    // Issue #11, real DEMs: a 3″ geographic grid has 74.6 m × 92.5 m cells.
+    let dir = tempfile::tempdir().unwrap();
+    let out = bake_ok(dir.path(), "out", &["--set", "cell_size=(74.6,92.5)"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bake.json")).unwrap()).unwrap();
+    let f32_of = |key: &str| json[key].as_f64().map(|v| v as f32);
+    assert_eq!(f32_of("cell_size"), Some(74.6), "{json}");
+    assert_eq!(f32_of("cell_size_y"), Some(92.5), "{json}");
+    let h = orogen_core::io::exr::read_exr(&out.join("height.exr")).unwrap();
+    assert_eq!((h.grid.dx(), h.grid.dy()), (74.6, 92.5));
+    for bad in ["(-1.0,92.5)", "(74.6,0)", "(NaN,92.5)", "(0.0,0.0)"] {
+        let o = orogen(
+            dir.path(),
+            &["bake", "--set", SMALL, "--set", &format!("cell_size={bad}")],
+        );
+        assert_bad_input(&o, &["cell_size"]);
+    }
+}

@@ -1,12 +1,16 @@
 //! The grid shape and the maps laid on it.
 //!
 //! Every map is row-major: cell `(x, y)` is at index `y * width + x`, `x` growing east
-//! and `y` growing south (image order). Heights are metres, `cell_size` is metres.
+//! and `y` growing south (image order). Heights are metres, `cell_size` is metres: one
+//! number for square cells, or `(dx, dy)` for the non-square cells of geographic DEMs.
 
 use crate::error::{OrogenError, Result};
 
 /// Largest accepted side, in cells (a 16385² terrain is 1 GiB of f32 heights).
 pub const MAX_SIDE: usize = 16385;
+
+/// Largest accepted `cell_size`, metres.
+pub const MAX_CELL_SIZE: f64 = 1e5;
 
 /// The shape of a regular grid: cell counts and spacing.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,13 +19,23 @@ pub struct Grid {
     pub width: usize,
     /// Cells along y (rows).
     pub height: usize,
-    /// Distance between neighbouring cell centres, metres.
+    /// Distance between neighbouring cell centres along x (east-west), metres: `dx`.
     pub cell_size: f32,
+    /// Distance between neighbouring cell centres along y (north-south), metres: `dy`;
+    /// equal to `cell_size` on a square grid. Processes that only handle square cells
+    /// refuse a grid where they differ ([`Grid::require_square`]).
+    pub cell_size_y: f32,
 }
 
 impl Grid {
-    /// A validated grid: each side in `1..=MAX_SIDE`, `cell_size` finite and > 0.
+    /// A validated grid of square cells: each side in `1..=MAX_SIDE`, `cell_size` finite
+    /// and > 0.
     pub fn new(width: usize, height: usize, cell_size: f32) -> Result<Self> {
+        Grid::with_cells(width, height, cell_size, cell_size)
+    }
+
+    /// A validated grid of `dx × dy` metre cells (each finite and > 0).
+    pub fn with_cells(width: usize, height: usize, dx: f32, dy: f32) -> Result<Self> {
         for (field, side) in [("size.0 (width)", width), ("size.1 (height)", height)] {
             if side == 0 || side > MAX_SIDE {
                 return Err(OrogenError::invalid(
@@ -30,12 +44,61 @@ impl Grid {
                 ));
             }
         }
-        crate::error::check_positive("cell_size", cell_size as f64)?;
+        if dx == dy {
+            crate::error::check_positive("cell_size", dx as f64)?;
+        } else {
+            crate::error::check_positive("cell_size.0 (dx)", dx as f64)?;
+            crate::error::check_positive("cell_size.1 (dy)", dy as f64)?;
+        }
         Ok(Grid {
             width,
             height,
-            cell_size,
+            cell_size: dx,
+            cell_size_y: dy,
         })
+    }
+
+    /// Cell spacing along x, metres.
+    #[inline]
+    pub fn dx(&self) -> f32 {
+        self.cell_size
+    }
+
+    /// Cell spacing along y, metres.
+    #[inline]
+    pub fn dy(&self) -> f32 {
+        self.cell_size_y
+    }
+
+    /// True when `dx == dy`.
+    #[inline]
+    pub fn is_square(&self) -> bool {
+        self.cell_size == self.cell_size_y
+    }
+
+    /// The same shape with `other`'s cell spacing.
+    pub fn with_spacing_of(self, other: Grid) -> Grid {
+        Grid {
+            cell_size: other.cell_size,
+            cell_size_y: other.cell_size_y,
+            ..self
+        }
+    }
+
+    /// `Ok` for square cells; otherwise an error naming `cell_size` and `who` (the stage
+    /// or process, e.g. `stages[1].Thermal`) that only handles square cells.
+    pub fn require_square(&self, who: &str) -> Result<()> {
+        if self.is_square() {
+            return Ok(());
+        }
+        Err(OrogenError::invalid(
+            "cell_size",
+            format!(
+                "`{who}` needs square cells, got ({}, {}) m; use one number for cell_size \
+                 (e.g. resample the DEM to square cells), or leave `{who}` out",
+                self.cell_size, self.cell_size_y
+            ),
+        ))
     }
 
     /// Number of cells.
@@ -62,16 +125,131 @@ impl Grid {
         (i % self.width, i / self.width)
     }
 
-    /// Area of one cell, m².
+    /// Area of one cell, m²: `dx·dy`.
     #[inline]
     pub fn cell_area(&self) -> f32 {
-        self.cell_size * self.cell_size
+        self.cell_size * self.cell_size_y
     }
 
     /// True for cells on the outer ring.
     #[inline]
     pub fn is_border(&self, x: usize, y: usize) -> bool {
         x == 0 || y == 0 || x + 1 == self.width || y + 1 == self.height
+    }
+}
+
+/// A recipe's cell spacing: one number (square cells, metres) or `(dx, dy)` metres, e.g.
+/// `cell_size: 30.0` or `cell_size: (74.6, 92.5)` for a 3″ geographic grid. A square
+/// spacing is written back as one number, so existing recipes read and write as before.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CellSize {
+    /// Square cells, metres.
+    Square(f32),
+    /// `(dx, dy)`, metres: east-west, then north-south.
+    Rect(f32, f32),
+}
+
+impl Default for CellSize {
+    fn default() -> Self {
+        CellSize::Square(1.0)
+    }
+}
+
+impl From<f32> for CellSize {
+    fn from(v: f32) -> Self {
+        CellSize::Square(v)
+    }
+}
+
+impl CellSize {
+    /// Spacing along x, metres.
+    pub fn dx(&self) -> f32 {
+        match *self {
+            CellSize::Square(c) | CellSize::Rect(c, _) => c,
+        }
+    }
+
+    /// Spacing along y, metres.
+    pub fn dy(&self) -> f32 {
+        match *self {
+            CellSize::Square(c) | CellSize::Rect(_, c) => c,
+        }
+    }
+
+    /// Checks each spacing is finite, > 0 and at most `max` metres; `field` names it
+    /// (`cell_size`, `terrain.Heightmap.cell_size`).
+    pub fn validate(&self, field: &str, max: f64) -> Result<()> {
+        let parts: Vec<(String, f32)> = match *self {
+            CellSize::Square(c) => vec![(field.to_string(), c)],
+            CellSize::Rect(dx, dy) => vec![
+                (format!("{field}.0 (dx)"), dx),
+                (format!("{field}.1 (dy)"), dy),
+            ],
+        };
+        for (name, v) in parts {
+            crate::error::check_positive(&name, v as f64)?;
+            if v as f64 > max {
+                return Err(OrogenError::invalid(
+                    name,
+                    format!("must be at most {max} m, got {v}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A grid of `width × height` cells of this spacing.
+    pub fn grid(&self, width: usize, height: usize) -> Result<Grid> {
+        Grid::with_cells(width, height, self.dx(), self.dy())
+    }
+}
+
+impl serde::Serialize for CellSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match *self {
+            CellSize::Square(c) => s.serialize_f32(c),
+            CellSize::Rect(dx, dy) => serde::Serialize::serialize(&(dx, dy), s),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CellSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CellSize;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a number of metres (e.g. 30.0) or a pair (dx, dy) such as (74.6, 92.5)",
+                )
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<CellSize, E> {
+                Ok(CellSize::Square(v as f32))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<CellSize, E> {
+                Ok(CellSize::Square(v as f32))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<CellSize, E> {
+                Ok(CellSize::Square(v as f32))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<CellSize, A::Error> {
+                use serde::de::Error;
+                let dx: f32 = seq
+                    .next_element()?
+                    .ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let dy: f32 = seq
+                    .next_element()?
+                    .ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                if seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(3, &self));
+                }
+                Ok(CellSize::Rect(dx, dy))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

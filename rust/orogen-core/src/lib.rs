@@ -31,7 +31,7 @@ pub mod values;
 pub mod world;
 
 pub use error::{OrogenError, Result};
-pub use field::{Field, Grid, Heightfield, LabelMap, MaskMap, ScalarMap};
+pub use field::{CellSize, Field, Grid, Heightfield, LabelMap, MaskMap, ScalarMap};
 pub use recipe::Recipe;
 pub use runner::{run_recipe, Event, StageContext};
 pub use world::{MapData, World};

@@ -24,9 +24,21 @@ pub struct StageTiming {
 pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
     recipe.validate()?;
     let grid = recipe.grid()?;
-    let height = recipe.terrain.build(grid, recipe.seed, base_dir)?;
+    let (height, nodata) = recipe
+        .terrain
+        .build_with_nodata(grid, recipe.seed, base_dir)?;
     let grid = height.grid;
+    if nodata.is_some() && recipe.strata.is_some() {
+        return Err(OrogenError::invalid(
+            "terrain.Heightmap.nodata",
+            "nodata cells cannot be combined with `strata` yet; fill the holes or leave out \
+             `strata`",
+        ));
+    }
     let mut world = World::new(height, recipe.seed);
+    if let Some(mask) = nodata {
+        world.set_nodata(mask);
+    }
     world.uplift = recipe
         .uplift
         .resolve(grid, recipe.seed ^ UPLIFT_SEED, base_dir)?;

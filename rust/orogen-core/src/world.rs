@@ -44,6 +44,18 @@ pub mod names {
     pub const WATER_DEPTH: &str = "water_depth";
     /// Prefix of each material's thickness map, `layer_<name>`, metres.
     pub const LAYER_PREFIX: &str = "layer_";
+    /// Mask: 1 where the heightmap had no data (its `nodata` cells, outlets held at a
+    /// fixed base level); written only when the terrain has such cells.
+    pub const NODATA: &str = "nodata";
+}
+
+/// A DEM's nodata cells: outlets held at a fixed height by every stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Nodata {
+    /// One entry per cell, true = nodata.
+    pub mask: std::sync::Arc<[bool]>,
+    /// The height they are held at, metres (the heightmap's lowest valid height).
+    pub height: f32,
 }
 
 /// Thickness, metres, below which an exposed layer's colour fades into the colour of the
@@ -98,6 +110,9 @@ pub struct World {
     pub maps: BTreeMap<String, MapData>,
     /// The recipe's seed, for stages that draw random numbers.
     pub seed: u64,
+    /// The heightmap's nodata cells, if it has any: outlets for routing, held at their
+    /// height after every step of every stage.
+    pub nodata: Option<Nodata>,
 }
 
 impl World {
@@ -112,6 +127,49 @@ impl World {
             uplift,
             maps: BTreeMap::new(),
             seed,
+            nodata: None,
+        }
+    }
+
+    /// Sets the nodata cells (true = nodata, one per cell; ignored when none is set or the
+    /// length differs): they are held at their current height and exported as the
+    /// `nodata` map.
+    pub fn set_nodata(&mut self, mask: Vec<bool>) {
+        let Some(first) = mask.iter().position(|&b| b) else {
+            return;
+        };
+        if mask.len() != self.grid().len() {
+            return;
+        }
+        let grid = self.grid();
+        self.maps.insert(
+            names::NODATA.into(),
+            MapData::Mask(Field {
+                grid,
+                data: mask.iter().map(|&b| u8::from(b)).collect(),
+            }),
+        );
+        self.nodata = Some(Nodata {
+            height: self.height.data[first],
+            mask: mask.into(),
+        });
+    }
+
+    /// The nodata mask, if the terrain has nodata cells.
+    pub fn nodata_mask(&self) -> Option<std::sync::Arc<[bool]>> {
+        self.nodata.as_ref().map(|n| n.mask.clone())
+    }
+
+    /// Puts every nodata cell back to its fixed height (a base level: what a stage moved
+    /// into it has left the map). Called after every step of every stage.
+    pub fn hold_nodata(&mut self) {
+        let Some(nd) = &self.nodata else {
+            return;
+        };
+        for (h, &m) in self.height.data.iter_mut().zip(nd.mask.iter()) {
+            if m {
+                *h = nd.height;
+            }
         }
     }
 

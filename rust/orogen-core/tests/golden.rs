@@ -92,11 +92,15 @@ fn cases() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Recorded on main at 6c90840 (before the reshaping).
+/// Recorded on main at 6c90840 (before the reshaping). `default` and `fill_n2_rain_sea`
+/// were re-recorded when drainage came to be summed in f64 (issue 11): their drainage
+/// passes 2²⁴ ulps of a cell area (or is weighted by rain), so the f32 running sums they
+/// had were rounded; with the sums rounded to f32 per addition again, all five hashes
+/// are the 6c90840 ones.
 const EXPECTED: &[(&str, u64)] = &[
-    ("default", 0xe0b85ffcf32388c0),
+    ("default", 0x23198f60324a829e),
     ("carve_thermal_hydrology", 0x92ba402b360d4664),
-    ("fill_n2_rain_sea", 0x1101ba9519b1ef25),
+    ("fill_n2_rain_sea", 0xc20280189a5abcef),
     ("none_lakes_height_talus", 0xf39bbb7f34f333fa),
     ("hydrology_fill_rain", 0x20871bf89ec8362a),
 ];

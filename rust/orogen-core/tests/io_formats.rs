@@ -166,7 +166,7 @@ fn non_square_png_loads_at_its_own_size_with_height_range() {
     png16::write_png16(&path, &map).unwrap();
     let mut src = source(&path);
     src.height_range = (100.0, 2100.0);
-    src.cell_size = Some(30.0);
+    src.cell_size = Some(30.0.into());
     src.validate("terrain.Heightmap").unwrap();
     let recipe_grid = Grid::new(513, 513, 100.0).unwrap();
     let h = src.load(recipe_grid, dir.path()).unwrap();
@@ -337,7 +337,7 @@ fn heightmap_validation_names_fields() {
     let e = err_text(
         HeightmapSource {
             path: "h.png".into(),
-            cell_size: Some(0.0),
+            cell_size: Some(0.0.into()),
             ..Default::default()
         }
         .validate("terrain.Heightmap"),

@@ -175,7 +175,7 @@ fn generic_neighbourhood_path_matches_the_raster_path_bit_for_bit() {
         };
         let raster = RasterGrid::new(grid, &[]);
         // The mask wrapper hides the raster, so the generic path runs.
-        let generic = WithOutlets::new(raster, vec![false; grid.len()]).unwrap();
+        let generic = WithOutlets::new(raster.clone(), vec![false; grid.len()]).unwrap();
         let mut a = world.height.data.clone();
         let mut b = a.clone();
         let mut ta = Thermal::new(raster, params.clone(), 9, &a, "a").unwrap();

@@ -4,7 +4,8 @@
 //!
 //! Coordinates: local x = east, z = south (image rows), y = up; 1 unit = 1 metre; the
 //! terrain is centred on the origin, so cell `(i, j)` lies at
-//! `((i - (w-1)/2) · cell_size, h, (j - (d-1)/2) · cell_size)`.
+//! `((i - (w-1)/2) · cell_size, h, (j - (d-1)/2) · cell_size)`. A non-square grid
+//! (`cell_size: (dx, dy)`) is drawn with square cells of `dx` (Godot's one spacing).
 
 use godot::classes::image::Format;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
@@ -305,7 +306,7 @@ impl TerrainWorld {
                 self.recipe
                     .as_ref()
                     .and_then(|r| r.bind().parsed().ok())
-                    .map(|r| r.cell_size)
+                    .map(|r| r.cell_size.dx())
             })
             .unwrap_or(1.0);
         let mut src = HeightmapSource {
@@ -320,7 +321,7 @@ impl TerrainWorld {
         } else {
             cell_size
         };
-        src.cell_size = Some(cell);
+        src.cell_size = Some(cell.into());
         let grid = Grid::new(samples.width(), samples.height(), cell).map_err(|e| e.to_string())?;
         let height: Heightfield = src.load(grid, &base).map_err(|e| e.to_string())?;
         Ok(World::new(height, 0))

@@ -189,7 +189,11 @@ struct BakeInfo<'a> {
     recipe_path: Option<String>,
     seed: u64,
     size: (usize, usize),
+    /// dx, metres.
     cell_size: f32,
+    /// dy, metres, only for non-square cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell_size_y: Option<f32>,
     height_min: f32,
     height_max: f32,
     stages: &'a [StageTiming],
@@ -200,7 +204,7 @@ struct BakeInfo<'a> {
 }
 
 /// The text of `bake.json` (pretty JSON): version, recipe path, seed, size, cell size
-/// (m), min/max height (m), stage timings (s), map names, the recipe as JSON and as RON.
+/// (m; dx, with `cell_size_y` beside it for non-square cells), min/max height (m), stage timings (s), map names, the recipe as JSON and as RON.
 pub fn bake_json(
     recipe: &Recipe,
     world: &World,
@@ -215,6 +219,7 @@ pub fn bake_json(
         seed: recipe.seed,
         size: (grid.width, grid.height),
         cell_size: grid.cell_size,
+        cell_size_y: (!grid.is_square()).then_some(grid.cell_size_y),
         height_min: lo,
         height_max: hi,
         stages: timings,

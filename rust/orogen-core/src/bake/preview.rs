@@ -63,17 +63,17 @@ fn light_direction() -> [f32; 3] {
 /// differences over the real cell size (one-sided on the border).
 fn shade_at(height: &Heightfield, x: usize, y: usize, light: [f32; 3]) -> f32 {
     let (w, h) = (height.width(), height.height());
-    let cs = height.grid.cell_size;
+    let (csx, csy) = (height.grid.dx(), height.grid.dy());
     let z = &height.data;
     let (xl, xr) = (x.saturating_sub(1), (x + 1).min(w - 1));
     let (yu, yd) = (y.saturating_sub(1), (y + 1).min(h - 1));
     let dzdx = if xr > xl {
-        (z[y * w + xr] - z[y * w + xl]) / ((xr - xl) as f32 * cs)
+        (z[y * w + xr] - z[y * w + xl]) / ((xr - xl) as f32 * csx)
     } else {
         0.0
     };
     let dzdy = if yd > yu {
-        (z[yd * w + x] - z[yu * w + x]) / ((yd - yu) as f32 * cs)
+        (z[yd * w + x] - z[yu * w + x]) / ((yd - yu) as f32 * csy)
     } else {
         0.0
     };

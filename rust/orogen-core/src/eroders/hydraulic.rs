@@ -624,6 +624,7 @@ impl Params {
     /// limit of the pipe model.
     pub fn validate_on(&self, grid: &Grid, field: &str) -> Result<()> {
         self.validate(field)?;
+        grid.require_square(if field.is_empty() { "Hydraulic" } else { field })?;
         let l = grid.cell_size as f64;
         let (xmax, ymax) = (
             (grid.width as f64 - 0.5) * l,

@@ -192,6 +192,7 @@ impl LayeredThermal {
     /// Layered thermal erosion over `grid`; `seed` drives the random factor.
     pub fn new(grid: Grid, params: Params, seed: u64) -> Result<Self> {
         params.validate("")?;
+        grid.require_square("LayeredThermal")?;
         let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
         let n = grid.len();
         Ok(LayeredThermal {

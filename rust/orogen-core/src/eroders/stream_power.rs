@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
-use crate::flow::accumulate::accumulate;
+use crate::flow::accumulate::accumulate_f64;
 use crate::flow::graph::FlowGraph;
 use crate::flow::router::{FlowRouter, SinkMode};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
@@ -137,7 +137,10 @@ pub struct StreamPower<N: Neighbourhood = RasterGrid> {
     /// Uplift per node, m/yr.
     uplift: Vec<f32>,
     /// Node area × precipitation per node.
-    weights: Vec<f32>,
+    /// Node area × precipitation, f64 like the drainage sums.
+    weights: Vec<f64>,
+    /// Drainage summed in f64, rounded into `drainage`.
+    drainage_sums: Vec<f64>,
     drainage: Vec<f32>,
     /// Heights before the step, when the change is measured.
     before: Option<Vec<f32>>,
@@ -182,17 +185,17 @@ impl<N: Neighbourhood> StreamPower<N> {
         let n_nodes = nb.len();
         check_values(&format!("{field}.k"), &inputs.k, n_nodes, false)?;
         check_values("uplift", &inputs.uplift, n_nodes, true)?;
-        let mut weights: Vec<f32> = (0..n_nodes).map(|i| nb.node_area(i)).collect();
+        let mut weights: Vec<f64> = (0..n_nodes).map(|i| nb.node_area(i) as f64).collect();
         if let Some(p) = &inputs.precipitation {
             check_values(&format!("{field}.precipitation"), p, n_nodes, false)?;
-            for (w, r) in weights.iter_mut().zip(p) {
-                *w *= r;
+            for (w, &r) in weights.iter_mut().zip(p) {
+                *w *= r as f64;
             }
         }
         let (m, n) = (params.m as f64, params.n as f64);
         // The largest factor any node can see: all the water through the shortest link.
         let k_max = inputs.k.iter().fold(0.0_f32, |a, &b| a.max(b)) as f64;
-        let total: f64 = weights.iter().map(|&w| w as f64).sum();
+        let total: f64 = weights.iter().sum();
         let factor_per_year = match nb.shortest_link() {
             Some(link) => k_max * total.powf(m) / (link as f64).powf(n),
             None => 0.0,
@@ -208,6 +211,7 @@ impl<N: Neighbourhood> StreamPower<N> {
             k: inputs.k,
             uplift: inputs.uplift,
             weights,
+            drainage_sums: buffer(n_nodes, 0.0, "stream power drainage")?,
             drainage: buffer(n_nodes, 0.0, "stream power drainage")?,
             before: if measure_change {
                 Some(buffer(n_nodes, 0.0, "stream power change")?)
@@ -319,7 +323,10 @@ impl<N: Neighbourhood> StreamPower<N> {
                 heights[i] = (heights[i] as f64 + self.uplift[i] as f64 * dt) as f32;
             }
         }
-        accumulate(graph, &self.weights, &mut self.drainage);
+        accumulate_f64(graph, &self.weights, &mut self.drainage_sums);
+        for (d, &a) in self.drainage.iter_mut().zip(&self.drainage_sums) {
+            *d = a as f32;
+        }
         let max_erosion = uplift_and_erode(
             graph,
             &self.drainage,

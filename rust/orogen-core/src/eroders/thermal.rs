@@ -270,7 +270,8 @@ impl<N: Neighbourhood> Thermal<N> {
         }
         self.steps += 1;
         let (rate, tol) = (self.params.rate, self.params.tolerance);
-        match self.nb.as_raster() {
+        // Non-square cells take the generic walk, which uses each link's true length.
+        match self.nb.as_raster().filter(|r| r.grid().is_square()) {
             Some(r) => {
                 let g = r.grid();
                 thermal_step(

@@ -286,6 +286,7 @@ impl Wind {
     /// Wind erosion over `grid`.
     pub fn new(grid: Grid, params: Params) -> Result<Self> {
         params.validate("")?;
+        grid.require_square("Wind")?;
         let grid = Grid::new(grid.width, grid.height, grid.cell_size)?;
         let lines = Lines::new(grid, params.direction_deg);
         Ok(Wind {

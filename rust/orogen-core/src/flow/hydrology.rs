@@ -5,7 +5,7 @@
 //! Algorithm 6 gives the water surface over the routed (and, with `Fill`, filled) heights.
 
 use crate::error::{check_range, OrogenError, Result};
-use crate::flow::accumulate::{accumulate, basin_labels, water_surface};
+use crate::flow::accumulate::{accumulate_f64, basin_labels, water_surface};
 use crate::flow::router::{buffer, FlowRouter, SinkMode, MAX_EPSILON};
 use crate::neighbourhood::Neighbourhood;
 
@@ -70,8 +70,8 @@ pub struct HydrologyMaps {
 pub struct Hydrology<N: Neighbourhood> {
     router: FlowRouter<N>,
     params: Params,
-    /// Node area × precipitation.
-    weights: Vec<f32>,
+    /// Node area × precipitation, in f64 like the sums (drainage is summed in f64).
+    weights: Vec<f64>,
 }
 
 impl<N: Neighbourhood> Hydrology<N> {
@@ -86,9 +86,9 @@ impl<N: Neighbourhood> Hydrology<N> {
     ) -> Result<Self> {
         params.validate(field)?;
         let n = nb.len();
-        let mut weights = buffer(n, 0.0f32, "hydrology weights")?;
+        let mut weights = buffer(n, 0.0f64, "hydrology weights")?;
         for (i, w) in weights.iter_mut().enumerate() {
-            *w = nb.node_area(i);
+            *w = nb.node_area(i) as f64;
         }
         if let Some(rain) = precipitation {
             if rain.len() != n {
@@ -106,8 +106,8 @@ impl<N: Neighbourhood> Hydrology<N> {
                     ),
                 ));
             }
-            for (w, r) in weights.iter_mut().zip(rain) {
-                *w *= r;
+            for (w, &r) in weights.iter_mut().zip(rain) {
+                *w *= r as f64;
             }
         }
         Ok(Hydrology {
@@ -123,8 +123,10 @@ impl<N: Neighbourhood> Hydrology<N> {
         let mut routed = heights.to_vec();
         self.router.route(&mut routed, self.params.lakes)?;
         let graph = self.router.graph();
-        let mut drainage = vec![0.0f32; n];
-        accumulate(graph, &self.weights, &mut drainage);
+        // Summed in f64, rounded once to the f32 map.
+        let mut sums = vec![0.0f64; n];
+        accumulate_f64(graph, &self.weights, &mut sums);
+        let drainage: Vec<f32> = sums.iter().map(|&a| a as f32).collect();
         // FastFlow Algorithm 6 over the routed surface (the fill, if any, is kept).
         let mut surface = vec![0.0f32; n];
         water_surface(graph, &routed, self.params.epsilon, &mut surface);

@@ -12,7 +12,9 @@ pub mod hydrology;
 pub mod router;
 
 pub use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid, Side};
-pub use accumulate::{accumulate, basin_labels, water_surface, water_surface_pointer_jumping};
+pub use accumulate::{
+    accumulate, accumulate_f64, basin_labels, water_surface, water_surface_pointer_jumping,
+};
 pub use basin_graph::Pass;
 pub use graph::FlowGraph;
 pub use router::{FlowRouter, SinkMode};

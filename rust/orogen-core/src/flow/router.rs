@@ -377,8 +377,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
             .nb
             .as_raster()
             .filter(|g| g.grid().width >= 3 && g.grid().height >= 3)
-            .copied();
-        if let Some(grid) = raster {
+            .cloned();
+        if let Some(grid) = &raster {
             if self.donor_masks.len() != n {
                 self.donor_masks = buffer(n, 0u8, "flow donors")?;
                 self.donor_table = grid.donor_table();

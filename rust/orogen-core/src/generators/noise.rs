@@ -6,8 +6,9 @@
 //! sums t_{k+1} = α(t_k)·a_{k+1}·n(φ_{k+1}·p) + t_k; per-octave affine maps n(Rᵢ·p + vᵢ)
 //! against grid artefacts; warping n∘ω(p) by low-frequency noise offsets.
 //!
-//! Every cell is sampled at its centre in metres, `(x·cell_size, y·cell_size)`, so one
-//! recipe at another `cell_size` covers another extent with the same features in metres.
+//! Every cell is sampled at its centre in metres, `(x·dx, y·dy)` (`dx = dy = cell_size`
+//! for square cells), so one recipe at another `cell_size` covers another extent with the
+//! same features in metres.
 //! Octave seeds, rotations and offsets come from a `ChaCha8Rng` of the recipe seed; rows
 //! are filled in parallel, each cell on its own, so the bytes do not depend on threads.
 
@@ -474,8 +475,9 @@ impl Sampler {
 pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfield> {
     params.validate("noise")?;
     let sampler = Sampler::new(params, seed);
-    let cs = grid.cell_size as f64;
-    let (ex, ey) = (grid.width as f64 * cs, grid.height as f64 * cs);
+    // Cells are `dx × dy` metres (equal for square cells).
+    let (csx, csy) = (grid.dx() as f64, grid.dy() as f64);
+    let (ex, ey) = (grid.width as f64 * csx, grid.height as f64 * csy);
     let reach = sampler.max_coord(ex, ey);
     if reach.is_nan() || reach > MAX_NOISE_COORD {
         return Err(OrogenError::invalid(
@@ -505,9 +507,9 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
     data.par_chunks_mut(grid.width)
         .enumerate()
         .for_each(|(y, row)| {
-            let py = y as f64 * cs;
+            let py = y as f64 * csy;
             for (x, out) in row.iter_mut().enumerate() {
-                let px = x as f64 * cs;
+                let px = x as f64 * csx;
                 let mut h = sampler.height(px, py);
                 if let Some(f) = &faults {
                     h += f.displacement(px, py);

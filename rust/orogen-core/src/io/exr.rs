@@ -13,6 +13,8 @@ use crate::field::{Field, Grid, ScalarMap};
 
 /// Name of the custom attribute that stores the cell size in metres.
 const CELL_SIZE_ATTRIBUTE: &str = "orogenCellSize";
+/// dy of non-square cells (absent for square ones, whose files are as before).
+const CELL_SIZE_Y_ATTRIBUTE: &str = "orogenCellSizeY";
 
 /// Writes `map` as a single-channel (`R`) 32-bit float EXR, atomically.
 pub fn write_exr(path: &Path, map: &ScalarMap) -> Result<()> {
@@ -67,6 +69,12 @@ fn encode_channels(
         Text::from(CELL_SIZE_ATTRIBUTE),
         AttributeValue::F32(grid.cell_size),
     );
+    if !grid.is_square() {
+        image.attributes.other.insert(
+            Text::from(CELL_SIZE_Y_ATTRIBUTE),
+            AttributeValue::F32(grid.cell_size_y),
+        );
+    }
     image
         .write()
         .to_buffered(out)
@@ -79,6 +87,12 @@ fn encode_channels(
 /// Errors name `path`: missing or unreadable file, deep data, no usable channel, a side
 /// over the size limit, NaN or infinite values (the first such cell is named).
 pub fn read_exr(path: &Path) -> Result<ScalarMap> {
+    read_exr_with_nan(path, false)
+}
+
+/// [`read_exr`]; with `allow_nan`, NaN samples are kept (a DEM's nodata, see
+/// `HeightmapSource::nodata`) and only infinities are errors.
+pub fn read_exr_with_nan(path: &Path, allow_nan: bool) -> Result<ScalarMap> {
     super::files::check_regular_file(path)?;
     // Check the header's size before any pixel is allocated.
     let meta = ::exr::meta::MetaData::read_from_file(path, false)
@@ -105,6 +119,16 @@ pub fn read_exr(path: &Path) -> Result<ScalarMap> {
         Some(AttributeValue::F32(c)) if c.is_finite() && *c > 0.0 => *c,
         _ => 1.0,
     };
+    let key_y = Text::from(CELL_SIZE_Y_ATTRIBUTE);
+    let cell_size_y = match image
+        .attributes
+        .other
+        .get(&key_y)
+        .or_else(|| layer.attributes.other.get(&key_y))
+    {
+        Some(AttributeValue::F32(c)) if c.is_finite() && *c > 0.0 => *c,
+        _ => cell_size,
+    };
     let channels = &layer.channel_data.list;
     let pick = |name: &str| channels.iter().find(|c| c.name == *name);
     let channel = pick("R")
@@ -129,7 +153,10 @@ pub fn read_exr(path: &Path) -> Result<ScalarMap> {
         FlatSamples::U32(v) => v.iter().map(|&s| s as f32).collect(),
     };
     let (w, h) = (layer.size.width(), layer.size.height());
-    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+    if let Some(i) = data
+        .iter()
+        .position(|v| !(v.is_finite() || (allow_nan && v.is_nan())))
+    {
         return Err(OrogenError::bad_file(
             path,
             format!(
@@ -140,6 +167,6 @@ pub fn read_exr(path: &Path) -> Result<ScalarMap> {
             ),
         ));
     }
-    let grid = Grid::new(w, h, cell_size)?;
+    let grid = Grid::with_cells(w, h, cell_size, cell_size_y)?;
     ScalarMap::from_vec(grid, data, &path.display().to_string())
 }

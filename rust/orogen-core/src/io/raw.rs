@@ -71,12 +71,26 @@ pub fn read_r16(path: &Path, width: u32, height: u32) -> Result<ScalarMap> {
 /// file size must be exactly `4 × width × height` bytes; NaN or infinite values are
 /// an error naming the first such cell.
 pub fn read_raw_f32(path: &Path, width: u32, height: u32) -> Result<ScalarMap> {
+    read_raw_f32_with_nan(path, width, height, false)
+}
+
+/// [`read_raw_f32`]; with `allow_nan`, NaN samples are kept (a DEM's nodata, see
+/// `HeightmapSource::nodata`) and only infinities are errors.
+pub fn read_raw_f32_with_nan(
+    path: &Path,
+    width: u32,
+    height: u32,
+    allow_nan: bool,
+) -> Result<ScalarMap> {
     let bytes = read_exact_size(path, width, height, 4)?;
     let data: Vec<f32> = bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+    if let Some(i) = data
+        .iter()
+        .position(|v| !(v.is_finite() || (allow_nan && v.is_nan())))
+    {
         return Err(OrogenError::bad_file(
             path,
             format!(

@@ -1,5 +1,7 @@
 //! The regular grid as a neighbourhood: 8 neighbours at their true distances.
 
+use std::sync::Arc;
+
 use glam::DVec2;
 use rayon::prelude::*;
 
@@ -15,12 +17,15 @@ pub enum Side {
     West,
 }
 
-/// A regular grid with its 8 neighbours at their true distances (`cell_size`, `√2·cell_size`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A regular grid with its 8 neighbours at their true distances (`dx`, `dy`,
+/// `√(dx² + dy²)`; `cell_size` and `√2·cell_size` for square cells).
+#[derive(Clone, Debug, PartialEq)]
 pub struct RasterGrid {
     grid: Grid,
     /// Open sides, indexed North, South, East, West.
     open: [bool; 4],
+    /// Cells that are outlets wherever they are (a DEM's nodata), one entry per cell.
+    outlet_mask: Option<Arc<[bool]>>,
     /// Index offsets and distances of the 8 neighbours, in [`OFFSETS`] order.
     offsets: [isize; 8],
     pub(crate) distances: [f32; 8],
@@ -47,19 +52,36 @@ impl RasterGrid {
         for side in open_sides {
             open[*side as usize] = true;
         }
+        let diagonal = if grid.is_square() {
+            grid.cell_size * std::f32::consts::SQRT_2
+        } else {
+            (grid.dx() as f64).hypot(grid.dy() as f64) as f32
+        };
         RasterGrid {
             grid,
             open,
+            outlet_mask: None,
             inv_width: 1.0 / grid.width as f64,
             offsets: OFFSETS.map(|(dx, dy)| dy * grid.width as isize + dx),
-            distances: OFFSETS.map(|(dx, dy)| {
-                if dx != 0 && dy != 0 {
-                    grid.cell_size * std::f32::consts::SQRT_2
-                } else {
-                    grid.cell_size
-                }
+            distances: OFFSETS.map(|(dx, dy)| match (dx != 0, dy != 0) {
+                (true, true) => diagonal,
+                (true, false) => grid.dx(),
+                _ => grid.dy(),
             }),
         }
+    }
+
+    /// The same grid where every cell marked in `mask` (one entry per cell) is also an
+    /// outlet, e.g. a DEM's nodata cells. `None` (or a mask of another length) leaves it
+    /// as it is.
+    pub fn with_outlet_mask(mut self, mask: Option<Arc<[bool]>>) -> Self {
+        self.outlet_mask = mask.filter(|m| m.len() == self.grid.len());
+        self
+    }
+
+    #[inline(always)]
+    fn masked(&self, node: usize) -> bool {
+        self.outlet_mask.as_ref().is_some_and(|m| m[node])
     }
 
     /// `(x, y)` of `node`. Exact: for indices below 2^29 the product stays over 1/(2w) away
@@ -178,7 +200,8 @@ impl Neighbourhood for RasterGrid {
     fn is_outlet(&self, node: usize) -> bool {
         let w = self.grid.width;
         let (x, y) = self.coords(node);
-        (self.open[Side::North as usize] && y == 0)
+        self.masked(node)
+            || (self.open[Side::North as usize] && y == 0)
             || (self.open[Side::South as usize] && y + 1 == self.grid.height)
             || (self.open[Side::East as usize] && x + 1 == w)
             || (self.open[Side::West as usize] && x == 0)
@@ -192,13 +215,21 @@ impl Neighbourhood for RasterGrid {
     #[inline]
     fn position(&self, node: usize) -> DVec2 {
         let (x, y) = self.coords(node);
-        let cs = self.grid.cell_size as f64;
-        DVec2::new(x as f64 * cs, y as f64 * cs)
+        DVec2::new(
+            x as f64 * self.grid.dx() as f64,
+            y as f64 * self.grid.dy() as f64,
+        )
     }
 
-    /// `cell_size` whenever the grid has more than one cell.
+    /// The shortest link that exists: `min(dx, dy)` when both directions have neighbours.
     fn shortest_link(&self) -> Option<f32> {
-        (self.grid.len() > 1).then_some(self.grid.cell_size)
+        let (w, h) = (self.grid.width, self.grid.height);
+        match (w > 1, h > 1) {
+            (true, true) => Some(self.grid.dx().min(self.grid.dy())),
+            (true, false) => Some(self.grid.dx()),
+            (false, true) => Some(self.grid.dy()),
+            (false, false) => None,
+        }
     }
 
     fn as_raster(&self) -> Option<&RasterGrid> {
@@ -272,7 +303,7 @@ impl Neighbourhood for RasterGrid {
                     for x in 1..w - 1 {
                         let i = row + x;
                         let (r, d) = (&mut rs[x], &mut ds[x]);
-                        if heights[i] <= sea || (keep && *r as usize == i) {
+                        if heights[i] <= sea || self.masked(i) || (keep && *r as usize == i) {
                             *r = i as u32;
                             *d = 0.0;
                             continue;

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{OrogenError, Result};
-use crate::field::Grid;
+use crate::field::{CellSize, Grid};
 pub use crate::io::resolve_path;
 pub use crate::schema::ParamInfo;
 pub use crate::stages::source::{ScalarSource, TerrainSource};
@@ -47,8 +47,7 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Largest accepted `cell_size`, metres.
-pub const MAX_CELL_SIZE: f64 = 1e5;
+pub use crate::field::MAX_CELL_SIZE;
 
 /// A complete terrain recipe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,8 +55,9 @@ pub const MAX_CELL_SIZE: f64 = 1e5;
 pub struct Recipe {
     /// Grid size in cells, `(width, height)`; each side 1..=16385.
     pub size: (u32, u32),
-    /// Distance between cell centres, metres (> 0).
-    pub cell_size: f32,
+    /// Distance between cell centres, metres (> 0): one number for square cells, or
+    /// `(dx, dy)` (east-west, north-south) for non-square ones, e.g. `(74.6, 92.5)`.
+    pub cell_size: CellSize,
     /// Seed for every random choice; same seed, same bytes.
     pub seed: u64,
     /// Where the initial heights come from.
@@ -157,7 +157,8 @@ impl Recipe {
 
     /// The validated grid this recipe runs on.
     pub fn grid(&self) -> Result<Grid> {
-        Grid::new(self.size.0 as usize, self.size.1 as usize, self.cell_size)
+        self.cell_size
+            .grid(self.size.0 as usize, self.size.1 as usize)
     }
 
     /// Checks every value range, naming the first field at fault.
@@ -165,12 +166,7 @@ impl Recipe {
         self.grid()?;
         // A cell of 100 km is coarser than any terrain Orogen models; beyond that the noise
         // and erosion coordinates overflow and the error would blame another field.
-        if self.cell_size as f64 > MAX_CELL_SIZE {
-            return Err(OrogenError::invalid(
-                "cell_size",
-                format!("must be at most {MAX_CELL_SIZE} m, got {}", self.cell_size),
-            ));
-        }
+        self.cell_size.validate("cell_size", MAX_CELL_SIZE)?;
         self.terrain.validate("terrain")?;
         self.uplift.validate("uplift")?;
         for (i, stage) in self.stages.iter().enumerate() {

@@ -119,6 +119,8 @@ impl StageKind for HydraulicParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        // Only square cells: refuse dx ≠ dy rather than treat it as square.
+        world.grid().require_square(&env.field)?;
         let grid = world.grid();
         let params = self.process();
         params.validate_on(&grid, &env.field)?;

@@ -151,7 +151,8 @@ pub fn write_hydrology_maps(
         Some(source) => Some(source.resolve(grid, world.seed ^ PRECIPITATION_SEED, base_dir)?),
         None => None,
     };
-    let nb = RasterGrid::new(grid, &params.outlets.borders);
+    // The DEM's nodata cells are outlets too.
+    let nb = RasterGrid::new(grid, &params.outlets.borders).with_outlet_mask(world.nodata_mask());
     let mut hydrology = Hydrology::new(
         nb,
         params.outlets.sea_level,

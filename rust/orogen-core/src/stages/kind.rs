@@ -78,6 +78,7 @@ pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -
     for i in 0..n {
         ctx.check_cancel()?;
         let converged = run.step(world)?;
+        world.hold_nodata();
         let fraction = if converged {
             1.0
         } else {

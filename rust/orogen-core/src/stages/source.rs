@@ -50,10 +50,24 @@ impl TerrainSource {
     /// The initial heights over `grid` (a heightmap may bring its own size); `seed` drives
     /// noise, relative paths resolve against `base_dir`.
     pub fn build(&self, grid: Grid, seed: u64, base_dir: &Path) -> Result<Heightfield> {
+        Ok(self.build_with_nodata(grid, seed, base_dir)?.0)
+    }
+
+    /// [`TerrainSource::build`], and the heightmap's nodata mask when it has nodata cells
+    /// (see [`HeightmapSource::load_with_nodata`]).
+    pub fn build_with_nodata(
+        &self,
+        grid: Grid,
+        seed: u64,
+        base_dir: &Path,
+    ) -> Result<(Heightfield, Option<Vec<bool>>)> {
         match self {
-            TerrainSource::Flat(h) => Ok(Heightfield::filled(grid, *h)),
-            TerrainSource::Noise(params) => crate::generators::noise::generate(params, grid, seed),
-            TerrainSource::Heightmap(src) => src.load(grid, base_dir),
+            TerrainSource::Flat(h) => Ok((Heightfield::filled(grid, *h), None)),
+            TerrainSource::Noise(params) => Ok((
+                crate::generators::noise::generate(params, grid, seed)?,
+                None,
+            )),
+            TerrainSource::Heightmap(src) => src.load_with_nodata(grid, base_dir),
         }
     }
 }

@@ -520,8 +520,8 @@ pub fn build(
         .top
         .unwrap_or_else(|| surface.iter().copied().fold(f32::MIN, f32::max));
     let (cx, cy) = (
-        grid.width as f64 * grid.cell_size as f64 / 2.0,
-        grid.height as f64 * grid.cell_size as f64 / 2.0,
+        grid.width as f64 * grid.dx() as f64 / 2.0,
+        grid.height as f64 * grid.dy() as f64 / 2.0,
     );
     // Surfaces fall towards strike + 90° (clockwise from north; north is -y).
     let dir = (strata.strike_deg as f64 + 90.0).to_radians();
@@ -544,8 +544,8 @@ pub fn build(
         .map(|i| {
             let (x, y) = grid.coords(i);
             let (px, py) = (
-                x as f64 * grid.cell_size as f64 - cx,
-                y as f64 * grid.cell_size as f64 - cy,
+                x as f64 * grid.dx() as f64 - cx,
+                y as f64 * grid.dy() as f64 - cy,
             );
             let w = warp.as_ref().map_or(0.0, |w| w[i] as f64);
             top as f64 - slope * (px * dx + py * dy) + w

@@ -201,15 +201,17 @@ impl StageKind for StreamPowerParams {
             uplift,
             precipitation,
         };
-        let solver = StreamPower::on_grid(
-            grid,
-            &self.outlets,
+        // The DEM's nodata cells are outlets too.
+        self.outlets.validate(&format!("{}.outlets", env.field))?;
+        let nb = RasterGrid::new(grid, &self.outlets.borders).with_outlet_mask(world.nodata_mask());
+        let mut solver = StreamPower::new(
+            nb,
+            self.outlets.sea_level,
             &self.process(),
             inputs,
             self.tolerance.is_some(),
             &env.field,
         )?;
-        let mut solver = solver;
         if !world.materials.is_empty() {
             solver.set_material_erodibility(
                 world

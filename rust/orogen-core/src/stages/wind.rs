@@ -87,6 +87,8 @@ impl StageKind for WindParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        // Only square cells: refuse dx ≠ dy rather than treat it as square.
+        world.grid().require_square(&env.field)?;
         let wind = Wind::new(world.grid(), self.process()).map_err(|e| e.in_field(&env.field))?;
         Ok(Box::new(Run {
             wind,
