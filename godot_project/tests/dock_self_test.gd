@@ -133,6 +133,23 @@ func _run_all() -> void:
 	_check(await _wait_for(func() -> bool: return int(seed_field.value) == seed_before + 11),
 			"the seed field follows redo")
 
+	# Non-square cells: the field edits dx and keeps dy (it used to write one number back).
+	var ron_square := String(recipe.get(&"ron"))
+	var cell_field := form.get(&"_cell") as EditorSpinSlider
+	dock.call(&"set_recipe_value", "cell_size", "(80.0, 100.0)")
+	_check(await _wait_for(func() -> bool: return is_equal_approx(cell_field.value, 80.0)),
+			"the cell size field shows dx of a (dx, dy) pair")
+	cell_field.value = 90.0
+	var cs = recipe.call(&"to_dict")["cell_size"]
+	_check(typeof(cs) == TYPE_ARRAY and cs.size() == 2 and is_equal_approx(float(cs[0]), 90.0)
+			and is_equal_approx(float(cs[1]), 100.0),
+			"editing the cell size of a pair sets dx and keeps dy: %s" % [cs])
+	# Two edits of cell_size in quick succession merge into one undo step.
+	ur.undo()
+	if String(recipe.get(&"ron")) != ron_square:
+		ur.undo()
+	_check(String(recipe.get(&"ron")) == ron_square, "undo restores the square cell size")
+
 	# An out-of-range value is shown as an error, not applied silently.
 	var ron_before := String(recipe.get(&"ron"))
 	dock.call(&"set_recipe_value", "cell_size", "-5.0")

@@ -25,6 +25,8 @@ var _recipe_box: VBoxContainer
 var _width: SpinBox
 var _height: SpinBox
 var _cell: EditorSpinSlider
+# dy of a (dx, dy) cell_size, kept when the field (dx) is edited; -1 for square cells.
+var _cell_dy: float = -1.0
 var _seed: SpinBox
 var _extent: Label
 var _stages_box: VBoxContainer
@@ -85,7 +87,11 @@ func build(parent: Control, dialog_host: Node) -> void:
 	_cell.tooltip_text = "Distance between cell centres, metres."
 	_cell.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	_cell.value_changed.connect(func(v: float) -> void:
-		_set_from_form("cell_size", StagePanel.to_ron(v, false)))
+		# The field edits dx; a (dx, dy) pair keeps its dy.
+		var value := StagePanel.to_ron(v, false)
+		if _cell_dy > 0.0:
+			value = "(%s, %s)" % [value, StagePanel.to_ron(_cell_dy, false)]
+		_set_from_form("cell_size", value))
 	grid.add_child(_cell)
 
 	grid.add_child(UI.label("Seed", "Seed for every random choice: same recipe and seed, same terrain."))
@@ -176,6 +182,8 @@ func rebuild() -> void:
 	var cell := float(cs[0]) if pair else float(cs)
 	var cell_y := float(cs[1]) if pair else cell
 	_cell.set_value_no_signal(cell)
+	_cell_dy = cell_y if pair else -1.0
+	_cell.suffix = "m (dx; dy %s m)" % cell_y if pair else "m"
 	_seed.set_value_no_signal(float(d.get("seed", 0)))
 	_extent.text = "Extent: %s × %s" % [Context.km(cells.x * cell), Context.km(cells.y * cell_y)] \
 			if d.has("size") else ""
