@@ -22,11 +22,29 @@ pub struct StageTiming {
 /// Builds the initial world of a validated recipe: terrain and uplift.
 /// Relative file paths are resolved against `base_dir`.
 pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
+    initial_world_cancellable(recipe, base_dir, &AtomicBool::new(false))
+}
+
+/// [`initial_world`], giving up with [`OrogenError::Cancelled`] soon after `cancel` is set:
+/// while noise terrain is generated, and between the terrain, uplift and strata.
+pub fn initial_world_cancellable(
+    recipe: &Recipe,
+    base_dir: &Path,
+    cancel: &AtomicBool,
+) -> Result<World> {
     recipe.validate()?;
     let grid = recipe.grid()?;
     let (height, nodata) = recipe
         .terrain
-        .build_with_nodata(grid, recipe.seed, base_dir)?;
+        .build_cancellable(grid, recipe.seed, base_dir, cancel)?;
+    let cancelled = || {
+        if cancel.load(Ordering::Relaxed) {
+            Err(OrogenError::Cancelled)
+        } else {
+            Ok(())
+        }
+    };
+    cancelled()?;
     let grid = height.grid;
     if nodata.is_some() && recipe.strata.is_some() {
         return Err(OrogenError::invalid(
@@ -42,6 +60,7 @@ pub fn initial_world(recipe: &Recipe, base_dir: &Path) -> Result<World> {
     world.uplift = recipe
         .uplift
         .resolve(grid, recipe.seed ^ UPLIFT_SEED, base_dir)?;
+    cancelled()?;
     if let Some(strata) = &recipe.strata {
         let (layers, materials) = crate::stages::strata::build(
             &recipe.materials,
@@ -246,7 +265,7 @@ pub fn run_recipe(
     let start = Instant::now();
     recipe.validate()?;
     check_memory(recipe, None)?;
-    let mut world = initial_world(recipe, base_dir)?;
+    let mut world = initial_world_cancellable(recipe, base_dir, cancel)?;
     let start_height = recipe
         .outputs
         .iter()

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use orogen_core::runner::{run_recipe, Event};
+use orogen_core::runner::{initial_world, initial_world_cancellable, run_recipe, Event};
 use orogen_core::{OrogenError, Recipe};
 
 fn small_recipe() -> Recipe {
@@ -140,6 +140,27 @@ fn a_set_cancel_flag_stops_before_any_stage() {
     });
     assert!(matches!(result, Err(OrogenError::Cancelled)));
     assert_eq!(started, 0);
+}
+
+#[test]
+fn a_set_cancel_flag_stops_the_initial_terrain() {
+    // A noise terrain looks at the flag row by row, so a run cancelled (or a node freed)
+    // while a large terrain is being generated does not wait for all of it.
+    let recipe = Recipe::default_recipe()
+        .apply_override("size=(129,97)")
+        .unwrap();
+    let set = AtomicBool::new(true);
+    assert!(matches!(
+        initial_world_cancellable(&recipe, Path::new("."), &set),
+        Err(OrogenError::Cancelled)
+    ));
+    // Not cancelled: the same world as without a flag.
+    let clear = AtomicBool::new(false);
+    let a = initial_world_cancellable(&recipe, Path::new("."), &clear).unwrap();
+    let b = initial_world(&recipe, Path::new(".")).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&a.height.data), bits(&b.height.data));
+    assert_eq!(bits(&a.uplift.data), bits(&b.uplift.data));
 }
 
 #[test]

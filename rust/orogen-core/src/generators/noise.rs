@@ -12,6 +12,8 @@
 //! Octave seeds, rotations and offsets come from a `ChaCha8Rng` of the recipe seed; rows
 //! are filled in parallel, each cell on its own, so the bytes do not depend on threads.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -473,6 +475,17 @@ impl Sampler {
 
 /// Generates a heightfield (metres) from `params` over `grid`, deterministic in `seed`.
 pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfield> {
+    generate_cancellable(params, grid, seed, &AtomicBool::new(false))
+}
+
+/// [`generate`], giving up with [`OrogenError::Cancelled`] soon after `cancel` is set (each
+/// row looks at it before it starts), so a large terrain does not hold up a cancelled run.
+pub fn generate_cancellable(
+    params: &NoiseParams,
+    grid: Grid,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<Heightfield> {
     params.validate("noise")?;
     let sampler = Sampler::new(params, seed);
     // Cells are `dx × dy` metres (equal for square cells).
@@ -507,6 +520,9 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
     data.par_chunks_mut(grid.width)
         .enumerate()
         .for_each(|(y, row)| {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
             let py = y as f64 * csy;
             for (x, out) in row.iter_mut().enumerate() {
                 let px = x as f64 * csx;
@@ -517,6 +533,9 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
                 *out = h as f32;
             }
         });
+    if cancel.load(Ordering::Relaxed) {
+        return Err(OrogenError::Cancelled);
+    }
     Heightfield::from_vec(grid, data, "noise")
 }
 

@@ -6,6 +6,8 @@
 //! noise values are normalised to `[0, 1]` and then mapped linearly onto `[min, max]`
 //! (`min > max` is allowed and inverts the map).
 
+use std::sync::atomic::AtomicBool;
+
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -61,10 +63,22 @@ impl TerrainSource {
         seed: u64,
         base_dir: &Path,
     ) -> Result<(Heightfield, Option<Vec<bool>>)> {
+        self.build_cancellable(grid, seed, base_dir, &AtomicBool::new(false))
+    }
+
+    /// [`TerrainSource::build_with_nodata`], giving up with [`OrogenError::Cancelled`]
+    /// soon after `cancel` is set while noise is generated.
+    pub fn build_cancellable(
+        &self,
+        grid: Grid,
+        seed: u64,
+        base_dir: &Path,
+        cancel: &AtomicBool,
+    ) -> Result<(Heightfield, Option<Vec<bool>>)> {
         match self {
             TerrainSource::Flat(h) => Ok((Heightfield::filled(grid, *h), None)),
             TerrainSource::Noise(params) => Ok((
-                crate::generators::noise::generate(params, grid, seed)?,
+                crate::generators::noise::generate_cancellable(params, grid, seed, cancel)?,
                 None,
             )),
             TerrainSource::Heightmap(src) => src.load_with_nodata(grid, base_dir),
