@@ -1,4 +1,4 @@
-extends SceneTree
+extends "res://tests/test_tree.gd"
 ## Randomly mutated recipes through ErosionSimulator, headless (issue #11). Run by
 ## tests/godot/run.sh:
 ##
@@ -76,10 +76,6 @@ var builtin_dir: String = ""
 var seed_base: int = DEFAULT_SEED
 var count: int = 200
 var only: int = -1
-var passed: int = 0
-var failed: int = 0
-var current: String = ""
-var current_failures: PackedStringArray = []
 
 var bases: Array[Dictionary] = [] # {name, ron}
 var tokens: PackedStringArray = []
@@ -122,37 +118,13 @@ func _run_all() -> void:
 		test_mutated_recipes_end_once,
 		test_no_thread_left,
 	]
-	for t: Callable in tests:
-		current = t.get_method()
-		current_failures = []
-		await t.call()
-		if current_failures.is_empty():
-			passed += 1
-			print("PASS ", current)
-		else:
-			failed += 1
-			print("FAIL ", current, ": ", "; ".join(current_failures.slice(0, 20)))
-		await _settle()
+	await run_tests(tests, 20)
 	print("  measured: mutated recipes, seed %d: %s in %.1f s (slowest: case %s, %d ms)" % [
 		seed_base, _summary(), (Time.get_ticks_msec() - t0) / 1000.0, slowest[1], slowest[0]])
-	print("RESULT passed=%d failed=%d" % [passed, failed])
-	quit(0 if failed == 0 else 1)
+	finish()
 
 
 # --- helpers -----------------------------------------------------------------------------
-
-func check(cond: bool, what: String) -> bool:
-	if not cond:
-		current_failures.append(what)
-	return cond
-
-
-func _settle() -> void:
-	for child: Node in root.get_children():
-		child.queue_free()
-	await process_frame
-	await process_frame
-
 
 func _summary() -> String:
 	var by_kind: Dictionary = {}
@@ -528,7 +500,7 @@ func _run_case(c: Dictionary, tag: String) -> String:
 		shown.replace("\n", " ").left(160)])
 	terrain.queue_free()
 	await process_frame
-	check(await _no_threads(3000), "%s: %d threads left after the case" % [tag, ErosionSimulator.live_thread_count()])
+	check(await wait_no_threads(3000), "%s: %d threads left after the case" % [tag, ErosionSimulator.live_thread_count()])
 	return what
 
 
@@ -539,7 +511,7 @@ func _free_mid_run(c: Dictionary, tag: String, terrain: TerrainWorld, ends: Arra
 	await process_frame
 	await process_frame
 	check(ends.size() <= 1, "%s: %d outcomes %s" % [tag, ends.size(), ends])
-	check(await _no_threads(3000), "%s: %d threads left after freeing mid-run" % [tag, ErosionSimulator.live_thread_count()])
+	check(await wait_no_threads(3000), "%s: %d threads left after freeing mid-run" % [tag, ErosionSimulator.live_thread_count()])
 	print("  case %s %s %s [%s] wiring %d threads %d: freed after %d frames — %s" % [
 		tag, c["base"], c["size"], ", ".join(c["done_ops"]), c["wiring"], c["threads"], c["free_after"],
 		str(ends).left(160)])
@@ -547,15 +519,6 @@ func _free_mid_run(c: Dictionary, tag: String, terrain: TerrainWorld, ends: Arra
 
 
 ## Waits until no worker or pool thread is alive (or `timeout_ms`); true if none is.
-func _no_threads(timeout_ms: int) -> bool:
-	var start: int = Time.get_ticks_msec()
-	while ErosionSimulator.live_thread_count() != 0:
-		if Time.get_ticks_msec() - start > timeout_ms:
-			return false
-		await process_frame
-	return true
-
-
 ## "" when every float map of `data` (heights included) is finite, else which is not.
 func _first_non_finite(data: TerrainData) -> String:
 	var maps: Dictionary = {"heights": data.heights}

@@ -1,4 +1,4 @@
-extends SceneTree
+extends "res://tests/test_tree.gd"
 ## Orogen's tests inside a real Godot (headless). Run by tests/godot/run.sh:
 ##
 ##   godot --headless --path godot_project -s res://tests/run_tests.gd -- \
@@ -13,10 +13,6 @@ extends SceneTree
 var recipes_dir: String = ""
 var bake_dir: String = ""
 var out_dir: String = ""
-var passed: int = 0
-var failed: int = 0
-var current: String = ""
-var current_failures: PackedStringArray = []
 
 
 func _initialize() -> void:
@@ -53,28 +49,11 @@ func _run_all() -> void:
 		test_hydraulic_water_live,
 		test_frame_time_at_512,
 	]
-	for t: Callable in tests:
-		current = t.get_method()
-		current_failures = []
-		await t.call()
-		if current_failures.is_empty():
-			passed += 1
-			print("PASS ", current)
-		else:
-			failed += 1
-			print("FAIL ", current, ": ", "; ".join(current_failures))
-		await _settle()
-	print("RESULT passed=%d failed=%d" % [passed, failed])
-	quit(0 if failed == 0 else 1)
+	await run_tests(tests)
+	finish()
 
 
 # --- helpers -----------------------------------------------------------------------------
-
-func check(cond: bool, what: String) -> bool:
-	if not cond:
-		current_failures.append(what)
-	return cond
-
 
 func read_text(path: String) -> String:
 	var f: FileAccess = FileAccess.open(path, FileAccess.READ)
@@ -117,22 +96,6 @@ func wait_done(sim: ErosionSimulator, timeout_ms: int) -> bool:
 
 
 ## Waits until no worker or pool thread is alive (or `timeout_ms`); true if none is.
-func wait_no_threads(timeout_ms: int) -> bool:
-	var start: int = Time.get_ticks_msec()
-	while ErosionSimulator.live_thread_count() != 0:
-		if Time.get_ticks_msec() - start > timeout_ms:
-			return false
-		await process_frame
-	return true
-
-
-func _settle() -> void:
-	for child: Node in root.get_children():
-		child.queue_free()
-	await process_frame
-	await process_frame
-
-
 func floats_of(img: Image) -> PackedFloat32Array:
 	var copy: Image = img
 	if img.get_format() != Image.FORMAT_RF:
