@@ -400,7 +400,10 @@ fn positional_struct<'a, 'b>(
     at: String,
 ) -> Option<(String, &'a serde_json::Map<String, Json>, Option<&'b Json>)> {
     match (given, got) {
-        (Json::Array(items), Json::Object(map)) => Some((at, map, items.first())),
+        // `()` fills no field by position: a struct of defaults (`Hydrology()`).
+        (Json::Array(items), Json::Object(map)) if !items.is_empty() => {
+            Some((at, map, items.first()))
+        }
         (Json::Array(a), Json::Array(b)) => a
             .iter()
             .zip(b)
@@ -537,6 +540,12 @@ mod tests {
             .unwrap();
         assert!(r2.to_ron_string().contains("count: 129"));
         assert_eq!(r.apply_override("size=(65,33)").unwrap().size, (65, 33));
+        // `Name()` fills nothing by position: a stage with every field at its default.
+        let r3 = r.apply_override("stages=[Hydrology(), Thermal()]").unwrap();
+        assert_eq!(
+            r3.stages.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            ["Hydrology", "Thermal"]
+        );
     }
 
     #[test]

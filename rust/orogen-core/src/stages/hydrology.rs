@@ -82,7 +82,7 @@ impl HydrologyParams {
 
 impl StageKind for HydrologyParams {
     fn bytes_per_cell(&self) -> u64 {
-        80
+        88
     }
 
     fn drivers(&self) -> &'static str {

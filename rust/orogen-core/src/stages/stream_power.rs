@@ -145,7 +145,7 @@ impl StreamPowerParams {
 
 impl StageKind for StreamPowerParams {
     fn bytes_per_cell(&self) -> u64 {
-        136
+        152
     }
 
     fn drivers(&self) -> &'static str {
