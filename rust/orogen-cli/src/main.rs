@@ -440,6 +440,13 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     )
     .map_err(|e| Failure::runtime(format!("{e} (the earlier outputs are unchanged)")))?;
     WRITING.store(false, Ordering::SeqCst);
+    for left in orogen_core::bake::folder::leftovers(&args.out) {
+        eprintln!(
+            "warning: the earlier bake could not be deleted whole and is left at {} \
+             (a file in it is locked or read-only); delete it by hand",
+            left.display()
+        );
+    }
 
     if !args.quiet {
         let grid = output.world.grid();
@@ -479,8 +486,10 @@ fn info(file: &Path, size: Option<(u32, u32)>) -> Result<(), Failure> {
         Some((lo, hi)) => println!("range:  {lo} .. {hi}"),
         None => println!("range:  (colour image)"),
     }
-    if let Some(c) = info.cell_size {
-        println!("cell size: {c} m");
+    match (info.cell_size, info.cell_size_y) {
+        (Some(dx), Some(dy)) => println!("cell size: {dx} x {dy} m (dx x dy)"),
+        (Some(c), None) => println!("cell size: {c} m"),
+        _ => {}
     }
     Ok(())
 }

@@ -740,6 +740,10 @@ fn non_square_cells_bake_from_set_and_bad_pairs_exit_2_naming_cell_size() {
     assert_eq!(f32_of("cell_size_y"), Some(92.5), "{json}");
     let h = orogen_core::io::exr::read_exr(&out.join("height.exr")).unwrap();
     assert_eq!((h.grid.dx(), h.grid.dy()), (74.6, 92.5));
+    // `orogen info` shows both sides.
+    let o = orogen(dir.path(), &["info", "out/height.exr"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("cell size: 74.6 x 92.5 m"), "{text}");
     for bad in ["(-1.0,92.5)", "(74.6,0)", "(NaN,92.5)", "(0.0,0.0)"] {
         let o = orogen(
             dir.path(),

@@ -57,18 +57,20 @@ pub fn initial_world_cancellable(
     if let Some(mask) = nodata {
         world.set_nodata(mask);
     }
-    world.uplift = recipe
-        .uplift
-        .resolve(grid, recipe.seed ^ UPLIFT_SEED, base_dir)?;
+    world.uplift =
+        recipe
+            .uplift
+            .resolve_cancellable(grid, recipe.seed ^ UPLIFT_SEED, base_dir, cancel)?;
     cancelled()?;
     if let Some(strata) = &recipe.strata {
-        let (layers, materials) = crate::stages::strata::build(
+        let (layers, materials) = crate::stages::strata::build_cancellable(
             &recipe.materials,
             strata,
             grid,
             &world.height.data,
             recipe.seed,
             base_dir,
+            cancel,
         )?;
         world.layers = layers;
         world.materials = materials;

@@ -161,6 +161,42 @@ fn a_set_cancel_flag_stops_the_initial_terrain() {
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&a.height.data), bits(&b.height.data));
     assert_eq!(bits(&a.uplift.data), bits(&b.uplift.data));
+
+    // The noise uplift and the strata (noise thickness and warp) after the terrain look
+    // at the flag too.
+    let grid = recipe.grid().unwrap();
+    assert!(matches!(
+        recipe
+            .uplift
+            .resolve_cancellable(grid, 1, Path::new("."), &set),
+        Err(OrogenError::Cancelled)
+    ));
+    let strata = Recipe::built_in("strata").unwrap();
+    let layered = strata.strata.as_ref().unwrap();
+    let surface = vec![0.0f32; grid.len()];
+    let build = |flag: &AtomicBool| {
+        orogen_core::stages::strata::build_cancellable(
+            &strata.materials,
+            layered,
+            grid,
+            &surface,
+            1,
+            Path::new("."),
+            flag,
+        )
+    };
+    assert!(matches!(build(&set), Err(OrogenError::Cancelled)));
+    let (layers, _) = build(&clear).unwrap();
+    let (plain, _) = orogen_core::stages::strata::build(
+        &strata.materials,
+        layered,
+        grid,
+        &surface,
+        1,
+        Path::new("."),
+    )
+    .unwrap();
+    assert_eq!(layers, plain);
 }
 
 #[test]

@@ -137,6 +137,25 @@ pub fn recover(target: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Leftovers of bakes into `target` that are still beside it: staging or aside folders
+/// of any process, this one included (a folder holding the earlier bake stays when a
+/// file in it cannot be deleted, e.g. one locked with `chattr +i`).
+pub fn leftovers(target: &Path) -> Vec<PathBuf> {
+    let Ok((parent, name)) = split(target) else {
+        return Vec::new();
+    };
+    let prefix = format!(".{name}.orogen-");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
 /// Checks, before any work, that a bake can later replace `target`: it is a folder or
 /// missing, holds no folder, and a staging folder can be created beside it (cleaning up
 /// after killed runs first).

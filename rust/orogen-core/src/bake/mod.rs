@@ -62,16 +62,18 @@ fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result
     let mut out = Vec::with_capacity(files.len());
     for (name, encode) in files {
         let path = staged.join(&name);
+        // Errors name the file the user asked for, not the staging folder's copy.
+        let shown = dir.join(&name);
         let written = File::create(&path)
-            .map_err(|e| OrogenError::io("cannot create", &path, e))
+            .map_err(|e| OrogenError::io("cannot create", &shown, e))
             .and_then(|file| {
                 let mut w = BufWriter::new(file);
-                encode(&mut w, &path)?;
+                encode(&mut w, &shown)?;
                 let file = w
                     .into_inner()
-                    .map_err(|e| OrogenError::io("cannot write", &path, e.into_error()))?;
+                    .map_err(|e| OrogenError::io("cannot write", &shown, e.into_error()))?;
                 file.sync_all()
-                    .map_err(|e| OrogenError::io("cannot write", &path, e))
+                    .map_err(|e| OrogenError::io("cannot write", &shown, e))
             });
         if let Err(e) = written {
             let _ = std::fs::remove_dir_all(&staged);

@@ -542,7 +542,18 @@ pub fn generate_cancellable(
 /// Noise over `grid` normalised to `[0, 1]` (lowest cell 0, highest 1; a flat result is 0
 /// everywhere). Used by `ScalarSource::Noise`; `amplitude` and `offset` do not matter.
 pub fn generate_normalized(params: &NoiseParams, grid: Grid, seed: u64) -> Result<ScalarMap> {
-    let mut map = generate(params, grid, seed)?;
+    generate_normalized_cancellable(params, grid, seed, &AtomicBool::new(false))
+}
+
+/// [`generate_normalized`], giving up soon after `cancel` is set (see
+/// [`generate_cancellable`]).
+pub fn generate_normalized_cancellable(
+    params: &NoiseParams,
+    grid: Grid,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<ScalarMap> {
+    let mut map = generate_cancellable(params, grid, seed, cancel)?;
     let (lo, hi) = map.min_max();
     let span = hi - lo;
     if !span.is_finite() || span <= 0.0 {

@@ -21,6 +21,9 @@ pub struct MapInfo {
     pub range: Option<(f64, f64)>,
     /// Cell size stored in the file (Orogen EXR), metres.
     pub cell_size: Option<f32>,
+    /// North-south cell size when it differs from `cell_size` (Orogen EXR of a recipe
+    /// with `cell_size: (dx, dy)`), metres.
+    pub cell_size_y: Option<f32>,
 }
 
 /// Reads a map file and describes it. The format comes from the extension (`.exr`,
@@ -54,7 +57,8 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
                 width: map.width(),
                 height: map.height(),
                 range: Some((short_f64(lo), short_f64(hi))),
-                cell_size: Some(map.grid.cell_size).filter(|&c| c != 1.0),
+                cell_size: Some(map.grid.cell_size).filter(|&c| c != 1.0 || !map.grid.is_square()),
+                cell_size_y: Some(map.grid.dy()).filter(|_| !map.grid.is_square()),
             })
         }
         Format::Png16 => {
@@ -86,6 +90,7 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
                 height: h as usize,
                 range,
                 cell_size: None,
+                cell_size_y: None,
             })
         }
         Format::R16 => {
@@ -97,6 +102,7 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
                 height: map.height(),
                 range: range_of(&map.data, 65535.0),
                 cell_size: None,
+                cell_size_y: None,
             })
         }
         Format::RawF32 => {
@@ -109,6 +115,7 @@ pub fn probe(path: &Path, raw_size: Option<(u32, u32)>) -> Result<MapInfo> {
                 height: map.height(),
                 range: Some((short_f64(lo), short_f64(hi))),
                 cell_size: None,
+                cell_size_y: None,
             })
         }
     }

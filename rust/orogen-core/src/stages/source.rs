@@ -154,12 +154,34 @@ impl ScalarSource {
     pub fn resolve(&self, grid: Grid, seed: u64, base_dir: &Path) -> Result<ScalarMap> {
         resolve(self, grid, seed, base_dir)
     }
+
+    /// [`ScalarSource::resolve`], giving up with [`OrogenError::Cancelled`] soon after
+    /// `cancel` is set (noise looks at it row by row).
+    pub fn resolve_cancellable(
+        &self,
+        grid: Grid,
+        seed: u64,
+        base_dir: &Path,
+        cancel: &AtomicBool,
+    ) -> Result<ScalarMap> {
+        resolve_inner(self, grid, seed, base_dir, cancel)
+    }
 }
 
 /// The source as a map over `grid`. `seed` drives noise; relative image paths are
 /// resolved against `base_dir` (the recipe file's folder). Validates the source first,
 /// so an invalid value is an error naming its field under `source`.
 pub fn resolve(source: &ScalarSource, grid: Grid, seed: u64, base_dir: &Path) -> Result<ScalarMap> {
+    resolve_inner(source, grid, seed, base_dir, &AtomicBool::new(false))
+}
+
+fn resolve_inner(
+    source: &ScalarSource,
+    grid: Grid,
+    seed: u64,
+    base_dir: &Path,
+    cancel: &AtomicBool,
+) -> Result<ScalarMap> {
     source.validate("source")?;
     match source {
         ScalarSource::Constant(v) => Ok(ScalarMap::filled(grid, *v)),
@@ -172,7 +194,9 @@ pub fn resolve(source: &ScalarSource, grid: Grid, seed: u64, base_dir: &Path) ->
             Ok(map)
         }
         ScalarSource::Noise { noise, min, max } => {
-            let mut map = crate::generators::noise::generate_normalized(noise, grid, seed)?;
+            let mut map = crate::generators::noise::generate_normalized_cancellable(
+                noise, grid, seed, cancel,
+            )?;
             map_to_range(&mut map, *min, *max);
             Ok(map)
         }

@@ -504,6 +504,22 @@ pub fn build(
     seed: u64,
     base_dir: &Path,
 ) -> Result<(Layers, Vec<WorldMaterial>)> {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    build_cancellable(materials, strata, grid, surface, seed, base_dir, &never)
+}
+
+/// [`build`], giving up with [`OrogenError::Cancelled`] soon after `cancel` is set
+/// (between layers, and row by row inside noise thicknesses and the warp).
+#[allow(clippy::too_many_arguments)]
+pub fn build_cancellable(
+    materials: &[Material],
+    strata: &Strata,
+    grid: Grid,
+    surface: &[f32],
+    seed: u64,
+    base_dir: &Path,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<(Layers, Vec<WorldMaterial>)> {
     validate(materials, strata)?;
     let built_in = built_in_materials();
     let world_material = |name: &str| {
@@ -536,7 +552,13 @@ pub fn build(
                 amplitude: w.amplitude,
                 ..Default::default()
             };
-            Some(crate::generators::noise::generate(&params, grid, seed ^ STRATA_SEED)?.data)
+            let warp = crate::generators::noise::generate_cancellable(
+                &params,
+                grid,
+                seed ^ STRATA_SEED,
+                cancel,
+            )?;
+            Some(warp.data)
         }
         None => None,
     };
@@ -555,9 +577,15 @@ pub fn build(
     let mut mats = vec![world_material(&strata.sediment)];
     let mut thickness_maps = Vec::with_capacity(strata.layers.len());
     for (i, s) in strata.layers.iter().enumerate() {
-        let t = s
-            .thickness
-            .resolve(grid, seed ^ STRATA_SEED ^ (i as u64 + 1), base_dir)?;
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(OrogenError::Cancelled);
+        }
+        let t = s.thickness.resolve_cancellable(
+            grid,
+            seed ^ STRATA_SEED ^ (i as u64 + 1),
+            base_dir,
+            cancel,
+        )?;
         thickness_maps.push(t.data);
     }
     for _ in 0..strata.repeat {
