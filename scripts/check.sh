@@ -7,7 +7,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '\n==> %s\n' "$*"; }
+start=$SECONDS
+phase_start=$SECONDS
+phase_name=""
+times=""
+# Each phase's wall time, printed at the end (CI must stay well under 30 minutes).
+log() {
+  if [ -n "$phase_name" ]; then
+    times+="$(printf '  %5d s  %s' $((SECONDS - phase_start)) "$phase_name")"$'\n'
+  fi
+  phase_name=$*
+  phase_start=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
 failures=0
 passed=0
 failed=0
@@ -60,7 +72,9 @@ if [ "${OROGEN_SKIP_GODOT:-0}" != "1" ]; then
   fi
 fi
 
+log "done"
 echo
+printf 'time per step:\n%s  %5d s  total\n' "$times" $((SECONDS - start))
 if [ "$failures" -ne 0 ]; then
   echo "check: $failures step(s) failed"
   echo "check: $passed passed, $((failed > 0 ? failed : failures)) failed"
