@@ -147,6 +147,8 @@ pub struct StepReport {
 const BAND: usize = 64;
 /// Positions per tile where lines run along x.
 const TILE: usize = 64;
+/// Rows ahead of the lanes that [`Sweep::prefetch`] asks for where lines are columns.
+const PREFETCH_ROWS: usize = 4;
 
 /// The lines of a wind direction over a grid.
 #[derive(Clone, Debug)]
@@ -161,8 +163,9 @@ struct Lines {
     minor: usize,
     /// Minor offset of the line at each position.
     f: Vec<i64>,
-    /// Largest offset.
+    /// Largest and smallest offset.
     fmax: i64,
+    fmin: i64,
     /// Number of lines.
     count: usize,
     /// Distance from the position before, metres (position 0: cell size).
@@ -214,6 +217,7 @@ impl Lines {
             count: minor + (fmax - fmin) as usize,
             f,
             fmax,
+            fmin,
             dist,
             dist_next,
             range: Vec::new(),
@@ -507,8 +511,21 @@ impl Sweep<'_> {
                 let (t0, t1) = lines.range[first + l];
                 let (t0, t1) = (t0 as usize, t1 as usize);
                 let (from, to) = (t.max(t0), end.min(t1));
+                let base = (first + l) as isize * lines.stride;
+                // The line's cells of the next tile, a cache line at a time (they may
+                // lie on two rows).
+                // Lines along a row (0°, 180°) read on in one page, where the hardware
+                // prefetchers keep up.
+                let mut p = if lines.fmax == lines.fmin {
+                    t1
+                } else {
+                    end.max(t0)
+                };
+                while p < (end + TILE).min(t1) {
+                    self.prefetch((base + lines.off[p]) as usize, 1);
+                    p += 16;
+                }
                 if from < to {
-                    let base = (first + l) as isize * lines.stride;
                     unsafe { self.walk(st, base, (t0, t1), from, to) };
                 }
             }
@@ -620,6 +637,13 @@ impl Sweep<'_> {
         };
         load(&mut ahead, 0);
         for t in 0..lines.m {
+            if t + PREFETCH_ROWS < lines.m {
+                let (a, b) = on(t + PREFETCH_ROWS);
+                if a < b {
+                    let c = ((first + a) as isize + lines.off[t + PREFETCH_ROWS]) as usize;
+                    self.prefetch(c, b - a);
+                }
+            }
             let (d_here, d_next) = (lines.dist[t], lines.dist_next[t]);
             let last = t + 1 == lines.m;
             let cur = ahead;
@@ -663,6 +687,29 @@ impl Sweep<'_> {
             sums.add(&s.sums);
         }
         sums
+    }
+
+    /// Asks the caches for cells `c..c + len` of the surface and of every layer, ahead of
+    /// their use: a band's lines cross a row (or a tile's) in a short run, one page from
+    /// the last, where the hardware prefetchers do not follow. A hint only.
+    #[inline(always)]
+    fn prefetch(&self, c: usize, len: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let arrays = std::iter::once(self.surface).chain(self.layers.iter().copied());
+            for a in arrays {
+                let mut i = 0;
+                while i < len + 15 {
+                    // SAFETY: a prefetch is a hint that never faults; `wrapping_add` makes
+                    // no claim that the address is in bounds.
+                    unsafe { _mm_prefetch(a.0.wrapping_add(c + i) as *const i8, _MM_HINT_T0) };
+                    i += 16;
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (c, len);
     }
 
     /// Loose material at `c` before the step: the layers above the first wind-proof one
