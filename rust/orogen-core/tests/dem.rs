@@ -403,6 +403,21 @@ fn nan_nodata_loads_when_set_and_is_an_error_naming_file_and_pixel_otherwise() {
         }
         let back = Recipe::from_ron_str(&r.to_ron_string(), "t").unwrap();
         assert!(run(&back.to_ron_string(), dir.path()).is_ok());
+        // `--set` writes NaN into `nodata`, and nowhere else.
+        let plain = Recipe::from_ron_str(&recipe(""), "t").unwrap();
+        let r = plain
+            .apply_override("terrain.Heightmap.nodata=NaN")
+            .unwrap();
+        match &r.terrain {
+            orogen_core::recipe::TerrainSource::Heightmap(h) => {
+                assert!(h.nodata.is_some_and(f32::is_nan), "{:?}", h.nodata)
+            }
+            other => panic!("{other:?}"),
+        }
+        let world = run(&r.to_ron_string(), dir.path()).unwrap();
+        assert!(world.height.data.iter().all(|v| v.is_finite()));
+        let e = plain.apply_override("seed=NaN").unwrap_err().to_string();
+        assert!(e.contains("not a finite number"), "{e}");
     }
 }
 

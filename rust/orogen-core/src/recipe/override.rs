@@ -445,7 +445,16 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
     for (i, seg) in segments.iter().enumerate() {
         node = descend(node, seg, i + 1 == segments.len()).map_err(err)?;
     }
-    let given = ron_to_json(value).map_err(err)?;
+    let given = match ron_to_json(value) {
+        Ok(given) => given,
+        // Only a field that takes NaN (`terrain.Heightmap.nodata`) reads it, as "NaN";
+        // anywhere else the non-finite number is refused.
+        Err(e) if matches!(value.trim(), "NaN" | "nan") => {
+            *node = Json::String("NaN".into());
+            return serde_json::from_value::<T>(tree).map_err(|_| err(e));
+        }
+        Err(e) => return Err(err(e)),
+    };
     *node = given.clone();
     match serde_json::from_value::<T>(tree.clone()) {
         Ok(out) => {
