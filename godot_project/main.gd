@@ -81,7 +81,9 @@ func _frame_camera() -> void:
 	camera.far = extent * 4.0
 	camera.near = extent * 0.0005
 	if water != null:
-		(water.mesh as PlaneMesh).size = Vector2(extent * 8.0, extent * 8.0)
+		# Wider than the far plane reaches, so the sea ends at the far plane (a straight
+		# line, hidden in main.tscn's depth fog), never at the plane's own edge.
+		(water.mesh as PlaneMesh).size = Vector2(extent * 12.0, extent * 12.0)
 
 
 func _save_screenshot() -> void:

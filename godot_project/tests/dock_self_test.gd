@@ -196,6 +196,7 @@ func _run_all() -> void:
 	ur.undo()
 	_check(_kinds(recipe) == kinds_before, "undo of Add Stage removes it")
 
+	await _check_optional_param(dock, recipe, ur)
 	await _check_layers_editor(dock, recipe, ur)
 
 	# Generate: returns at once, updates the terrain, one undoable action.
@@ -483,6 +484,62 @@ func _check_layered_thumbnails() -> void:
 func _materials(recipe: Resource) -> Array:
 	var d: Dictionary = recipe.call(&"to_dict")
 	return d.get("materials", []) if typeof(d.get("materials")) == TYPE_ARRAY else []
+
+
+## An optional stage parameter (Hydraulic's `chezy`, None = frictionless) is set with its
+## checkbox and cleared back to None, each an undoable step, through the recipe's text.
+func _check_optional_param(dock: Control, recipe: Resource, ur: UndoRedo) -> void:
+	var ron_before := String(recipe.get(&"ron"))
+	if not _check(String(dock.call(&"add_stage", "Hydraulic")) == "", "a Hydraulic stage is added"):
+		return
+	var i := _kinds(recipe).size() - 1
+	var panel: Node = (dock.call(&"get_stage_panels") as Array)[i]
+	var toggle := (panel.get(&"toggles") as Dictionary).get("chezy") as CheckBox
+	var slider := (panel.get(&"sliders") as Dictionary).get("chezy") as EditorSpinSlider
+	if not _check(toggle != null and slider != null and not toggle.button_pressed and slider.read_only
+			and _stage_value(recipe, i, "chezy") == null,
+			"chezy (None) shows an unticked checkbox beside a read-only slider"):
+		ur.undo()
+		return
+	toggle.button_pressed = true
+	var on: Variant = _stage_value(recipe, i, "chezy")
+	_check(on != null and is_equal_approx(float(on), slider.value) and not slider.read_only
+			and String(recipe.get(&"ron")).contains("chezy: "),
+			"ticking chezy writes the slider's value into the recipe text (%s)" % [on])
+	slider.value = 35.0
+	_check(_stage_value(recipe, i, "chezy") == 35.0, "the slider then edits chezy (35)")
+	toggle.button_pressed = false
+	var text := String(recipe.get(&"ron"))
+	var reread := ClassDB.instantiate(&"TerrainRecipe") as Resource
+	reread.set(&"ron", text)
+	_check(_stage_value(recipe, i, "chezy") == null and _stage_value(reread, i, "chezy") == null
+			and not text.contains("chezy: 35") and slider.read_only,
+			"unticking writes None: the recipe text, read again, has no chezy")
+	ur.undo()
+	_check(_stage_value(recipe, i, "chezy") == 35.0, "undo of the untick gives chezy 35 back")
+	var shows_35 := func() -> bool:
+		var p: Array = dock.call(&"get_stage_panels")
+		if p.size() <= i or not is_instance_valid(p[i]):
+			return false
+		var t := (p[i].get(&"toggles") as Dictionary).get("chezy") as CheckBox
+		var s := (p[i].get(&"sliders") as Dictionary).get("chezy") as EditorSpinSlider
+		return t != null and t.button_pressed and s != null and is_equal_approx(s.value, 35.0) \
+				and not s.read_only
+	_check(await _wait_for(shows_35), "the stage panel follows: chezy ticked at 35")
+	ur.undo()
+	ur.undo()
+	_check(_stage_value(recipe, i, "chezy") == null, "undo of the tick leaves chezy None again")
+	ur.undo()
+	_check(String(recipe.get(&"ron")) == ron_before, "undo of Add Stage restores the recipe")
+
+
+## Stage `i`'s field `param` as to_dict gives it (null for None).
+func _stage_value(recipe: Resource, i: int, param: String) -> Variant:
+	var stages: Array = recipe.call(&"to_dict").get("stages", [])
+	if i >= stages.size():
+		return "missing"
+	var stage: Dictionary = stages[i]
+	return (stage[stage.keys()[0]] as Dictionary).get(param, "missing")
 
 
 func _check_param_sliders(recipe: Resource, panels: Array) -> void:

@@ -197,6 +197,8 @@ func rebuild() -> void:
 		panel.build(i, stages.size(), kind, values, schema)
 		panel.value_edited.connect(func(index: int, param: String, value_ron: String) -> void:
 			_set_from_form("stages[%d].%s" % [index, param], value_ron))
+		panel.option_toggled.connect(func(index: int, param: String, value_ron: String) -> void:
+			_toggle_from_form("stages[%d].%s" % [index, param], value_ron))
 		panel.move_requested.connect(func(index: int, delta: int) -> void:
 			move_stage(index, delta))
 		panel.remove_requested.connect(func(index: int) -> void:
@@ -239,6 +241,15 @@ func set_recipe_value(path: String, value_ron: String) -> String:
 func _set_from_form(path: String, value_ron: String) -> String:
 	return _ctx.edit_recipe("Set terrain recipe %s" % path, func(r: Resource) -> String:
 		return String(r.call(&"set_value", path, value_ron)), UndoRedo.MERGE_ENDS)
+
+
+## Sets (`value_ron`) or clears (`None`) an optional field from its checkbox in the form, as
+## one undoable action of its own (a slider drag before or after is another).
+func _toggle_from_form(path: String, value_ron: String) -> String:
+	# Named apart from the slider's "Set …" action, which merges with an equally named one.
+	var what := "Clear" if value_ron == "None" else "Turn on"
+	return _ctx.edit_recipe("%s terrain recipe %s" % [what, path], func(r: Resource) -> String:
+		return String(r.call(&"set_value", path, value_ron)))
 
 
 func add_stage(kind: String) -> String:

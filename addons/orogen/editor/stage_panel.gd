@@ -3,12 +3,16 @@ extends PanelContainer
 ## One stage of a recipe in the Orogen dock: a header (number, kind, move up/down, remove) and
 ## one slider per scalar parameter, with its unit as suffix and its doc as tooltip.
 ##
-## Parameters come from TerrainRecipe.describe_stage(kind) ({name, unit, min, max, doc});
+## Parameters come from TerrainRecipe.describe_stage(kind) ({name, unit, min, max, doc,
+## optional}); an optional one has a checkbox that sets it or leaves it out (`None`);
 ## numeric fields the schema does not describe get a plain open-ended slider, and non-numeric
 ## fields (maps, nested settings) are listed read-only (edit them with "Edit RON…").
 
 ## A parameter was edited: `value_ron` is the new value written as RON (e.g. `0.5`, `20`).
 signal value_edited(index: int, param: String, value_ron: String)
+## An optional parameter's checkbox was toggled: `value_ron` is the slider's value (on) or
+## `None` (off). One undoable action each, never merged with slider drags.
+signal option_toggled(index: int, param: String, value_ron: String)
 ## Move this stage by `delta` places (-1 up, +1 down).
 signal move_requested(index: int, delta: int)
 signal remove_requested(index: int)
@@ -61,7 +65,8 @@ func build(stage_index: int, stage_count: int, stage_kind: String, values: Dicti
 			continue
 		described[param] = true
 		_add_slider(grid, param, values[param], String(info.get("unit", "")),
-				float(info.get("min", 0.0)), float(info.get("max", 1.0)), String(info.get("doc", "")))
+				float(info.get("min", 0.0)), float(info.get("max", 1.0)), String(info.get("doc", "")),
+				bool(info.get("optional", false)))
 	var keys: Array = values.keys()
 	keys.sort()
 	for key: Variant in keys:
@@ -82,12 +87,15 @@ func build(stage_index: int, stage_count: int, stage_kind: String, values: Dicti
 
 
 func _add_slider(grid: GridContainer, param: String, value: Variant, unit: String,
-		lo: float, hi: float, doc: String) -> void:
-	# An optional parameter (Option in the recipe) is null when off: a checkbox turns it on
-	# at the slider's value (written as RON `Some`-less, implicit_some) or off (`None`).
-	var optional := value == null
+		lo: float, hi: float, doc: String, optional := false) -> void:
+	# An optional parameter (Option in the recipe; `optional` in the schema, or null now) gets
+	# a checkbox: ticked, the slider's value is written (RON's implicit `Some`); unticked, the
+	# field is written as `None` and the slider is read-only, keeping the last value to turn it
+	# back on with.
+	var is_set := value != null
+	optional = optional or not is_set
 	var numeric := typeof(value) == TYPE_INT or typeof(value) == TYPE_FLOAT
-	if not optional and not numeric:
+	if is_set and not numeric:
 		_add_readonly(grid, param, value)
 		return
 	var is_int := typeof(value) == TYPE_INT
@@ -95,16 +103,17 @@ func _add_slider(grid: GridContainer, param: String, value: Variant, unit: Strin
 	var row := HBoxContainer.new()
 	row.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	grid.add_child(row)
-	var slider := number_slider(0.0 if optional else float(value), is_int, unit, lo, hi, doc)
+	var slider := number_slider(float(value) if is_set else 0.0, is_int, unit, lo, hi, doc)
 	if optional:
 		var toggle := CheckBox.new()
-		toggle.tooltip_text = "%s is optional: tick to set it, untick to leave it out." % param
-		toggle.button_pressed = false
-		slider.read_only = true
-		slider.set_value_no_signal(lo if lo > 0.0 else (hi - lo) / 100.0 + lo)
+		toggle.tooltip_text = "%s is optional: tick to set it, untick to leave it out (None)." % param
+		toggle.button_pressed = is_set
+		slider.read_only = not is_set
+		if not is_set:
+			slider.set_value_no_signal(lo if lo > 0.0 else (hi - lo) / 100.0 + lo)
 		toggle.toggled.connect(func(on: bool) -> void:
 			slider.read_only = not on
-			value_edited.emit(index, param, to_ron(slider.value, is_int) if on else "None"))
+			option_toggled.emit(index, param, to_ron(slider.value, is_int) if on else "None"))
 		row.add_child(toggle)
 		toggles[param] = toggle
 	slider.value_changed.connect(func(v: float) -> void:

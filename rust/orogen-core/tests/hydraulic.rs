@@ -612,3 +612,56 @@ fn bad_input_names_the_field() {
         .to_string();
     assert!(e.contains("materials[0].dissolubility"), "{e}");
 }
+
+/// Open borders are outlets at a fixed level: rain on a rough dome drains off every edge,
+/// the interior erodes, and the border cells keep their beds. (Their outside neighbour's
+/// water surface is their own bed, so a border that eroded lowered its own base level and
+/// was dug, step after step, into a trench tens of metres deep: a wall of pits along the
+/// edge of the map in Godot.)
+#[test]
+fn open_borders_hold_their_beds() {
+    let (w, h) = (48, 40);
+    let grid = Grid::new(w, h, 1.0).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut b: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (
+                (i % w) as f32 - w as f32 / 2.0,
+                (i / w) as f32 - h as f32 / 2.0,
+            );
+            3.0 - 0.05 * (x * x + y * y).sqrt() + 0.05 * rng.random::<f32>()
+        })
+        .collect();
+    let b0 = b.clone();
+    let params = Params {
+        rain: Rain::Uniform { rate_m_per_s: 2e-3 },
+        evaporation: 0.01,
+        borders: Borders::Open,
+        capacity: 0.5,
+        dissolve: 0.3,
+        deposit: 0.3,
+        ..Params::default()
+    };
+    let mut sim = SimState::default();
+    let reports = run(grid, params, &mut b, &mut sim, 600);
+    let left: f64 = reports.iter().map(|r| r.water_lost_m3).sum();
+    assert!(left > 0.0, "water drains through the open borders");
+    let border = |i: usize| {
+        let (x, y) = (i % w, i / w);
+        x == 0 || y == 0 || x + 1 == w || y + 1 == h
+    };
+    let mut eroded = 0.0f64;
+    for i in 0..w * h {
+        if border(i) {
+            assert_eq!(b[i], b0[i], "border cell {i} keeps its bed");
+        } else {
+            eroded += (b0[i] - b[i]).max(0.0) as f64;
+        }
+    }
+    assert!(eroded > 0.01, "the interior erodes ({eroded} m summed)");
+    let carried: f64 = reports.iter().map(|r| r.sediment_lost_m3).sum();
+    assert!(
+        carried > 0.0,
+        "sediment still leaves through the held border cells"
+    );
+}

@@ -146,12 +146,27 @@ impl TerrainRecipe {
         Stage::NAMES.iter().map(|n| GString::from(*n)).collect()
     }
 
-    /// The scalar parameters of stage kind `name`: `{name, unit, min, max, doc}` each.
+    /// The scalar parameters of stage kind `name`: `{name, unit, min, max, doc, optional}`
+    /// each; `optional` is true for a field that may be left out (`None`, its default), such
+    /// as Hydraulic's `chezy`.
     #[func]
     pub fn describe_stage(&self, name: GString) -> Array<VarDictionary> {
-        Stage::describe(&name.to_string())
+        let name = name.to_string();
+        // The stage's defaults as serde's data model: an optional field's default is null.
+        let defaults = Stage::default_named(&name)
+            .and_then(|s| serde_json::to_value(s).ok())
+            .and_then(|v| v.get(&name).cloned());
+        Stage::describe(&name)
             .iter()
-            .map(param_dict)
+            .map(|p| {
+                let mut d = param_dict(p);
+                let optional = defaults
+                    .as_ref()
+                    .and_then(|v| v.get(p.name))
+                    .is_some_and(|v| v.is_null());
+                d.set("optional", optional);
+                d
+            })
             .collect()
     }
 

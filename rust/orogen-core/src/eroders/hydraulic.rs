@@ -15,7 +15,8 @@
 //!    to neighbour `i`, divided by `1 + Δt·A·g·fᵢ / (C²·l²·d1³)` when bed friction is on
 //!    (Chézy, semi-implicit; see below), then all four scaled by `K = min(1, d1·l² / (Σf·Δt))` so a cell never
 //!    sends more water than it holds; closed borders have no pipe out, an open border's
-//!    pipe leads to an outside cell whose water surface is the cell's bed;
+//!    pipe leads to an outside cell whose water surface is the cell's bed (so an open
+//!    border cell's bed is held: it neither dissolves nor deposits, step 4);
 //! 3. `d2 = d1 + Δt·(Σ inflow − Σ outflow) / l²`; velocity from the mean flux through the
 //!    cell, `u = ΔW_x / (l·d̄)`, `d̄ = (d1 + d2)/2` (zero where `d̄` ≤ `min_water_depth`);
 //! 4. capacity `C = Kc·max(sin α, min_slope)·|v|` (times `d̄` under
@@ -1028,7 +1029,14 @@ impl Hydraulic {
                                 wsum += dn_r[x] as f64;
                                 lost += c.border as f64;
                                 vmax = vmax.max(c.speed);
-                                erode.cell(x, row + x, c.cap, c.d1, s_r, b_r, q_r, &mut lay);
+                                // An open border cell is the map's outlet: its outside
+                                // neighbour's water surface is its own bed, so a bed that
+                                // eroded would pull that base level down with it and dig the
+                                // border into a trench without end (a wall of pits along the
+                                // edge). Its bed neither erodes nor fills (capacity = load);
+                                // water and sediment pass through it and leave.
+                                let cap = if open { s_r[x] } else { c.cap };
+                                erode.cell(x, row + x, cap, c.d1, s_r, b_r, q_r, &mut lay);
                             }};
                         }
                         if y == 0 || y + 1 == h || w < 3 {

@@ -94,6 +94,10 @@ pub enum TalusAngle {
     /// `below_deg` under `height`, `above_deg` from it up, re-evaluated every step.
     /// `Height(below_deg: 20.0, above_deg: 60.0, height: 1200.0)`.
     Height(HeightTalus),
+    /// Each cell's exposed material's own `talus_deg` (the recipe's materials), re-evaluated
+    /// every step, so hard beds stand steep and soft ones slump; on a terrain without layers,
+    /// the default material's 35°. `Material`.
+    Material,
 }
 
 impl Default for TalusAngle {
@@ -119,6 +123,7 @@ impl TalusAngle {
     pub fn validate(&self, field: &str) -> Result<()> {
         match self {
             TalusAngle::Constant(deg) => check_angle(field, *deg),
+            TalusAngle::Material => Ok(()),
             TalusAngle::Noise(n) => {
                 check_angle(&format!("{field}.min_deg"), n.min_deg)?;
                 check_angle(&format!("{field}.max_deg"), n.max_deg)?;
@@ -210,6 +215,9 @@ pub struct Thermal<N: Neighbourhood> {
     steps: u64,
     /// Heights of a layered terrain, stepped as one material then laid back on the layers.
     scratch: Vec<f32>,
+    /// With [`TalusAngle::Material`], the talus tangent of each material (layers top down,
+    /// then bedrock), given to every node from its exposed material before each step.
+    material_tan: Option<Vec<f32>>,
 }
 
 impl<N: Neighbourhood> Thermal<N> {
@@ -234,7 +242,24 @@ impl<N: Neighbourhood> Thermal<N> {
             tan,
             steps: 0,
             scratch: Vec::new(),
+            material_tan: None,
         })
+    }
+
+    /// With [`TalusAngle::Material`]: the talus angle of each material of the terrain,
+    /// degrees (layers top down, then bedrock; each checked in (0, 90) by the materials'
+    /// own validation). Other talus kinds ignore it.
+    pub fn set_material_talus(&mut self, talus_deg: &[f32]) {
+        if self.params.talus == TalusAngle::Material && !talus_deg.is_empty() {
+            let tan: Vec<f32> = talus_deg
+                .iter()
+                .map(|d| (*d as f64).to_radians().tan() as f32)
+                .collect();
+            // Without layers every node shows the bottom material.
+            let bottom = tan[tan.len() - 1];
+            self.tan.par_iter_mut().for_each(|t| *t = bottom);
+            self.material_tan = Some(tan);
+        }
     }
 
     /// One step over a terrain. Returns the largest excess over the talus found before
@@ -243,6 +268,16 @@ impl<N: Neighbourhood> Thermal<N> {
     pub fn step(&mut self, terrain: &mut TerrainMut) -> f32 {
         if terrain.layers.is_empty() {
             return self.step_heights(terrain.surface);
+        }
+        if let Some(mt) = &self.material_tan {
+            let layers = &*terrain.layers;
+            let last = mt.len() - 1;
+            self.tan.par_iter_mut().enumerate().for_each(|(i, t)| {
+                let m = (0..layers.len())
+                    .position(|k| layers.thickness(k)[i] > 0.0)
+                    .unwrap_or(layers.len());
+                *t = mt[m.min(last)];
+            });
         }
         let mut h = std::mem::take(&mut self.scratch);
         h.clear();
@@ -322,6 +357,12 @@ pub fn fill_talus_tangents<N: Neighbourhood>(
     match talus {
         TalusAngle::Constant(deg) => {
             let t = (*deg as f64).to_radians().tan() as f32;
+            out.par_iter_mut().for_each(|v| *v = t);
+        }
+        TalusAngle::Material => {
+            // The exposed material's talus replaces this every step (set_material_talus).
+            let deg = crate::state::MaterialProps::default().talus_deg;
+            let t = (deg as f64).to_radians().tan() as f32;
             out.par_iter_mut().for_each(|v| *v = t);
         }
         TalusAngle::Height(h) => {
@@ -938,5 +979,67 @@ mod tests {
         for t in tan {
             assert!((t as f64) >= lo - 1e-6 && (t as f64) <= hi + 1e-6, "{t}");
         }
+    }
+
+    /// `Material` talus: a 45° step (100 m over 100 m cells) stands where hard rock (60°) is
+    /// exposed on top, and the same step slumps to the soft bottom material's 20° where the
+    /// hard layer has been stripped; mass is kept either way.
+    #[test]
+    fn material_talus_follows_the_exposed_material() {
+        use crate::state::Layers;
+        let (w, h, cs) = (8usize, 3usize, 100.0f32);
+        let grid = Grid::new(w, h, cs).unwrap();
+        let step: Vec<f32> = (0..w * h)
+            .map(|i| if i % w < w / 2 { 100.0 } else { 0.0 })
+            .collect();
+        let params = Params {
+            talus: TalusAngle::Material,
+            ..Params::default()
+        };
+        let run = |hard_m: f32| -> (Vec<f32>, f32) {
+            let mut surface = step.clone();
+            // Hard rock `hard_m` thick on the high half (none where it was stripped).
+            let hard: Vec<f32> = step
+                .iter()
+                .map(|&z| if z > 0.0 { hard_m } else { 0.0 })
+                .collect();
+            // Layer 0 is loose sediment (where thermal deposits go), as soft as the bottom.
+            let layers = vec![("sand".into(), vec![0.0; w * h]), ("hard".into(), hard)];
+            let mut layers = Layers::new(layers, w * h).unwrap();
+            let mut t =
+                Thermal::new(RasterGrid::new(grid, &[]), params.clone(), 0, &surface, "t").unwrap();
+            t.set_material_talus(&[20.0, 60.0, 20.0]);
+            let mut first = 0.0;
+            for it in 0..400 {
+                let e = t.step(&mut TerrainMut::new(&mut surface, &mut layers));
+                if it == 0 {
+                    first = e;
+                }
+            }
+            (surface, first)
+        };
+        let (hard, excess) = run(150.0);
+        assert!(
+            excess <= 0.01,
+            "a 45° step of 60° rock is stable, excess {excess}"
+        );
+        assert_eq!(hard, step, "nothing moves off the hard rock");
+        let (soft, excess) = run(0.0);
+        assert!(
+            excess > 10.0,
+            "the bare soft step exceeds its 20° talus by {excess} m"
+        );
+        assert!((sum64(&soft) - sum64(&step)).abs() < 1.0, "mass kept");
+        let tan20 = 20f32.to_radians().tan();
+        let tans = vec![tan20; w * h];
+        let worst = worst_violation(&soft, w, cs, &tans);
+        assert!(
+            worst < 1.0,
+            "the soft slope relaxed to 20° (worst excess {worst} m)"
+        );
+        assert!(
+            soft[w / 2 - 1] < 90.0 && soft[w / 2] > 10.0,
+            "the step spread: {soft:?}"
+        );
     }
 }

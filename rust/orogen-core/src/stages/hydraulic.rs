@@ -94,6 +94,13 @@ const PARAMS: &[ParamInfo] = &[
         max: 1.0,
         doc: "Share of the capacity excess deposited per step.",
     },
+    ParamInfo {
+        name: "chezy",
+        unit: "m^½/s",
+        min: 5.0,
+        max: 100.0,
+        doc: "Bed friction, Chézy C (optional; none is frictionless, as in Mei et al.).",
+    },
 ];
 
 impl StageKind for HydraulicParams {

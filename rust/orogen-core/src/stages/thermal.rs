@@ -10,7 +10,7 @@ use crate::eroders::thermal::{Params, TalusAngle, Thermal};
 use crate::error::Result;
 use crate::neighbourhood::RasterGrid;
 use crate::schema::ParamInfo;
-use crate::stages::kind::{Env, StageKind, StageRun};
+use crate::stages::kind::{material_props, Env, StageKind, StageRun};
 use crate::stages::source::THERMAL_SEED;
 use crate::world::World;
 
@@ -24,8 +24,8 @@ pub struct ThermalParams {
     /// Number of steps, 1..=1000000 (fewer when `tolerance` is reached). Default 50.
     /// Inside a `TimeLoop` the loop's iterations count instead.
     pub iterations: u32,
-    /// Steepest stable slope: `Constant(deg)`, `Noise(..)` or `Height(..)`.
-    /// Default `Constant(30.0)`.
+    /// Steepest stable slope: `Constant(deg)`, `Noise(..)`, `Height(..)` or `Material` (each
+    /// cell's exposed material's `talus_deg`). Default `Constant(30.0)`.
     pub talus: TalusAngle,
     /// Fraction of a cell's largest excess moved per step (half of it leaves the cell),
     /// dimensionless, in (0, 1]. Default 0.5.
@@ -106,13 +106,15 @@ impl StageKind for ThermalParams {
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
         let grid = world.grid();
-        let thermal = Thermal::new(
+        let mut thermal = Thermal::new(
             RasterGrid::new(grid, &[]),
             self.process(),
             world.seed ^ THERMAL_SEED,
             &world.height.data,
             &env.field,
         )?;
+        let talus: Vec<f32> = material_props(world).iter().map(|m| m.talus_deg).collect();
+        thermal.set_material_talus(&talus);
         Ok(Box::new(Run {
             thermal,
             tolerance: self.tolerance,
