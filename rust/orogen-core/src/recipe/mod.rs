@@ -45,6 +45,21 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         "horizontal sandstone and shale over granite, lifted and cut into benches and mesas",
         include_str!("../../recipes/strata.ron"),
     ),
+    (
+        "rills",
+        "rain on a bare inclined plane, cut into a branching network of rills (Hydraulic)",
+        include_str!("../../recipes/rills.ron"),
+    ),
+    (
+        "dunes",
+        "a sand sea over bedrock leaned by the wind into dunes with slip faces (Wind)",
+        include_str!("../../recipes/dunes.ron"),
+    ),
+    (
+        "weathering",
+        "layered hills weathered by water, wind and thermal erosion mixed 100 : 50 : 1",
+        include_str!("../../recipes/weathering.ron"),
+    ),
 ];
 
 pub use crate::field::MAX_CELL_SIZE;
