@@ -2,19 +2,21 @@ extends SceneTree
 ## Checks a screenshot of a demo scene shows terrain (run headless by tests/godot/run.sh):
 ##
 ##   godot --headless --path godot_project -s res://tests/check_screenshot.gd -- \
-##       --image=PATH [--small=PATH] [--materials=R,G,B;R,G,B;...]
+##       --image=PATH [--small=PATH] [--materials=R,G,B;R,G,B;...] [--min-materials=N]
 ##
 ## Asserts: not one flat colour; terrain (neither sky nor water) covers a large part of the
 ## frame; sky is present; water pixels are present or, with --materials (a layered scene: its
 ## recipe's material colours, sRGB 0-255), at least two of the materials' colours each cover
 ## over 1% of the terrain (a pixel counts for the material nearest its hue; grey materials
-## are not told apart). --small writes a 960×540 copy (for the README).
+## are not told apart; --min-materials sets how many, default 2). --small writes a 960×540 copy (for the README).
 ## Prints `PASS name` / `FAIL name: why` and `RESULT passed=N failed=M`.
 
 var passed: int = 0
 var failed: int = 0
 ## Material colours to find (--materials), empty for a one-material scene.
 var materials: Array[Color] = []
+## How many of the material colours must each cover over 1% of the terrain (--min-materials).
+var min_materials: int = 2
 
 
 func _initialize() -> void:
@@ -25,6 +27,8 @@ func _initialize() -> void:
 			image_path = arg.get_slice("=", 1)
 		elif arg.begins_with("--small="):
 			small_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--min-materials="):
+			min_materials = int(arg.get_slice("=", 1))
 		elif arg.begins_with("--materials="):
 			for rgb: String in arg.get_slice("=", 1).split(";", false):
 				var parts: PackedStringArray = rgb.split(",")
@@ -86,7 +90,7 @@ func _initialize() -> void:
 			if share > 0.01:
 				shown += 1
 		print("  materials (share of terrain pixels): ", ", ".join(shares))
-		report("several_material_colours", shown >= 2,
+		report("several_material_colours", shown >= min_materials,
 				"%d material colours cover more than 1%% of the terrain (%s)" % [shown, ", ".join(shares)])
 	report("sky_present", float(sky) / total > 0.01, "sky %.2f%%" % (100.0 * sky / total))
 	if small_path != "":

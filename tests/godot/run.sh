@@ -11,6 +11,9 @@
 #      test-artifacts/ and checks it shows terrain, water and sky
 #   6. renders the strata scene the same way and checks it shows terrain, sky and the colours
 #      of several of its materials
+#   7. renders the rills, dunes and weathering scenes (the built-in recipes of those names,
+#      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
+#      materials' colours
 #
 # Exits non-zero on any failure; the last line is `godot: N passed, M failed`.
 set -uo pipefail
@@ -145,5 +148,16 @@ echo "==> rendering the strata scene under Xvfb"
 render_and_check strata res://strata.tscn "$ART/godot-strata.png" --small="$ART/godot-strata-960.png" \
     "--materials=196,112,68;84,92,128;222,180,90;150,140,138"
 echo "screenshot: $ART/godot-strata.png (960x540 copy: $ART/godot-strata-960.png)"
+
+echo "==> rendering the rills, dunes and weathering scenes under Xvfb"
+# Rills: one material; the rain water still running in the rills is the water checked.
+render_and_check rills res://rills.tscn "$ART/godot-rills.png" --small="$ART/godot-rills-960.png"
+# Dunes: sand over bedrock (grey, not told apart), so one material colour is enough.
+render_and_check dunes res://dunes.tscn "$ART/godot-dunes.png" --small="$ART/godot-dunes-960.png" \
+    "--materials=222,200,150;92,88,86" --min-materials=1
+# Weathering: sandstone, shale and sand.
+render_and_check weathering res://weathering.tscn "$ART/godot-weathering.png" \
+    --small="$ART/godot-weathering-960.png" "--materials=196,150,96;110,104,120;222,200,150"
+echo "screenshots: $ART/godot-rills.png, $ART/godot-dunes.png, $ART/godot-weathering.png"
 
 finish

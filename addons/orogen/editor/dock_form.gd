@@ -206,7 +206,7 @@ func rebuild() -> void:
 		_stages_box.add_child(panel)
 	if stages.is_empty():
 		var none := Label.new()
-		none.text = "No stages: the terrain is the initial noise or heightmap."
+		none.text = "No stages: the terrain is the initial noise, plane or heightmap."
 		none.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		none.modulate = Color(1, 1, 1, 0.6)
 		_stages_box.add_child(none)

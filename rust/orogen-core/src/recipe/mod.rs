@@ -15,7 +15,7 @@ use crate::error::{OrogenError, Result};
 use crate::field::{CellSize, Grid};
 pub use crate::io::resolve_path;
 pub use crate::schema::ParamInfo;
-pub use crate::stages::source::{ScalarSource, TerrainSource};
+pub use crate::stages::source::{PlaneParams, ScalarSource, TerrainSource};
 pub use crate::stages::strata::{Material, Strata, Stratum};
 pub use crate::stages::{Process, Stage};
 
@@ -44,6 +44,21 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         "strata",
         "horizontal sandstone and shale over granite, lifted and cut into benches and mesas",
         include_str!("../../recipes/strata.ron"),
+    ),
+    (
+        "rills",
+        "rain on a bare inclined plane, cut into a branching network of rills (Hydraulic)",
+        include_str!("../../recipes/rills.ron"),
+    ),
+    (
+        "dunes",
+        "a sand sea over bedrock leaned by the wind into dunes with slip faces (Wind)",
+        include_str!("../../recipes/dunes.ron"),
+    ),
+    (
+        "weathering",
+        "layered hills weathered by water, wind and thermal erosion mixed 100 : 50 : 1",
+        include_str!("../../recipes/weathering.ron"),
     ),
 ];
 
@@ -163,11 +178,14 @@ impl Recipe {
 
     /// Checks every value range, naming the first field at fault.
     pub fn validate(&self) -> Result<()> {
-        self.grid()?;
+        let grid = self.grid()?;
         // A cell of 100 km is coarser than any terrain Orogen models; beyond that the noise
         // and erosion coordinates overflow and the error would blame another field.
         self.cell_size.validate("cell_size", MAX_CELL_SIZE)?;
         self.terrain.validate("terrain")?;
+        if let TerrainSource::Plane(plane) = &self.terrain {
+            plane.validate_on("terrain.Plane", grid)?;
+        }
         self.uplift.validate("uplift")?;
         for (i, stage) in self.stages.iter().enumerate() {
             stage.validate(&format!("stages[{i}]"))?;

@@ -13,7 +13,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_finite, OrogenError, Result};
+use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::{Grid, Heightfield, ScalarMap};
 use crate::generators::noise::NoiseParams;
 use crate::io::heightmap::HeightmapSource;
@@ -37,6 +37,93 @@ pub enum TerrainSource {
     Noise(NoiseParams),
     /// A heightmap image or raw file the user already has.
     Heightmap(HeightmapSource),
+    /// An inclined plane, optionally roughened by noise: `Plane(height: 20.0, slope: (0.1,
+    /// 0.0), noise: (wavelength: 6.0, amplitude: 0.05))`.
+    Plane(PlaneParams),
+}
+
+/// Steepest gradient a [`TerrainSource::Plane`] may have along each axis, m/m (84°).
+pub const MAX_PLANE_SLOPE: f32 = 10.0;
+
+/// An inclined plane: `height` at the map centre, rising `slope.0` metres per metre
+/// eastwards (+x, columns) and `slope.1` per metre southwards (+y, rows), plus `noise` if
+/// given (e.g. the small roughness from which rills grow).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaneParams {
+    /// Height at the centre of the map, metres, within ±1e7. Default 0.
+    #[serde(default)]
+    pub height: f32,
+    /// Gradient `(dh/dx, dh/dy)`, m/m, each within ±10: `(0.1, 0.0)` rises 1 m per 10 m
+    /// eastwards, so water runs west.
+    pub slope: (f32, f32),
+    /// Noise added to the plane (its `offset` too). Default none: an exact plane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseParams>,
+}
+
+impl PlaneParams {
+    /// Checks values; `field` names the plane (`terrain.Plane`).
+    pub fn validate(&self, field: &str) -> Result<()> {
+        let m = crate::generators::noise::MAX_HEIGHT as f64;
+        check_range(&format!("{field}.height"), self.height as f64, -m, m)?;
+        let s = MAX_PLANE_SLOPE as f64;
+        check_range(&format!("{field}.slope.0"), self.slope.0 as f64, -s, s)?;
+        check_range(&format!("{field}.slope.1"), self.slope.1 as f64, -s, s)?;
+        if let Some(n) = &self.noise {
+            n.validate(&format!("{field}.noise"))?;
+        }
+        Ok(())
+    }
+
+    /// [`PlaneParams::validate`], and the plane stays within ±1e7 m over `grid` (a steep
+    /// plane over a wide grid would not); the error names `{field}.slope`.
+    pub fn validate_on(&self, field: &str, grid: Grid) -> Result<()> {
+        self.validate(field)?;
+        let half_x = (grid.width as f64 - 1.0) / 2.0 * grid.dx() as f64;
+        let half_y = (grid.height as f64 - 1.0) / 2.0 * grid.dy() as f64;
+        let rise = (self.slope.0 as f64).abs() * half_x + (self.slope.1 as f64).abs() * half_y;
+        let reach = (self.height as f64).abs() + rise;
+        let m = crate::generators::noise::MAX_HEIGHT as f64;
+        if reach > m {
+            return Err(OrogenError::invalid(
+                format!("{field}.slope"),
+                format!(
+                    "reaches {reach:.3e} m at a corner of this {}x{} grid; heights stay within \
+                     ±{m:e} m",
+                    grid.width, grid.height
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The plane over `grid`; `seed` drives the noise.
+    fn build(&self, grid: Grid, seed: u64, cancel: &AtomicBool) -> Result<Heightfield> {
+        self.validate_on("terrain.Plane", grid)?;
+        let mut field = match &self.noise {
+            Some(n) => crate::generators::noise::generate_cancellable(n, grid, seed, cancel)?,
+            None => Heightfield::filled(grid, 0.0),
+        };
+        let (w, h) = (grid.width, grid.height);
+        let (cx, cy) = ((w as f64 - 1.0) / 2.0, (h as f64 - 1.0) / 2.0);
+        let (sx, sy) = (
+            self.slope.0 as f64 * grid.dx() as f64,
+            self.slope.1 as f64 * grid.dy() as f64,
+        );
+        let base = self.height as f64;
+        field
+            .data
+            .par_chunks_mut(w.max(1))
+            .enumerate()
+            .for_each(|(y, row)| {
+                let row_h = base + sy * (y as f64 - cy);
+                for (x, v) in row.iter_mut().enumerate() {
+                    *v = (*v as f64 + row_h + sx * (x as f64 - cx)) as f32;
+                }
+            });
+        Ok(field)
+    }
 }
 
 impl TerrainSource {
@@ -46,6 +133,7 @@ impl TerrainSource {
             TerrainSource::Flat(h) => check_finite(&format!("{field}.Flat"), *h as f64),
             TerrainSource::Noise(n) => n.validate(&format!("{field}.Noise")),
             TerrainSource::Heightmap(h) => h.validate(&format!("{field}.Heightmap")),
+            TerrainSource::Plane(p) => p.validate(&format!("{field}.Plane")),
         }
     }
 
@@ -82,6 +170,7 @@ impl TerrainSource {
                 None,
             )),
             TerrainSource::Heightmap(src) => src.load_with_nodata(grid, base_dir),
+            TerrainSource::Plane(p) => Ok((p.build(grid, seed, cancel)?, None)),
         }
     }
 }
