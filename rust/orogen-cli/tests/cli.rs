@@ -1,22 +1,14 @@
 //! Runs the built `orogen` binary: bake outputs, determinism across thread counts,
 //! overrides, and a clear message plus exit code for each kind of bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::{files_of, orogen, stderr};
+
 const SMALL: &str = "size=(65,65)";
-
-fn orogen(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_orogen"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the orogen binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Runs a bake that must succeed; returns the output folder.
 fn bake_ok(dir: &Path, out: &str, extra: &[&str]) -> PathBuf {
@@ -36,15 +28,6 @@ fn assert_bad_input(o: &Output, needles: &[&str]) {
         assert!(err.contains(n), "`{n}` missing from: {err}");
     }
     assert!(!err.contains("panicked"), "{err}");
-}
-
-fn files_of(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

@@ -3,34 +3,15 @@
 //! folder must hold exactly the earlier bake or exactly the new one, and the next bake
 //! must clean up whatever the dead run left beside it.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-const ORO: &str = env!("CARGO_BIN_EXE_orogen");
-
-fn orogen(dir: &Path, args: &[&str]) -> Output {
-    Command::new(ORO)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the orogen binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use common::{files_of as names, orogen, stderr, OROGEN as ORO};
 
 /// Every file of a bake folder by name, except `bake.json`'s timings: its `seed` line
 /// stands for it (the timings differ from run to run).
