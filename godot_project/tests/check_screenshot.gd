@@ -3,9 +3,10 @@ extends SceneTree
 ##
 ##   godot --headless --path godot_project -s res://tests/check_screenshot.gd -- \
 ##       --image=PATH [--small=PATH] [--materials=R,G,B;R,G,B;...] [--min-materials=N]
+##       [--min-terrain=PERCENT]
 ##
 ## Asserts: not one flat colour; terrain (neither sky nor water) covers a large part of the
-## frame; sky is present; water pixels are present or, with --materials (a layered scene: its
+## frame (over 30%, or --min-terrain); sky is present; water pixels are present or, with --materials (a layered scene: its
 ## recipe's material colours, sRGB 0-255), at least two of the materials' colours each cover
 ## over 1% of the terrain (a pixel counts for the material nearest its hue; grey materials
 ## are not told apart; --min-materials sets how many, default 2). --small writes a 960×540 copy (for the README).
@@ -17,6 +18,8 @@ var failed: int = 0
 var materials: Array[Color] = []
 ## How many of the material colours must each cover over 1% of the terrain (--min-materials).
 var min_materials: int = 2
+## Share of the frame, percent, that terrain pixels must cover (--min-terrain).
+var min_terrain: float = 30.0
 
 
 func _initialize() -> void:
@@ -27,6 +30,8 @@ func _initialize() -> void:
 			image_path = arg.get_slice("=", 1)
 		elif arg.begins_with("--small="):
 			small_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--min-terrain="):
+			min_terrain = float(arg.get_slice("=", 1))
 		elif arg.begins_with("--min-materials="):
 			min_materials = int(arg.get_slice("=", 1))
 		elif arg.begins_with("--materials="):
@@ -78,7 +83,8 @@ func _initialize() -> void:
 		w, h, 100.0 * terrain / total, 100.0 * water / total, 100.0 * sky / total, colours.size(), spread])
 	report("not_one_flat_colour", colours.size() > 60 and spread > 0.05,
 		"%d colour bins, spread %.3f" % [colours.size(), spread])
-	report("terrain_covers_the_frame", float(terrain) / total > 0.3, "terrain %.1f%%" % (100.0 * terrain / total))
+	report("terrain_covers_the_frame", 100.0 * terrain / total > min_terrain,
+		"terrain %.1f%% (at least %.0f%%)" % [100.0 * terrain / total, min_terrain])
 	if materials.is_empty():
 		report("water_present", float(water) / total > 0.003, "water %.2f%%" % (100.0 * water / total))
 	else:
