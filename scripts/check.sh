@@ -54,7 +54,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 record "cargo clippy" $?
 
 log "cargo test --workspace"
-cargo test --workspace --locked 2>&1 | tee "$tmp/cargo-test.log"
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$tmp/cargo-test.log"
 record "cargo test" "${PIPESTATUS[0]}"
 count "$tmp/cargo-test.log"
 
