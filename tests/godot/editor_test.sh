@@ -43,10 +43,10 @@ version=$("${GODOT[@]}" --headless --version 2>/dev/null | tail -n 1)
 echo "editor_test: Godot $version"
 
 # The extension, built and laid out the same way as for the runtime tests
-# (scripts/build-addon.sh: cargo build -p orogen-godot, library copied into addons/orogen/bin).
+# (scripts/build-addon.sh --test-profile: the workspace in the test profile, library copied into addons/orogen/bin).
 echo "editor_test: scripts/build-addon.sh"
 mkdir -p target
-if ! bash scripts/build-addon.sh >target/editor-test-build.log 2>&1; then
+if ! bash scripts/build-addon.sh --test-profile >target/editor-test-build.log 2>&1; then
     tail -n 30 target/editor-test-build.log
     fail "the extension builds (scripts/build-addon.sh)"
     finish

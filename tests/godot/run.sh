@@ -68,7 +68,7 @@ GODOT=(bash scripts/godot)
 echo "godot version: $("${GODOT[@]}" --headless --version 2>/dev/null | tail -n 1)"
 
 echo "==> build the extension"
-if ! bash scripts/build-addon.sh >"$REPO/target/godot-build.log" 2>&1; then
+if ! bash scripts/build-addon.sh --test-profile >"$REPO/target/godot-build.log" 2>&1; then
     tail -n 40 "$REPO/target/godot-build.log"
     fail_step "the extension builds"
     finish

@@ -46,13 +46,6 @@ pub fn initial_world_cancellable(
     };
     cancelled()?;
     let grid = height.grid;
-    if nodata.is_some() && recipe.strata.is_some() {
-        return Err(OrogenError::invalid(
-            "terrain.Heightmap.nodata",
-            "nodata cells cannot be combined with `strata` yet; fill the holes or leave out \
-             `strata`",
-        ));
-    }
     let mut world = World::new(height, recipe.seed);
     if let Some(mask) = nodata {
         world.set_nodata(mask);
@@ -74,6 +67,8 @@ pub fn initial_world_cancellable(
         )?;
         world.layers = layers;
         world.materials = materials;
+        // Nodata cells are outlets of bare bottom material at a fixed height.
+        world.hold_nodata();
     }
     Ok(world)
 }

@@ -161,7 +161,8 @@ impl World {
     }
 
     /// Puts every nodata cell back to its fixed height (a base level: what a stage moved
-    /// into it has left the map). Called after every step of every stage.
+    /// into it has left the map), with no layer over its bottom material, so the surface
+    /// stays bedrock plus layers there too. Called after every step of every stage.
     pub fn hold_nodata(&mut self) {
         let Some(nd) = &self.nodata else {
             return;
@@ -169,6 +170,13 @@ impl World {
         for (h, &m) in self.height.data.iter_mut().zip(nd.mask.iter()) {
             if m {
                 *h = nd.height;
+            }
+        }
+        for layer in self.layers.thickness_all_mut() {
+            for (t, &m) in layer.iter_mut().zip(nd.mask.iter()) {
+                if m {
+                    *t = 0.0;
+                }
             }
         }
     }

@@ -447,3 +447,50 @@ fn r16_nodata_is_the_16_bit_sample_and_resampling_keeps_the_hole() {
     assert!(holes.iter().all(|&i| world.height.data[i] == nd.height));
     assert!(scalar(&world, "lake_depth").iter().all(|&d| d == 0.0));
 }
+
+/// With `strata`, a nodata cell is bare bottom material at its held height: no layer there
+/// at the start, and none after stages that erode and deposit layered rock around it, while
+/// the valid cells keep their layers and the surface stays bedrock plus layers.
+#[test]
+fn nodata_cells_under_strata_hold_no_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = bowl(-9999.0);
+    orogen_core::io::raw::write_raw_f32(&dir.path().join("bowl.raw"), &map).unwrap();
+    let g = map.grid;
+    let recipe = "(size: (25, 25), cell_size: 30.0, seed: 1, terrain: Heightmap(path: \
+         \"bowl.raw\", raw_size: (25, 25), nodata: Some(-9999.0)), \
+         strata: (layers: [(material: \"sandstone\", thickness: Constant(5.0)), \
+         (material: \"shale\", thickness: Constant(3.0))], repeat: 20, bottom: \"granite\", sediment: \
+         \"sand\"), stages: [TimeLoop(iterations: 40, mode: Proportions([10.0, 1.0]), \
+         processes: [Hydraulic(rain: Uniform(rate_m_per_s: 1e-2)), LayeredThermal()]), \
+         StreamPower(iterations: 3, dt: 1e4)])";
+    let start = orogen_core::runner::initial_world(
+        &Recipe::from_ron_str(recipe, "test").unwrap(),
+        dir.path(),
+    )
+    .unwrap();
+    let world = run(recipe, dir.path()).unwrap();
+    let held = world.nodata.as_ref().unwrap().height;
+    let layers = &world.layers;
+    assert!(
+        layers.len() >= 3,
+        "sediment, sandstone, shale: {}",
+        layers.len()
+    );
+    for (w, label) in [(&start, "start"), (&world, "end")] {
+        let mut layered = 0;
+        for i in 0..g.len() {
+            let total: f32 = (0..w.layers.len()).map(|k| w.layers.thickness(k)[i]).sum();
+            if hole_cell(g, i) {
+                assert_eq!(w.height.data[i], held, "{label}: height of nodata cell {i}");
+                assert_eq!(total, 0.0, "{label}: layers on nodata cell {i}");
+            } else if total > 0.0 {
+                layered += 1;
+            }
+        }
+        // Strata lie at fixed heights, so not every valid cell cuts them; most do.
+        assert!(layered > g.len() / 2, "{label}: {layered} layered cells");
+    }
+    // The stages changed the layered terrain next to the hole (the test is not vacuous).
+    assert_ne!(start.layers, world.layers);
+}

@@ -138,18 +138,28 @@ pub fn recover(target: &Path) -> Result<()> {
 }
 
 /// Leftovers of bakes into `target` that are still beside it: staging or aside folders
-/// of any process, this one included (a folder holding the earlier bake stays when a
-/// file in it cannot be deleted, e.g. one locked with `chattr +i`).
+/// of this process or of processes that are gone (a folder holding the earlier bake
+/// stays when a file in it cannot be deleted, e.g. one locked with `chattr +i`). Those
+/// of another running bake into the same folder are its own work and not listed.
 pub fn leftovers(target: &Path) -> Vec<PathBuf> {
     let Ok((parent, name)) = split(target) else {
         return Vec::new();
     };
     let prefix = format!(".{name}.orogen-");
+    let own = std::process::id();
     let mut found: Vec<PathBuf> = std::fs::read_dir(&parent)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| {
+            let file = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = file.strip_prefix(&prefix) else {
+                return false;
+            };
+            // `new-PID-N` or `old-PID-N`.
+            let tail = rest.split_once('-').map_or("", |(_, t)| t);
+            pid_of(tail).is_none_or(|p| p == own || !alive(p))
+        })
         .map(|e| e.path())
         .collect();
     found.sort();
@@ -397,5 +407,25 @@ mod tests {
         let mine = stage(&out).unwrap();
         recover(&out).unwrap();
         assert!(mine.is_dir());
+    }
+
+    /// The CLI warns about the folders `leftovers` lists: its own and dead runs', never
+    /// the staging folder of another bake still running into the same folder.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn leftovers_lists_own_and_dead_runs_only() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        let mine = stage(&out).unwrap();
+        let dead = root.path().join(".out.orogen-old-4194305-0");
+        // PID 1 is always running.
+        let running = root.path().join(".out.orogen-new-1-0");
+        let other = root.path().join(".other.orogen-old-4194305-0");
+        for d in [&dead, &running, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let mut expected = vec![dead, mine];
+        expected.sort();
+        assert_eq!(leftovers(&out), expected);
     }
 }
