@@ -45,6 +45,7 @@ func _run_all() -> void:
 		test_generate_and_data_changed,
 		test_save_maps_matches_cli_files,
 		test_load_heightmap_and_resource_round_trip,
+		test_load_heightmap_non_square_with_nodata,
 		test_layered_surface_colour,
 		test_hydraulic_water_live,
 		test_frame_time_at_512,
@@ -684,6 +685,98 @@ func test_load_heightmap_and_resource_round_trip() -> void:
 	for f: String in ["height.exr", "basins.png", "rivers.png", "drainage.exr"]:
 		if FileAccess.file_exists(bake_dir.path_join(f)):
 			check(FileAccess.get_file_as_bytes(dir2.path_join(f)) == FileAccess.get_file_as_bytes(bake_dir.path_join(f)), "%s from the .res equals the CLI's" % f)
+
+
+## A DEM with non-square cells and NaN holes, loaded as a user would: the terrain keeps
+## (dx, dy) from the recipe, queries and collision follow the plane it holds on both axes, the
+## holes are outlets at the lowest valid height and the `nodata` map, and all of it survives a
+## saved .res. Without `nodata` the NaN is an error naming the file.
+func test_load_heightmap_non_square_with_nodata() -> void:
+	var w: int = 21
+	var h: int = 13
+	var dx: float = 30.0
+	var dy: float = 50.0
+	var a: float = 0.2
+	var b: float = -0.1
+	var img: Image = Image.create_empty(w, h, false, Image.FORMAT_RF)
+	var lowest: float = INF
+	for j: int in range(h):
+		for i: int in range(w):
+			var x: float = (i - (w - 1) * 0.5) * dx
+			var z: float = (j - (h - 1) * 0.5) * dy
+			var v: float = 500.0 + a * x + b * z
+			var hole: bool = i >= 3 and i <= 5 and j >= 2 and j <= 4
+			if hole:
+				v = NAN
+			else:
+				lowest = min(lowest, v)
+			img.set_pixel(i, j, Color(v, 0.0, 0.0))
+	var path: String = out_dir.path_join("dem_holes.exr")
+	if not check(img.save_exr(path, true) == OK, "Image.save_exr"):
+		return
+	var recipe: TerrainRecipe = TerrainRecipe.new()
+	recipe.ron = "(size: (3, 3), cell_size: (30.0, 50.0), seed: 0, terrain: Flat(0.0))"
+	var terrain: TerrainWorld = TerrainWorld.new()
+	terrain.recipe = recipe
+	root.add_child(terrain)
+	var err: String = terrain.load_heightmap(path)
+	check(err.contains("dem_holes.exr") and err.to_lower().contains("nan"), "NaN without nodata is an error naming the file: " + err)
+	err = terrain.load_heightmap(path, NAN)
+	if not check(err == "", "load_heightmap with nodata NAN: " + err):
+		return
+	var d: TerrainData = terrain.data
+	check(d.get_width() == w and d.get_depth() == h, "size %dx%d" % [d.get_width(), d.get_depth()])
+	check(d.cell_size == dx and d.cell_size_y == dy, "cell size (%f, %f) from the recipe" % [d.cell_size, d.cell_size_y])
+	# Queries: the plane on both axes, away from the hole.
+	var worst: float = 0.0
+	for p: Vector2 in [Vector2(250.0, 200.0), Vector2(-90.0, 260.0), Vector2(270.0, -10.0), Vector2(0.0, 140.0)]:
+		worst = max(worst, abs(terrain.get_height(p.x, p.y) - (500.0 + a * p.x + b * p.y)))
+	check(worst < 1e-3, "get_height follows the plane on dx and dy (worst %f m)" % worst)
+	var n: Vector3 = terrain.get_normal(250.0, 200.0)
+	check(abs(-n.x / n.y - a) < 1e-3 and abs(-n.z / n.y - b) < 1e-3, "normal has the plane's slopes on both axes: %s" % n)
+	# The holes: outlets at the lowest valid height, in the nodata map.
+	var mask: Image = terrain.get_map("nodata")
+	if check(mask != null, "nodata map present: %s" % terrain.get_map_names()):
+		var ok: bool = true
+		for j: int in range(h):
+			for i: int in range(w):
+				var hole: bool = i >= 3 and i <= 5 and j >= 2 and j <= 4
+				ok = ok and ((mask.get_pixel(i, j).r > 0.5) == hole)
+		check(ok, "nodata map marks exactly the NaN cells")
+	var hs: PackedFloat32Array = floats_of(terrain.get_map("height"))
+	check(abs(hs[3 * w + 4] - lowest) < 1e-3, "a hole sits at the lowest valid height (%f vs %f)" % [hs[3 * w + 4], lowest])
+	# Collision over the same non-square extent, out to the far corner.
+	await physics_frame
+	await physics_frame
+	var space: PhysicsDirectSpaceState3D = terrain.get_world_3d().direct_space_state
+	var hits: int = 0
+	worst = 0.0
+	for p: Vector2 in [Vector2(250.0, 200.0), Vector2(-280.0, 280.0), Vector2(280.0, -280.0), Vector2(0.0, 0.0)]:
+		var q := PhysicsRayQueryParameters3D.create(Vector3(p.x, 5000.0, p.y), Vector3(p.x, -5000.0, p.y))
+		var hit: Dictionary = space.intersect_ray(q)
+		if hit.is_empty():
+			continue
+		hits += 1
+		worst = max(worst, abs((hit["position"] as Vector3).y - (500.0 + a * p.x + b * p.y)))
+	check(hits == 4, "rays hit the collision across the %.0f x %.0f m terrain (%d/4)" % [(w - 1) * dx, (h - 1) * dy, hits])
+	check(worst < 0.05, "collision follows the plane (worst %f m)" % worst)
+	# The shader draws non-square cells and cuts the holes.
+	var m: ShaderMaterial = terrain.get_terrain_material()
+	if check(m != null, "terrain material"):
+		check(m.get_shader_parameter("cell_size") == Vector2(dx, dy), "shader cell size %s" % m.get_shader_parameter("cell_size"))
+		check(m.get_shader_parameter("has_nodata") == true, "shader cuts the holes")
+	# A saved .res keeps dy and the holes, and a terrain set from it treats them as nodata.
+	var res_path: String = out_dir.path_join("dem_holes.res")
+	check(ResourceSaver.save(d, res_path) == OK, "ResourceSaver.save")
+	var back: TerrainData = ResourceLoader.load(res_path, "", ResourceLoader.CACHE_MODE_IGNORE) as TerrainData
+	if check(back != null, "ResourceLoader.load"):
+		check(back.cell_size_y == dy, "cell_size_y survives .res")
+		var t2: TerrainWorld = TerrainWorld.new()
+		root.add_child(t2)
+		t2.data = back
+		check(abs(t2.get_height(250.0, 200.0) - (500.0 + a * 250.0 + b * 200.0)) < 1e-3, "a terrain from the .res has the same non-square layout")
+		t2.queue_free()
+	terrain.queue_free()
 
 
 ## A layered world is drawn in its materials' colours: the shader's surface colour is on, its

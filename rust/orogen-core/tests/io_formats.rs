@@ -37,6 +37,36 @@ fn exr_round_trip_is_bit_exact_with_cell_size() {
     assert!(same, "EXR float values changed in a round trip");
 }
 
+/// `recorded_cell_size` reads (dx, dy) from an Orogen EXR's header, and `None` from one
+/// another program wrote without it (Godot's `Image.save_exr`), whose cells the caller
+/// must then size.
+#[test]
+fn exr_recorded_cell_size_is_none_for_foreign_files() {
+    use ::exr::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let square = dir.path().join("square.exr");
+    exr::write_exr(&square, &random_map(5, 4, 12.5, 0.0, 1.0, 4)).unwrap();
+    assert_eq!(
+        exr::recorded_cell_size(&square).unwrap(),
+        Some((12.5, 12.5))
+    );
+    let rect = dir.path().join("rect.exr");
+    let mut map = random_map(5, 4, 1.0, 0.0, 1.0, 5);
+    map.grid = Grid::with_cells(5, 4, 74.6, 92.5).unwrap();
+    exr::write_exr(&rect, &map).unwrap();
+    assert_eq!(exr::recorded_cell_size(&rect).unwrap(), Some((74.6, 92.5)));
+    let foreign = dir.path().join("foreign.exr");
+    let channel = SpecificChannels::build()
+        .with_channel("R")
+        .with_pixel_fn(|p: Vec2<usize>| (p.x() as f32,));
+    Image::from_channels((5, 4), channel)
+        .write()
+        .to_file(&foreign)
+        .unwrap();
+    assert_eq!(exr::recorded_cell_size(&foreign).unwrap(), None);
+    assert_eq!(exr::read_exr(&foreign).unwrap().grid.cell_size, 1.0);
+}
+
 #[test]
 fn exr_header_is_what_godot_loads_as_rf() {
     // Godot's `Image.load_exr` (tinyexr) needs a channel named `R`; a single f32 `R`

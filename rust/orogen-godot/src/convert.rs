@@ -282,13 +282,13 @@ pub fn image_f32(img: &Gd<Image>) -> Vec<f32> {
         .collect()
 }
 
-/// The grid an image covers at `cell_size` metres.
-pub fn image_grid(img: &Gd<Image>, cell_size: f32, what: &str) -> Result<Grid, String> {
+/// The grid an image covers with cells of `dx × dy` metres.
+pub fn image_grid(img: &Gd<Image>, dx: f32, dy: f32, what: &str) -> Result<Grid, String> {
     let (w, h) = (img.get_width(), img.get_height());
     if w <= 0 || h <= 0 {
         return Err(format!("{what} is empty"));
     }
-    Grid::new(w as usize, h as usize, cell_size).map_err(|e| format!("{what}: {e}"))
+    Grid::with_cells(w as usize, h as usize, dx, dy).map_err(|e| format!("{what}: {e}"))
 }
 
 /// A `TerrainData.maps` image back into map data, the inverse of [`map_image`]: `L8` →

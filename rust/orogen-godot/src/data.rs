@@ -18,9 +18,13 @@ pub struct TerrainData {
     /// Terrain heights, metres, one `FORMAT_RF` pixel per cell (x east, y = +z south).
     #[export]
     pub heights: Option<Gd<Image>>,
-    /// Distance between neighbouring cells, metres.
+    /// Distance between neighbouring cells along x (east-west), metres.
     #[export]
     pub cell_size: f32,
+    /// Distance between neighbouring rows along z (north-south), metres, for non-square
+    /// cells (a DEM in geographic coordinates); 0 means square cells of `cell_size`.
+    #[export]
+    pub cell_size_y: f32,
     /// Every other map the run produced, by name (see `get_map_names`).
     #[export]
     pub maps: VarDictionary,
@@ -33,6 +37,7 @@ impl IResource for TerrainData {
         TerrainData {
             heights: None,
             cell_size: 1.0,
+            cell_size_y: 0.0,
             maps: VarDictionary::new(),
             base,
         }
@@ -86,16 +91,31 @@ impl TerrainData {
         {
             let mut d = data.bind_mut();
             d.heights = Some(heights);
-            d.cell_size = grid.cell_size;
+            d.cell_size = grid.dx();
+            d.cell_size_y = if grid.dy() == grid.dx() {
+                0.0
+            } else {
+                grid.dy()
+            };
             d.maps = maps;
         }
         Ok(data)
     }
 
-    /// The world these images describe (heights, uplift and every readable map).
+    /// Distance between rows, metres: `cell_size_y`, or `cell_size` when that is 0.
+    pub fn dy(&self) -> f32 {
+        if self.cell_size_y == 0.0 {
+            self.cell_size
+        } else {
+            self.cell_size_y
+        }
+    }
+
+    /// The world these images describe (heights, uplift, every readable map, and the
+    /// nodata cells of a `nodata` mask).
     pub fn to_world(&self) -> Result<World, String> {
         let img = self.heights.as_ref().ok_or("TerrainData has no heights")?;
-        let grid = convert::image_grid(img, self.cell_size, "TerrainData.heights")?;
+        let grid = convert::image_grid(img, self.cell_size, self.dy(), "TerrainData.heights")?;
         let height = Heightfield::from_vec(grid, convert::image_f32(img), "TerrainData.heights")
             .map_err(|e| e.to_string())?;
         let mut world = World::new(height, 0);
@@ -106,6 +126,9 @@ impl TerrainData {
             };
             match convert::image_map(&img, grid, &name)? {
                 MapData::Scalar(m) if name == names::UPLIFT => world.uplift = m,
+                MapData::Mask(m) if name == names::NODATA => {
+                    world.set_nodata(m.data.iter().map(|&v| v != 0).collect())
+                }
                 map => {
                     world.maps.insert(name, map);
                 }

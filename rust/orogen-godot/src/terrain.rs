@@ -4,8 +4,13 @@
 //!
 //! Coordinates: local x = east, z = south (image rows), y = up; 1 unit = 1 metre; the
 //! terrain is centred on the origin, so cell `(i, j)` lies at
-//! `((i - (w-1)/2) · cell_size, h, (j - (d-1)/2) · cell_size)`. A non-square grid
-//! (`cell_size: (dx, dy)`) is drawn with square cells of `dx` (Godot's one spacing).
+//! `((i - (w-1)/2) · dx, h, (j - (d-1)/2) · dy)`, where `dx = dy = cell_size` for square
+//! cells and `(dx, dy)` for a non-square grid (a DEM in geographic coordinates). The
+//! collision of a non-square grid is resampled to square cells of the smaller spacing
+//! (`HeightMapShape3D` has one spacing, and a non-uniformly scaled shape is not supported);
+//! its edge may fall up to half a cell short of the drawn terrain's.
+//!
+//! Nodata cells (a `nodata` mask among the maps: a DEM's holes) are not drawn.
 
 use godot::classes::image::Format;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
@@ -15,7 +20,7 @@ use godot::classes::{
     Node3D, Shader, ShaderMaterial, StaticBody3D,
 };
 use godot::prelude::*;
-use orogen_core::field::{Grid, Heightfield};
+use orogen_core::field::{CellSize, Grid, Heightfield};
 use orogen_core::io::heightmap::{Format as MapFormat, HeightmapSource};
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
@@ -156,10 +161,11 @@ impl TerrainWorld {
         };
         let (fx, fy) = cell_coords(w.grid(), x, z);
         let h = &w.height;
-        let cs = w.grid().cell_size;
+        let (cx, cz) = (w.grid().dx(), w.grid().dy());
+        // (-∂h/∂x, 1, -∂h/∂z) scaled by 2·dx·dz.
         let dx = h.sample_bilinear(fx - 1.0, fy) - h.sample_bilinear(fx + 1.0, fy);
         let dz = h.sample_bilinear(fx, fy - 1.0) - h.sample_bilinear(fx, fy + 1.0);
-        Vector3::new(dx, 2.0 * cs, dz).normalized()
+        Vector3::new(dx * cz, 2.0 * cx * cz, dz * cx).normalized()
     }
 
     /// The map called `name` from the current data (`height` included), or null.
@@ -189,12 +195,20 @@ impl TerrainWorld {
         out
     }
 
-    /// Replaces the terrain by a heightmap file (EXR, 16-bit PNG, R16/raw need a recipe;
-    /// see `HeightmapSource`), keeping the current cell size unless the EXR records one.
-    /// Returns "" or the error.
+    /// Replaces the terrain by a heightmap file (EXR or 16-bit PNG; see the recipe's
+    /// `Heightmap`), keeping the current cell size (or the recipe's, `(dx, dy)` included)
+    /// unless the file is an EXR that records one (Orogen's do). `nodata` marks the file's missing cells as the recipe's
+    /// `nodata` does (a value as stored, or `NAN` for float files whose holes are NaN; the
+    /// default, `INF`, means none): they are outlets held at the lowest valid height, are
+    /// not drawn, and make the `nodata` map. Returns "" or the error.
     #[func]
-    pub fn load_heightmap(&mut self, path: GString) -> GString {
-        match self.read_heightmap(&path.to_string()) {
+    pub fn load_heightmap(
+        &mut self,
+        path: GString,
+        #[opt(default = f64::INFINITY)] nodata: f64,
+    ) -> GString {
+        let nodata = (nodata != f64::INFINITY).then_some(nodata as f32);
+        match self.read_heightmap(&path.to_string(), nodata) {
             Ok(world) => match TerrainData::from_world(&world) {
                 Ok(data) => {
                     self.set_data(Some(data));
@@ -253,10 +267,9 @@ impl TerrainWorld {
 
 /// Continuous cell coordinates of local position `(x, z)`.
 fn cell_coords(grid: Grid, x: f32, z: f32) -> (f32, f32) {
-    let cs = grid.cell_size;
     (
-        x / cs + (grid.width as f32 - 1.0) * 0.5,
-        z / cs + (grid.height as f32 - 1.0) * 0.5,
+        x / grid.dx() + (grid.width as f32 - 1.0) * 0.5,
+        z / grid.dy() + (grid.height as f32 - 1.0) * 0.5,
     )
 }
 
@@ -295,36 +308,45 @@ impl TerrainWorld {
         self.signals().data_changed().emit();
     }
 
-    fn read_heightmap(&self, path: &str) -> Result<World, String> {
+    fn read_heightmap(&self, path: &str, nodata: Option<f32>) -> Result<World, String> {
         let file = convert::globalize(path);
         let file_str = file.to_string_lossy().to_string();
-        let cell_size = self
+        let (dx, dy) = self
             .world
             .as_ref()
-            .map(|w| w.grid().cell_size)
+            .map(|w| (w.grid().dx(), w.grid().dy()))
             .or_else(|| {
                 self.recipe
                     .as_ref()
                     .and_then(|r| r.bind().parsed().ok())
-                    .map(|r| r.cell_size.dx())
+                    .map(|r| (r.cell_size.dx(), r.cell_size.dy()))
             })
-            .unwrap_or(1.0);
+            .unwrap_or((1.0, 1.0));
         let mut src = HeightmapSource {
             path: file_str.clone(),
+            nodata,
             ..Default::default()
         };
         src.validate("path").map_err(|e| e.to_string())?;
         let base = file.parent().map(|p| p.to_path_buf()).unwrap_or_default();
         let (format, samples) = src.read_samples(&base).map_err(|e| e.to_string())?;
-        let cell = if format == MapFormat::Exr {
-            samples.grid.cell_size
+        let recorded = if format == MapFormat::Exr {
+            orogen_core::io::exr::recorded_cell_size(&file).map_err(|e| e.to_string())?
         } else {
-            cell_size
+            None
         };
-        src.cell_size = Some(cell.into());
-        let grid = Grid::new(samples.width(), samples.height(), cell).map_err(|e| e.to_string())?;
-        let height: Heightfield = src.load(grid, &base).map_err(|e| e.to_string())?;
-        Ok(World::new(height, 0))
+        let (dx, dy) = recorded.unwrap_or((dx, dy));
+        src.cell_size = Some(CellSize::Rect(dx, dy));
+        let grid = Grid::with_cells(samples.width(), samples.height(), dx, dy)
+            .map_err(|e| e.to_string())?;
+        let (height, mask): (Heightfield, _) = src
+            .load_with_nodata(grid, &base)
+            .map_err(|e| e.to_string())?;
+        let mut world = World::new(height, 0);
+        if let Some(mask) = mask {
+            world.set_nodata(mask);
+        }
+        Ok(world)
     }
 
     /// Decodes the data, then rebuilds display and collision.
@@ -413,10 +435,10 @@ impl TerrainWorld {
             self.height_texture = ImageTexture::create_from_image(img);
         }
         self.prepare_mesh(grid);
-        let cs = grid.cell_size;
+        let cs = Vector2::new(grid.dx(), grid.dy());
         let size_m = Vector2::new(
-            (grid.width.max(2) - 1) as f32 * cs,
-            (grid.height.max(2) - 1) as f32 * cs,
+            (grid.width.max(2) - 1) as f32 * cs.x,
+            (grid.height.max(2) - 1) as f32 * cs.y,
         );
         if let Some(m) = &mut self.material {
             if let Some(t) = &self.height_texture {
@@ -482,6 +504,11 @@ impl TerrainWorld {
             .get(names::RIVERS)
             .and_then(|m| convert::map_image(m).ok());
         bind(self, "rivers", "has_rivers", rivers);
+        let nodata = match world.maps.get(names::NODATA) {
+            Some(m @ MapData::Mask(_)) => convert::map_image(m).ok(),
+            _ => None,
+        };
+        bind(self, "nodata", "has_nodata", nodata);
         let colours = match world.maps.get(names::SURFACE_COLOUR) {
             Some(MapData::Rgba(m)) => Some((m.grid, m.data.as_slice())),
             _ => None,
@@ -539,15 +566,12 @@ impl TerrainWorld {
         let Some(world) = &self.world else {
             return;
         };
-        let grid = world.grid();
-        let cs = grid.cell_size;
-        // HeightMapShape3D puts sample (i, j) at (i - (w-1)/2, h, j - (d-1)/2): a uniform
-        // scale by the cell size gives our layout, so heights are stored divided by it.
-        let scaled: Vec<f32> = world.height.data.iter().map(|&h| h / cs).collect();
+        let c = collision_samples(&world.height);
+        let cs = c.spacing;
         let mut shape = self.shape.clone().unwrap_or_else(HeightMapShape3D::new_gd);
-        shape.set_map_width(grid.width as i32);
-        shape.set_map_depth(grid.height as i32);
-        shape.set_map_data(&PackedFloat32Array::from(scaled.as_slice()));
+        shape.set_map_width(c.width as i32);
+        shape.set_map_depth(c.depth as i32);
+        shape.set_map_data(&PackedFloat32Array::from(c.heights.as_slice()));
         if self.body.is_none() {
             let mut body = StaticBody3D::new_alloc();
             body.set_name("TerrainCollision");
@@ -574,6 +598,52 @@ impl TerrainWorld {
             }
         }
         self.shape = Some(shape);
+    }
+}
+
+/// The samples of the terrain's `HeightMapShape3D`, which puts sample `(i, j)` at
+/// `(i - (w-1)/2, h, j - (d-1)/2)` and is scaled uniformly by `spacing`: heights are stored
+/// divided by it.
+struct CollisionSamples {
+    width: usize,
+    depth: usize,
+    spacing: f32,
+    heights: Vec<f32>,
+}
+
+/// The collision samples of `height`: its own cells when they are square; otherwise a
+/// square grid of the smaller spacing over the same extent (rounded to whole cells, so its
+/// edge may fall up to half a cell short or long), sampled bilinearly, centred like it.
+fn collision_samples(height: &Heightfield) -> CollisionSamples {
+    let grid = height.grid;
+    let (dx, dy) = (grid.dx(), grid.dy());
+    if dx == dy {
+        return CollisionSamples {
+            width: grid.width,
+            depth: grid.height,
+            spacing: dx,
+            heights: height.data.iter().map(|&h| h / dx).collect(),
+        };
+    }
+    let s = dx.min(dy);
+    let count =
+        |cells: usize, d: f32| ((cells - 1) as f64 * d as f64 / s as f64).round() as usize + 1;
+    let (w, d) = (count(grid.width, dx), count(grid.height, dy));
+    let mut heights = Vec::with_capacity(w * d);
+    for j in 0..d {
+        let z = (j as f32 - (d - 1) as f32 * 0.5) * s;
+        let fy = z / dy + (grid.height - 1) as f32 * 0.5;
+        for i in 0..w {
+            let x = (i as f32 - (w - 1) as f32 * 0.5) * s;
+            let fx = x / dx + (grid.width - 1) as f32 * 0.5;
+            heights.push(height.sample_bilinear(fx, fy) / s);
+        }
+    }
+    CollisionSamples {
+        width: w,
+        depth: d,
+        spacing: s,
+        heights,
     }
 }
 
@@ -725,5 +795,60 @@ mod tests {
             0.0, 0.0, 0.0, 0.0, 0.0, 0.01,
         ];
         assert_eq!(drawn, want);
+    }
+
+    /// A plane over non-square cells: the collision samples lie on the same plane wherever
+    /// they fall inside the terrain, cover its extent to half a sample, and square cells
+    /// are passed through.
+    #[test]
+    fn collision_of_non_square_cells_is_the_same_surface() {
+        let (a, b) = (0.3f32, -0.7f32);
+        for (w, h, dx, dy) in [
+            (11, 7, 3.0f32, 5.0f32),
+            (9, 13, 92.5, 74.6),
+            (5, 5, 2.0, 2.0),
+        ] {
+            let grid = Grid::with_cells(w, h, dx, dy).unwrap();
+            let data = (0..grid.len())
+                .map(|n| {
+                    let (i, j) = grid.coords(n);
+                    let x = (i as f32 - (w - 1) as f32 * 0.5) * dx;
+                    let z = (j as f32 - (h - 1) as f32 * 0.5) * dy;
+                    a * x + b * z + 100.0
+                })
+                .collect();
+            let field = Heightfield::from_vec(grid, data, "plane").unwrap();
+            let c = collision_samples(&field);
+            assert_eq!(c.spacing, dx.min(dy));
+            assert_eq!(c.heights.len(), c.width * c.depth);
+            let (ex, ez) = ((w - 1) as f32 * dx, (h - 1) as f32 * dy);
+            let (cx, cz) = (
+                (c.width - 1) as f32 * c.spacing,
+                (c.depth - 1) as f32 * c.spacing,
+            );
+            assert!(
+                (ex - cx).abs() <= 0.5 * c.spacing + 1e-3,
+                "x extent {ex} vs {cx}"
+            );
+            assert!(
+                (ez - cz).abs() <= 0.5 * c.spacing + 1e-3,
+                "z extent {ez} vs {cz}"
+            );
+            for j in 0..c.depth {
+                for i in 0..c.width {
+                    let x = (i as f32 - (c.width - 1) as f32 * 0.5) * c.spacing;
+                    let z = (j as f32 - (c.depth - 1) as f32 * 0.5) * c.spacing;
+                    if x.abs() > ex * 0.5 || z.abs() > ez * 0.5 {
+                        continue; // past the edge: clamped, not on the plane
+                    }
+                    let got = c.heights[j * c.width + i] * c.spacing;
+                    let want = a * x + b * z + 100.0;
+                    assert!((got - want).abs() < 1e-3, "({i}, {j}): {got} vs {want}");
+                }
+            }
+            if dx == dy {
+                assert_eq!((c.width, c.depth), (w, h));
+            }
+        }
     }
 }

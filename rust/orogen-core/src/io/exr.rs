@@ -90,6 +90,30 @@ pub fn read_exr(path: &Path) -> Result<ScalarMap> {
     read_exr_with_nan(path, false)
 }
 
+/// The cell size an EXR written by Orogen records, `(dx, dy)` metres, reading only its
+/// header; `None` for an EXR without it (from another program).
+pub fn recorded_cell_size(path: &Path) -> Result<Option<(f32, f32)>> {
+    super::files::check_regular_file(path)?;
+    let meta = ::exr::meta::MetaData::read_from_file(path, false)
+        .map_err(|e| OrogenError::bad_file(path, format!("cannot read EXR header: {e}")))?;
+    let Some(header) = meta.headers.first() else {
+        return Ok(None);
+    };
+    let get = |name: &str| {
+        let key = Text::from(name);
+        match header
+            .shared_attributes
+            .other
+            .get(&key)
+            .or_else(|| header.own_attributes.other.get(&key))
+        {
+            Some(AttributeValue::F32(c)) if c.is_finite() && *c > 0.0 => Some(*c),
+            _ => None,
+        }
+    };
+    Ok(get(CELL_SIZE_ATTRIBUTE).map(|dx| (dx, get(CELL_SIZE_Y_ATTRIBUTE).unwrap_or(dx))))
+}
+
 /// [`read_exr`]; with `allow_nan`, NaN samples are kept (a DEM's nodata, see
 /// `HeightmapSource::nodata`) and only infinities are errors.
 pub fn read_exr_with_nan(path: &Path, allow_nan: bool) -> Result<ScalarMap> {
