@@ -534,88 +534,359 @@ pub fn thermal_step(
     assert!(width > 0 && n % width == 0 && tan_talus.len() == n);
     let h_rows = n / width;
     let dist = [cell_size, cell_size * std::f32::consts::SQRT_2];
-    buf.k.resize(n, 0.0);
-    buf.s.resize(n, 0.0);
     buf.next.resize(n, 0.0);
     let hs: &[f32] = heights;
+    let w = width;
+    let offs = offsets(w);
+    let g = RowGeometry {
+        w,
+        h: h_rows,
+        offs: &offs,
+        dist,
+        rate,
+    };
 
-    let offs = offsets(width);
-    // Every sum below is branch-free: a pair below its talus adds max(e, 0) = 0.
-
-    // Pass 1: sender factors k_i = rate·d_max / (2·Σ e_j) from the old heights.
+    // Rows go in bands of `BAND_ROWS`, each band on its own: the sender factors of its
+    // rows and two more on each side, the receiver scales of its rows and one more on each
+    // side, into scratch of its own (which stays in cache), then its rows' new heights.
+    // A row's factors do not depend on the band that computes them, so the bytes are those
+    // of three passes over the whole grid.
     let max_excess = buf
-        .k
-        .par_chunks_mut(width)
+        .next
+        .par_chunks_mut(BAND_ROWS * w)
         .enumerate()
-        .map(|(y, krow)| {
-            let mut row_max = 0.0f32;
-            for (x, k) in krow.iter_mut().enumerate() {
-                let i = y * width + x;
-                let (hi, t) = (hs[i], tan_talus[i]);
-                let drops = [t * dist[0], t * dist[1]];
-                let (mut dmax, mut sum) = (0.0f32, 0.0f32);
-                for_neighbours(x, y, width, h_rows, &offs, |j, d| {
-                    let e = excess(hi, hs[j], drops[d]).max(0.0);
-                    dmax = dmax.max(e);
-                    sum += e;
-                });
-                *k = if sum > 0.0 {
-                    rate * dmax / (2.0 * sum)
-                } else {
-                    0.0
-                };
-                row_max = row_max.max(dmax);
+        .map_init(BandScratch::default, |scr, (b, next)| {
+            let y0 = b * BAND_ROWS;
+            let y1 = y0 + next.len() / w;
+            let (ky0, ky1) = (y0.saturating_sub(2), (y1 + 2).min(h_rows));
+            let (sy0, sy1) = (y0.saturating_sub(1), (y1 + 1).min(h_rows));
+            let BandScratch { k, s, d } = scr;
+            k.resize((ky1 - ky0) * w, 0.0);
+            s.resize((sy1 - sy0) * w, 0.0);
+            d.resize(w, 0.0);
+            // Pass 1: sender factors k_i = rate·d_max / (2·Σ e_j) from the old heights,
+            // and the largest excess (every row's d_max is the same in any band).
+            let mut band_max = 0.0f32;
+            for (y, krow) in (ky0..ky1).zip(k.chunks_exact_mut(w)) {
+                g.senders_row(y, hs, tan_talus, krow, d);
+                band_max = band_max.max(max_of(d));
             }
-            row_max
+            // Pass 2: receiver scales, so a cell gains at most rate·e_max/2.
+            let k = Band { v: k, y0: ky0 };
+            for (y, srow) in (sy0..sy1).zip(s.chunks_exact_mut(w)) {
+                g.receivers_row(y, hs, tan_talus, k, srow);
+            }
+            // Pass 3: every cell loses what it sends and gains what its neighbours send
+            // it. A flow is k_sender·e·s_receiver, the same bits on both sides, so mass is
+            // conserved.
+            let s = Band { v: s, y0: sy0 };
+            for (y, nrow) in (y0..y1).zip(next.chunks_exact_mut(w)) {
+                g.settle_row(y, hs, tan_talus, k, s, nrow);
+            }
+            band_max
         })
         .reduce(|| 0.0f32, f32::max);
+    // Nothing moves when every excess is within the tolerance.
     if max_excess <= tolerance {
         return max_excess;
     }
-
-    // Pass 2: receiver scales, so a cell gains at most rate·e_max/2.
-    let k: &[f32] = &buf.k;
-    buf.s
-        .par_chunks_mut(width)
-        .enumerate()
-        .for_each(|(y, srow)| {
-            for (x, s) in srow.iter_mut().enumerate() {
-                let j = y * width + x;
-                let hj = hs[j];
-                let (mut want, mut emax) = (0.0f32, 0.0f32);
-                for_neighbours(x, y, width, h_rows, &offs, |i, d| {
-                    let e = excess(hs[i], hj, tan_talus[i] * dist[d]).max(0.0);
-                    want += k[i] * e;
-                    emax = emax.max(e);
-                });
-                let cap = 0.5 * rate * emax;
-                *s = if want > cap { cap / want } else { 1.0 };
-            }
-        });
-
-    // Pass 3: every cell loses what it sends and gains what its neighbours send it. A
-    // flow is k_sender·e·s_receiver, the same bits on both sides, so mass is conserved.
-    let s: &[f32] = &buf.s;
-    buf.next
-        .par_chunks_mut(width)
-        .enumerate()
-        .for_each(|(y, nrow)| {
-            for (x, out) in nrow.iter_mut().enumerate() {
-                let c = y * width + x;
-                let (hc, kc, sc, tc) = (hs[c], k[c], s[c], tan_talus[c]);
-                let (mut gain, mut loss) = (0.0f64, 0.0f64);
-                for_neighbours(x, y, width, h_rows, &offs, |j, d| {
-                    let hj = hs[j];
-                    let e_out = excess(hc, hj, tc * dist[d]).max(0.0);
-                    loss += (kc * e_out * s[j]) as f64;
-                    let e_in = excess(hj, hc, tan_talus[j] * dist[d]).max(0.0);
-                    gain += (k[j] * e_in * sc) as f64;
-                });
-                *out = (hc as f64 + (gain - loss)) as f32;
-            }
-        });
-    heights.copy_from_slice(&buf.next);
+    heights
+        .par_chunks_mut(1 << 16)
+        .zip(buf.next.par_chunks(1 << 16))
+        .for_each(|(h, n)| h.copy_from_slice(n));
     max_excess
+}
+
+/// Rows per band of [`thermal_step`]: its scratch (36 rows of sender factors and 34 of
+/// receiver scales) stays in the second-level cache up to about 2,000 columns.
+const BAND_ROWS: usize = 32;
+
+/// A band's scratch rows: sender factors, receiver scales, one row of d_max.
+#[derive(Default)]
+struct BandScratch {
+    k: Vec<f32>,
+    s: Vec<f32>,
+    d: Vec<f32>,
+}
+
+/// Whole rows `y0..` of a per-cell value held by a band: cell `j` of the grid is `v[j −
+/// y0·w]`.
+#[derive(Clone, Copy)]
+struct Band<'a> {
+    v: &'a [f32],
+    y0: usize,
+}
+
+impl<'a> Band<'a> {
+    #[inline(always)]
+    fn at(self, j: usize, w: usize) -> f32 {
+        self.v[j - self.y0 * w]
+    }
+
+    /// Rows `y − 1`, `y`, `y + 1`.
+    #[inline(always)]
+    fn rows3(self, y: usize, w: usize) -> [&'a [f32]; 3] {
+        rows3(self.v, y - self.y0, w)
+    }
+}
+
+/// What the passes of [`thermal_step`] share: the grid's shape and the constants.
+struct RowGeometry<'a> {
+    w: usize,
+    h: usize,
+    offs: &'a [isize; 8],
+    dist: [f32; 2],
+    rate: f32,
+}
+
+impl RowGeometry<'_> {
+    /// Whether row `y` has an interior (columns 1..w − 1 with all eight neighbours).
+    fn interior(&self, y: usize) -> bool {
+        y > 0 && y + 1 < self.h && self.w > 2
+    }
+
+    /// Pass 1 over row `y`: sender factors into `krow`, each cell's d_max into `drow`.
+    fn senders_row(&self, y: usize, hs: &[f32], ts: &[f32], krow: &mut [f32], drow: &mut [f32]) {
+        let (w, dist, rate) = (self.w, self.dist, self.rate);
+        let sender = |x: usize| {
+            let i = y * w + x;
+            let (hi, t) = (hs[i], ts[i]);
+            let drops = [t * dist[0], t * dist[1]];
+            let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+            for_neighbours(x, y, w, self.h, self.offs, |j, d| {
+                let e = excess(hi, hs[j], drops[d]).max(0.0);
+                dmax = dmax.max(e);
+                sum += e;
+            });
+            (sender_factor(rate, dmax, sum), dmax)
+        };
+        if self.interior(y) {
+            senders_interior(y, w, hs, ts, dist, rate, krow, drow);
+            for x in [0, w - 1] {
+                (krow[x], drow[x]) = sender(x);
+            }
+        } else {
+            for x in 0..w {
+                (krow[x], drow[x]) = sender(x);
+            }
+        }
+    }
+
+    /// Pass 2 over row `y`: receiver scales into `srow`, from the sender factors `k`.
+    fn receivers_row(&self, y: usize, hs: &[f32], ts: &[f32], k: Band, srow: &mut [f32]) {
+        let (w, dist, rate) = (self.w, self.dist, self.rate);
+        let receiver = |x: usize| {
+            let j = y * w + x;
+            let hj = hs[j];
+            let (mut want, mut emax) = (0.0f32, 0.0f32);
+            for_neighbours(x, y, w, self.h, self.offs, |i, d| {
+                let e = excess(hs[i], hj, ts[i] * dist[d]).max(0.0);
+                want += k.at(i, w) * e;
+                emax = emax.max(e);
+            });
+            receiver_scale(rate, want, emax)
+        };
+        if self.interior(y) {
+            receivers_interior(y, w, hs, ts, k.rows3(y, w), dist, rate, srow);
+            for x in [0, w - 1] {
+                srow[x] = receiver(x);
+            }
+        } else {
+            for (x, s) in srow.iter_mut().enumerate() {
+                *s = receiver(x);
+            }
+        }
+    }
+
+    /// Pass 3 over row `y`: the new heights into `nrow`.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_row(&self, y: usize, hs: &[f32], ts: &[f32], k: Band, s: Band, nrow: &mut [f32]) {
+        let (w, dist) = (self.w, self.dist);
+        let settle = |x: usize| {
+            let c = y * w + x;
+            let (hc, kc, sc, tc) = (hs[c], k.at(c, w), s.at(c, w), ts[c]);
+            let (mut gain, mut loss) = (0.0f64, 0.0f64);
+            for_neighbours(x, y, w, self.h, self.offs, |j, d| {
+                let hj = hs[j];
+                let e_out = excess(hc, hj, tc * dist[d]).max(0.0);
+                loss += (kc * e_out * s.at(j, w)) as f64;
+                let e_in = excess(hj, hc, ts[j] * dist[d]).max(0.0);
+                gain += (k.at(j, w) * e_in * sc) as f64;
+            });
+            (hc as f64 + (gain - loss)) as f32
+        };
+        if self.interior(y) {
+            settle_interior(y, w, hs, ts, k.rows3(y, w), s.rows3(y, w), dist, nrow);
+            for x in [0, w - 1] {
+                nrow[x] = settle(x);
+            }
+        } else {
+            for (x, out) in nrow.iter_mut().enumerate() {
+                *out = settle(x);
+            }
+        }
+    }
+}
+
+/// k = rate·d_max / (2·Σ e), or 0 where nothing is over the talus.
+#[inline(always)]
+fn sender_factor(rate: f32, dmax: f32, sum: f32) -> f32 {
+    if sum > 0.0 {
+        rate * dmax / (2.0 * sum)
+    } else {
+        0.0
+    }
+}
+
+/// The receiver scale: at most rate·e_max/2 of inflow `want`.
+#[inline(always)]
+fn receiver_scale(rate: f32, want: f32, emax: f32) -> f32 {
+    let cap = 0.5 * rate * emax;
+    if want > cap {
+        cap / want
+    } else {
+        1.0
+    }
+}
+
+/// The largest value of `v` (0 when empty or all ≤ 0), over eight lanes so it vectorises
+/// (a max does not depend on the order it is taken in).
+fn max_of(v: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = l.max(x);
+        }
+    }
+    let tail = chunks.remainder().iter().fold(0.0f32, |m, &x| m.max(x));
+    lanes.iter().fold(tail, |m, &x| m.max(x))
+}
+
+/// Rows `y − 1`, `y`, `y + 1` of `v` (`w` wide).
+#[inline(always)]
+fn rows3(v: &[f32], y: usize, w: usize) -> [&[f32]; 3] {
+    [
+        &v[(y - 1) * w..y * w],
+        &v[y * w..(y + 1) * w],
+        &v[(y + 1) * w..(y + 2) * w],
+    ]
+}
+
+/// The eight neighbours of column `x` in rows `u`, `c`, `d`, in [`NEIGHBOURS`] order, each
+/// with its distance index.
+#[inline(always)]
+fn ring<T: Copy>(u: &[T], c: &[T], d: &[T], x: usize) -> [(T, usize); 8] {
+    [
+        (u[x - 1], 1),
+        (u[x], 0),
+        (u[x + 1], 1),
+        (c[x - 1], 0),
+        (c[x + 1], 0),
+        (d[x - 1], 1),
+        (d[x], 0),
+        (d[x + 1], 1),
+    ]
+}
+
+/// Pass 1 of [`thermal_step`] for the columns `1..w − 1` of an interior row `y`: the
+/// same expressions in the same order as the general path, over row slices.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn senders_interior(
+    y: usize,
+    w: usize,
+    hs: &[f32],
+    ts: &[f32],
+    dist: [f32; 2],
+    rate: f32,
+    krow: &mut [f32],
+    drow: &mut [f32],
+) {
+    let [hu, hc, hd] = rows3(hs, y, w);
+    let tc = &ts[y * w..(y + 1) * w];
+    let (krow, drow) = (&mut krow[..w], &mut drow[..w]);
+    for x in 1..w - 1 {
+        let (hi, t) = (hc[x], tc[x]);
+        let drops = [t * dist[0], t * dist[1]];
+        let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+        for (hj, d) in ring(hu, hc, hd, x) {
+            let e = excess(hi, hj, drops[d]).max(0.0);
+            dmax = dmax.max(e);
+            sum += e;
+        }
+        krow[x] = sender_factor(rate, dmax, sum);
+        drow[x] = dmax;
+    }
+}
+
+/// Pass 2 of [`thermal_step`] for the columns `1..w − 1` of an interior row `y`.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn receivers_interior(
+    y: usize,
+    w: usize,
+    hs: &[f32],
+    ts: &[f32],
+    k3: [&[f32]; 3],
+    dist: [f32; 2],
+    rate: f32,
+    srow: &mut [f32],
+) {
+    let [hu, hc, hd] = rows3(hs, y, w);
+    let [tu, tc, td] = rows3(ts, y, w);
+    let [ku, kc, kd] = k3.map(|r| &r[..w]);
+    let srow = &mut srow[..w];
+    for x in 1..w - 1 {
+        let hj = hc[x];
+        let (mut want, mut emax) = (0.0f32, 0.0f32);
+        let hr = ring(hu, hc, hd, x);
+        let tr = ring(tu, tc, td, x);
+        let kr = ring(ku, kc, kd, x);
+        for n in 0..8 {
+            let ((hi, d), (ti, _), (ki, _)) = (hr[n], tr[n], kr[n]);
+            let e = excess(hi, hj, ti * dist[d]).max(0.0);
+            want += ki * e;
+            emax = emax.max(e);
+        }
+        srow[x] = receiver_scale(rate, want, emax);
+    }
+}
+
+/// Pass 3 of [`thermal_step`] for the columns `1..w − 1` of an interior row `y`.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn settle_interior(
+    y: usize,
+    w: usize,
+    hs: &[f32],
+    ts: &[f32],
+    k3: [&[f32]; 3],
+    s3: [&[f32]; 3],
+    dist: [f32; 2],
+    nrow: &mut [f32],
+) {
+    let [hu, hc, hd] = rows3(hs, y, w);
+    let [tu, tc, td] = rows3(ts, y, w);
+    let [ku, kc, kd] = k3.map(|r| &r[..w]);
+    let [su, sc, sd] = s3.map(|r| &r[..w]);
+    let nrow = &mut nrow[..w];
+    for x in 1..w - 1 {
+        let (h0, k0, s0, t0) = (hc[x], kc[x], sc[x], tc[x]);
+        let (mut gain, mut loss) = (0.0f64, 0.0f64);
+        let hr = ring(hu, hc, hd, x);
+        let tr = ring(tu, tc, td, x);
+        let kr = ring(ku, kc, kd, x);
+        let sr = ring(su, sc, sd, x);
+        for n in 0..8 {
+            let ((hj, d), (tj, _), (kj, _), (sj, _)) = (hr[n], tr[n], kr[n], sr[n]);
+            let e_out = excess(h0, hj, t0 * dist[d]).max(0.0);
+            loss += (k0 * e_out * sj) as f64;
+            let e_in = excess(hj, h0, tj * dist[d]).max(0.0);
+            gain += (kj * e_in * s0) as f64;
+        }
+        nrow[x] = (h0 as f64 + (gain - loss)) as f32;
+    }
 }
 
 /// Largest excess of any cell over any neighbour beyond its talus, metres (0 when every
@@ -724,7 +995,10 @@ pub fn thermal_step_generic<N: Neighbourhood>(
                 *out = (hc as f64 + (gain - loss)) as f32;
             }
         });
-    heights.copy_from_slice(&buf.next);
+    heights
+        .par_chunks_mut(1 << 16)
+        .zip(buf.next.par_chunks(1 << 16))
+        .for_each(|(h, n)| h.copy_from_slice(n));
     max_excess
 }
 
