@@ -2,14 +2,22 @@
 //! lower neighbours when the slope exceeds that material's talus angle.
 //!
 //! Thesis (Prokop 2009) §4.3.1, after Musgrave 1989 and Olsen 2004 (§3.1.3): for each cell
-//! take the neighbours of Olsen's modified (rotated) von Neumann neighbourhood, the four
-//! diagonal cells, that are lower than h − T, with T = l·tan(talus of the exposed
-//! material) and l = √2·cell_size the distance to them. With dᵢ = h − hᵢ, d_max the largest
+//! take the neighbours that are lower than h − T, with T = l·tan(talus of the exposed
+//! material) and l the distance to them. With dᵢ = h − hᵢ, d_max the largest
 //! and `sum` their total, the cell moves S = rate·r·0.5·D·d_max, D the exposed material's
 //! thermal susceptibility and r drawn from N(1, σ) clamped to [0, 1]. S never exceeds the
 //! exposed layer's thickness (bedrock is infinite): only the top layer moves in one step,
 //! the one under it erodes in a later step with its own talus and susceptibility. S is
 //! shared among the lower neighbours in proportion dᵢ / sum, into their layer 0.
+//!
+//! The neighbours are all eight (Moore), at their true distances: l = cell_size for the
+//! four orthogonal ones and √2·cell_size for the diagonals. The thesis takes Olsen's
+//! rotated von Neumann neighbourhood, the four diagonals alone, but a cell and its diagonals
+//! always have the same parity of x + y: the grid falls apart into two interleaved lattices
+//! that never exchange material. Thermal erosion smooths each of them on its own, and what
+//! tells them apart (the random factor r, the exposed layer, another process) is never
+//! smoothed away: it grows into a checkerboard one cell across, which the `weathering`
+//! recipe showed on every slope at its talus (tests/layered_erosion.rs measures it).
 //!
 //! The thesis applies each cell's move at once (Gauss–Seidel); here a step is Jacobi-style
 //! so that it is parallel and deterministic whatever the thread count, like
@@ -125,9 +133,31 @@ pub struct LayeredThermal {
     old: Vec<f32>,
 }
 
-/// Olsen's modified von Neumann neighbourhood: the four diagonal cells, `(dx, dy)`, in the
-/// fixed order every pass walks them.
-const DIAGONALS: [(isize, isize); 4] = [(-1, -1), (1, -1), (-1, 1), (1, 1)];
+/// The Moore neighbourhood, `(dx, dy)`, in the fixed order every pass walks them, row by
+/// row; a diagonal has `dx ≠ 0` and `dy ≠ 0`.
+const NEIGHBOURS: [(isize, isize); 8] = [
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
+
+/// A diagonal neighbour's drop T is the orthogonal one's times this (it lies √2 further).
+const SQRT2: f32 = std::f32::consts::SQRT_2;
+
+/// The drop T towards a neighbour, from the cell's orthogonal T.
+#[inline(always)]
+fn drop_to(t: f32, diagonal: bool) -> f32 {
+    if diagonal {
+        t * SQRT2
+    } else {
+        t
+    }
+}
 
 /// Rows per parallel task of pass 1, and per partial sum of the material moved.
 const ROWS_PER_TASK: usize = 8;
@@ -153,22 +183,14 @@ fn random_factor(seed: u64, step: u64, cell: usize, sigma: f32) -> f32 {
     (1.0 + sigma * normal).clamp(0.0, 1.0)
 }
 
-/// Calls `f(j)` for each diagonal neighbour `j` of `(x, y)` inside the grid, in
-/// [`DIAGONALS`] order.
+/// Calls `f(j, diagonal)` for each neighbour `j` of `(x, y)` inside the grid, in
+/// [`NEIGHBOURS`] order.
 #[inline(always)]
-fn for_diagonals(x: usize, y: usize, w: usize, h: usize, mut f: impl FnMut(usize)) {
-    let i = y * w + x;
-    if x > 0 && y > 0 && x + 1 < w && y + 1 < h {
-        f(i - w - 1);
-        f(i - w + 1);
-        f(i + w - 1);
-        f(i + w + 1);
-        return;
-    }
-    for &(dx, dy) in &DIAGONALS {
+fn for_neighbours(x: usize, y: usize, w: usize, h: usize, mut f: impl FnMut(usize, bool)) {
+    for &(dx, dy) in &NEIGHBOURS {
         let (nx, ny) = (x as isize + dx, y as isize + dy);
         if nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h {
-            f(ny as usize * w + nx as usize);
+            f(ny as usize * w + nx as usize, dx != 0 && dy != 0);
         }
     }
 }
@@ -243,8 +265,9 @@ impl LayeredThermal {
         let step = self.steps;
         self.steps += 1;
 
-        let l = self.grid.cell_size as f64 * std::f64::consts::SQRT_2;
-        // Per material: the drop T = l·tan(talus) and rate·0.5·D.
+        let l = self.grid.cell_size as f64;
+        // Per material: the drop T = l·tan(talus) to an orthogonal neighbour (× √2 to a
+        // diagonal one) and rate·0.5·D.
         let drop: Vec<f32> = materials
             .iter()
             .map(|m| (l * (m.talus_deg as f64).to_radians().tan()) as f32)
@@ -299,15 +322,17 @@ impl LayeredThermal {
                         let i = row + x;
                         let hi = hs[i];
                         let (mut dmax, mut sum) = (0.0f32, 0.0f32);
+                        let mut over = f32::NEG_INFINITY;
                         let t = ex_row.t[x];
                         // Branch-free: a neighbour not below h − T adds 0.
-                        for_diagonals(x, y, w, h, |j| {
-                            let d = hi - hs[j];
+                        for_neighbours(x, y, w, h, |j, diag| {
+                            let (d, t) = (hi - hs[j], drop_to(t, diag));
+                            over = over.max(d - t);
                             let d = if d > t { d } else { 0.0 };
                             dmax = dmax.max(d);
                             sum += d;
                         });
-                        let (k, excess) = consts.factor_of(i, &ex_row, x, dmax, sum);
+                        let (k, excess) = consts.factor_of(i, &ex_row, x, (dmax, sum, over));
                         k_row[x] = k;
                         worst = worst.max(excess);
                     };
@@ -456,8 +481,8 @@ fn scale(want: f32, cap: f32) -> f32 {
     }
 }
 
-/// Pass 2 at cell `j` = `(x, y)`, anywhere on the grid: what its higher diagonal
-/// neighbours want to send it, `k·d` over those above their T, against `half_rate·d_max`.
+/// Pass 2 at cell `j` = `(x, y)`, anywhere on the grid: what its higher neighbours want
+/// to send it, `k·d` over those above their T, against `half_rate·d_max`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn scale_at(
@@ -473,9 +498,9 @@ fn scale_at(
 ) -> f32 {
     let hj = hs[j];
     let (mut want, mut dmax) = (0.0f32, 0.0f32);
-    for_diagonals(x, y, w, h, |i| {
+    for_neighbours(x, y, w, h, |i, diag| {
         let d = hs[i] - hj;
-        let d = if d > ts[i] { d } else { 0.0 };
+        let d = if d > drop_to(ts[i], diag) { d } else { 0.0 };
         // A sender giving its whole layer is not scaled (else a remnant would shrink
         // forever): it only adds thin layers.
         want += ks[i].max(0.0) * d;
@@ -530,10 +555,17 @@ impl Pass1<'_> {
     }
 
     /// The outflow factor of cell `i` (column `x` of the row `e`), from its largest drop
-    /// `dmax` and drop sum `sum` over the neighbours below its T, and its excess `dmax − T`
-    /// (−∞ when it sends nothing). A negative factor sends the whole exposed layer.
+    /// `dmax` and drop sum `sum` over the neighbours below its T, and its excess (`over`,
+    /// the largest dᵢ − Tᵢ; −∞ when it sends nothing). A negative factor sends the whole
+    /// exposed layer.
     #[inline(always)]
-    fn factor_of(&self, i: usize, e: &ExposedRow, x: usize, dmax: f32, sum: f32) -> (f32, f32) {
+    fn factor_of(
+        &self,
+        i: usize,
+        e: &ExposedRow,
+        x: usize,
+        (dmax, sum, over): (f32, f32, f32),
+    ) -> (f32, f32) {
         let (f, thick) = (e.f[x], e.thick[x]);
         if sum > 0.0 && f > 0.0 {
             let amount = f * random_factor(self.seed, self.step, i, self.sigma) * dmax;
@@ -543,7 +575,7 @@ impl Pass1<'_> {
             } else {
                 amount / sum
             };
-            (k, dmax - e.t[x])
+            (k, over)
         } else {
             (0.0, f32::NEG_INFINITY)
         }
@@ -558,14 +590,27 @@ impl Pass1<'_> {
         let mut worst = f32::NEG_INFINITY;
         for x in 1..w - 1 {
             let (hi, t) = (hc[x], ts[x]);
+            let (to, td) = (drop_to(t, false), drop_to(t, true));
             let (mut dmax, mut sum) = (0.0f32, 0.0f32);
-            for d in [hu[x - 1], hu[x + 1], hd[x - 1], hd[x + 1]] {
+            // NEIGHBOURS order.
+            let mut over = f32::NEG_INFINITY;
+            for (d, t) in [
+                (hu[x - 1], td),
+                (hu[x], to),
+                (hu[x + 1], td),
+                (hc[x - 1], to),
+                (hc[x + 1], to),
+                (hd[x - 1], td),
+                (hd[x], to),
+                (hd[x + 1], td),
+            ] {
                 let d = hi - d;
+                over = over.max(d - t);
                 let d = if d > t { d } else { 0.0 };
                 dmax = dmax.max(d);
                 sum += d;
             }
-            let (k, excess) = self.factor_of(y * w + x, e, x, dmax, sum);
+            let (k, excess) = self.factor_of(y * w + x, e, x, (dmax, sum, over));
             k_row[x] = k;
             worst = worst.max(excess);
         }
@@ -627,21 +672,25 @@ fn scales_interior(
     half_rate: f32,
 ) {
     let [hu, hc, hd] = rows3(hs, y, w);
-    let [ku, _, kd] = rows3(ks, y, w);
-    let [tu, _, td] = rows3(ts, y, w);
+    let [ku, kc, kd] = rows3(ks, y, w);
+    let [tu, tc, td] = rows3(ts, y, w);
     let out = &mut out[..w];
     for x in 1..w - 1 {
         let hj = hc[x];
         let (mut want, mut dmax) = (0.0f32, 0.0f32);
-        // DIAGONALS order: up-left, up-right, down-left, down-right.
-        for (h, k, t, i) in [
-            (hu, ku, tu, x - 1),
-            (hu, ku, tu, x + 1),
-            (hd, kd, td, x - 1),
-            (hd, kd, td, x + 1),
+        // NEIGHBOURS order, row by row.
+        for (h, k, t, i, diag) in [
+            (hu, ku, tu, x - 1, true),
+            (hu, ku, tu, x, false),
+            (hu, ku, tu, x + 1, true),
+            (hc, kc, tc, x - 1, false),
+            (hc, kc, tc, x + 1, false),
+            (hd, kd, td, x - 1, true),
+            (hd, kd, td, x, false),
+            (hd, kd, td, x + 1, true),
         ] {
             let d = h[i] - hj;
-            let d = if d > t[i] { d } else { 0.0 };
+            let d = if d > drop_to(t[i], diag) { d } else { 0.0 };
             want += k[i].max(0.0) * d;
             dmax = dmax.max(d);
         }
@@ -650,7 +699,7 @@ fn scales_interior(
 }
 
 /// Pass 3 at cell `i` = `(x, y)`, anywhere on the grid: what it gains from its senders
-/// and loses to its receivers, metres, summed in f64 in [`DIAGONALS`] order.
+/// and loses to its receivers, metres, summed in f64 in [`NEIGHBOURS`] order.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn gather(
@@ -666,13 +715,13 @@ fn gather(
 ) -> (f64, f64) {
     let (hi, ki, si, ti) = (hs[i], ks[i], s3[1][x], ts[i]);
     let (mut gain, mut loss) = (0.0f64, 0.0f64);
-    for_diagonals(x, y, w, h, |j| {
+    for_neighbours(x, y, w, h, |j, diag| {
         let hj = hs[j];
         let out = hi - hj;
-        let out = if out > ti { out } else { 0.0 };
+        let out = if out > drop_to(ti, diag) { out } else { 0.0 };
         loss += flow(ki, out, s3[j / w + 1 - y][j % w]) as f64;
         let inn = hj - hi;
-        let inn = if inn > ts[j] { inn } else { 0.0 };
+        let inn = if inn > drop_to(ts[j], diag) { inn } else { 0.0 };
         gain += flow(ks[j], inn, si) as f64;
     });
     (gain, loss)
@@ -700,18 +749,23 @@ fn gather_interior(
     for x in 1..w - 1 {
         let (hi, ki, si, ti) = (hc[x], kc[x], sc[x], tc[x]);
         let (mut gain, mut loss) = (0.0f64, 0.0f64);
-        for (h, k, s, t, j) in [
-            (hu, ku, su, tu, x - 1),
-            (hu, ku, su, tu, x + 1),
-            (hd, kd, sd, td, x - 1),
-            (hd, kd, sd, td, x + 1),
+        // NEIGHBOURS order, row by row.
+        for (h, k, s, t, j, diag) in [
+            (hu, ku, su, tu, x - 1, true),
+            (hu, ku, su, tu, x, false),
+            (hu, ku, su, tu, x + 1, true),
+            (hc, kc, sc, tc, x - 1, false),
+            (hc, kc, sc, tc, x + 1, false),
+            (hd, kd, sd, td, x - 1, true),
+            (hd, kd, sd, td, x, false),
+            (hd, kd, sd, td, x + 1, true),
         ] {
             let hj = h[j];
             let out = hi - hj;
-            let out = if out > ti { out } else { 0.0 };
+            let out = if out > drop_to(ti, diag) { out } else { 0.0 };
             loss += flow(ki, out, s[j]) as f64;
             let inn = hj - hi;
-            let inn = if inn > t[j] { inn } else { 0.0 };
+            let inn = if inn > drop_to(t[j], diag) { inn } else { 0.0 };
             gain += flow(k[j], inn, si) as f64;
         }
         flows[x] = (gain, loss);
