@@ -678,24 +678,41 @@ fn scales_interior(
     for x in 1..w - 1 {
         let hj = hc[x];
         let (mut want, mut dmax) = (0.0f32, 0.0f32);
-        // NEIGHBOURS order, row by row.
-        for (h, k, t, i, diag) in [
-            (hu, ku, tu, x - 1, true),
-            (hu, ku, tu, x, false),
-            (hu, ku, tu, x + 1, true),
-            (hc, kc, tc, x - 1, false),
-            (hc, kc, tc, x + 1, false),
-            (hd, kd, td, x - 1, true),
-            (hd, kd, td, x, false),
-            (hd, kd, td, x + 1, true),
-        ] {
-            let d = h[i] - hj;
-            let d = if d > drop_to(t[i], diag) { d } else { 0.0 };
-            want += k[i].max(0.0) * d;
+        // NEIGHBOURS order, row by row; values gathered first so the loop is over plain
+        // arrays (it unrolls and the columns vectorise).
+        let (hr, kr, tr) = (
+            ring8(hu, hc, hd, x),
+            ring8(ku, kc, kd, x),
+            ring8(tu, tc, td, x),
+        );
+        for n in 0..8 {
+            let d = hr[n] - hj;
+            let d = if d > tr[n] * RING_DROP[n] { d } else { 0.0 };
+            want += kr[n].max(0.0) * d;
             dmax = dmax.max(d);
         }
         out[x] = scale(want, half_rate * dmax);
     }
+}
+
+/// The drop factor of each neighbour in [`NEIGHBOURS`] order: √2 for diagonals, 1 else
+/// (`t · 1` is `t` to the bit).
+const RING_DROP: [f32; 8] = [SQRT2, 1.0, SQRT2, 1.0, 1.0, SQRT2, 1.0, SQRT2];
+
+/// The values of column `x`'s eight neighbours in rows `u`, `c`, `d`, in [`NEIGHBOURS`]
+/// order.
+#[inline(always)]
+fn ring8(u: &[f32], c: &[f32], d: &[f32], x: usize) -> [f32; 8] {
+    [
+        u[x - 1],
+        u[x],
+        u[x + 1],
+        c[x - 1],
+        c[x + 1],
+        d[x - 1],
+        d[x],
+        d[x + 1],
+    ]
 }
 
 /// Pass 3 at cell `i` = `(x, y)`, anywhere on the grid: what it gains from its senders
@@ -749,24 +766,17 @@ fn gather_interior(
     for x in 1..w - 1 {
         let (hi, ki, si, ti) = (hc[x], kc[x], sc[x], tc[x]);
         let (mut gain, mut loss) = (0.0f64, 0.0f64);
-        // NEIGHBOURS order, row by row.
-        for (h, k, s, t, j, diag) in [
-            (hu, ku, su, tu, x - 1, true),
-            (hu, ku, su, tu, x, false),
-            (hu, ku, su, tu, x + 1, true),
-            (hc, kc, sc, tc, x - 1, false),
-            (hc, kc, sc, tc, x + 1, false),
-            (hd, kd, sd, td, x - 1, true),
-            (hd, kd, sd, td, x, false),
-            (hd, kd, sd, td, x + 1, true),
-        ] {
-            let hj = h[j];
+        // NEIGHBOURS order, row by row, over plain arrays (see `scales_interior`).
+        let (hr, kr) = (ring8(hu, hc, hd, x), ring8(ku, kc, kd, x));
+        let (sr, tr) = (ring8(su, sc, sd, x), ring8(tu, tc, td, x));
+        for n in 0..8 {
+            let (hj, m) = (hr[n], RING_DROP[n]);
             let out = hi - hj;
-            let out = if out > drop_to(ti, diag) { out } else { 0.0 };
-            loss += flow(ki, out, s[j]) as f64;
+            let out = if out > ti * m { out } else { 0.0 };
+            loss += flow(ki, out, sr[n]) as f64;
             let inn = hj - hi;
-            let inn = if inn > drop_to(t[j], diag) { inn } else { 0.0 };
-            gain += flow(k[j], inn, si) as f64;
+            let inn = if inn > tr[n] * m { inn } else { 0.0 };
+            gain += flow(kr[n], inn, si) as f64;
         }
         flows[x] = (gain, loss);
     }
