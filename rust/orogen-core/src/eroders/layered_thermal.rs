@@ -135,16 +135,7 @@ pub struct LayeredThermal {
 
 /// The Moore neighbourhood, `(dx, dy)`, in the fixed order every pass walks them, row by
 /// row; a diagonal has `dx ≠ 0` and `dy ≠ 0`.
-const NEIGHBOURS: [(isize, isize); 8] = [
-    (-1, -1),
-    (0, -1),
-    (1, -1),
-    (-1, 0),
-    (1, 0),
-    (-1, 1),
-    (0, 1),
-    (1, 1),
-];
+const NEIGHBOURS: [(isize, isize); 8] = crate::neighbourhood::raster::OFFSETS;
 
 /// A diagonal neighbour's drop T is the orthogonal one's times this (it lies √2 further).
 const SQRT2: f32 = std::f32::consts::SQRT_2;

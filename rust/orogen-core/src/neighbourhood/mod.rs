@@ -10,7 +10,7 @@
 //! sides, a graph from its hull, and [`WithOutlets`] lays any mask over any neighbourhood.
 
 mod outlets;
-mod raster;
+pub(crate) mod raster;
 
 use glam::DVec2;
 use rayon::prelude::*;

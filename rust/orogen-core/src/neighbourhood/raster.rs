@@ -33,8 +33,9 @@ pub struct RasterGrid {
     inv_width: f64,
 }
 
-/// Neighbour offsets `(dx, dy)` in walking order: row above, same row, row below.
-const OFFSETS: [(isize, isize); 8] = [
+/// Neighbour offsets `(dx, dy)` in walking order: row above, same row, row below (the
+/// Moore neighbourhood, also walked in this order by layered thermal erosion).
+pub(crate) const OFFSETS: [(isize, isize); 8] = [
     (-1, -1),
     (0, -1),
     (1, -1),
