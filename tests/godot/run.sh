@@ -84,7 +84,10 @@ grep -qs 'res://addons/orogen/orogen.gdextension' godot_project/.godot/extension
 echo "==> CLI reference bake"
 rm -rf "$WORK"
 mkdir -p "$WORK/out" "$ART"
-if ! cargo run -q -p orogen-cli --locked -- bake "$RECIPES/equiv.ron" --out "$WORK/bake" >"$WORK/bake.log" 2>&1; then
+# The CLI that build-addon.sh --test-profile built with the workspace (`cargo run -p
+# orogen-cli` would resolve other features and build the dependencies again).
+OROGEN="${CARGO_TARGET_DIR:-$REPO/target}/debug/orogen"
+if ! "$OROGEN" bake "$RECIPES/equiv.ron" --out "$WORK/bake" >"$WORK/bake.log" 2>&1; then
     tail -n 20 "$WORK/bake.log"
     fail_step "orogen bake of the equivalence recipe"
 fi
