@@ -57,6 +57,7 @@ use rayon::prelude::*;
 
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
+use crate::neighbourhood::raster::{ring8, rows3};
 use crate::state::{buffer, MaterialProps, TerrainMut};
 
 /// Layered thermal erosion parameters.
@@ -638,16 +639,6 @@ fn cover_with_layer(
     }
 }
 
-/// Rows `y − 1`, `y`, `y + 1` of `v`, each `w` long.
-#[inline(always)]
-fn rows3(v: &[f32], y: usize, w: usize) -> [&[f32]; 3] {
-    [
-        &v[(y - 1) * w..y * w],
-        &v[y * w..(y + 1) * w],
-        &v[(y + 1) * w..(y + 2) * w],
-    ]
-}
-
 /// [`scale_at`] for the columns `1..w − 1` of an interior row `y`: the same expressions
 /// in the same order over row slices of one length, in a loop of its own so that it
 /// vectorises.
@@ -689,22 +680,6 @@ fn scales_interior(
 /// The drop factor of each neighbour in [`NEIGHBOURS`] order: √2 for diagonals, 1 else
 /// (`t · 1` is `t` to the bit).
 const RING_DROP: [f32; 8] = [SQRT2, 1.0, SQRT2, 1.0, 1.0, SQRT2, 1.0, SQRT2];
-
-/// The values of column `x`'s eight neighbours in rows `u`, `c`, `d`, in [`NEIGHBOURS`]
-/// order.
-#[inline(always)]
-fn ring8(u: &[f32], c: &[f32], d: &[f32], x: usize) -> [f32; 8] {
-    [
-        u[x - 1],
-        u[x],
-        u[x + 1],
-        c[x - 1],
-        c[x + 1],
-        d[x - 1],
-        d[x],
-        d[x + 1],
-    ]
-}
 
 /// Pass 3 at cell `i` = `(x, y)`, anywhere on the grid: what it gains from its senders
 /// and loses to its receivers, metres, summed in f64 in [`NEIGHBOURS`] order.

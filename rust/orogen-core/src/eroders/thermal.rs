@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
+use crate::neighbourhood::raster::{ring8, rows3, DIAGONAL};
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::state::{buffer, TerrainMut};
 
@@ -763,32 +764,6 @@ fn max_of(v: &[f32]) -> f32 {
     lanes.iter().fold(tail, |m, &x| m.max(x))
 }
 
-/// Rows `y − 1`, `y`, `y + 1` of `v` (`w` wide).
-#[inline(always)]
-fn rows3(v: &[f32], y: usize, w: usize) -> [&[f32]; 3] {
-    [
-        &v[(y - 1) * w..y * w],
-        &v[y * w..(y + 1) * w],
-        &v[(y + 1) * w..(y + 2) * w],
-    ]
-}
-
-/// The eight neighbours of column `x` in rows `u`, `c`, `d`, in [`NEIGHBOURS`] order, each
-/// with its distance index.
-#[inline(always)]
-fn ring<T: Copy>(u: &[T], c: &[T], d: &[T], x: usize) -> [(T, usize); 8] {
-    [
-        (u[x - 1], 1),
-        (u[x], 0),
-        (u[x + 1], 1),
-        (c[x - 1], 0),
-        (c[x + 1], 0),
-        (d[x - 1], 1),
-        (d[x], 0),
-        (d[x + 1], 1),
-    ]
-}
-
 /// Pass 1 of [`thermal_step`] for the columns `1..w − 1` of an interior row `y`: the
 /// same expressions in the same order as the general path, over row slices.
 #[allow(clippy::too_many_arguments)]
@@ -810,7 +785,7 @@ fn senders_interior(
         let (hi, t) = (hc[x], tc[x]);
         let drops = [t * dist[0], t * dist[1]];
         let (mut dmax, mut sum) = (0.0f32, 0.0f32);
-        for (hj, d) in ring(hu, hc, hd, x) {
+        for (hj, d) in ring8(hu, hc, hd, x).into_iter().zip(DIAGONAL) {
             let e = excess(hi, hj, drops[d]).max(0.0);
             dmax = dmax.max(e);
             sum += e;
@@ -840,11 +815,13 @@ fn receivers_interior(
     for x in 1..w - 1 {
         let hj = hc[x];
         let (mut want, mut emax) = (0.0f32, 0.0f32);
-        let hr = ring(hu, hc, hd, x);
-        let tr = ring(tu, tc, td, x);
-        let kr = ring(ku, kc, kd, x);
+        let (hr, tr, kr) = (
+            ring8(hu, hc, hd, x),
+            ring8(tu, tc, td, x),
+            ring8(ku, kc, kd, x),
+        );
         for n in 0..8 {
-            let ((hi, d), (ti, _), (ki, _)) = (hr[n], tr[n], kr[n]);
+            let (hi, ti, ki, d) = (hr[n], tr[n], kr[n], DIAGONAL[n]);
             let e = excess(hi, hj, ti * dist[d]).max(0.0);
             want += ki * e;
             emax = emax.max(e);
@@ -874,12 +851,10 @@ fn settle_interior(
     for x in 1..w - 1 {
         let (h0, k0, s0, t0) = (hc[x], kc[x], sc[x], tc[x]);
         let (mut gain, mut loss) = (0.0f64, 0.0f64);
-        let hr = ring(hu, hc, hd, x);
-        let tr = ring(tu, tc, td, x);
-        let kr = ring(ku, kc, kd, x);
-        let sr = ring(su, sc, sd, x);
+        let (hr, tr) = (ring8(hu, hc, hd, x), ring8(tu, tc, td, x));
+        let (kr, sr) = (ring8(ku, kc, kd, x), ring8(su, sc, sd, x));
         for n in 0..8 {
-            let ((hj, d), (tj, _), (kj, _), (sj, _)) = (hr[n], tr[n], kr[n], sr[n]);
+            let (hj, tj, kj, sj, d) = (hr[n], tr[n], kr[n], sr[n], DIAGONAL[n]);
             let e_out = excess(h0, hj, t0 * dist[d]).max(0.0);
             loss += (k0 * e_out * sj) as f64;
             let e_in = excess(hj, h0, tj * dist[d]).max(0.0);

@@ -46,6 +46,37 @@ pub(crate) const OFFSETS: [(isize, isize); 8] = [
     (1, 1),
 ];
 
+/// For each of [`OFFSETS`]: 1 for a diagonal neighbour, 0 for an orthogonal one (an index
+/// into `[orthogonal, diagonal]` distances).
+pub(crate) const DIAGONAL: [usize; 8] = [1, 0, 1, 0, 0, 1, 0, 1];
+
+/// Rows `y − 1`, `y`, `y + 1` of the row-major `v`, `w` wide (`0 < y`, `y + 1` a row).
+#[inline(always)]
+pub(crate) fn rows3(v: &[f32], y: usize, w: usize) -> [&[f32]; 3] {
+    [
+        &v[(y - 1) * w..y * w],
+        &v[y * w..(y + 1) * w],
+        &v[(y + 1) * w..(y + 2) * w],
+    ]
+}
+
+/// The values of column `x`'s eight neighbours in rows `u` (above), `c` and `d` (below),
+/// in [`OFFSETS`] order. Interior loops gather them into this array before walking it, so
+/// the walk unrolls and the loop over columns vectorises.
+#[inline(always)]
+pub(crate) fn ring8(u: &[f32], c: &[f32], d: &[f32], x: usize) -> [f32; 8] {
+    [
+        u[x - 1],
+        u[x],
+        u[x + 1],
+        c[x - 1],
+        c[x + 1],
+        d[x - 1],
+        d[x],
+        d[x + 1],
+    ]
+}
+
 impl RasterGrid {
     /// The grid with the given sides open to outflow.
     pub fn new(grid: Grid, open_sides: &[Side]) -> Self {
