@@ -6,7 +6,8 @@
 //!    [`values`] (per-node inputs), [`neighbourhood`] (grid, graph, outlets), [`mesh`]
 //!    (graphs from points), [`state`] (layered terrain, simulation state);
 //! 2. processes over plain data: [`flow`] (routing, lakes, hydrology), [`eroders`]
-//!    (stream power, thermal), [`generators`] (noise, faults), [`io`] (file formats);
+//!    (stream power, thermal), [`generators`] (noise, faults), [`io`] (file formats), [`rasterise`] (graph to
+//!    heightfield, rivers);
 //! 3. stages: [`stages`] (recipe entries adapted to processes, the time loop) and the
 //!    [`world`] they work on;
 //! 4. [`recipe`]: the RON recipe shared by the CLI, the editor and the runtime;
@@ -22,6 +23,7 @@ pub mod generators;
 pub mod io;
 pub mod mesh;
 pub mod neighbourhood;
+pub mod rasterise;
 pub mod recipe;
 pub mod runner;
 pub mod schema;
