@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::error::{OrogenError, Result};
+use crate::recipe::Domain;
 use crate::recipe::{Recipe, Stage};
 pub use crate::stages::context::{Event, StageContext};
-use crate::stages::source::UPLIFT_SEED;
+use crate::stages::source::{GRAPH_SEED, UPLIFT_SEED};
 use crate::world::World;
 
 /// Wall time one stage took.
@@ -70,7 +71,27 @@ pub fn initial_world_cancellable(
         // Nodata cells are outlets of bare bottom material at a fixed height.
         world.hold_nodata();
     }
+    if let Domain::Graph(g) = &recipe.domain {
+        g.build(&mut world, recipe.seed ^ GRAPH_SEED, cancel)?;
+    }
     Ok(world)
+}
+
+/// After the stages: a Graph domain's heightfield and hydrology maps are made from the
+/// eroded graph (routed with the first `StreamPower` stage's outlets and lakes, or all
+/// borders open and lakes carved), and the world leaves the graph. Nothing on a grid.
+pub fn finish_world(recipe: &Recipe, world: &mut World) -> Result<()> {
+    let Domain::Graph(g) = &recipe.domain else {
+        return Ok(());
+    };
+    let sp = recipe.stages.iter().find_map(|s| s.stream_power());
+    let (outlets, lakes) = match sp {
+        Some(p) => (p.outlets.clone(), p.lakes),
+        None => (Default::default(), Default::default()),
+    };
+    g.finish(world, &outlets, lakes)?;
+    world.graph = None;
+    Ok(())
 }
 
 /// Runs `stages` over `world` in order; relative paths resolve against `base_dir`.
@@ -168,8 +189,16 @@ pub fn estimate_bytes(recipe: &Recipe) -> u64 {
         }
         None => 0,
     };
+    let graph = match &recipe.domain {
+        Domain::Graph(g) => recipe.grid().map_or(0, |grid| {
+            (g.max_nodes(grid) * crate::stages::domain::BYTES_PER_NODE as f64).min(u64::MAX as f64)
+                as u64
+        }),
+        Domain::Grid => 0,
+    };
     cells
         .saturating_mul(stage + layers)
+        .saturating_add(graph)
         .saturating_add(64 << 20)
 }
 
@@ -236,6 +265,24 @@ pub fn check_memory(recipe: &Recipe, max: Option<u64>) -> Result<()> {
         return Ok(());
     };
     if need > limit {
+        if let Domain::Graph(g) = &recipe.domain {
+            let grid = recipe.grid()?;
+            let nodes = g.max_nodes(grid);
+            let graph = nodes * crate::stages::domain::BYTES_PER_NODE as f64;
+            if graph > 0.5 * need as f64 {
+                return Err(OrogenError::invalid(
+                    "domain.Graph.spacing",
+                    format!(
+                        "{} m makes up to {nodes:.3e} nodes, which need about {} ({} B per \
+                         node), more than the {} of {from}; choose a larger spacing",
+                        g.spacing,
+                        gib(need),
+                        crate::stages::domain::BYTES_PER_NODE,
+                        gib(limit)
+                    ),
+                ));
+            }
+        }
         let (w, h) = recipe.size;
         let per_cell = (need - (64 << 20)) / (w as u64 * h as u64).max(1);
         return Err(OrogenError::invalid(
@@ -279,6 +326,7 @@ pub fn run_recipe(
         cancel,
         observer,
     )?);
+    finish_world(recipe, &mut world)?;
     for (i, name) in recipe.outputs.iter().enumerate() {
         if name == "erosion" {
             continue;

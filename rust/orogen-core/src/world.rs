@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{OrogenError, Result};
 use crate::field::{Field, Grid, Heightfield, LabelMap, MaskMap, ScalarMap};
+use crate::mesh::NodeGraph;
 use crate::stages::strata::WorldMaterial;
 use crate::state::{Layers, SimState, TerrainMut};
 
@@ -91,6 +92,51 @@ impl MapData {
     }
 }
 
+/// The random-point stream graph a `domain: Graph(..)` recipe erodes (Cordonnier et al.
+/// 2016 §3), with its node values. The stages that run on a graph step these; the
+/// heightfield is made from them when the stages are done.
+#[derive(Clone, Debug)]
+pub struct GraphState {
+    /// Nodes, Delaunay links and Voronoi areas. Its own outlet mask is empty: a stage lays
+    /// its open borders over it ([`GraphState::with_borders`]).
+    pub graph: std::sync::Arc<NodeGraph>,
+    /// The Delaunay triangles, counter-clockwise node indices.
+    pub triangles: std::sync::Arc<[[u32; 3]]>,
+    /// Node heights, metres.
+    pub heights: Vec<f32>,
+    /// Node uplift rates, m/yr.
+    pub uplift: Vec<f32>,
+    /// No layers: a graph terrain is one material.
+    pub layers: Layers,
+}
+
+impl GraphState {
+    /// The graph with the nodes on the rectangle's open `borders` as outlets: the sides
+    /// lie at `x = 0` (West), `x = width` (East), `y = 0` (North) and `y = height`
+    /// (South), metres, as the raster's rows and columns do.
+    pub fn with_borders(
+        &self,
+        borders: &[crate::neighbourhood::Side],
+        width: f64,
+        height: f64,
+    ) -> crate::neighbourhood::WithOutlets<std::sync::Arc<NodeGraph>> {
+        use crate::neighbourhood::Side;
+        let open = |s: Side| borders.contains(&s);
+        let mask = self
+            .graph
+            .positions()
+            .iter()
+            .map(|p| {
+                (open(Side::West) && p.x <= 0.0)
+                    || (open(Side::East) && p.x >= width)
+                    || (open(Side::North) && p.y <= 0.0)
+                    || (open(Side::South) && p.y >= height)
+            })
+            .collect();
+        crate::neighbourhood::WithOutlets::new(self.graph.clone(), mask).expect("one flag per node")
+    }
+}
+
 /// Heights plus named maps; what a recipe run produces.
 #[derive(Clone, Debug)]
 pub struct World {
@@ -113,6 +159,9 @@ pub struct World {
     /// The heightmap's nodata cells, if it has any: outlets for routing, held at their
     /// height after every step of every stage.
     pub nodata: Option<Nodata>,
+    /// On a Graph domain, the stream graph the stages erode; `height` is then the
+    /// heightfield made from it (the initial terrain until the stages are done).
+    pub graph: Option<Box<GraphState>>,
 }
 
 impl World {
@@ -128,6 +177,7 @@ impl World {
             maps: BTreeMap::new(),
             seed,
             nodata: None,
+            graph: None,
         }
     }
 
@@ -186,9 +236,67 @@ impl World {
         self.height.grid
     }
 
-    /// The terrain as processes change it: surface and layers.
+    /// The terrain as processes change it: surface and layers (on a Graph domain, the
+    /// graph's node heights).
     pub fn terrain_mut(&mut self) -> TerrainMut<'_> {
-        TerrainMut::new(&mut self.height.data, &mut self.layers)
+        match &mut self.graph {
+            Some(g) => TerrainMut::new(&mut g.heights, &mut g.layers),
+            None => TerrainMut::new(&mut self.height.data, &mut self.layers),
+        }
+    }
+
+    /// Heights of the nodes the stages step: the grid's cells, or the graph's nodes.
+    pub fn node_heights(&self) -> &[f32] {
+        match &self.graph {
+            Some(g) => &g.heights,
+            None => &self.height.data,
+        }
+    }
+
+    /// Uplift rate of the nodes the stages step, m/yr.
+    pub fn node_uplift(&self) -> &[f32] {
+        match &self.graph {
+            Some(g) => &g.uplift,
+            None => &self.uplift.data,
+        }
+    }
+
+    /// `map` (on this world's grid) at the nodes the stages step: the map itself on a grid,
+    /// sampled bilinearly at each node's position on a graph.
+    pub fn at_nodes(&self, map: ScalarMap) -> Vec<f32> {
+        match &self.graph {
+            None => map.data,
+            Some(g) => sample_at(&map, g.graph.positions()),
+        }
+    }
+
+    /// The neighbourhood a stage walks on a Graph domain, with the nodes on the open
+    /// `borders` of the grid's rectangle as outlets; `None` on a grid.
+    pub fn graph_with_borders(
+        &self,
+        borders: &[crate::neighbourhood::Side],
+    ) -> Option<crate::neighbourhood::WithOutlets<std::sync::Arc<NodeGraph>>> {
+        let grid = self.grid();
+        self.graph.as_ref().map(|g| {
+            g.with_borders(
+                borders,
+                (grid.width - 1) as f64 * grid.dx() as f64,
+                (grid.height - 1) as f64 * grid.dy() as f64,
+            )
+        })
+    }
+
+    /// Errs, naming `field`, when this world is a Graph domain: for stages that run on the
+    /// grid only.
+    pub fn require_grid(&self, field: &str) -> Result<()> {
+        match self.graph {
+            None => Ok(()),
+            Some(_) => Err(OrogenError::invalid(
+                field,
+                "runs on a Grid domain only; a Graph domain takes StreamPower, Thermal and \
+                 TimeLoops of them",
+            )),
+        }
     }
 
     /// The terrain and the simulation state beside it, both to change.
@@ -391,7 +499,7 @@ impl World {
                 .find(|(_, v)| !v.is_finite())
                 .map(|(i, &v)| (what.to_string(), i, v))
         }
-        let mut found = find(names::HEIGHT, self.height.data.iter());
+        let mut found = find(names::HEIGHT, self.node_heights().iter());
         for (k, name) in self.layers.names().iter().enumerate() {
             found = found.or_else(|| {
                 find(
@@ -443,6 +551,16 @@ impl World {
         out.extend(self.maps.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
     }
+}
+
+/// `map` sampled bilinearly at `positions` (metres; cell `(x, y)` stands at
+/// `(x·dx, y·dy)`), clamped to the map's edges.
+pub fn sample_at(map: &ScalarMap, positions: &[glam::DVec2]) -> Vec<f32> {
+    let (dx, dy) = (map.grid.dx() as f64, map.grid.dy() as f64);
+    positions
+        .iter()
+        .map(|p| map.sample_bilinear((p.x / dx) as f32, (p.y / dy) as f32))
+        .collect()
 }
 
 #[cfg(test)]

@@ -117,6 +117,11 @@ impl<N: Neighbourhood> Hydrology<N> {
         })
     }
 
+    /// The routing of the last [`Hydrology::compute`]: receivers (lakes resolved) and stack.
+    pub fn flow(&self) -> &crate::flow::graph::FlowGraph {
+        self.router.graph()
+    }
+
     /// The hydrology maps of `heights` (metres; not changed: `Fill` raises a copy).
     pub fn compute(&mut self, heights: &[f32]) -> Result<HydrologyMaps> {
         let n = heights.len();

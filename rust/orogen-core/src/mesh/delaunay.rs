@@ -20,6 +20,20 @@ use spade::{DelaunayTriangulation, Point2, Triangulation};
 use super::graph::{alloc, NodeGraph};
 use crate::error::{OrogenError, Result};
 
+/// A point handed to spade with its index in the input.
+#[derive(Clone, Copy, Debug)]
+struct Indexed {
+    at: Point2<f64>,
+    index: u32,
+}
+
+impl spade::HasPosition for Indexed {
+    type Scalar = f64;
+    fn position(&self) -> Point2<f64> {
+        self.at
+    }
+}
+
 /// Points with their Delaunay triangles and convex hull.
 #[derive(Clone, Debug)]
 pub struct Delaunay {
@@ -75,10 +89,14 @@ impl Delaunay {
             }
         }
 
-        let mut input: Vec<Point2<f64>> = alloc(n, "triangulation input")?;
-        input.extend(points.iter().map(|p| Point2::new(p.x, p.y)));
-        // Stable bulk loading keeps vertex i at input index i (duplicates dropped).
-        let tri = DelaunayTriangulation::<Point2<f64>>::bulk_load_stable(input).map_err(|e| {
+        let mut input: Vec<Indexed> = alloc(n, "triangulation input")?;
+        input.extend(points.iter().enumerate().map(|(i, p)| Indexed {
+            at: Point2::new(p.x, p.y),
+            index: i as u32,
+        }));
+        // The unstable bulk load (half the time of the stable one at 1M points) reorders
+        // the vertices; each carries its input index.
+        let tri = DelaunayTriangulation::<Indexed>::bulk_load(input).map_err(|e| {
             OrogenError::invalid("points", format!("triangulation rejected the points: {e}"))
         })?;
         if tri.num_vertices() < n {
@@ -90,9 +108,9 @@ impl Delaunay {
                 format!("all {n} points lie on one line: there is no triangle"),
             ));
         }
-        for (i, v) in tri.vertices().enumerate() {
-            let p = v.position();
-            if v.fix().index() != i || p.x != points[i].x || p.y != points[i].y {
+        for v in tri.vertices() {
+            let (p, i) = (v.position(), v.data().index as usize);
+            if p.x != points[i].x || p.y != points[i].y {
                 return Err(OrogenError::Numerical {
                     field: "points".into(),
                     reason: format!("triangulation moved point {i}"),
@@ -103,11 +121,11 @@ impl Delaunay {
         let mut triangles: Vec<[u32; 3]> = alloc(tri.num_inner_faces(), "triangles")?;
         triangles.extend(
             tri.inner_faces()
-                .map(|f| f.vertices().map(|v| v.fix().index() as u32)),
+                .map(|f| f.vertices().map(|v| v.data().index)),
         );
 
         let mut hull: Vec<u32> = alloc(tri.convex_hull_size(), "convex hull")?;
-        hull.extend(tri.convex_hull().map(|e| e.from().fix().index() as u32));
+        hull.extend(tri.convex_hull().map(|e| e.from().data().index));
         if ring_area(points, &hull) < 0.0 {
             hull.reverse();
         }
@@ -136,6 +154,11 @@ impl Delaunay {
     /// The triangles as point indices, counter-clockwise (x right, y up).
     pub fn triangles(&self) -> &[[u32; 3]] {
         &self.triangles
+    }
+
+    /// The points, triangles and hull, taken apart.
+    pub fn into_parts(self) -> (Vec<DVec2>, Vec<[u32; 3]>, Vec<u32>) {
+        (self.points, self.triangles, self.hull)
     }
 
     /// The convex hull as point indices, counter-clockwise from the point of lowest

@@ -140,6 +140,42 @@ pub(crate) fn descend_node<N: Neighbourhood + ?Sized>(
     }
 }
 
+/// A shared neighbourhood (the stream graph several stages walk) is one too.
+impl<N: Neighbourhood + Send> Neighbourhood for std::sync::Arc<N> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+
+    #[inline(always)]
+    fn for_each_neighbour<F: FnMut(u32, f32)>(&self, node: usize, f: F) {
+        (**self).for_each_neighbour(node, f)
+    }
+
+    #[inline(always)]
+    fn is_outlet(&self, node: usize) -> bool {
+        (**self).is_outlet(node)
+    }
+
+    #[inline(always)]
+    fn node_area(&self, node: usize) -> f32 {
+        (**self).node_area(node)
+    }
+
+    #[inline(always)]
+    fn position(&self, node: usize) -> DVec2 {
+        (**self).position(node)
+    }
+
+    fn shortest_link(&self) -> Option<f32> {
+        (**self).shortest_link()
+    }
+
+    fn as_raster(&self) -> Option<&RasterGrid> {
+        (**self).as_raster()
+    }
+}
+
 /// Any neighbourhood with an outlet mask laid over it: a node is an outlet when the mask
 /// says so or the inner neighbourhood does (e.g. nodata cells of a DEM, a painted sea).
 #[derive(Clone, Debug)]

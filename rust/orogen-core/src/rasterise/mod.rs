@@ -13,6 +13,9 @@
 //! Pixel `(x, y)` of the target grid stands at `(x·dx, y·dy)` metres, the frame the graph's
 //! node positions are in.
 
+pub mod gaussian;
+pub mod phong;
+
 use crate::mesh::NodeGraph;
 
 /// The eroded stream graph, as a rasteriser reads it. Every slice has one entry per node.

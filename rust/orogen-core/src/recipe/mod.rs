@@ -15,6 +15,7 @@ use crate::error::{OrogenError, Result};
 use crate::field::{CellSize, Grid};
 pub use crate::io::resolve_path;
 pub use crate::schema::ParamInfo;
+pub use crate::stages::domain::{Domain, GraphDomain, Surface};
 pub use crate::stages::source::{PlaneParams, ScalarSource, TerrainSource};
 pub use crate::stages::strata::{Material, Strata, Stratum};
 pub use crate::stages::{Process, Stage};
@@ -56,6 +57,11 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         include_str!("../../recipes/dunes.ron"),
     ),
     (
+        "graph",
+        "a 200 km range eroded on a graph of random points, rivers free of the grid's 45° steps",
+        include_str!("../../recipes/graph.ron"),
+    ),
+    (
         "weathering",
         "layered hills weathered by water, wind and thermal erosion mixed 100 : 50 : 1",
         include_str!("../../recipes/weathering.ron"),
@@ -94,6 +100,10 @@ pub struct Recipe {
     /// Layered rock under the initial terrain. Default: none (one material).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strata: Option<Strata>,
+    /// Where the stages run: `Grid` (the default), or `Graph(spacing: 500.0)`, a graph of
+    /// random points made into the grid's heightfield at the end (Cordonnier 2016).
+    #[serde(default, skip_serializing_if = "Domain::is_grid")]
+    pub domain: Domain,
 }
 
 fn ron_options() -> ron::Options {
@@ -202,7 +212,26 @@ impl Recipe {
                 ));
             }
         }
-        crate::stages::strata::validate_layers(&self.materials, self.strata.as_ref())
+        crate::stages::strata::validate_layers(&self.materials, self.strata.as_ref())?;
+        if let Domain::Graph(g) = &self.domain {
+            g.validate("domain.Graph", grid)?;
+            if self.strata.is_some() {
+                return Err(OrogenError::invalid(
+                    "strata",
+                    "layered rock needs a Grid domain; a Graph domain is one material",
+                ));
+            }
+            for (i, stage) in self.stages.iter().enumerate() {
+                if !stage.runs_on_graph() {
+                    return Err(OrogenError::invalid(
+                        format!("stages[{i}].{}", stage.name()),
+                        "runs on a Grid domain only; a Graph domain takes StreamPower, \
+                         Thermal and TimeLoops of them",
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Applies one `PATH=VALUE` override, e.g. `seed=7`, `size=(513,513)`,

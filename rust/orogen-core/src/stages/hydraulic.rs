@@ -126,6 +126,7 @@ impl StageKind for HydraulicParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        world.require_grid(&env.field)?;
         // Only square cells: refuse dx ≠ dy rather than treat it as square.
         world.grid().require_square(&env.field)?;
         let grid = world.grid();

@@ -106,7 +106,8 @@ impl StageKind for HydrologyParams {
         1
     }
 
-    fn start(&self, _world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+    fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        world.require_grid(&env.field)?;
         Ok(Box::new(Run {
             params: self.clone(),
             base_dir: env.base_dir.to_path_buf(),

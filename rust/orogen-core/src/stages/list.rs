@@ -86,6 +86,29 @@ macro_rules! stage_list {
             }
 
             /// The stage's parameters.
+            /// True when the stage can run on a Graph domain: `StreamPower`, `Thermal`, and
+            /// `TimeLoop`s of only those.
+            pub fn runs_on_graph(&self) -> bool {
+                match self {
+                    Stage::TimeLoop(l) => l.processes.iter().all(|p| {
+                        matches!(p, Process::StreamPower(_) | Process::Thermal(_))
+                    }),
+                    s => matches!(s, Stage::StreamPower(_) | Stage::Thermal(_)),
+                }
+            }
+
+            /// The first `StreamPower` stage's parameters (inside a `TimeLoop` too).
+            pub fn stream_power(&self) -> Option<&StreamPowerParams> {
+                match self {
+                    Stage::StreamPower(p) => Some(p),
+                    Stage::TimeLoop(l) => l.processes.iter().find_map(|p| match p {
+                        Process::StreamPower(p) => Some(p),
+                        _ => None,
+                    }),
+                    _ => None,
+                }
+            }
+
             pub fn kind(&self) -> &dyn StageKind {
                 match self {
                     $( Stage::$name(p) => p, )*

@@ -7,6 +7,7 @@
 //! - one module per stage: [`stream_power`], [`thermal`], [`hydrology`], [`time_loop`].
 
 pub mod context;
+pub mod domain;
 pub mod hydraulic;
 pub mod hydrology;
 pub mod kind;

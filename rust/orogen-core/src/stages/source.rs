@@ -26,6 +26,8 @@ pub const ERODIBILITY_SEED: u64 = 0x6572_6f64_6962_696c;
 pub const PRECIPITATION_SEED: u64 = 0x7261_696e_6661_6c6c;
 /// Salt mixed into the recipe seed for a noise talus.
 pub const THERMAL_SEED: u64 = 0x0074_6865_726d_616c; // "thermal"
+/// Random stream of the Graph domain's Poisson-disc nodes.
+pub const GRAPH_SEED: u64 = 0x0067_7261_7068; // "graph"
 
 /// Where the initial heights come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::eroders::stream_power::{Inputs, Params, StreamPower, MAX_DT};
 use crate::error::{check_finite, check_positive, check_range, Result};
 use crate::flow::router::SinkMode;
-use crate::neighbourhood::{OutletParams, RasterGrid};
+use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::schema::ParamInfo;
 use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
 use crate::stages::kind::{Env, StageKind, StageRun};
@@ -184,26 +184,50 @@ impl StageKind for StreamPowerParams {
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
         let grid = world.grid();
-        let k = self
-            .k
-            .resolve(grid, world.seed ^ ERODIBILITY_SEED, env.base_dir)?;
+        let k = world.at_nodes(self.k.resolve(
+            grid,
+            world.seed ^ ERODIBILITY_SEED,
+            env.base_dir,
+        )?);
         let scale = self.uplift_scale;
-        let uplift: Vec<f32> = world.uplift.data.iter().map(|u| u * scale).collect();
+        let uplift: Vec<f32> = world.node_uplift().iter().map(|u| u * scale).collect();
         let precipitation = match &self.precipitation {
-            Some(src) => Some(
-                src.resolve(grid, world.seed ^ PRECIPITATION_SEED, env.base_dir)?
-                    .data,
-            ),
+            Some(src) => Some(world.at_nodes(src.resolve(
+                grid,
+                world.seed ^ PRECIPITATION_SEED,
+                env.base_dir,
+            )?)),
             None => None,
         };
         let inputs = Inputs {
-            k: k.data,
+            k,
             uplift,
             precipitation,
         };
-        // The DEM's nodata cells are outlets too.
         self.outlets.validate(&format!("{}.outlets", env.field))?;
-        let nb = RasterGrid::new(grid, &self.outlets.borders).with_outlet_mask(world.nodata_mask());
+        match world.graph_with_borders(&self.outlets.borders) {
+            // Cordonnier 2016 §4: the same implicit solver over the random-point graph.
+            Some(nb) => self.run_on(nb, inputs, world, env),
+            // The DEM's nodata cells are outlets too.
+            None => self.run_on(
+                RasterGrid::new(grid, &self.outlets.borders).with_outlet_mask(world.nodata_mask()),
+                inputs,
+                world,
+                env,
+            ),
+        }
+    }
+}
+
+impl StreamPowerParams {
+    /// The stage's run over the neighbourhood `nb`.
+    fn run_on<N: Neighbourhood + 'static>(
+        &self,
+        nb: N,
+        inputs: Inputs,
+        world: &World,
+        env: &Env,
+    ) -> Result<Box<dyn StageRun>> {
         let mut solver = StreamPower::new(
             nb,
             self.outlets.sea_level,
@@ -226,15 +250,16 @@ impl StageKind for StreamPowerParams {
             solver,
             dt: self.dt as f64,
             tolerance: self.tolerance,
-            hydrology: self.hydrology.then(|| self.hydrology_params()),
+            // A graph's hydrology maps are made with its heightfield, when it is rasterised.
+            hydrology: (self.hydrology && world.graph.is_none()).then(|| self.hydrology_params()),
             base_dir: env.base_dir.to_path_buf(),
             field: env.field.clone(),
         }))
     }
 }
 
-struct Run {
-    solver: StreamPower<RasterGrid>,
+struct Run<N: Neighbourhood> {
+    solver: StreamPower<N>,
     dt: f64,
     tolerance: Option<f32>,
     hydrology: Option<HydrologyParams>,
@@ -242,7 +267,7 @@ struct Run {
     field: String,
 }
 
-impl StageRun for Run {
+impl<N: Neighbourhood> StageRun for Run<N> {
     fn step(&mut self, world: &mut World) -> Result<bool> {
         let report = self.solver.step(&mut world.terrain_mut(), self.dt)?;
         Ok(matches!((report.max_change, self.tolerance), (Some(c), Some(t)) if c < t))

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::eroders::thermal::{Params, TalusAngle, Thermal};
 use crate::error::Result;
-use crate::neighbourhood::RasterGrid;
+use crate::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::schema::ParamInfo;
 use crate::stages::kind::{material_props, Env, StageKind, StageRun};
 use crate::stages::source::THERMAL_SEED;
@@ -105,12 +105,27 @@ impl StageKind for ThermalParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
-        let grid = world.grid();
+        match world.graph_with_borders(&[]) {
+            // Cordonnier 2016 §7: thermal erosion on the stream graph, any talus variant.
+            Some(nb) => self.run_on(nb, world, env),
+            None => self.run_on(RasterGrid::new(world.grid(), &[]), world, env),
+        }
+    }
+}
+
+impl ThermalParams {
+    /// The stage's run over the neighbourhood `nb`.
+    fn run_on<N: Neighbourhood + 'static>(
+        &self,
+        nb: N,
+        world: &World,
+        env: &Env,
+    ) -> Result<Box<dyn StageRun>> {
         let mut thermal = Thermal::new(
-            RasterGrid::new(grid, &[]),
+            nb,
             self.process(),
             world.seed ^ THERMAL_SEED,
-            &world.height.data,
+            world.node_heights(),
             &env.field,
         )?;
         let talus: Vec<f32> = material_props(world).iter().map(|m| m.talus_deg).collect();
@@ -122,12 +137,12 @@ impl StageKind for ThermalParams {
     }
 }
 
-struct Run {
-    thermal: Thermal<RasterGrid>,
+struct Run<N: Neighbourhood> {
+    thermal: Thermal<N>,
     tolerance: f32,
 }
 
-impl StageRun for Run {
+impl<N: Neighbourhood> StageRun for Run<N> {
     fn step(&mut self, world: &mut World) -> Result<bool> {
         Ok(self.thermal.step(&mut world.terrain_mut()) <= self.tolerance)
     }

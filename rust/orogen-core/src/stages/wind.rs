@@ -87,6 +87,7 @@ impl StageKind for WindParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        world.require_grid(&env.field)?;
         // Only square cells: refuse dx ≠ dy rather than treat it as square.
         world.grid().require_square(&env.field)?;
         let wind = Wind::new(world.grid(), self.process()).map_err(|e| e.in_field(&env.field))?;

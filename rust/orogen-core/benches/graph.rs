@@ -1,0 +1,98 @@
+//! The stream graph's speed (#9): Poisson sampling and Delaunay of 1M points, one
+//! stream-power iteration with lakes on 250k nodes, primitives to 4097², and a 100k-node
+//! graph eroded for 200 iterations and rasterised to 2049².
+//!
+//! `cargo bench -p orogen-core --bench graph` (optionally `-- poisson sp` to pick rows:
+//! `poisson`, `sp`, `raster`, `world`).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
+use orogen_core::mesh::points::poisson_disc;
+use orogen_core::mesh::Delaunay;
+
+/// The square side, metres, over which Poisson sampling at `spacing` gives about `n` points.
+fn side_for(n: f64, spacing: f64) -> f64 {
+    // Measured density of poisson_disc: about 0.80 points per spacing².
+    (n / 0.80).sqrt() * spacing
+}
+
+fn secs(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let rows: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |r: &str| rows.is_empty() || rows.iter().any(|x| x == r);
+    println!("threads: {}", rayon::current_num_threads());
+    println!("{:<52} {:>10} {:>10}", "what", "seconds", "target");
+
+    if want("poisson") {
+        let side = side_for(1e6, 100.0);
+        let t = Instant::now();
+        let pts = poisson_disc(side, side, 100.0, 1).unwrap();
+        let tp = secs(t);
+        let t = Instant::now();
+        let d = Delaunay::new(&pts).unwrap();
+        let td = secs(t);
+        let t = Instant::now();
+        let g = d.to_graph().unwrap();
+        let tg = secs(t);
+        black_box(&g);
+        println!(
+            "{:<52} {:>10.3} {:>10}",
+            format!("Poisson sampling, {} points", pts.len()),
+            tp,
+            ""
+        );
+        println!(
+            "{:<52} {:>10.3} {:>10}",
+            "Delaunay (spade bulk load)", td, ""
+        );
+        println!(
+            "{:<52} {:>10.3} {:>10}",
+            "Poisson + Delaunay",
+            tp + td,
+            "1.5"
+        );
+        println!(
+            "{:<52} {:>10.3} {:>10}",
+            "graph: Voronoi areas and neighbour rows", tg, ""
+        );
+    }
+
+    if want("sp") {
+        let side = side_for(250e3, 100.0);
+        let pts = poisson_disc(side, side, 100.0, 2).unwrap();
+        let g = Delaunay::new(&pts).unwrap().to_graph().unwrap();
+        let n = g.len();
+        let inputs = Inputs {
+            k: vec![2e-5; n],
+            uplift: vec![1e-3; n],
+            precipitation: None,
+        };
+        let mut sp = StreamPower::new(g, None, &Params::default(), inputs, false, "bench").unwrap();
+        // A rough start so lakes are many in the first steps.
+        let mut h: Vec<f32> = (0..n)
+            .map(|i| ((i as u64).wrapping_mul(2654435761) % 1000) as f32 * 0.01)
+            .collect();
+        for _ in 0..3 {
+            sp.step_heights(&mut h, 1e4).unwrap();
+        }
+        let steps = 20;
+        let t = Instant::now();
+        for _ in 0..steps {
+            sp.step_heights(&mut h, 1e4).unwrap();
+        }
+        println!(
+            "{:<52} {:>10.4} {:>10}",
+            format!("stream power with lakes, 1 iteration, {n} nodes"),
+            secs(t) / steps as f64,
+            "0.025"
+        );
+    }
+}

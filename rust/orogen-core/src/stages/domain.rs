@@ -1,0 +1,275 @@
+//! Where the stages run: the recipe's grid itself, or a graph of random points over it
+//! (Cordonnier et al. 2016 §3) that is turned into the grid's heightfield at the end.
+//!
+//! Recipe syntax: `domain: Graph(spacing: 500.0)`,
+//! `domain: Graph(spacing: 250.0, surface: Phong(alpha: 0.75))`. Default `Grid`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::field::{Field, Grid, ScalarMap};
+use crate::flow::hydrology::{Hydrology, Params as HydrologyProcess};
+use crate::flow::router::SinkMode;
+use crate::mesh::points::{poisson_disc, poisson_disc_max_points};
+use crate::mesh::Delaunay;
+use crate::neighbourhood::OutletParams;
+use crate::rasterise::{gaussian, phong, StreamSurface};
+use crate::state::Layers;
+use crate::world::{names, sample_at, GraphState, MapData, World};
+
+/// Bytes one graph node takes while the stages run and the heightfield is made: positions,
+/// links, areas, triangles, heights, uplift, the routing and the solver's buffers
+/// (measured at 100k and 1M nodes with `/usr/bin/time`, rounded up).
+pub const BYTES_PER_NODE: u64 = 400;
+
+/// Where the stages run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Domain {
+    /// On the recipe's grid, cell by cell.
+    #[default]
+    Grid,
+    /// On a graph of Poisson-disc points over the grid's rectangle, linked by their
+    /// Delaunay triangulation, each node standing for its Voronoi cell; made into the
+    /// grid's heightfield when the stages are done. Runs `StreamPower`, `Thermal` and
+    /// `TimeLoop`s of them.
+    Graph(GraphDomain),
+}
+
+impl Domain {
+    /// True for the default grid domain (not written into a recipe).
+    pub fn is_grid(&self) -> bool {
+        matches!(self, Domain::Grid)
+    }
+}
+
+/// How the eroded graph becomes the heightfield (Cordonnier 2016 §7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Surface {
+    /// Gaussian kernels on the nodes, normalised: smooth and fast. `sigma`: kernel width,
+    /// metres (> 0); 0 takes the node spacing.
+    Gaussian {
+        #[serde(default)]
+        sigma: f64,
+    },
+    /// The Delaunay mesh, Phong-tessellated: a smooth surface through every node. `alpha`
+    /// in [0, 1]: 0 is the flat triangles, default 0.75.
+    Phong {
+        #[serde(default = "default_alpha")]
+        alpha: f32,
+    },
+}
+
+fn default_alpha() -> f32 {
+    phong::DEFAULT_ALPHA
+}
+
+impl Default for Surface {
+    fn default() -> Self {
+        Surface::Phong {
+            alpha: phong::DEFAULT_ALPHA,
+        }
+    }
+}
+
+/// A Graph domain's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GraphDomain {
+    /// Least distance between two nodes, metres (> 0, at most half the shorter side of
+    /// the grid's rectangle). A node stands for about 1.3·spacing² of terrain. Default 500.
+    pub spacing: f64,
+    /// How the eroded graph becomes the heightfield. Default `Phong(alpha: 0.75)`.
+    pub surface: Surface,
+    /// A node is a river where its drainage is at least this, m² (m³/yr with
+    /// precipitation): the `rivers` map. Default 1e8 (100 km²).
+    pub river_threshold: f32,
+}
+
+impl Default for GraphDomain {
+    fn default() -> Self {
+        GraphDomain {
+            spacing: 500.0,
+            surface: Surface::default(),
+            river_threshold: 1e8,
+        }
+    }
+}
+
+/// The extent of `grid`'s rectangle, metres: cell centres from `(0, 0)` to this.
+pub fn extent(grid: Grid) -> (f64, f64) {
+    (
+        (grid.width.saturating_sub(1)) as f64 * grid.dx() as f64,
+        (grid.height.saturating_sub(1)) as f64 * grid.dy() as f64,
+    )
+}
+
+impl GraphDomain {
+    /// Checks the values against `grid`; `field` prefixes error names (`domain.Graph`).
+    pub fn validate(&self, field: &str, grid: Grid) -> Result<()> {
+        let spacing = format!("{field}.spacing");
+        check_positive(&spacing, self.spacing)?;
+        let (w, h) = extent(grid);
+        if w <= 0.0 || h <= 0.0 {
+            return Err(OrogenError::invalid(
+                "size",
+                format!(
+                    "a Graph domain needs an area: the {}×{} grid spans {w} × {h} m",
+                    grid.width, grid.height
+                ),
+            ));
+        }
+        if self.spacing > 0.5 * w.min(h) {
+            return Err(OrogenError::invalid(
+                spacing,
+                format!(
+                    "{} m leaves no node inside the {w} × {h} m domain; at most {} m",
+                    self.spacing,
+                    0.5 * w.min(h)
+                ),
+            ));
+        }
+        match self.surface {
+            Surface::Gaussian { sigma } => {
+                check_range(&format!("{field}.surface.sigma"), sigma, 0.0, 1e7)?
+            }
+            Surface::Phong { alpha } => {
+                check_range(&format!("{field}.surface.alpha"), alpha as f64, 0.0, 1.0)?
+            }
+        }
+        check_range(
+            &format!("{field}.river_threshold"),
+            self.river_threshold as f64,
+            0.0,
+            f32::MAX as f64,
+        )
+    }
+
+    /// The most nodes the graph over `grid` can have (an upper bound, known before
+    /// anything is allocated).
+    pub fn max_nodes(&self, grid: Grid) -> f64 {
+        let (w, h) = extent(grid);
+        poisson_disc_max_points(w, h, self.spacing)
+    }
+
+    /// Samples the graph over `world`'s grid and moves the world onto it: the initial
+    /// terrain and uplift are sampled at the nodes.
+    pub fn build(&self, world: &mut World, seed: u64, cancel: &AtomicBool) -> Result<()> {
+        let grid = world.grid();
+        self.validate("domain.Graph", grid)?;
+        let (w, h) = extent(grid);
+        let name = |e: OrogenError| match e {
+            OrogenError::InvalidParameter { field, reason } => OrogenError::InvalidParameter {
+                field: format!("domain.Graph.{field}"),
+                reason,
+            },
+            e => e,
+        };
+        let points = poisson_disc(w, h, self.spacing, seed).map_err(name)?;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(OrogenError::Cancelled);
+        }
+        let delaunay = Delaunay::new(&points).map_err(name)?;
+        drop(points);
+        let mut graph = delaunay.to_graph().map_err(name)?;
+        // Stages lay their own open borders over the graph.
+        graph.set_open_boundary(&vec![false; graph.len()])?;
+        let heights = sample_at(&world.height, graph.positions());
+        let uplift = sample_at(&world.uplift, graph.positions());
+        let (_, triangles, _) = delaunay.into_parts();
+        world.graph = Some(Box::new(GraphState {
+            graph: Arc::new(graph),
+            triangles: triangles.into(),
+            heights,
+            uplift,
+            layers: Layers::none(),
+        }));
+        Ok(())
+    }
+
+    /// Makes the world's heightfield from its eroded graph, with the hydrology maps
+    /// (drainage, water surface, lake depth, rivers, basins) of the graph's routing over
+    /// `outlets` with `lakes`, interpolated onto the grid. Nothing happens on a grid.
+    pub fn finish(&self, world: &mut World, outlets: &OutletParams, lakes: SinkMode) -> Result<()> {
+        let Some(g) = world.graph.as_ref() else {
+            return Ok(());
+        };
+        let grid = world.grid();
+        let nb = world
+            .graph_with_borders(&outlets.borders)
+            .expect("a graph world");
+        let process = HydrologyProcess {
+            lakes,
+            river_threshold: self.river_threshold,
+            epsilon: 0.0,
+        };
+        let mut hydrology = Hydrology::new(nb, outlets.sea_level, process, None, "domain.Graph")?;
+        let maps = hydrology.compute(&g.heights)?;
+        let surface = StreamSurface {
+            graph: &g.graph,
+            triangles: &g.triangles,
+            heights: &g.heights,
+            receivers: &hydrology.flow().receivers,
+            discharge: &maps.drainage,
+            water_level: &maps.water_surface,
+        };
+        let heights = match self.surface {
+            Surface::Gaussian { sigma } => gaussian::gaussian(
+                &surface,
+                grid,
+                if sigma > 0.0 { sigma } else { self.spacing },
+            )?,
+            Surface::Phong { alpha } => phong::phong(&surface, grid, alpha)?,
+        };
+        let drainage = phong::linear(&surface, &maps.drainage, grid)?;
+        let mut water = phong::linear(&surface, &maps.water_surface, grid)?;
+        // Water never below the ground drawn.
+        for (w, h) in water.iter_mut().zip(&heights) {
+            *w = w.max(*h);
+        }
+        let lake_depth: Vec<f32> = water.iter().zip(&heights).map(|(w, h)| w - h).collect();
+        let rivers: Vec<u8> = drainage
+            .iter()
+            .map(|&d| u8::from(d >= self.river_threshold))
+            .collect();
+        let basins = nearest_node_values(&surface, &maps.basins, grid)?;
+        let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
+        world.maps.insert(names::DRAINAGE.into(), scalar(drainage));
+        world
+            .maps
+            .insert(names::WATER_SURFACE.into(), scalar(water));
+        world
+            .maps
+            .insert(names::LAKE_DEPTH.into(), scalar(lake_depth));
+        world.maps.insert(
+            names::RIVERS.into(),
+            MapData::Mask(Field { grid, data: rivers }),
+        );
+        world.maps.insert(
+            names::BASINS.into(),
+            MapData::Labels(Field { grid, data: basins }),
+        );
+        world.height.data = heights;
+        Ok(())
+    }
+}
+
+/// Per-node labels onto `grid`: each pixel takes the label of the corner of its triangle
+/// it is nearest to (largest barycentric weight).
+fn nearest_node_values(s: &StreamSurface, labels: &[u32], grid: Grid) -> Result<Vec<u32>> {
+    phong::fill_triangles(s, grid, 0u32, |k, b, _, _| {
+        let t = &s.triangles[k];
+        let c = if b[0] >= b[1] && b[0] >= b[2] {
+            0
+        } else if b[1] >= b[2] {
+            1
+        } else {
+            2
+        };
+        labels[t[c] as usize]
+    })
+}
