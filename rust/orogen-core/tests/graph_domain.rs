@@ -151,9 +151,9 @@ fn flow_on_random_points_has_no_preferred_direction_where_d8_does() {
     assert!(chi_grid > CRITICAL, "D8 should fail: χ² {chi_grid}");
 }
 
-/// Runs stream power to steady state on `g` with uniform `u`, `k` (n = 1, m = 0.5):
-/// returns the heights.
-fn steady(g: &NodeGraph, u: f32, k: f32, mut h: Vec<f32>) -> Vec<f32> {
+/// Runs stream power to steady state on `g` with uniform `u`, `k` (n = 1, m = 0.5) and
+/// steps of `dt` years from `h`: returns the heights.
+fn steady(g: &NodeGraph, u: f32, k: f32, dt: f64, mut h: Vec<f32>) -> Vec<f32> {
     let n = g.len();
     let inputs = Inputs {
         k: vec![k; n],
@@ -163,19 +163,37 @@ fn steady(g: &NodeGraph, u: f32, k: f32, mut h: Vec<f32>) -> Vec<f32> {
     let mut sp = StreamPower::new(g.clone(), None, &Params::default(), inputs, true, "sp").unwrap();
     for _ in 0..5000 {
         // Converged when no node moves by a millionth of the relief in a step.
-        let change = sp.step_heights(&mut h, 1e5).unwrap().max_change.unwrap();
+        let change = sp.step_heights(&mut h, dt).unwrap().max_change.unwrap();
         let relief = h.iter().cloned().fold(0.0f32, f32::max);
         if change < 1e-6 * relief.max(1.0) {
+            if let Some(fit) = SLOPE_AREA.lock().unwrap().as_mut() {
+                // ln S against ln A over channel nodes (A ≥ 10 node areas).
+                let (gr, a) = (sp.graph(), sp.drainage());
+                let min_area = 10.0 * g.total_area() / n as f64;
+                fit.clear();
+                for i in 0..n {
+                    let r = gr.receivers[i] as usize;
+                    if r != i && a[i] as f64 >= min_area {
+                        let s = (h[i] as f64 - h[r] as f64) / gr.dist[i] as f64;
+                        fit.push(((a[i] as f64).ln(), s.ln()));
+                    }
+                }
+            }
             return h;
         }
     }
     panic!("no steady state for u={u}, k={k}");
 }
 
+/// Where [`steady`] leaves the (ln A, ln S) pairs of its steady state, when set.
+static SLOPE_AREA: std::sync::Mutex<Option<Vec<(f64, f64)>>> = std::sync::Mutex::new(None);
+
 #[test]
 fn steady_relief_on_a_poisson_graph_is_linear_in_u_over_k() {
-    // Cordonnier 2016 §8: h_max is proportional to u/k. Each case starts from the base
-    // case's steady river network, so the ratio measures the law, not a new network.
+    // Cordonnier 2016 §8: h_max is proportional to u/k. With c = (u/k) / (u₀/k₀), heights
+    // c·h₀ and time steps dt₀·k₀/k make the same history scaled by c (same receivers
+    // throughout), so the steady relief must scale by c; the solver's uplift, erodibility
+    // and time step all enter the check.
     let pts = poisson_disc(6000.0, 6000.0, 100.0, 11).unwrap();
     let (g, _) = graph_of(&pts);
     let max = |h: &[f32]| h.iter().cloned().fold(f32::MIN, f32::max) as f64;
@@ -183,22 +201,49 @@ fn steady_relief_on_a_poisson_graph_is_linear_in_u_over_k() {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         (0..g.len()).map(|_| rng.random::<f32>()).collect()
     };
-    let h0 = steady(&g, 1e-3, 1e-5, start);
-    let base = max(&h0);
-    for (u, k, ratio) in [
-        (2e-3, 1e-5, 2.0),
-        (1e-3, 2e-5, 0.5),
-        (5e-4, 2e-5, 0.25),
-        (3e-3, 1e-5, 3.0),
+    let (u0, k0, dt0) = (1e-3f32, 1e-5f32, 1e5f64);
+    *SLOPE_AREA.lock().unwrap() = Some(Vec::new());
+    let base = max(&steady(&g, u0, k0, dt0, start.clone()));
+    let pairs = SLOPE_AREA.lock().unwrap().take().unwrap();
+    println!("base: h_max {base:.2} m over {} nodes", g.len());
+    assert!(base > 100.0, "no relief grew: {base}");
+    // The slope–area law S = (u/k)·A^(−m/n) on the random points.
+    let c = pairs.len() as f64;
+    let (sx, sy) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(a, b), p| (a + p.0, b + p.1));
+    let sxx: f64 = pairs.iter().map(|p| p.0 * p.0).sum();
+    let sxy: f64 = pairs.iter().map(|p| p.0 * p.1).sum();
+    let exponent = (c * sxy - sx * sy) / (c * sxx - sx * sx);
+    let intercept = ((sy - exponent * sx) / c).exp();
+    println!("slope–area over {c} channel nodes: exponent {exponent:.4}, intercept {intercept:.4}");
+    assert!(c > 200.0, "{c} channel nodes");
+    assert!(
+        (exponent + 0.5).abs() <= 0.02,
+        "exponent {exponent}, expected -0.5"
+    );
+    assert!(
+        (intercept / (u0 / k0) as f64 - 1.0).abs() <= 0.05,
+        "intercept {intercept}, expected {}",
+        u0 / k0
+    );
+    for (u, k) in [
+        (2e-3f32, 1e-5f32),
+        (1e-3, 2e-5),
+        (5e-4, 2e-5),
+        (3e-3, 1e-5),
+        (1e-3, 4e-6),
     ] {
-        let h = max(&steady(&g, u, k, h0.clone()));
+        let c = (u / k) as f64 / (u0 / k0) as f64;
+        let h0: Vec<f32> = start.iter().map(|&v| (v as f64 * c) as f32).collect();
+        let h = max(&steady(&g, u, k, dt0 * (k0 / k) as f64, h0));
         println!(
-            "u={u} k={k}: h_max {h:.2} m, {:.4} × base (expected {ratio})",
+            "u={u} k={k}: h_max {h:.2} m, {:.4} × base (expected {c})",
             h / base
         );
         assert!(
-            (h / base / ratio - 1.0).abs() < 0.03,
-            "u={u}, k={k}: h_max {h} is {} × {base}, expected {ratio}",
+            (h / base / c - 1.0).abs() < 0.03,
+            "u={u}, k={k}: h_max {h} is {} × {base}, expected {c}",
             h / base
         );
     }
