@@ -13,6 +13,12 @@
 //! Pixel `(x, y)` of the target grid stands at `(x·dx, y·dy)` metres, the frame the graph's
 //! node positions are in.
 
+pub mod primitives;
+pub mod rivers;
+
+pub use primitives::{primitives, PrimitiveParams, PrimitiveSurface};
+pub use rivers::{extract_rivers, River, RiverParams};
+
 use crate::mesh::NodeGraph;
 
 /// The eroded stream graph, as a rasteriser reads it. Every slice has one entry per node.
