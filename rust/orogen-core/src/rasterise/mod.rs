@@ -15,6 +15,11 @@
 
 pub mod gaussian;
 pub mod phong;
+pub mod primitives;
+pub mod rivers;
+
+pub use primitives::{primitives, PrimitiveParams, PrimitiveSurface};
+pub use rivers::{extract_rivers, River, RiverParams};
 
 use crate::mesh::NodeGraph;
 

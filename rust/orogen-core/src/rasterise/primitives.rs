@@ -1,0 +1,749 @@
+//! The primitive-based heightfield (Cordonnier et al. 2016 §7, third rendering method;
+//! Génevaux et al. 2013 construction tree): the stream graph turned into terrain, valley,
+//! lake and river primitives, combined per pixel.
+//!
+//! The construction tree, evaluated at each point `p` (the fixed composition
+//! `Carve(Replace(Blend(base, valleys) + detail, lakes), rivers)`):
+//!
+//! 1. **base** `B(p)`: over the Delaunay triangle holding `p` (outside the hull: the
+//!    nearest point of the nearest triangle), the corners' tangent planes (least-squares
+//!    node gradients) mixed by the barycentric weights, ¾ planes and ¼ flat triangle (a
+//!    Phong-like patch: through the node heights, continuous across edges).
+//! 2. **valleys**, one per stream-tree link `i → receiver`: a cone rising from the link
+//!    (height interpolated along it) with slope `s`, the steepest rise along a graph link
+//!    from either end. Its weight is 1 up to half its radius (`valley_radius` × the ends' mean link
+//!    length) and fades smoothly to 0 at the radius.
+//!    **Blend**: `T = B + min(0, min over links of weight·(cone − B))`, a lower envelope:
+//!    where two valley sides meet they make a crease, so ridges between basins stay sharp.
+//! 3. **detail**: gradient noise (3 octaves) of amplitude `detail` × the local relief (the
+//!    largest height step from a node to its neighbours, interpolated), deterministic from
+//!    the seed, faded to 0 inside river channels and lakes.
+//! 4. **lakes** (**Replace**): where the nodes' water level is above their height, the
+//!    surface is raised to the lake level `L`: `h + wλ·max(0, L − h)`, `wλ` = 1 where the
+//!    interpolated lake indicator reaches ½ (fading to 0 at the shore's non-lake nodes), so
+//!    lakes are flat.
+//! 5. **rivers** (**Carve**): along each river segment a parabolic channel: floor `f` at
+//!    the centre line, rising by `depth_ratio·w` at the banks `|d| = w/2` and on outside;
+//!    weight 1 inside the channel, fading smoothly to 0 at `w/2 + bank_ratio·w`; inner
+//!    weight 1 within `w/4` of the centre line, 0 from `w/2`. With `C` the lowest channel
+//!    shape over the segments in reach, `W` and `I` the largest weights:
+//!    `h + W·min(0, C − h) + I·max(0, C − h)` (the channel's inner half replaces the
+//!    ground, so the centre line reads the floor). The floor is the river's bed
+//!    less the channel depth (no depth inside lakes), made non-increasing downstream from
+//!    the mouth up, and a tributary's mouth takes the floor of the river it joins.
+
+use glam::DVec2;
+use noise::{NoiseFn, Perlin};
+use rayon::prelude::*;
+
+use super::rivers::{check_surface, River};
+use super::StreamSurface;
+use crate::error::{check_range, OrogenError, Result};
+use crate::field::Grid;
+use crate::mesh::graph::alloc;
+
+/// Shape of the primitives. Lengths are relative to the channel width or the node spacing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrimitiveParams {
+    /// Channel depth at the centre line over channel width (metres per metre). Default 0.1.
+    pub depth_ratio: f32,
+    /// Width of the bank over which a channel blends into the valley, over channel width.
+    /// In `[0.1, 10]`. Default 1.
+    pub bank_ratio: f32,
+    /// Reach of a valley primitive around its stream link, in the mean length of the
+    /// links at its ends. In `[0.25, 4]`. Default 1.
+    pub valley_radius: f32,
+    /// Noise amplitude over local relief (0 for none). In `[0, 1]`. Default 0.05.
+    pub detail: f32,
+    /// Longest noise wavelength, metres; 0 means twice the mean node spacing. Default 0.
+    pub detail_wavelength: f32,
+}
+
+impl Default for PrimitiveParams {
+    fn default() -> Self {
+        PrimitiveParams {
+            depth_ratio: 0.1,
+            bank_ratio: 1.0,
+            valley_radius: 1.0,
+            detail: 0.05,
+            detail_wavelength: 0.0,
+        }
+    }
+}
+
+impl PrimitiveParams {
+    /// Checks ranges; `field` prefixes error names.
+    pub fn validate(&self, field: &str) -> Result<()> {
+        check_range(
+            &format!("{field}.depth_ratio"),
+            self.depth_ratio as f64,
+            0.0,
+            10.0,
+        )?;
+        check_range(
+            &format!("{field}.bank_ratio"),
+            self.bank_ratio as f64,
+            0.1,
+            10.0,
+        )?;
+        check_range(
+            &format!("{field}.valley_radius"),
+            self.valley_radius as f64,
+            0.25,
+            4.0,
+        )?;
+        check_range(&format!("{field}.detail"), self.detail as f64, 0.0, 1.0)?;
+        check_range(
+            &format!("{field}.detail_wavelength"),
+            self.detail_wavelength as f64,
+            0.0,
+            1e7,
+        )?;
+        Ok(())
+    }
+}
+
+/// A uniform grid of square bins, each listing the items overlapping it (compressed rows).
+struct Bins {
+    origin: DVec2,
+    size: f64,
+    nx: usize,
+    ny: usize,
+    offsets: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Bins {
+    /// Bins over `[lo, hi]` of about `size` metres, filled with the items whose boxes
+    /// (`boxes(k) = (min, max)`) overlap them.
+    fn build(
+        lo: DVec2,
+        hi: DVec2,
+        size: f64,
+        count: usize,
+        what: &str,
+        boxes: impl Fn(usize) -> (DVec2, DVec2),
+    ) -> Result<Bins> {
+        let ext = (hi - lo).max(DVec2::splat(1e-9));
+        let mut size = size.max(1e-9);
+        // At most 2^22 bins.
+        while (ext.x / size).ceil() * (ext.y / size).ceil() > (1u64 << 22) as f64 {
+            size *= 2.0;
+        }
+        let nx = ((ext.x / size).ceil() as usize).max(1);
+        let ny = ((ext.y / size).ceil() as usize).max(1);
+        let mut bins = Bins {
+            origin: lo,
+            size,
+            nx,
+            ny,
+            offsets: Vec::new(),
+            items: Vec::new(),
+        };
+        let mut offsets: Vec<u32> = alloc(nx * ny + 1, what)?;
+        offsets.resize(nx * ny + 1, 0);
+        for k in 0..count {
+            let (a, b) = boxes(k);
+            let (x0, y0) = bins.cell(a);
+            let (x1, y1) = bins.cell(b);
+            for y in y0..=y1 {
+                for x in x0..=x1 {
+                    offsets[y * nx + x + 1] += 1;
+                }
+            }
+        }
+        for i in 0..nx * ny {
+            offsets[i + 1] = offsets[i].checked_add(offsets[i + 1]).ok_or_else(|| {
+                OrogenError::invalid(what, "more than 2^32 bin entries".to_string())
+            })?;
+        }
+        let total = offsets[nx * ny] as usize;
+        let mut items: Vec<u32> = alloc(total, what)?;
+        items.resize(total, 0);
+        let mut fill: Vec<u32> = alloc(nx * ny, what)?;
+        fill.extend_from_slice(&offsets[..nx * ny]);
+        for k in 0..count {
+            let (a, b) = boxes(k);
+            let (x0, y0) = bins.cell(a);
+            let (x1, y1) = bins.cell(b);
+            for y in y0..=y1 {
+                for x in x0..=x1 {
+                    let c = y * nx + x;
+                    items[fill[c] as usize] = k as u32;
+                    fill[c] += 1;
+                }
+            }
+        }
+        bins.offsets = offsets;
+        bins.items = items;
+        Ok(bins)
+    }
+
+    /// The bin holding `p`, clamped to the grid.
+    #[inline]
+    fn cell(&self, p: DVec2) -> (usize, usize) {
+        let f = (p - self.origin) / self.size;
+        let x = (f.x.floor().max(0.0) as usize).min(self.nx - 1);
+        let y = (f.y.floor().max(0.0) as usize).min(self.ny - 1);
+        (x, y)
+    }
+
+    #[inline]
+    fn at(&self, x: usize, y: usize) -> &[u32] {
+        let c = y * self.nx + x;
+        &self.items[self.offsets[c] as usize..self.offsets[c + 1] as usize]
+    }
+
+    #[inline]
+    fn items(&self, p: DVec2) -> &[u32] {
+        let (x, y) = self.cell(p);
+        self.at(x, y)
+    }
+}
+
+/// A stream link as a valley primitive.
+#[derive(Clone, Copy)]
+struct Valley {
+    a: DVec2,
+    b: DVec2,
+    za: f64,
+    zb: f64,
+    slope: f64,
+    radius: f64,
+}
+
+/// A river segment as a channel primitive.
+#[derive(Clone, Copy)]
+struct Channel {
+    a: DVec2,
+    b: DVec2,
+    floor: [f64; 2],
+    depth: [f64; 2],
+    half: [f64; 2],
+    bank: [f64; 2],
+}
+
+/// Where `p` stands in the triangulation: the interpolated node values there.
+#[derive(Clone, Copy)]
+struct Located {
+    base: f64,
+    relief: f64,
+    lake_weight: f64,
+    lake_core: f64,
+    lake_level: f64,
+}
+
+/// The primitives of a stream surface, ready to be evaluated at any point
+/// ([`PrimitiveSurface::height`]); [`primitives`] evaluates it per pixel.
+pub struct PrimitiveSurface {
+    pos: Vec<DVec2>,
+    heights: Vec<f64>,
+    gradient: Vec<DVec2>,
+    relief: Vec<f64>,
+    lake: Vec<f64>,
+    triangles: Vec<[u32; 3]>,
+    tri_lake_level: Vec<f64>,
+    tri_bins: Bins,
+    valleys: Vec<Valley>,
+    valley_bins: Bins,
+    channels: Vec<Channel>,
+    channel_bins: Bins,
+    detail: f64,
+    wavelength: f64,
+    noise: Perlin,
+}
+
+/// Share of the tangent planes in the base surface (Phong tessellation's shape factor,
+/// Boubekeur & Alexa 2008): 0 gives flat triangles.
+const PHONG: f64 = 0.75;
+
+#[inline]
+fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// Distance from `p` to segment `a–b` and the parameter of the nearest point.
+#[inline]
+fn segment_distance(p: DVec2, a: DVec2, b: DVec2) -> (f64, f64) {
+    let ab = b - a;
+    let l2 = ab.length_squared();
+    let t = if l2 > 0.0 {
+        ((p - a).dot(ab) / l2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    ((p - (a + ab * t)).length(), t)
+}
+
+impl PrimitiveSurface {
+    /// The primitives of `s` with `rivers` (as [`super::rivers::extract_rivers`] gives),
+    /// noise from `seed`. Errors naming the field for invalid parameters, per-node slices of
+    /// the wrong length, out-of-range indices, non-finite values, no triangle, a river whose
+    /// slices differ in length or hold non-finite values, or when memory runs out.
+    pub fn new(
+        s: &StreamSurface,
+        rivers: &[River],
+        p: &PrimitiveParams,
+        seed: u64,
+    ) -> Result<PrimitiveSurface> {
+        p.validate("primitives")?;
+        check_surface(s)?;
+        if s.triangles.is_empty() {
+            return Err(OrogenError::invalid(
+                "triangles",
+                "the primitives need the Delaunay triangles, got none",
+            ));
+        }
+        for (k, r) in rivers.iter().enumerate() {
+            let m = r.points.len();
+            if r.discharge.len() != m || r.width.len() != m {
+                return Err(OrogenError::invalid(
+                    format!("rivers[{k}]"),
+                    format!(
+                        "points, discharge and width must have one entry per point, got {}, {} and {}",
+                        m,
+                        r.discharge.len(),
+                        r.width.len()
+                    ),
+                ));
+            }
+            if r.points.iter().flatten().any(|v| !v.is_finite())
+                || r.width.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+            {
+                return Err(OrogenError::invalid(
+                    format!("rivers[{k}]"),
+                    "points must be finite and widths finite and ≥ 0",
+                ));
+            }
+        }
+        let g = s.graph;
+        let n = g.len();
+        let mut pos: Vec<DVec2> = alloc(n, "node positions")?;
+        pos.extend_from_slice(g.positions());
+        let mut heights: Vec<f64> = alloc(n, "node heights")?;
+        heights.extend(s.heights.iter().map(|&h| h as f64));
+        let mut relief: Vec<f64> = alloc(n, "node relief")?;
+        let mut mean_link: Vec<f64> = alloc(n, "node link lengths")?;
+        for i in 0..n {
+            let nb = g.neighbours(i);
+            let r = nb
+                .iter()
+                .map(|&j| (heights[j as usize] - heights[i]).abs())
+                .fold(0.0, f64::max);
+            relief.push(r);
+            let l = g.link_lengths(i);
+            mean_link.push(if l.is_empty() {
+                0.0
+            } else {
+                l.iter().map(|&d| d as f64).sum::<f64>() / l.len() as f64
+            });
+        }
+        // Least-squares gradient of each node from its neighbours (weights 1/d²).
+        let mut gradient: Vec<DVec2> = alloc(n, "node gradients")?;
+        for i in 0..n {
+            let (mut sxx, mut sxy, mut syy, mut bx, mut by) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            for &j in g.neighbours(i) {
+                let d = pos[j as usize] - pos[i];
+                let w = 1.0 / d.length_squared().max(1e-12);
+                let dh = heights[j as usize] - heights[i];
+                sxx += w * d.x * d.x;
+                sxy += w * d.x * d.y;
+                syy += w * d.y * d.y;
+                bx += w * d.x * dh;
+                by += w * d.y * dh;
+            }
+            let det = sxx * syy - sxy * sxy;
+            gradient.push(if det.abs() > 1e-12 {
+                DVec2::new((syy * bx - sxy * by) / det, (sxx * by - sxy * bx) / det)
+            } else {
+                DVec2::ZERO
+            });
+        }
+        let mut lake: Vec<f64> = alloc(n, "lake nodes")?;
+        lake.extend(
+            s.water_level
+                .iter()
+                .zip(s.heights)
+                .map(|(&w, &h)| if w > h { 1.0 } else { 0.0 }),
+        );
+
+        let (mut lo, mut hi) = (pos[0], pos[0]);
+        for &q in &pos {
+            lo = lo.min(q);
+            hi = hi.max(q);
+        }
+        let spacing = (g.total_area() / n as f64).sqrt().max(1e-6);
+
+        let mut triangles: Vec<[u32; 3]> = alloc(s.triangles.len(), "triangles")?;
+        triangles.extend_from_slice(s.triangles);
+        let mut tri_lake_level: Vec<f64> = alloc(triangles.len(), "triangle lake levels")?;
+        tri_lake_level.extend(triangles.iter().map(|t| {
+            t.iter()
+                .filter(|&&v| lake[v as usize] > 0.0)
+                .map(|&v| s.water_level[v as usize] as f64)
+                .fold(f64::NEG_INFINITY, f64::max)
+        }));
+        let tri_bins = Bins::build(lo, hi, spacing, triangles.len(), "triangle bins", |k| {
+            let t = triangles[k];
+            let (a, b, c) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
+            (a.min(b).min(c), a.max(b).max(c))
+        })?;
+
+        // Valley primitives along the stream tree.
+        let mut valleys: Vec<Valley> = alloc(n, "valley primitives")?;
+        for i in 0..n {
+            let r = s.receivers[i] as usize;
+            if r == i {
+                continue;
+            }
+            let (a, b) = (pos[i], pos[r]);
+            let (za, zb) = (heights[i], heights[r]);
+            // The steepest rise along a link from either end.
+            let mut slope = 0.0f64;
+            for end in [i, r] {
+                for (&j, &d) in g.neighbours(end).iter().zip(g.link_lengths(end)) {
+                    slope = slope.max((heights[j as usize] - heights[end]) / d as f64);
+                }
+            }
+            let radius = p.valley_radius as f64 * 0.5 * (mean_link[i] + mean_link[r]);
+            valleys.push(Valley {
+                a,
+                b,
+                za,
+                zb,
+                slope: slope.min(100.0),
+                radius: radius.max(1e-9),
+            });
+        }
+        let valley_bins = Bins::build(lo, hi, spacing, valleys.len(), "valley bins", |k| {
+            let v = &valleys[k];
+            let e = DVec2::splat(v.radius);
+            (v.a.min(v.b) - e, v.a.max(v.b) + e)
+        })?;
+
+        let mut surface = PrimitiveSurface {
+            pos,
+            heights,
+            gradient,
+            relief,
+            lake,
+            triangles,
+            tri_lake_level,
+            tri_bins,
+            valleys,
+            valley_bins,
+            channels: Vec::new(),
+            channel_bins: Bins::build(lo, hi, spacing, 0, "channel bins", |_| {
+                (DVec2::ZERO, DVec2::ZERO)
+            })?,
+            detail: p.detail as f64,
+            wavelength: if p.detail_wavelength > 0.0 {
+                p.detail_wavelength as f64
+            } else {
+                2.0 * spacing
+            },
+            noise: Perlin::new((seed ^ (seed >> 32)) as u32),
+        };
+        surface.channels = surface.channels(rivers, p)?;
+        let channels = &surface.channels;
+        surface.channel_bins = Bins::build(lo, hi, spacing, channels.len(), "channel bins", |k| {
+            let c = &channels[k];
+            let e = DVec2::splat((c.half[0] + c.bank[0]).max(c.half[1] + c.bank[1]));
+            (c.a.min(c.b) - e, c.a.max(c.b) + e)
+        })?;
+        Ok(surface)
+    }
+
+    /// The channel segments of `rivers`, with floors non-increasing downstream.
+    fn channels(&self, rivers: &[River], p: &PrimitiveParams) -> Result<Vec<Channel>> {
+        let total: usize = rivers
+            .iter()
+            .map(|r| r.points.len().saturating_sub(1))
+            .sum();
+        let mut channels: Vec<Channel> = alloc(total, "channel primitives")?;
+        // Rivers downstream first (higher orders first), so a tributary finds the floor of
+        // the river it joins at its mouth.
+        let mut by_order: Vec<usize> = (0..rivers.len()).collect();
+        by_order.sort_by_key(|&k| (std::cmp::Reverse(rivers[k].order), k));
+        let mut floors_at: std::collections::HashMap<(u64, u64), f64> =
+            std::collections::HashMap::new();
+        let mut floors: Vec<Vec<f64>> = vec![Vec::new(); rivers.len()];
+        for &k in &by_order {
+            let r = &rivers[k];
+            let m = r.points.len();
+            let mut f: Vec<f64> = alloc(m, "channel floors")?;
+            for (q, &w) in r.points.iter().zip(&r.width) {
+                let lw = self.locate(DVec2::new(q[0], q[1])).lake_weight;
+                f.push(q[2] - p.depth_ratio as f64 * w as f64 * (1.0 - lw));
+            }
+            if let Some(last) = r.points.last() {
+                if let Some(&down) = floors_at.get(&(last[0].to_bits(), last[1].to_bits())) {
+                    f[m - 1] = f[m - 1].max(down);
+                }
+            }
+            for i in (0..m.saturating_sub(1)).rev() {
+                f[i] = f[i].max(f[i + 1]);
+            }
+            for (q, &fl) in r.points.iter().zip(&f) {
+                floors_at
+                    .entry((q[0].to_bits(), q[1].to_bits()))
+                    .or_insert(fl);
+            }
+            floors[k] = f;
+        }
+        for (r, f) in rivers.iter().zip(&floors) {
+            for i in 0..r.points.len().saturating_sub(1) {
+                let (qa, qb) = (r.points[i], r.points[i + 1]);
+                let wa = (r.width[i] as f64).max(1e-3);
+                let wb = (r.width[i + 1] as f64).max(1e-3);
+                let la = self.locate(DVec2::new(qa[0], qa[1])).lake_weight;
+                let lb = self.locate(DVec2::new(qb[0], qb[1])).lake_weight;
+                let dr = p.depth_ratio as f64;
+                channels.push(Channel {
+                    a: DVec2::new(qa[0], qa[1]),
+                    b: DVec2::new(qb[0], qb[1]),
+                    floor: [f[i], f[i + 1]],
+                    depth: [dr * wa * (1.0 - la), dr * wb * (1.0 - lb)],
+                    half: [0.5 * wa, 0.5 * wb],
+                    bank: [p.bank_ratio as f64 * wa, p.bank_ratio as f64 * wb],
+                });
+            }
+        }
+        Ok(channels)
+    }
+
+    /// Barycentric coordinates of `p` in triangle `k`.
+    #[inline]
+    fn barycentric(&self, k: usize, p: DVec2) -> [f64; 3] {
+        let t = self.triangles[k];
+        let (a, b, c) = (
+            self.pos[t[0] as usize],
+            self.pos[t[1] as usize],
+            self.pos[t[2] as usize],
+        );
+        let det = (b - a).perp_dot(c - a);
+        if det == 0.0 {
+            return [-1.0, -1.0, -1.0];
+        }
+        let l1 = (p - a).perp_dot(c - a) / det;
+        let l2 = (b - a).perp_dot(p - a) / det;
+        [1.0 - l1 - l2, l1, l2]
+    }
+
+    /// The closest point of triangle `k` to `p`, as barycentric weights, and its distance.
+    fn closest_in_triangle(&self, k: usize, p: DVec2) -> ([f64; 3], f64) {
+        let t = self.triangles[k];
+        let v = [
+            self.pos[t[0] as usize],
+            self.pos[t[1] as usize],
+            self.pos[t[2] as usize],
+        ];
+        let w = self.barycentric(k, p);
+        if w.iter().all(|&x| x >= 0.0) {
+            return (w, 0.0);
+        }
+        let mut best = ([1.0, 0.0, 0.0], f64::INFINITY);
+        for e in 0..3 {
+            let (i, j) = (e, (e + 1) % 3);
+            let (d, u) = segment_distance(p, v[i], v[j]);
+            if d < best.1 {
+                let mut bw = [0.0; 3];
+                bw[i] = 1.0 - u;
+                bw[j] = u;
+                best = (bw, d);
+            }
+        }
+        best
+    }
+
+    /// The triangle holding `p` (or nearest to it) and the barycentric weights there.
+    fn triangle_at(&self, p: DVec2) -> (usize, [f64; 3]) {
+        for &k in self.tri_bins.items(p) {
+            let w = self.barycentric(k as usize, p);
+            if w.iter().all(|&x| x >= -1e-12) {
+                return (k as usize, w);
+            }
+        }
+        // Outside the hull (or in a bin gap): the nearest triangle, searching rings of bins.
+        let b = &self.tri_bins;
+        let f = (p - b.origin) / b.size;
+        let (cx, cy) = (f.x.floor(), f.y.floor());
+        // Chebyshev distance, in bins, from p's bin to the grid.
+        let gap_x = (-cx).max(cx - (b.nx as f64 - 1.0)).max(0.0);
+        let gap_y = (-cy).max(cy - (b.ny as f64 - 1.0)).max(0.0);
+        let start = gap_x.max(gap_y) as i64;
+        let max_ring = start + b.nx.max(b.ny) as i64 + 1;
+        let mut best: Option<(usize, [f64; 3], f64)> = None;
+        for ring in start..=max_ring {
+            if let Some((_, _, d)) = best {
+                if d <= (ring - 1).max(0) as f64 * b.size {
+                    break;
+                }
+            }
+            let (x0, x1) = (cx as i64 - ring, cx as i64 + ring);
+            let (y0, y1) = (cy as i64 - ring, cy as i64 + ring);
+            for y in y0.max(0)..=y1.min(b.ny as i64 - 1) {
+                for x in x0.max(0)..=x1.min(b.nx as i64 - 1) {
+                    if x != x0 && x != x1 && y != y0 && y != y1 {
+                        continue;
+                    }
+                    for &k in b.at(x as usize, y as usize) {
+                        let (w, d) = self.closest_in_triangle(k as usize, p);
+                        let better = match best {
+                            None => true,
+                            Some((bk, _, bd)) => d < bd || (d == bd && (k as usize) < bk),
+                        };
+                        if better {
+                            best = Some((k as usize, w, d));
+                        }
+                    }
+                }
+            }
+        }
+        match best {
+            Some((k, w, _)) => (k, w),
+            None => (0, [1.0, 0.0, 0.0]),
+        }
+    }
+
+    /// The node values interpolated at `p`.
+    #[inline]
+    fn locate(&self, p: DVec2) -> Located {
+        let (k, w) = self.triangle_at(p);
+        let t = self.triangles[k];
+        let mut out = Located {
+            base: 0.0,
+            relief: 0.0,
+            lake_weight: 0.0,
+            lake_core: 0.0,
+            lake_level: self.tri_lake_level[k],
+        };
+        let mut lambda = 0.0;
+        for c in 0..3 {
+            let v = t[c] as usize;
+            // Each corner's tangent plane, mixed by the barycentric weights: a quadratic
+            // patch through the nodes, continuous across edges, without flat facets.
+            let plane = self.heights[v] + self.gradient[v].dot(p - self.pos[v]);
+            out.base += w[c] * ((1.0 - PHONG) * self.heights[v] + PHONG * plane);
+            out.relief += w[c] * self.relief[v];
+            lambda += w[c] * self.lake[v];
+        }
+        out.lake_weight = smoothstep(0.0, 0.5, lambda);
+        out.lake_core = smoothstep(0.5, 1.0, lambda);
+        out
+    }
+
+    /// Fractal gradient noise in about `[-1, 1]`, 3 octaves.
+    #[inline]
+    fn noise(&self, p: DVec2) -> f64 {
+        let mut f = 1.0 / self.wavelength;
+        let (mut amp, mut sum) = (1.0, 0.0);
+        for _ in 0..3 {
+            sum += amp * self.noise.get([p.x * f, p.y * f]);
+            f *= 2.0;
+            amp *= 0.5;
+        }
+        sum / 1.75
+    }
+
+    /// Channel `k` at `p`: its shape (height), its weight and its inner weight (1 within
+    /// half the half-width, 0 from the bank), or `None` beyond its bank.
+    #[inline]
+    fn channel(&self, k: usize, p: DVec2) -> Option<(f64, f64, f64)> {
+        let c = &self.channels[k];
+        let (d, t) = segment_distance(p, c.a, c.b);
+        let half = c.half[0] + (c.half[1] - c.half[0]) * t;
+        let bank = c.bank[0] + (c.bank[1] - c.bank[0]) * t;
+        if d >= half + bank {
+            return None;
+        }
+        let floor = c.floor[0] + (c.floor[1] - c.floor[0]) * t;
+        let depth = c.depth[0] + (c.depth[1] - c.depth[0]) * t;
+        let r = d / half;
+        let weight = 1.0 - smoothstep(half, half + bank, d);
+        let inner = 1.0 - smoothstep(0.5 * half, half, d);
+        Some((floor + depth * r * r, weight, inner))
+    }
+
+    /// The height of the terrain at `(x, y)` metres: the construction tree evaluated there.
+    pub fn height(&self, x: f64, y: f64) -> f32 {
+        let p = DVec2::new(x, y);
+        let loc = self.locate(p);
+        let base = loc.base;
+
+        // Blend(base, valleys): the lower envelope of the valley cones.
+        let mut cut = 0.0f64;
+        for &k in self.valley_bins.items(p) {
+            let v = &self.valleys[k as usize];
+            let (d, t) = segment_distance(p, v.a, v.b);
+            if d >= v.radius {
+                continue;
+            }
+            let cone = v.za + (v.zb - v.za) * t + v.slope * d;
+            let weight = 1.0 - smoothstep(0.5 * v.radius, v.radius, d);
+            cut = cut.min(weight * (cone - base));
+        }
+        let mut h = base + cut;
+
+        // The channels here: the lowest channel shape, how much the channels hold (1
+        // inside a channel) and their inner weight (1 in a channel's inner half).
+        let (mut shape, mut hold, mut inner) = (f64::INFINITY, 0.0f64, 0.0f64);
+        for &k in self.channel_bins.items(p) {
+            if let Some((sk, wk, ik)) = self.channel(k as usize, p) {
+                shape = shape.min(sk);
+                hold = hold.max(wk);
+                inner = inner.max(ik);
+            }
+        }
+
+        // Detail, faded out in channels and lakes.
+        if self.detail > 0.0 {
+            let amp = self.detail * loc.relief * (1.0 - hold) * (1.0 - loc.lake_weight);
+            if amp > 0.0 {
+                h += amp * self.noise(p);
+            }
+        }
+
+        // Replace: lakes. The water fills up to the level; between lake nodes only
+        // (interpolated indicator 1) the level also replaces any ground above it.
+        if loc.lake_weight > 0.0 && loc.lake_level.is_finite() {
+            let level = loc.lake_level;
+            let target = level + (1.0 - loc.lake_core) * (h - level).max(0.0);
+            h += loc.lake_weight * (target - h);
+        }
+
+        // Carve: rivers. Lowered towards the channel by its weight; in the channel's inner
+        // half also raised to it, so the centre line is the channel floor.
+        if hold > 0.0 {
+            h += hold * (shape - h).min(0.0) + inner * (shape - h).max(0.0);
+        }
+        h as f32
+    }
+}
+
+/// The primitive-based heightfield of `s` with `rivers` on `grid` (Cordonnier 2016 §7):
+/// `grid.len()` heights, metres, row-major (`y·width + x`), pixel `(x, y)` at
+/// `(x·dx, y·dy)` metres. Evaluated per pixel in parallel over rows; every pixel depends
+/// on its position only, so the bytes do not depend on the thread count. See
+/// [`PrimitiveSurface::new`] for the errors.
+pub fn primitives(
+    s: &StreamSurface,
+    rivers: &[River],
+    grid: Grid,
+    p: &PrimitiveParams,
+    seed: u64,
+) -> Result<Vec<f32>> {
+    let surface = PrimitiveSurface::new(s, rivers, p, seed)?;
+    let mut out: Vec<f32> = alloc(grid.len(), "primitive heightfield")?;
+    out.resize(grid.len(), 0.0);
+    let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
+    out.par_chunks_mut(grid.width)
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, v) in row.iter_mut().enumerate() {
+                *v = surface.height(x as f64 * dx, y as f64 * dy);
+            }
+        });
+    Ok(out)
+}
