@@ -162,6 +162,9 @@ pub struct World {
     /// On a Graph domain, the stream graph the stages erode; `height` is then the
     /// heightfield made from it (the initial terrain until the stages are done).
     pub graph: Option<Box<GraphState>>,
+    /// A Graph domain's rivers, once its heightfield is made: reaches of the stream tree
+    /// as polylines with discharge, width and Strahler order (`rivers.json`).
+    pub rivers: Option<Vec<crate::rasterise::River>>,
 }
 
 impl World {
@@ -178,6 +181,7 @@ impl World {
             seed,
             nodata: None,
             graph: None,
+            rivers: None,
         }
     }
 

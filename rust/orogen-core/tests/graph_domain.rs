@@ -381,6 +381,19 @@ fn a_graph_recipe_erodes_and_bakes_the_same_bytes_on_1_and_4_threads() {
         "heights differ between 1 and 4 threads"
     );
     assert_eq!(a.maps, b.maps, "maps differ between 1 and 4 threads");
+    assert_eq!(a.rivers, b.rivers, "rivers differ between 1 and 4 threads");
+    let rivers = a.rivers.as_ref().expect("a graph bake has rivers");
+    assert!(!rivers.is_empty(), "no river");
+    // Polylines in the grid's rectangle, beds never rising downstream.
+    for r in rivers {
+        for w in r.points.windows(2) {
+            assert!(w[1][2] <= w[0][2] + 1e-3, "bed rises downstream: {w:?}");
+        }
+        for p in &r.points {
+            assert!(p[0] >= -1e-6 && p[0] <= 128.0 * 200.0 + 1e-6, "x {p:?}");
+            assert!(p[1] >= -1e-6 && p[1] <= 96.0 * 200.0 + 1e-6, "y {p:?}");
+        }
+    }
     assert!(a.height.data.iter().all(|v| v.is_finite()));
     let (lo, hi) = a.height.min_max();
     assert!(hi - lo > 100.0, "uplift grew no relief: {lo}..{hi}");

@@ -172,6 +172,19 @@ fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<P
         }
         files.push(entry);
     }
+    if let Some(rivers) = &world.rivers {
+        // A Graph domain's rivers: polylines from source to mouth, points in metres.
+        files.push((
+            "rivers.json".to_string(),
+            Box::new(move |out, path| {
+                let text = rivers_json(rivers).map_err(|e| {
+                    OrogenError::bad_file(path, format!("cannot build rivers.json: {e}"))
+                })?;
+                crate::io::write_all(out, text.as_bytes(), path)?;
+                crate::io::write_all(out, b"\n", path)
+            }),
+        ));
+    }
     if let Some(text) = json {
         files.push((
             "bake.json".to_string(),
@@ -182,6 +195,16 @@ fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<P
         ));
     }
     write_all_or_nothing(dir, files)
+}
+
+/// The text of `rivers.json`: `{"rivers": [{"points": [[x, y, z], …], "discharge": […],
+/// "width": […], "order": n}, …]}`, points in metres (x east, y south, z the bed height).
+pub fn rivers_json(rivers: &[crate::rasterise::River]) -> serde_json::Result<String> {
+    #[derive(serde::Serialize)]
+    struct File<'a> {
+        rivers: &'a [crate::rasterise::River],
+    }
+    serde_json::to_string(&File { rivers })
 }
 
 /// What `bake.json` holds.

@@ -43,7 +43,8 @@ use crate::field::Grid;
 use crate::mesh::graph::alloc;
 
 /// Shape of the primitives. Lengths are relative to the channel width or the node spacing.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct PrimitiveParams {
     /// Channel depth at the centre line over channel width (metres per metre). Default 0.1.
     pub depth_ratio: f32,

@@ -34,7 +34,8 @@ pub struct River {
 }
 
 /// How rivers are picked, sized and smoothed.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct RiverParams {
     /// Discharge from which a node is a river node (unit of the discharge); 0 means 1 % of
     /// the largest discharge. Default 0.

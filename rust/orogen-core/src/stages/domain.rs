@@ -16,7 +16,10 @@ use crate::flow::router::SinkMode;
 use crate::mesh::points::{poisson_disc, poisson_disc_max_points};
 use crate::mesh::Delaunay;
 use crate::neighbourhood::OutletParams;
-use crate::rasterise::{gaussian, phong, StreamSurface};
+use crate::rasterise::{
+    extract_rivers, gaussian, phong, primitives, PrimitiveParams, RiverParams, StreamSurface,
+};
+use crate::stages::source::GRAPH_SEED;
 use crate::state::Layers;
 use crate::world::{names, sample_at, GraphState, MapData, World};
 
@@ -62,6 +65,9 @@ pub enum Surface {
         #[serde(default = "default_alpha")]
         alpha: f32,
     },
+    /// River, valley, ridge and lake primitives combined by a construction tree, evaluated
+    /// per pixel: sharp ridges, carved channels, flat lakes, at any resolution.
+    Primitives(PrimitiveParams),
 }
 
 fn default_alpha() -> f32 {
@@ -70,9 +76,7 @@ fn default_alpha() -> f32 {
 
 impl Default for Surface {
     fn default() -> Self {
-        Surface::Phong {
-            alpha: phong::DEFAULT_ALPHA,
-        }
+        Surface::Primitives(PrimitiveParams::default())
     }
 }
 
@@ -83,11 +87,13 @@ pub struct GraphDomain {
     /// Least distance between two nodes, metres (> 0, at most half the shorter side of
     /// the grid's rectangle). A node stands for about 1.3·spacing² of terrain. Default 500.
     pub spacing: f64,
-    /// How the eroded graph becomes the heightfield. Default `Phong(alpha: 0.75)`.
+    /// How the eroded graph becomes the heightfield: `Primitives(..)`, `Phong(alpha: ..)` or
+    /// `Gaussian(sigma: ..)`. Default `Primitives()`.
     pub surface: Surface,
-    /// A node is a river where its drainage is at least this, m² (m³/yr with
-    /// precipitation): the `rivers` map. Default 1e8 (100 km²).
-    pub river_threshold: f32,
+    /// Which nodes are rivers, how wide, how smooth: `(threshold: m², width_coeff: a,
+    /// smoothing: levels)`; the `rivers` map, `rivers.json` and the primitives' channels.
+    /// Default: threshold 1 % of the largest drainage, w = 0.004·A^0.5 m, 2 levels.
+    pub rivers: RiverParams,
 }
 
 impl Default for GraphDomain {
@@ -95,7 +101,7 @@ impl Default for GraphDomain {
         GraphDomain {
             spacing: 500.0,
             surface: Surface::default(),
-            river_threshold: 1e8,
+            rivers: RiverParams::default(),
         }
     }
 }
@@ -133,20 +139,16 @@ impl GraphDomain {
                 ),
             ));
         }
-        match self.surface {
+        match &self.surface {
             Surface::Gaussian { sigma } => {
-                check_range(&format!("{field}.surface.sigma"), sigma, 0.0, 1e7)?
+                check_range(&format!("{field}.surface.sigma"), *sigma, 0.0, 1e7)?
             }
             Surface::Phong { alpha } => {
-                check_range(&format!("{field}.surface.alpha"), alpha as f64, 0.0, 1.0)?
+                check_range(&format!("{field}.surface.alpha"), *alpha as f64, 0.0, 1.0)?
             }
+            Surface::Primitives(p) => p.validate(&format!("{field}.surface.Primitives"))?,
         }
-        check_range(
-            &format!("{field}.river_threshold"),
-            self.river_threshold as f64,
-            0.0,
-            f32::MAX as f64,
-        )
+        self.rivers.validate(&format!("{field}.rivers"))
     }
 
     /// The most nodes the graph over `grid` can have (an upper bound, known before
@@ -204,8 +206,8 @@ impl GraphDomain {
             .expect("a graph world");
         let process = HydrologyProcess {
             lakes,
-            river_threshold: self.river_threshold,
             epsilon: 0.0,
+            ..Default::default()
         };
         let mut hydrology = Hydrology::new(nb, outlets.sea_level, process, None, "domain.Graph")?;
         let maps = hydrology.compute(&g.heights)?;
@@ -217,25 +219,35 @@ impl GraphDomain {
             discharge: &maps.drainage,
             water_level: &maps.water_surface,
         };
-        let heights = match self.surface {
+        let reaches = extract_rivers(&surface, &self.rivers)?;
+        let heights = match &self.surface {
             Surface::Gaussian { sigma } => gaussian::gaussian(
                 &surface,
                 grid,
-                if sigma > 0.0 { sigma } else { self.spacing },
+                if *sigma > 0.0 { *sigma } else { self.spacing },
             )?,
-            Surface::Phong { alpha } => phong::phong(&surface, grid, alpha)?,
+            Surface::Phong { alpha } => phong::phong(&surface, grid, *alpha)?,
+            Surface::Primitives(p) => {
+                primitives(&surface, &reaches, grid, p, world.seed ^ GRAPH_SEED)?
+            }
+        };
+        // The river threshold rivers.json used (1 % of the largest drainage for 0).
+        let threshold = if self.rivers.threshold > 0.0 {
+            self.rivers.threshold
+        } else {
+            0.01 * maps.drainage.iter().cloned().fold(0.0, f32::max)
         };
         let drainage = phong::linear(&surface, &maps.drainage, grid)?;
         let mut water = phong::linear(&surface, &maps.water_surface, grid)?;
-        // Water never below the ground drawn.
-        for (w, h) in water.iter_mut().zip(&heights) {
-            *w = w.max(*h);
+        // Lakes only where a node of the pixel's triangle is under water (the surface drawn
+        // dips below the nodes' linear mesh along valleys; that is not a lake), and water
+        // never below the ground drawn.
+        let wet = phong::linear(&surface, &maps.lake_depth, grid)?;
+        for ((w, h), l) in water.iter_mut().zip(&heights).zip(&wet) {
+            *w = if *l > 0.0 { w.max(*h) } else { *h };
         }
         let lake_depth: Vec<f32> = water.iter().zip(&heights).map(|(w, h)| w - h).collect();
-        let rivers: Vec<u8> = drainage
-            .iter()
-            .map(|&d| u8::from(d >= self.river_threshold))
-            .collect();
+        let rivers: Vec<u8> = drainage.iter().map(|&d| u8::from(d >= threshold)).collect();
         let basins = nearest_node_values(&surface, &maps.basins, grid)?;
         let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
         world.maps.insert(names::DRAINAGE.into(), scalar(drainage));
@@ -254,6 +266,7 @@ impl GraphDomain {
             MapData::Labels(Field { grid, data: basins }),
         );
         world.height.data = heights;
+        world.rivers = Some(reaches);
         Ok(())
     }
 }
