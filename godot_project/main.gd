@@ -34,9 +34,15 @@ func _ready() -> void:
 		return
 	await simulator.finished
 	status.text = "Orogen: %d x %d cells, %.0f m" % [terrain.data.get_width(), terrain.data.get_depth(), _relief()]
+	_terrain_ready()
 	_frame_camera()
 	if screenshot_path != "":
 		_save_screenshot()
+
+
+## Called once the terrain is finished, before the screenshot: scenes add to it here.
+func _terrain_ready() -> void:
+	pass
 
 
 func _process(delta: float) -> void:

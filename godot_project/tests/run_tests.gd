@@ -48,6 +48,7 @@ func _run_all() -> void:
 		test_load_heightmap_non_square_with_nodata,
 		test_layered_surface_colour,
 		test_hydraulic_water_live,
+		test_graph_rivers,
 		test_frame_time_at_512,
 	]
 	await run_tests(tests)
@@ -498,6 +499,65 @@ func test_apply_on_finish_false_leaves_terrain() -> void:
 	check(ref != null and result.heights.get_data() == ref.get_data(), "result heights are the CLI's")
 	terrain.data = result
 	check(changes[0] == 1 and terrain.get_map_names().has("drainage"), "applying it by hand works (the dock's undo path)")
+
+
+## A Graph-domain run (issue #9): get_rivers() gives curves on the drawn terrain, beds never
+## rising downstream, a width and discharge per point, and they survive a .res round trip.
+func test_graph_rivers() -> void:
+	var r := TerrainRecipe.new()
+	r.ron = "(size: (129, 129), cell_size: 200.0, seed: 3, domain: Graph(spacing: 500.0), " \
+		+ "terrain: Noise(octaves: 3, wavelength: 8000.0, amplitude: 10.0), " \
+		+ "uplift: Constant(0.001), stages: [StreamPower(iterations: 40, dt: 50000.0)])"
+	var terrain: TerrainWorld = make_scene(r)
+	var sim: ErosionSimulator = sim_of(terrain)
+	sim.start()
+	if not check(await wait_done(sim, 120000), "graph run finished"):
+		return
+	var rivers: Array = terrain.get_rivers()
+	if not check(rivers.size() > 3, "rivers from the graph (%d)" % rivers.size()):
+		return
+	var half: float = 64.0 * 200.0
+	var inside: bool = true
+	var falling: bool = true
+	var sizes: bool = true
+	var diff_sum: float = 0.0
+	var shifted_sum: float = 0.0
+	var count: int = 0
+	var hi: float = -INF
+	var lo: float = INF
+	for d: Dictionary in rivers:
+		var curve: Curve3D = d["curve"]
+		var n: int = curve.point_count
+		sizes = sizes and n >= 2 and (d["width"] as PackedFloat32Array).size() == n \
+			and (d["discharge"] as PackedFloat32Array).size() == n and int(d["order"]) >= 1
+		var prev: float = INF
+		for i: int in range(n):
+			var p: Vector3 = curve.get_point_position(i)
+			inside = inside and abs(p.x) <= half + 1.0 and abs(p.z) <= half + 1.0
+			falling = falling and p.y <= prev + 1e-3
+			prev = p.y
+			diff_sum += abs(terrain.get_height(p.x, p.z) - p.y)
+			# The same point three cells off: on the valley side, well above the bed.
+			shifted_sum += abs(terrain.get_height(p.x + 600.0, p.z + 600.0) - p.y)
+			count += 1
+	check(sizes, "each river has a width, a discharge per point and an order")
+	check(inside, "river points lie on the terrain (centred, metres)")
+	check(falling, "beds never rise downstream")
+	var hs: PackedFloat32Array = floats_of(terrain.get_map("height"))
+	for v: float in hs:
+		hi = max(hi, v)
+		lo = min(lo, v)
+	var mean_diff: float = diff_sum / max(count, 1)
+	var mean_shifted: float = shifted_sum / max(count, 1)
+	# The bed line runs along the drawn valley floors (channels narrower than a cell, so
+	# within metres); three cells off, the curves would sit on the valley sides.
+	check(mean_diff < 0.03 * (hi - lo) and mean_diff < 0.5 * mean_shifted,
+		"curves follow the drawn valleys (mean |terrain - bed| %.2f m over %d points, %.2f m three cells off, relief %.0f m)" % [mean_diff, count, mean_shifted, hi - lo])
+	var path: String = out_dir.path_join("graph_rivers.res")
+	check(ResourceSaver.save(terrain.data, path) == OK, "saved")
+	var back: TerrainData = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE) as TerrainData
+	check(back != null and back.rivers.size() == rivers.size(), "rivers survive a .res round trip")
+	terrain.queue_free()
 
 
 func test_get_height_matches_height_map() -> void:

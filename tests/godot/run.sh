@@ -11,7 +11,7 @@
 #      test-artifacts/ and checks it shows terrain, water and sky
 #   6. renders the strata scene the same way and checks it shows terrain, sky and the colours
 #      of several of its materials
-#   7. renders the rills, dunes and weathering scenes (the built-in recipes of those names,
+#   7. renders the rills, dunes, weathering and graph scenes (the built-in recipes of those names,
 #      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
 #      materials' colours
 #
@@ -164,5 +164,10 @@ render_and_check dunes res://dunes.tscn "$ART/godot-dunes.png" --small="$ART/god
 render_and_check weathering res://weathering.tscn "$ART/godot-weathering.png" \
     --small="$ART/godot-weathering-960.png" "--materials=196,150,96;110,104,120;222,200,150"
 echo "screenshots: $ART/godot-rills.png, $ART/godot-dunes.png, $ART/godot-weathering.png"
+
+echo "==> rendering the graph scene under Xvfb"
+# Graph: one material; its rivers, drawn as ribbons from get_rivers(), are the water checked.
+render_and_check graph res://graph.tscn "$ART/godot-graph.png" --small="$ART/godot-graph-960.png"
+echo "screenshot: $ART/godot-graph.png"
 
 finish

@@ -28,6 +28,12 @@ pub struct TerrainData {
     /// Every other map the run produced, by name (see `get_map_names`).
     #[export]
     pub maps: VarDictionary,
+    /// A Graph domain's rivers, one dictionary per reach from source to mouth:
+    /// `curve` (`Curve3D`, points in metres: x east, y the bed height, z south),
+    /// `width` (`PackedFloat32Array`, metres per point), `discharge` (per point, m² or
+    /// m³/yr) and `order` (Strahler, int). Empty for a grid run.
+    #[export]
+    pub rivers: Array<VarDictionary>,
     base: Base<Resource>,
 }
 
@@ -39,6 +45,7 @@ impl IResource for TerrainData {
             cell_size: 1.0,
             cell_size_y: 0.0,
             maps: VarDictionary::new(),
+            rivers: Array::new(),
             base,
         }
     }
@@ -98,6 +105,7 @@ impl TerrainData {
                 grid.dy()
             };
             d.maps = maps;
+            d.rivers = rivers_array(world.rivers.as_deref().unwrap_or(&[]), grid);
         }
         Ok(data)
     }
@@ -136,4 +144,39 @@ impl TerrainData {
         }
         Ok(world)
     }
+}
+
+/// Rivers as `TerrainData.rivers` holds them: a `Curve3D` per reach (x east, y the bed
+/// height, z south, metres, centred on the terrain as `TerrainWorld` draws it) with its
+/// widths, discharges and Strahler order.
+pub fn rivers_array(
+    rivers: &[orogen_core::rasterise::River],
+    grid: orogen_core::Grid,
+) -> Array<VarDictionary> {
+    let half_x = (grid.width as f64 - 1.0) * 0.5 * grid.dx() as f64;
+    let half_z = (grid.height as f64 - 1.0) * 0.5 * grid.dy() as f64;
+    let mut out = Array::new();
+    for r in rivers {
+        let mut curve = godot::classes::Curve3D::new_gd();
+        for p in &r.points {
+            curve.add_point(Vector3::new(
+                (p[0] - half_x) as f32,
+                p[2] as f32,
+                (p[1] - half_z) as f32,
+            ));
+        }
+        let mut d = VarDictionary::new();
+        d.set("curve", &curve.to_variant());
+        d.set(
+            "width",
+            &PackedFloat32Array::from(r.width.as_slice()).to_variant(),
+        );
+        d.set(
+            "discharge",
+            &PackedFloat32Array::from(r.discharge.as_slice()).to_variant(),
+        );
+        d.set("order", &(r.order as i64).to_variant());
+        out.push(&d);
+    }
+    out
 }

@@ -179,6 +179,16 @@ impl TerrainWorld {
         d.maps.get(&name.to_variant())?.try_to::<Gd<Image>>().ok()
     }
 
+    /// A Graph domain's rivers (see `TerrainData.rivers`): per reach a dictionary with a
+    /// `Curve3D` in this node's local metres, its `width`s, `discharge`s and Strahler
+    /// `order`, so a game can place water along them. Empty for a grid run or no data.
+    #[func]
+    pub fn get_rivers(&self) -> Array<VarDictionary> {
+        self.data
+            .as_ref()
+            .map_or_else(Array::new, |d| d.bind().rivers.clone())
+    }
+
     /// The names `get_map` answers: `height` then every map of the data.
     #[func]
     pub fn get_map_names(&self) -> PackedStringArray {
