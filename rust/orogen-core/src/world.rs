@@ -290,6 +290,16 @@ impl World {
         })
     }
 
+    /// On a Graph domain, the grid's heights as the graph now stands: Gaussian kernels of
+    /// the mean node spacing on the node heights (the fast surface, for live views; the
+    /// final heightfield is made when the stages are done). `None` on a grid.
+    pub fn graph_preview(&self) -> Option<Vec<f32>> {
+        let g = self.graph.as_ref()?;
+        let spacing = (g.graph.total_area() / g.graph.len().max(1) as f64).sqrt();
+        crate::rasterise::gaussian::gaussian_heights(&g.graph, &g.heights, self.grid(), spacing)
+            .ok()
+    }
+
     /// Errs, naming `field`, when this world is a Graph domain: for stages that run on the
     /// grid only.
     pub fn require_grid(&self, field: &str) -> Result<()> {

@@ -452,3 +452,36 @@ fn bad_graph_domains_are_refused_naming_the_field() {
         .map(|e| e.to_string());
     assert!(e.is_some_and(|e| e.contains("domain.Graph.spacing")));
 }
+
+#[test]
+fn a_graph_run_shows_its_growing_relief_live_through_the_gaussian_preview() {
+    // The live view while a graph erodes: each step's world gives a heightfield of the grid
+    // from the nodes (the grid's own heights stay the initial terrain until the end).
+    let recipe = graph_recipe();
+    let mut highs = Vec::new();
+    let mut initial_unchanged = true;
+    let mut first: Option<Vec<f32>> = None;
+    run_recipe(&recipe, Path::new("."), &AtomicBool::new(false), &mut |e| {
+        if let orogen_core::Event::Step {
+            index: 0, world, ..
+        } = e
+        {
+            let p = world.graph_preview().expect("a graph world previews");
+            assert_eq!(p.len(), world.grid().len());
+            assert!(p.iter().all(|v| v.is_finite()));
+            highs.push(p.iter().cloned().fold(f32::MIN, f32::max));
+            let h = world.height.data.clone();
+            match &first {
+                None => first = Some(h),
+                Some(f) => initial_unchanged &= *f == h,
+            }
+        }
+    })
+    .unwrap();
+    assert_eq!(highs.len(), 30, "one preview per stream-power step");
+    assert!(initial_unchanged, "the grid heights are not the live view");
+    assert!(
+        highs[29] > 2.0 * highs[2],
+        "the preview follows the uplifted nodes: {highs:?}"
+    );
+}

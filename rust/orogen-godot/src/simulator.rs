@@ -500,10 +500,14 @@ fn work(
             let snapshot = if live && last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
             {
                 last_snapshot = Some(Instant::now());
-                let (lo, hi) = world.height.min_max();
+                // A graph erodes its nodes: show them through the fast Gaussian surface.
+                let heights = world
+                    .graph_preview()
+                    .unwrap_or_else(|| world.height.data.clone());
+                let (lo, hi) = orogen_core::field::finite_min_max(&heights);
                 Some(Snapshot {
                     grid: world.grid(),
-                    heights: world.height.data.clone(),
+                    heights,
                     lo,
                     hi,
                     water: world.sim.water_depth.clone(),

@@ -9,6 +9,7 @@ use super::phong::check_surface;
 use super::StreamSurface;
 use crate::error::{check_positive, OrogenError, Result};
 use crate::field::Grid;
+use crate::mesh::NodeGraph;
 use crate::state::buffer;
 
 /// The kernel-weighted mean of the node heights of `s` at every pixel of `grid` (pixel
@@ -17,10 +18,31 @@ use crate::state::buffer;
 /// within `3σ` takes its nearest node's height. Deterministic whatever the thread count
 /// (each pixel sums its nodes in one fixed order).
 pub fn gaussian(s: &StreamSurface, grid: Grid, sigma: f64) -> Result<Vec<f32>> {
-    check_positive("sigma", sigma)?;
     check_surface(s)?;
+    gaussian_heights(s.graph, s.heights, grid, sigma)
+}
+
+/// [`gaussian`] of any per-node `heights` over `graph` (the live view while a graph erodes:
+/// no routing needed).
+pub fn gaussian_heights(
+    graph: &NodeGraph,
+    heights: &[f32],
+    grid: Grid,
+    sigma: f64,
+) -> Result<Vec<f32>> {
+    check_positive("sigma", sigma)?;
+    if heights.len() != graph.len() {
+        return Err(OrogenError::invalid(
+            "heights",
+            format!(
+                "one value per node expected ({}), got {}",
+                graph.len(),
+                heights.len()
+            ),
+        ));
+    }
     let radius = 3.0 * sigma;
-    let pos = s.graph.positions();
+    let pos = graph.positions();
     let (mut xmax, mut ymax) = (0.0f64, 0.0f64);
     for p in pos {
         if p.x < 0.0 || p.y < 0.0 {
@@ -85,7 +107,7 @@ pub fn gaussian(s: &StreamSurface, grid: Grid, sigma: f64) -> Result<Vec<f32>> {
                             if d2 < r2 {
                                 let w = (d2 * inv).exp();
                                 sw += w;
-                                swh += w * s.heights[i as usize] as f64;
+                                swh += w * heights[i as usize] as f64;
                             }
                         }
                     }
@@ -93,7 +115,7 @@ pub fn gaussian(s: &StreamSurface, grid: Grid, sigma: f64) -> Result<Vec<f32>> {
                 *o = if sw > 0.0 {
                     (swh / sw) as f32
                 } else if near_d.is_finite() {
-                    s.heights[near as usize]
+                    heights[near as usize]
                 } else {
                     f32::NAN
                 };
