@@ -150,6 +150,29 @@ func _run_all() -> void:
 		ur.undo()
 	_check(String(recipe.get(&"ron")) == ron_square, "undo restores the square cell size")
 
+	# The domain: Graph puts a graph under the stages with a spacing field; Grid takes it away.
+	var domain := form.get(&"_domain") as OptionButton
+	var spacing := form.get(&"_spacing") as EditorSpinSlider
+	var ron_grid := String(recipe.get(&"ron"))
+	_check(domain.selected == 0 and not spacing.visible, "a grid recipe shows the Grid domain")
+	domain.select(1)
+	domain.item_selected.emit(1)
+	var dom = recipe.call(&"to_dict").get("domain")
+	_check(typeof(dom) == TYPE_DICTIONARY and (dom as Dictionary).has("Graph"),
+			"choosing Graph sets a graph domain: %s" % [dom])
+	_check(await _wait_for(func() -> bool: return spacing.visible), "the spacing field shows for a graph")
+	spacing.value = 1234.0
+	dom = recipe.call(&"to_dict").get("domain")
+	_check(typeof(dom) == TYPE_DICTIONARY and is_equal_approx(float(dom["Graph"]["spacing"]), 1234.0),
+			"the spacing field sets domain.Graph.spacing: %s" % [dom])
+	domain.select(0)
+	domain.item_selected.emit(0)
+	_check(not String(recipe.get(&"ron")).contains("Graph"), "choosing Grid takes the graph away")
+	_check(await _wait_for(func() -> bool: return not spacing.visible), "the spacing field hides for a grid")
+	while String(recipe.get(&"ron")) != ron_grid and ur.has_undo():
+		ur.undo()
+	_check(String(recipe.get(&"ron")) == ron_grid, "undo restores the grid recipe")
+
 	# An out-of-range value is shown as an error, not applied silently.
 	var ron_before := String(recipe.get(&"ron"))
 	dock.call(&"set_recipe_value", "cell_size", "-5.0")

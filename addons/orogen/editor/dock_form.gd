@@ -28,6 +28,9 @@ var _cell: EditorSpinSlider
 # dy of a (dx, dy) cell_size, kept when the field (dx) is edited; -1 for square cells.
 var _cell_dy: float = -1.0
 var _seed: SpinBox
+## Grid or Graph domain, and the graph's node spacing (shown for Graph only).
+var _domain: OptionButton
+var _spacing: EditorSpinSlider
 var _extent: Label
 var _stages_box: VBoxContainer
 var _add_kind: OptionButton
@@ -104,6 +107,36 @@ func build(parent: Control, dialog_host: Node) -> void:
 	seed_row.add_child(UI.icon_button(&"RandomNumberGenerator", "Pick a random seed.",
 			func() -> void: _seed.value = randi()))
 	grid.add_child(seed_row)
+
+	grid.add_child(UI.label("Domain", "Where the stages run: the grid itself, or a graph of random points "
+			+ "(no 45° river steps) made into the grid's heightfield at the end."))
+	var domain_row := HBoxContainer.new()
+	domain_row.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	_domain = OptionButton.new()
+	_domain.add_item("Grid")
+	_domain.add_item("Graph")
+	_domain.tooltip_text = "Grid: cell by cell. Graph: Poisson-disc nodes, Delaunay links; runs StreamPower and Thermal."
+	_domain.item_selected.connect(func(i: int) -> void:
+		if i == 0:
+			_toggle_from_form("domain", "Grid")
+		else:
+			# Nodes about four cells apart to start with.
+			_toggle_from_form("domain", "Graph(spacing: %s)" % StagePanel.to_ron(_cell.value * 4.0, false))
+		rebuild())
+	domain_row.add_child(_domain)
+	_spacing = EditorSpinSlider.new()
+	_spacing.min_value = 0.01
+	_spacing.max_value = 100000.0
+	_spacing.step = 0.01
+	_spacing.exp_edit = true
+	_spacing.allow_greater = true
+	_spacing.suffix = "m"
+	_spacing.tooltip_text = "Least distance between two graph nodes, metres."
+	_spacing.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	_spacing.value_changed.connect(func(v: float) -> void:
+		_set_from_form("domain.Graph.spacing", StagePanel.to_ron(v, false)))
+	domain_row.add_child(_spacing)
+	grid.add_child(domain_row)
 
 	_extent = Label.new()
 	_extent.modulate = Color(1, 1, 1, 0.7)
@@ -185,6 +218,12 @@ func rebuild() -> void:
 	_cell_dy = cell_y if pair else -1.0
 	_cell.suffix = "m (dx; dy %s m)" % cell_y if pair else "m"
 	_seed.set_value_no_signal(float(d.get("seed", 0)))
+	var graph: Variant = (d["domain"] as Dictionary).get("Graph") \
+			if typeof(d.get("domain")) == TYPE_DICTIONARY else null
+	_domain.select(1 if typeof(graph) == TYPE_DICTIONARY else 0)
+	_spacing.visible = typeof(graph) == TYPE_DICTIONARY
+	if typeof(graph) == TYPE_DICTIONARY:
+		_spacing.set_value_no_signal(float((graph as Dictionary).get("spacing", 500.0)))
 	_extent.text = "Extent: %s × %s" % [Context.km(cells.x * cell), Context.km(cells.y * cell_y)] \
 			if d.has("size") else ""
 	var stages: Array = d.get("stages", []) if typeof(d.get("stages")) == TYPE_ARRAY else []

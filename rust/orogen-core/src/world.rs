@@ -307,8 +307,8 @@ impl World {
             None => Ok(()),
             Some(_) => Err(OrogenError::invalid(
                 field,
-                "runs on a Grid domain only; a Graph domain takes StreamPower, Thermal and \
-                 TimeLoops of them",
+                "runs on a Grid domain only; a Graph domain takes StreamPower, Thermal, \
+                 Hydrology and TimeLoops of them",
             )),
         }
     }

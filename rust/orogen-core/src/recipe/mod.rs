@@ -226,7 +226,7 @@ impl Recipe {
                     return Err(OrogenError::invalid(
                         format!("stages[{i}].{}", stage.name()),
                         "runs on a Grid domain only; a Graph domain takes StreamPower, \
-                         Thermal and TimeLoops of them",
+                         Thermal, Hydrology and TimeLoops of them",
                     ));
                 }
             }

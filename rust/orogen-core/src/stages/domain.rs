@@ -37,8 +37,8 @@ pub enum Domain {
     Grid,
     /// On a graph of Poisson-disc points over the grid's rectangle, linked by their
     /// Delaunay triangulation, each node standing for its Voronoi cell; made into the
-    /// grid's heightfield when the stages are done. Runs `StreamPower`, `Thermal` and
-    /// `TimeLoop`s of them.
+    /// grid's heightfield when the stages are done. Runs `StreamPower`, `Thermal`,
+    /// `Hydrology` and `TimeLoop`s of them.
     Graph(GraphDomain),
 }
 

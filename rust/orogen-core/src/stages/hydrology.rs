@@ -106,8 +106,7 @@ impl StageKind for HydrologyParams {
         1
     }
 
-    fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
-        world.require_grid(&env.field)?;
+    fn start(&self, _world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
         Ok(Box::new(Run {
             params: self.clone(),
             base_dir: env.base_dir.to_path_buf(),
@@ -123,9 +122,12 @@ struct Run {
 }
 
 impl StageRun for Run {
-    /// Writes the maps of the heights as they are; never changes a height.
+    /// Writes the maps of the heights as they are; never changes a height. On a Graph
+    /// domain nothing: its hydrology maps are made with its heightfield, at the end.
     fn step(&mut self, world: &mut World) -> Result<bool> {
-        write_hydrology_maps(world, &self.params, &self.base_dir, &self.field)?;
+        if world.graph.is_none() {
+            write_hydrology_maps(world, &self.params, &self.base_dir, &self.field)?;
+        }
         Ok(false)
     }
 }

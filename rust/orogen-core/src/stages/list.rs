@@ -86,14 +86,21 @@ macro_rules! stage_list {
             }
 
             /// The stage's parameters.
-            /// True when the stage can run on a Graph domain: `StreamPower`, `Thermal`, and
-            /// `TimeLoop`s of only those.
+            /// True when the stage can run on a Graph domain: `StreamPower`, `Thermal`,
+            /// `Hydrology` (which leaves the graph's maps to the end), and `TimeLoop`s of
+            /// only those.
             pub fn runs_on_graph(&self) -> bool {
                 match self {
                     Stage::TimeLoop(l) => l.processes.iter().all(|p| {
-                        matches!(p, Process::StreamPower(_) | Process::Thermal(_))
+                        matches!(
+                            p,
+                            Process::StreamPower(_) | Process::Thermal(_) | Process::Hydrology(_)
+                        )
                     }),
-                    s => matches!(s, Stage::StreamPower(_) | Stage::Thermal(_)),
+                    s => matches!(
+                        s,
+                        Stage::StreamPower(_) | Stage::Thermal(_) | Stage::Hydrology(_)
+                    ),
                 }
             }
 
