@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::phong::check_surface;
+use super::rivers::check_surface;
 use super::StreamSurface;
 use crate::error::{check_positive, OrogenError, Result};
 use crate::field::Grid;

@@ -12,6 +12,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use super::rivers::check_surface;
 use super::StreamSurface;
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
@@ -42,35 +43,6 @@ fn vertex_normals(s: &StreamSurface) -> Vec<DVec3> {
     n.iter_mut()
         .for_each(|v| *v = v.try_normalize().unwrap_or(DVec3::Z));
     n
-}
-
-/// Checks the slices of `s` against its graph.
-pub(crate) fn check_surface(s: &StreamSurface) -> Result<()> {
-    let n = s.graph.len();
-    for (name, len) in [
-        ("heights", s.heights.len()),
-        ("receivers", s.receivers.len()),
-        ("discharge", s.discharge.len()),
-        ("water_level", s.water_level.len()),
-    ] {
-        if len != n {
-            return Err(OrogenError::invalid(
-                name,
-                format!("one value per node expected ({n}), got {len}"),
-            ));
-        }
-    }
-    if let Some(t) = s
-        .triangles
-        .iter()
-        .find(|t| t.iter().any(|&v| v as usize >= n))
-    {
-        return Err(OrogenError::invalid(
-            "triangles",
-            format!("{t:?} names a node beyond the {n} nodes"),
-        ));
-    }
-    Ok(())
 }
 
 /// Calls `shade(triangle, (u, v, w), x, y)` for every pixel centre of `grid` inside a
