@@ -551,7 +551,10 @@ fn same_bytes_whatever_the_thread_count() {
 fn speed_100k_nodes_at_4097() {
     let f = Fixture::eroded(317, 30, 4);
     let s = f.surface();
-    let (rp, pp) = defaults();
+    let (rp, mut pp) = defaults();
+    if let Ok(d) = std::env::var("DETAIL") {
+        pp.detail = d.parse().unwrap();
+    }
     let t = std::time::Instant::now();
     let rivers = extract_rivers(&s, &rp).unwrap();
     let t_rivers = t.elapsed();
