@@ -346,7 +346,35 @@ fn strahler_orders_and_finite_heights_on_random_graphs() {
             .iter()
             .map(|r| key(r.points.last().unwrap()))
             .collect();
+        // No two rivers share a stretch: their interior points are all distinct.
+        let mut interior = std::collections::HashSet::new();
+        for r in &rivers {
+            for q in &r.points[1..r.points.len() - 1] {
+                assert!(
+                    interior.insert(key(q)),
+                    "seed {seed}: two rivers share a point"
+                );
+            }
+        }
         for (k, r) in rivers.iter().enumerate() {
+            // A reach starting where others end starts at a confluence: two or more of the
+            // highest order k meet there and it is of order k + 1.
+            let meeting: Vec<u32> = rivers
+                .iter()
+                .filter(|o| key(o.points.last().unwrap()) == key(&r.points[0]))
+                .map(|o| o.order)
+                .collect();
+            if let Some(&top) = meeting.iter().max() {
+                assert!(
+                    meeting.iter().filter(|&&o| o == top).count() >= 2,
+                    "seed {seed}: river {k} starts where one river of order {top} ends"
+                );
+                assert_eq!(
+                    r.order,
+                    top + 1,
+                    "seed {seed}: river {k} after a confluence"
+                );
+            }
             // A reach nothing flows into at its start is a leaf: order 1.
             if !ends.contains(&key(&r.points[0])) {
                 assert_eq!(r.order, 1, "seed {seed}: leaf river {k}");
