@@ -542,6 +542,9 @@ fn bad_input_names_the_field() {
         0,
     ));
     assert!(e.contains("triangles[0]"), "{e}");
+    let empty = Grid { width: 0, ..grid };
+    let e = error_text(primitives(&s, &rivers, empty, &pp, 0));
+    assert!(e.contains("grid"), "{e}");
     let mut broken = rivers.clone();
     broken[0].width.pop();
     let e = error_text(primitives(&s, &broken, grid, &pp, 0));

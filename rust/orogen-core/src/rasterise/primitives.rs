@@ -864,6 +864,22 @@ pub fn primitives(
     p: &PrimitiveParams,
     seed: u64,
 ) -> Result<Vec<f32>> {
+    // Cordonnier et al. 2016 §7 (third rendering method), Génevaux et al. 2013 §4-5.
+    if grid.width == 0
+        || grid.height == 0
+        || !(grid.dx().is_finite() && grid.dx() > 0.0 && grid.dy().is_finite() && grid.dy() > 0.0)
+    {
+        return Err(OrogenError::invalid(
+            "grid",
+            format!(
+                "needs at least one pixel and finite cells > 0 m, got {}×{} of ({}, {}) m",
+                grid.width,
+                grid.height,
+                grid.dx(),
+                grid.dy()
+            ),
+        ));
+    }
     let surface = PrimitiveSurface::new(s, rivers, p, seed)?;
     let mut out: Vec<f32> = alloc(grid.len(), "primitive heightfield")?;
     out.resize(grid.len(), 0.0);
