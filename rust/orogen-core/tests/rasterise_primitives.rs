@@ -623,7 +623,10 @@ fn picture() {
     }
     let rivers = extract_rivers(&s, &rp).unwrap();
     let size = 1024;
-    let grid = f.grid(size);
+    let grid = match std::env::var("PRIM_DX") {
+        Ok(dx) => Grid::new(size, size, dx.parse().unwrap()).unwrap(),
+        Err(_) => f.grid(size),
+    };
     let h = primitives(&s, &rivers, grid, &pp, 7).unwrap();
     let d = grid.dx();
     let mut img = image::RgbImage::new(size as u32, size as u32);

@@ -13,8 +13,10 @@
 //!    (height interpolated along it) with slope `s`, the steepest rise along a graph link
 //!    from either end. Its weight is 1 up to half its radius (`valley_radius` × the ends' mean link
 //!    length) and fades smoothly to 0 at the radius.
-//!    **Blend**: `T = B + min(0, min over links of weight·(cone − B))`, a lower envelope:
-//!    where two valley sides meet they make a crease, so ridges between basins stay sharp.
+//!    **Blend**: with `c = min(0, min over links of weight·(cone − B))`, a lower envelope
+//!    (where two valley sides meet they make a crease), `T = B + ease(c)`: the cut eases in
+//!    over its first `½·relief` metres (quadratic, C1), so a cone that barely dips under
+//!    the base leaves no pit-shaped crease.
 //! 3. **detail**: gradient noise (3 octaves) of amplitude `detail` × the local relief (the
 //!    largest height step from a node to its neighbours, interpolated), deterministic from
 //!    the seed, faded to 0 inside river channels and lakes.
@@ -275,6 +277,9 @@ pub struct PrimitiveSurface {
     wavelength: f64,
     seed: u64,
 }
+
+/// Depth, over local relief, over which a valley cut eases in.
+const VALLEY_EASE: f64 = 0.5;
 
 /// Share of the tangent planes in the base surface (Phong tessellation's shape factor,
 /// Boubekeur & Alexa 2008): 0 gives flat triangles.
@@ -814,7 +819,15 @@ impl PrimitiveSurface {
             let weight = 1.0 - smoothstep(0.5 * v.radius, v.radius, d);
             cut = cut.min(weight * (cone - base));
         }
-        let mut h = base + cut;
+        // The cut eased in over its first `k` metres (C1 where the cones leave the base,
+        // so no crease where a cone barely dips under the base).
+        let k = VALLEY_EASE * loc.relief + 1e-9;
+        let eased = if cut <= -0.5 * k {
+            cut + 0.25 * k
+        } else {
+            -cut * cut / k
+        };
+        let mut h = base + eased;
 
         // The channels here: the lowest channel shape, how much the channels hold (1
         // inside a channel) and their inner weight (1 in a channel's inner half).
