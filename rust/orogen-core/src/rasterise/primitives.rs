@@ -803,18 +803,19 @@ impl PrimitiveSurface {
             if v.low - base >= cut {
                 break;
             }
-            // Quick rejection on the segment's box grown by the radius.
-            if p.x < v.a.x.min(v.b.x) - v.radius
-                || p.x > v.a.x.max(v.b.x) + v.radius
-                || p.y < v.a.y.min(v.b.y) - v.radius
-                || p.y > v.a.y.max(v.b.y) + v.radius
-            {
+            // Squared distance first: most links in a bin are beyond their radius.
+            let ab = v.b - v.a;
+            let l2 = ab.length_squared();
+            let t = if l2 > 0.0 {
+                ((p - v.a).dot(ab) / l2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let d2 = (p - (v.a + ab * t)).length_squared();
+            if d2 >= v.radius * v.radius {
                 continue;
             }
-            let (d, t) = segment_distance(p, v.a, v.b);
-            if d >= v.radius {
-                continue;
-            }
+            let d = d2.sqrt();
             let cone = v.za + (v.zb - v.za) * t + v.slope * d;
             let weight = 1.0 - smoothstep(0.5 * v.radius, v.radius, d);
             cut = cut.min(weight * (cone - base));
