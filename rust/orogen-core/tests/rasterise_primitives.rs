@@ -346,7 +346,35 @@ fn strahler_orders_and_finite_heights_on_random_graphs() {
             .iter()
             .map(|r| key(r.points.last().unwrap()))
             .collect();
+        // No two rivers share a stretch: their interior points are all distinct.
+        let mut interior = std::collections::HashSet::new();
+        for r in &rivers {
+            for q in &r.points[1..r.points.len() - 1] {
+                assert!(
+                    interior.insert(key(q)),
+                    "seed {seed}: two rivers share a point"
+                );
+            }
+        }
         for (k, r) in rivers.iter().enumerate() {
+            // A reach starting where others end starts at a confluence: two or more of the
+            // highest order k meet there and it is of order k + 1.
+            let meeting: Vec<u32> = rivers
+                .iter()
+                .filter(|o| key(o.points.last().unwrap()) == key(&r.points[0]))
+                .map(|o| o.order)
+                .collect();
+            if let Some(&top) = meeting.iter().max() {
+                assert!(
+                    meeting.iter().filter(|&&o| o == top).count() >= 2,
+                    "seed {seed}: river {k} starts where one river of order {top} ends"
+                );
+                assert_eq!(
+                    r.order,
+                    top + 1,
+                    "seed {seed}: river {k} after a confluence"
+                );
+            }
             // A reach nothing flows into at its start is a leaf: order 1.
             if !ends.contains(&key(&r.points[0])) {
                 assert_eq!(r.order, 1, "seed {seed}: leaf river {k}");
@@ -514,6 +542,9 @@ fn bad_input_names_the_field() {
         0,
     ));
     assert!(e.contains("triangles[0]"), "{e}");
+    let empty = Grid { width: 0, ..grid };
+    let e = error_text(primitives(&s, &rivers, empty, &pp, 0));
+    assert!(e.contains("grid"), "{e}");
     let mut broken = rivers.clone();
     broken[0].width.pop();
     let e = error_text(primitives(&s, &broken, grid, &pp, 0));
@@ -551,7 +582,10 @@ fn same_bytes_whatever_the_thread_count() {
 fn speed_100k_nodes_at_4097() {
     let f = Fixture::eroded(317, 30, 4);
     let s = f.surface();
-    let (rp, pp) = defaults();
+    let (rp, mut pp) = defaults();
+    if let Ok(d) = std::env::var("DETAIL") {
+        pp.detail = d.parse().unwrap();
+    }
     let t = std::time::Instant::now();
     let rivers = extract_rivers(&s, &rp).unwrap();
     let t_rivers = t.elapsed();
@@ -589,7 +623,10 @@ fn picture() {
     }
     let rivers = extract_rivers(&s, &rp).unwrap();
     let size = 1024;
-    let grid = f.grid(size);
+    let grid = match std::env::var("PRIM_DX") {
+        Ok(dx) => Grid::new(size, size, dx.parse().unwrap()).unwrap(),
+        Err(_) => f.grid(size),
+    };
     let h = primitives(&s, &rivers, grid, &pp, 7).unwrap();
     let d = grid.dx();
     let mut img = image::RgbImage::new(size as u32, size as u32);

@@ -13,8 +13,10 @@
 //!    (height interpolated along it) with slope `s`, the steepest rise along a graph link
 //!    from either end. Its weight is 1 up to half its radius (`valley_radius` × the ends' mean link
 //!    length) and fades smoothly to 0 at the radius.
-//!    **Blend**: `T = B + min(0, min over links of weight·(cone − B))`, a lower envelope:
-//!    where two valley sides meet they make a crease, so ridges between basins stay sharp.
+//!    **Blend**: with `c = min(0, min over links of weight·(cone − B))`, a lower envelope
+//!    (where two valley sides meet they make a crease), `T = B + ease(c)`: the cut eases in
+//!    over its first `½·relief` metres (quadratic, C1), so a cone that barely dips under
+//!    the base leaves no pit-shaped crease.
 //! 3. **detail**: gradient noise (3 octaves) of amplitude `detail` × the local relief (the
 //!    largest height step from a node to its neighbours, interpolated), deterministic from
 //!    the seed, faded to 0 inside river channels and lakes.
@@ -33,7 +35,6 @@
 //!    the mouth up, and a tributary's mouth takes the floor of the river it joins.
 
 use glam::DVec2;
-use noise::{NoiseFn, Perlin};
 use rayon::prelude::*;
 
 use super::rivers::{check_surface, River};
@@ -116,7 +117,8 @@ struct Bins {
 
 impl Bins {
     /// Bins over `[lo, hi]` of about `size` metres, filled with the items whose boxes
-    /// (`boxes(k) = (min, max)`) overlap them.
+    /// (`boxes(k) = (min, max)`) overlap them and that `keep(k, bin centre, bin half
+    /// diagonal)` keeps.
     fn build(
         lo: DVec2,
         hi: DVec2,
@@ -124,6 +126,7 @@ impl Bins {
         count: usize,
         what: &str,
         boxes: impl Fn(usize) -> (DVec2, DVec2),
+        keep: impl Fn(usize, DVec2, f64) -> bool,
     ) -> Result<Bins> {
         let ext = (hi - lo).max(DVec2::splat(1e-9));
         let mut size = size.max(1e-9);
@@ -141,6 +144,7 @@ impl Bins {
             offsets: Vec::new(),
             items: Vec::new(),
         };
+        let half_diagonal = size * std::f64::consts::FRAC_1_SQRT_2;
         let mut offsets: Vec<u32> = alloc(nx * ny + 1, what)?;
         offsets.resize(nx * ny + 1, 0);
         for k in 0..count {
@@ -149,7 +153,9 @@ impl Bins {
             let (x1, y1) = bins.cell(b);
             for y in y0..=y1 {
                 for x in x0..=x1 {
-                    offsets[y * nx + x + 1] += 1;
+                    if keep(k, bins.centre(x, y), half_diagonal) {
+                        offsets[y * nx + x + 1] += 1;
+                    }
                 }
             }
         }
@@ -169,9 +175,11 @@ impl Bins {
             let (x1, y1) = bins.cell(b);
             for y in y0..=y1 {
                 for x in x0..=x1 {
-                    let c = y * nx + x;
-                    items[fill[c] as usize] = k as u32;
-                    fill[c] += 1;
+                    if keep(k, bins.centre(x, y), half_diagonal) {
+                        let c = y * nx + x;
+                        items[fill[c] as usize] = k as u32;
+                        fill[c] += 1;
+                    }
                 }
             }
         }
@@ -180,12 +188,27 @@ impl Bins {
         Ok(bins)
     }
 
+    /// Sorts each bin's items by `key` (ties by index).
+    fn sort_by(&mut self, key: impl Fn(u32) -> f64) {
+        for c in 0..self.nx * self.ny {
+            let (a, b) = (self.offsets[c] as usize, self.offsets[c + 1] as usize);
+            self.items[a..b].sort_by(|&i, &j| key(i).total_cmp(&key(j)).then(i.cmp(&j)));
+        }
+    }
+
+    /// Centre of bin `(x, y)`.
+    #[inline]
+    fn centre(&self, x: usize, y: usize) -> DVec2 {
+        self.origin + DVec2::new(x as f64 + 0.5, y as f64 + 0.5) * self.size
+    }
+
     /// The bin holding `p`, clamped to the grid.
     #[inline]
     fn cell(&self, p: DVec2) -> (usize, usize) {
         let f = (p - self.origin) / self.size;
-        let x = (f.x.floor().max(0.0) as usize).min(self.nx - 1);
-        let y = (f.y.floor().max(0.0) as usize).min(self.ny - 1);
+        // Casts saturate (NaN to 0), and truncation is the floor for x ≥ 0.
+        let x = (f.x.max(0.0) as usize).min(self.nx - 1);
+        let y = (f.y.max(0.0) as usize).min(self.ny - 1);
         (x, y)
     }
 
@@ -211,6 +234,8 @@ struct Valley {
     zb: f64,
     slope: f64,
     radius: f64,
+    /// `min(za, zb)`.
+    low: f64,
 }
 
 /// A river segment as a channel primitive.
@@ -251,8 +276,11 @@ pub struct PrimitiveSurface {
     channel_bins: Bins,
     detail: f64,
     wavelength: f64,
-    noise: Perlin,
+    seed: u64,
 }
+
+/// Depth, over local relief, over which a valley cut eases in.
+const VALLEY_EASE: f64 = 0.5;
 
 /// Share of the tangent planes in the base surface (Phong tessellation's shape factor,
 /// Boubekeur & Alexa 2008): 0 gives flat triangles.
@@ -262,6 +290,60 @@ const PHONG: f64 = 0.75;
 fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
     t * t * (3.0 - 2.0 * t)
+}
+
+/// The gradients of [`gradient_noise`]: the four diagonals and the four axes, scaled so
+/// that each has length √2.
+const GRADIENTS: [[f64; 2]; 8] = [
+    [1.0, 1.0],
+    [1.0, -1.0],
+    [-1.0, 1.0],
+    [-1.0, -1.0],
+    [std::f64::consts::SQRT_2, 0.0],
+    [-std::f64::consts::SQRT_2, 0.0],
+    [0.0, std::f64::consts::SQRT_2],
+    [0.0, -std::f64::consts::SQRT_2],
+];
+
+/// `x.floor()` as an integer, without a libm call; `x` must be within ±2⁶².
+#[inline]
+fn fast_floor(x: f64) -> i64 {
+    let i = x as i64;
+    i - ((i as f64) > x) as i64
+}
+
+/// A 64-bit mix (SplitMix64's finaliser).
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// 2D gradient noise (Perlin's, quintic fade) in about `[-1, 1]`, lattice step 1, with
+/// gradients hashed from the lattice point and `seed`: a pure function of its inputs.
+#[inline]
+fn gradient_noise(p: DVec2, seed: u64) -> f64 {
+    let (ix, iy) = (fast_floor(p.x), fast_floor(p.y));
+    let (x, y) = (p.x - ix as f64, p.y - iy as f64);
+    let grad = |i: i64, j: i64, dx: f64, dy: f64| {
+        let h = mix64(
+            seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                ^ (j as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f),
+        );
+        // One of 8 gradients, from a table (no branch).
+        let k = (h >> 61) as usize;
+        GRADIENTS[k][0] * dx + GRADIENTS[k][1] * dy
+    };
+    let fade = |t: f64| t * t * t * (t * (t * 6.0 - 15.0) + 10.0);
+    let (u, v) = (fade(x), fade(y));
+    let n00 = grad(ix, iy, x, y);
+    let n10 = grad(ix + 1, iy, x - 1.0, y);
+    let n01 = grad(ix, iy + 1, x, y - 1.0);
+    let n11 = grad(ix + 1, iy + 1, x - 1.0, y - 1.0);
+    let a = n00 + (n10 - n00) * u;
+    let b = n01 + (n11 - n01) * u;
+    (a + (b - a) * v) * std::f64::consts::FRAC_1_SQRT_2
 }
 
 /// Distance from `p` to segment `a–b` and the parameter of the nearest point.
@@ -385,11 +467,19 @@ impl PrimitiveSurface {
                 .map(|&v| s.water_level[v as usize] as f64)
                 .fold(f64::NEG_INFINITY, f64::max)
         }));
-        let tri_bins = Bins::build(lo, hi, spacing, triangles.len(), "triangle bins", |k| {
-            let t = triangles[k];
-            let (a, b, c) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
-            (a.min(b).min(c), a.max(b).max(c))
-        })?;
+        let tri_bins = Bins::build(
+            lo,
+            hi,
+            0.5 * spacing,
+            triangles.len(),
+            "triangle bins",
+            |k| {
+                let t = triangles[k];
+                let (a, b, c) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
+                (a.min(b).min(c), a.max(b).max(c))
+            },
+            |_, _, _| true,
+        )?;
 
         // Valley primitives along the stream tree.
         let mut valleys: Vec<Valley> = alloc(n, "valley primitives")?;
@@ -415,13 +505,26 @@ impl PrimitiveSurface {
                 zb,
                 slope: slope.min(100.0),
                 radius: radius.max(1e-9),
+                low: za.min(zb),
             });
         }
-        let valley_bins = Bins::build(lo, hi, spacing, valleys.len(), "valley bins", |k| {
-            let v = &valleys[k];
-            let e = DVec2::splat(v.radius);
-            (v.a.min(v.b) - e, v.a.max(v.b) + e)
-        })?;
+        let mut valley_bins = Bins::build(
+            lo,
+            hi,
+            0.5 * spacing,
+            valleys.len(),
+            "valley bins",
+            |k| {
+                let v = &valleys[k];
+                let e = DVec2::splat(v.radius);
+                (v.a.min(v.b) - e, v.a.max(v.b) + e)
+            },
+            |k, c, r| {
+                let v = &valleys[k];
+                segment_distance(c, v.a, v.b).0 < v.radius + r
+            },
+        )?;
+        valley_bins.sort_by(|k| valleys[k as usize].low);
 
         let mut surface = PrimitiveSurface {
             pos,
@@ -435,24 +538,42 @@ impl PrimitiveSurface {
             valleys,
             valley_bins,
             channels: Vec::new(),
-            channel_bins: Bins::build(lo, hi, spacing, 0, "channel bins", |_| {
-                (DVec2::ZERO, DVec2::ZERO)
-            })?,
+            channel_bins: Bins::build(
+                lo,
+                hi,
+                spacing,
+                0,
+                "channel bins",
+                |_| (DVec2::ZERO, DVec2::ZERO),
+                |_, _, _| true,
+            )?,
             detail: p.detail as f64,
             wavelength: if p.detail_wavelength > 0.0 {
                 p.detail_wavelength as f64
             } else {
                 2.0 * spacing
             },
-            noise: Perlin::new((seed ^ (seed >> 32)) as u32),
+            seed,
         };
         surface.channels = surface.channels(rivers, p)?;
         let channels = &surface.channels;
-        surface.channel_bins = Bins::build(lo, hi, spacing, channels.len(), "channel bins", |k| {
-            let c = &channels[k];
-            let e = DVec2::splat((c.half[0] + c.bank[0]).max(c.half[1] + c.bank[1]));
-            (c.a.min(c.b) - e, c.a.max(c.b) + e)
-        })?;
+        surface.channel_bins = Bins::build(
+            lo,
+            hi,
+            spacing,
+            channels.len(),
+            "channel bins",
+            |k| {
+                let c = &channels[k];
+                let e = DVec2::splat((c.half[0] + c.bank[0]).max(c.half[1] + c.bank[1]));
+                (c.a.min(c.b) - e, c.a.max(c.b) + e)
+            },
+            |k, centre, r| {
+                let c = &channels[k];
+                let reach = (c.half[0] + c.bank[0]).max(c.half[1] + c.bank[1]);
+                segment_distance(centre, c.a, c.b).0 < reach + r
+            },
+        )?;
         Ok(surface)
     }
 
@@ -641,7 +762,7 @@ impl PrimitiveSurface {
         let mut f = 1.0 / self.wavelength;
         let (mut amp, mut sum) = (1.0, 0.0);
         for _ in 0..3 {
-            sum += amp * self.noise.get([p.x * f, p.y * f]);
+            sum += amp * gradient_noise(p * f, self.seed);
             f *= 2.0;
             amp *= 0.5;
         }
@@ -677,15 +798,38 @@ impl PrimitiveSurface {
         let mut cut = 0.0f64;
         for &k in self.valley_bins.items(p) {
             let v = &self.valleys[k as usize];
-            let (d, t) = segment_distance(p, v.a, v.b);
-            if d >= v.radius {
+            // The cone is at least the link's lower end, so it cannot cut deeper than
+            // `low − base`; the bin lists its links by increasing `low`, so none of the
+            // rest can beat the deepest cut so far either.
+            if v.low - base >= cut {
+                break;
+            }
+            // Squared distance first: most links in a bin are beyond their radius.
+            let ab = v.b - v.a;
+            let l2 = ab.length_squared();
+            let t = if l2 > 0.0 {
+                ((p - v.a).dot(ab) / l2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let d2 = (p - (v.a + ab * t)).length_squared();
+            if d2 >= v.radius * v.radius {
                 continue;
             }
+            let d = d2.sqrt();
             let cone = v.za + (v.zb - v.za) * t + v.slope * d;
             let weight = 1.0 - smoothstep(0.5 * v.radius, v.radius, d);
             cut = cut.min(weight * (cone - base));
         }
-        let mut h = base + cut;
+        // The cut eased in over its first `k` metres (C1 where the cones leave the base,
+        // so no crease where a cone barely dips under the base).
+        let k = VALLEY_EASE * loc.relief + 1e-9;
+        let eased = if cut <= -0.5 * k {
+            cut + 0.25 * k
+        } else {
+            -cut * cut / k
+        };
+        let mut h = base + eased;
 
         // The channels here: the lowest channel shape, how much the channels hold (1
         // inside a channel) and their inner weight (1 in a channel's inner half).
@@ -735,6 +879,22 @@ pub fn primitives(
     p: &PrimitiveParams,
     seed: u64,
 ) -> Result<Vec<f32>> {
+    // Cordonnier et al. 2016 §7 (third rendering method), Génevaux et al. 2013 §4-5.
+    if grid.width == 0
+        || grid.height == 0
+        || !(grid.dx().is_finite() && grid.dx() > 0.0 && grid.dy().is_finite() && grid.dy() > 0.0)
+    {
+        return Err(OrogenError::invalid(
+            "grid",
+            format!(
+                "needs at least one pixel and finite cells > 0 m, got {}×{} of ({}, {}) m",
+                grid.width,
+                grid.height,
+                grid.dx(),
+                grid.dy()
+            ),
+        ));
+    }
     let surface = PrimitiveSurface::new(s, rivers, p, seed)?;
     let mut out: Vec<f32> = alloc(grid.len(), "primitive heightfield")?;
     out.resize(grid.len(), 0.0);

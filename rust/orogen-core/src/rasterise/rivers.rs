@@ -254,6 +254,7 @@ pub(crate) fn strahler(s: &StreamSurface, p: &RiverParams, stack: &[u32]) -> Res
 /// invalid parameters, slices of the wrong length, receivers out of range or in a cycle,
 /// non-finite values, negative discharge, or when memory runs out.
 pub fn extract_rivers(s: &StreamSurface, p: &RiverParams) -> Result<Vec<River>> {
+    // Cordonnier et al. 2016 §7: rivers from the stream graph's elevation and drainage.
     p.validate("rivers")?;
     check_surface(s)?;
     let stack = stream_order(s.receivers)?;
