@@ -439,10 +439,10 @@ fn bad_graph_domains_are_refused_naming_the_field() {
         err(base
             .apply_override("strata=(layers: [(material: \"sand\", thickness: Constant(5.0))])"));
     assert!(e.contains("strata"), "{e}");
-    // A graph that would not fit in memory is refused before anything is allocated.
+    // A graph too big to triangulate in a few seconds, or to fit in memory, is refused
+    // before anything is allocated.
     let tiny = base.apply_override("domain.Graph.spacing=0.01").unwrap();
-    tiny.validate().unwrap();
-    let e = check_memory(&tiny, Some(8 << 30)).unwrap_err().to_string();
+    let e = tiny.validate().unwrap_err().to_string();
     assert!(
         e.contains("domain.Graph.spacing") && e.contains("nodes"),
         "{e}"
@@ -451,6 +451,18 @@ fn bad_graph_domains_are_refused_naming_the_field() {
         .err()
         .map(|e| e.to_string());
     assert!(e.is_some_and(|e| e.contains("domain.Graph.spacing")));
+    // 25.6 × 19.2 km at 20 m: up to 1.4M nodes, 0.7 GB, over a 256 MiB limit.
+    let big = base.apply_override("domain.Graph.spacing=20.0").unwrap();
+    big.validate().unwrap();
+    let e = check_memory(&big, Some(256 << 20)).unwrap_err().to_string();
+    assert!(
+        e.contains("domain.Graph.spacing") && e.contains("nodes"),
+        "{e}"
+    );
+    // Sampling stops once cancelled, with Cancelled.
+    let cancel = AtomicBool::new(true);
+    let e = orogen_core::mesh::points::poisson_disc_cancellable(25600.0, 19200.0, 20.0, 1, &cancel);
+    assert!(matches!(e, Err(OrogenError::Cancelled)), "{:?}", e.err());
 }
 
 #[test]

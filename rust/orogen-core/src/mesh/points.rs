@@ -1,6 +1,6 @@
 //! Point sets to build graphs on.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use glam::DVec2;
 use rand::{Rng, SeedableRng};
@@ -103,6 +103,18 @@ const POISSON_TRIES: usize = 20;
 /// or exceeds half the shorter side (no point inside), when [`poisson_disc_max_points`]
 /// reaches `u32::MAX`, or when memory runs out.
 pub fn poisson_disc(width: f64, height: f64, spacing: f64, seed: u64) -> Result<Vec<DVec2>> {
+    poisson_disc_cancellable(width, height, spacing, seed, &AtomicBool::new(false))
+}
+
+/// [`poisson_disc`], giving up with [`OrogenError::Cancelled`] soon after `cancel` is set
+/// (each tile looks at it every few thousand points).
+pub fn poisson_disc_cancellable(
+    width: f64,
+    height: f64,
+    spacing: f64,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<Vec<DVec2>> {
     check_positive("width", width)?;
     check_positive("height", height)?;
     check_positive("spacing", spacing)?;
@@ -178,8 +190,11 @@ pub fn poisson_disc(width: f64, height: f64, spacing: f64, seed: u64) -> Result<
             .filter(|&(tx, ty)| (tx % 2) + 2 * (ty % 2) == phase)
             .collect();
         tiles.par_iter().for_each(|&(tx, ty)| {
-            sample_tile(&grid, tx, ty, width, height, spacing, seed);
+            sample_tile(&grid, tx, ty, width, height, spacing, seed, cancel);
         });
+        if cancel.load(Ordering::Relaxed) {
+            return Err(OrogenError::Cancelled);
+        }
     }
 
     // Row-major order of the background cells: neighbours in the plane are near in memory,
@@ -252,6 +267,7 @@ impl Background {
 /// Bridson's front over one tile: it grows from every point already within two cells of
 /// the tile (the sides, the tiles of earlier phases), or from one random point when there
 /// is none, and places points in the tile only.
+#[allow(clippy::too_many_arguments)]
 fn sample_tile(
     grid: &Background,
     tx: usize,
@@ -260,6 +276,7 @@ fn sample_tile(
     height: f64,
     spacing: f64,
     seed: u64,
+    cancel: &AtomicBool,
 ) {
     let (x0, y0) = (tx * TILE_CELLS, ty * TILE_CELLS);
     let (x1, y1) = (
@@ -306,7 +323,12 @@ fn sample_tile(
     }
     // The oldest active point goes first: the front sweeps the tile like a wave, so the
     // cells it reads stay in cache.
+    let mut rounds = 0u32;
     while let Some(&p) = active.front() {
+        rounds = rounds.wrapping_add(1);
+        if rounds % 4096 == 0 && cancel.load(Ordering::Relaxed) {
+            return;
+        }
         let mut placed = false;
         for _ in 0..POISSON_TRIES {
             // Uniform in the annulus [r, 2r] (by area), at a uniform angle: candidates on

@@ -13,7 +13,7 @@ use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::{Field, Grid, ScalarMap};
 use crate::flow::hydrology::{Hydrology, Params as HydrologyProcess};
 use crate::flow::router::SinkMode;
-use crate::mesh::points::{poisson_disc, poisson_disc_max_points};
+use crate::mesh::points::{poisson_disc_cancellable, poisson_disc_max_points};
 use crate::mesh::Delaunay;
 use crate::neighbourhood::OutletParams;
 use crate::rasterise::{
@@ -28,6 +28,11 @@ use crate::world::{names, sample_at, GraphState, MapData, World};
 /// (measured with `/usr/bin/time`: 219 MB more peak for 487k more nodes, 450 B each, at
 /// 163k and 650k nodes; rounded up).
 pub const BYTES_PER_NODE: u64 = 500;
+
+/// Most nodes a Graph domain may have, counted by [`GraphDomain::max_nodes`]' upper bound
+/// (a sampled graph has about 55 % of it): the triangulation cannot be cancelled, and at
+/// this bound it takes a few seconds.
+pub const MAX_GRAPH_NODES: f64 = 6e6;
 
 /// Where the stages run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -140,6 +145,18 @@ impl GraphDomain {
                 ),
             ));
         }
+        let nodes = poisson_disc_max_points(w, h, self.spacing);
+        if nodes.is_nan() || nodes > MAX_GRAPH_NODES {
+            return Err(OrogenError::invalid(
+                spacing,
+                format!(
+                    "{} m over {w} × {h} m makes up to {nodes:.3e} nodes; at most \
+                     {MAX_GRAPH_NODES:.0e} (a spacing of at least {:.1} m)",
+                    self.spacing,
+                    self.spacing * (nodes / MAX_GRAPH_NODES).sqrt()
+                ),
+            ));
+        }
         match &self.surface {
             Surface::Gaussian { sigma } => {
                 check_range(&format!("{field}.surface.sigma"), *sigma, 0.0, 1e7)?
@@ -172,7 +189,7 @@ impl GraphDomain {
             },
             e => e,
         };
-        let points = poisson_disc(w, h, self.spacing, seed).map_err(name)?;
+        let points = poisson_disc_cancellable(w, h, self.spacing, seed, cancel).map_err(name)?;
         if cancel.load(Ordering::Relaxed) {
             return Err(OrogenError::Cancelled);
         }
