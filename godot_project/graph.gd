@@ -4,6 +4,9 @@ extends "res://main.gd"
 ## one Curve3D per reach) are drawn as ribbons whose UVs follow the flow (u across, v along
 ## in channel widths), as a game would place water along them.
 
+## Shows the eroded graph's nodes as dots coloured by drainage (white on the ridges to deep
+## blue on the rivers); also `--graph-nodes` on the command line.
+@export var show_graph_nodes: bool = false
 ## Ribbons float this far above the river bed, metres, so they cover the carved channel.
 @export var ribbon_lift: float = 2.0
 ## Ribbons are drawn at least this wide, metres, so thin reaches read from afar.
@@ -11,6 +14,49 @@ extends "res://main.gd"
 
 
 func _terrain_ready() -> void:
+	_draw_rivers()
+	if show_graph_nodes or OS.get_cmdline_user_args().has("--graph-nodes"):
+		_draw_graph_nodes()
+
+
+## The graph's nodes (TerrainData.graph_nodes) as one MultiMesh of small quads facing up,
+## coloured by log drainage.
+func _draw_graph_nodes() -> void:
+	var nodes: PackedVector3Array = terrain.data.graph_nodes
+	var drainage: PackedFloat32Array = terrain.data.graph_drainage
+	if nodes.is_empty() or drainage.size() != nodes.size():
+		return
+	var lo: float = INF
+	var hi: float = -INF
+	for a: float in drainage:
+		lo = min(lo, log(max(a, 1.0)))
+		hi = max(hi, log(max(a, 1.0)))
+	var quad := QuadMesh.new()
+	var size: float = _extent() / sqrt(float(nodes.size())) * 0.35
+	quad.size = Vector2(size, size)
+	quad.orientation = PlaneMesh.FACE_Y
+	var multi := MultiMesh.new()
+	multi.transform_format = MultiMesh.TRANSFORM_3D
+	multi.use_colors = true
+	multi.mesh = quad
+	multi.instance_count = nodes.size()
+	for i: int in range(nodes.size()):
+		var p: Vector3 = nodes[i]
+		p.y = max(p.y, terrain.get_height(p.x, p.z)) + ribbon_lift * 2.0
+		multi.set_instance_transform(i, Transform3D(Basis(), p))
+		var t: float = (log(max(drainage[i], 1.0)) - lo) / max(hi - lo, 1e-6)
+		multi.set_instance_color(i, Color(1.0, 1.0, 1.0).lerp(Color(0.05, 0.2, 0.7), t))
+	var mat := StandardMaterial3D.new()
+	mat.vertex_color_use_as_albedo = true
+	mat.shading_mode = BaseMaterial3D.SHADING_MODE_UNSHADED
+	var dots := MultiMeshInstance3D.new()
+	dots.name = "GraphNodes"
+	dots.multimesh = multi
+	dots.material_override = mat
+	terrain.add_child(dots)
+
+
+func _draw_rivers() -> void:
 	var mesh := ArrayMesh.new()
 	var verts := PackedVector3Array()
 	var uvs := PackedVector2Array()

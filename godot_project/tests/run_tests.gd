@@ -553,6 +553,15 @@ func test_graph_rivers() -> void:
 	# within metres); three cells off, the curves would sit on the valley sides.
 	check(mean_diff < 0.03 * (hi - lo) and mean_diff < 0.5 * mean_shifted,
 		"curves follow the drawn valleys (mean |terrain - bed| %.2f m over %d points, %.2f m three cells off, relief %.0f m)" % [mean_diff, count, mean_shifted, hi - lo])
+	# The graph's nodes for overlays: one drainage each, on the drawn terrain.
+	var nodes: PackedVector3Array = terrain.data.graph_nodes
+	var node_diff: float = 0.0
+	for p: Vector3 in nodes:
+		node_diff += abs(terrain.get_height(p.x, p.z) - p.y)
+	node_diff /= max(nodes.size(), 1)
+	check(nodes.size() > 1000 and terrain.data.graph_drainage.size() == nodes.size(),
+		"graph nodes with their drainage (%d)" % nodes.size())
+	check(node_diff < 0.03 * (hi - lo), "graph nodes sit on the drawn terrain (mean %.2f m off)" % node_diff)
 	var path: String = out_dir.path_join("graph_rivers.res")
 	check(ResourceSaver.save(terrain.data, path) == OK, "saved")
 	var back: TerrainData = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE) as TerrainData

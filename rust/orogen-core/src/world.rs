@@ -165,6 +165,18 @@ pub struct World {
     /// A Graph domain's rivers, once its heightfield is made: reaches of the stream tree
     /// as polylines with discharge, width and Strahler order (`rivers.json`).
     pub rivers: Option<Vec<crate::rasterise::River>>,
+    /// A Graph domain's nodes once eroded, for overlays: position and height (x, y, h,
+    /// metres) and drainage (m², or m³/yr with precipitation) of each node.
+    pub graph_nodes: Option<GraphNodes>,
+}
+
+/// The eroded graph's nodes as an overlay draws them ([`World::graph_nodes`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphNodes {
+    /// x, y (metres, from the grid's first cell) and height (metres) of each node.
+    pub points: Vec<[f32; 3]>,
+    /// Drainage of each node: m², or m³/yr with precipitation.
+    pub drainage: Vec<f32>,
 }
 
 impl World {
@@ -182,6 +194,7 @@ impl World {
             nodata: None,
             graph: None,
             rivers: None,
+            graph_nodes: None,
         }
     }
 

@@ -34,6 +34,13 @@ pub struct TerrainData {
     /// m³/yr) and `order` (Strahler, int). Empty for a grid run.
     #[export]
     pub rivers: Array<VarDictionary>,
+    /// A Graph domain's nodes once eroded, for overlays: one point per node in the
+    /// terrain's centred metres (x east, y its height, z south). Empty for a grid run.
+    #[export]
+    pub graph_nodes: PackedVector3Array,
+    /// The drainage of each of `graph_nodes` (m², or m³/yr with precipitation).
+    #[export]
+    pub graph_drainage: PackedFloat32Array,
     base: Base<Resource>,
 }
 
@@ -46,6 +53,8 @@ impl IResource for TerrainData {
             cell_size_y: 0.0,
             maps: VarDictionary::new(),
             rivers: Array::new(),
+            graph_nodes: PackedVector3Array::new(),
+            graph_drainage: PackedFloat32Array::new(),
             base,
         }
     }
@@ -106,6 +115,16 @@ impl TerrainData {
             };
             d.maps = maps;
             d.rivers = rivers_array(world.rivers.as_deref().unwrap_or(&[]), grid);
+            if let Some(nodes) = &world.graph_nodes {
+                let half_x = (grid.width as f32 - 1.0) * 0.5 * grid.dx();
+                let half_z = (grid.height as f32 - 1.0) * 0.5 * grid.dy();
+                d.graph_nodes = nodes
+                    .points
+                    .iter()
+                    .map(|p| Vector3::new(p[0] - half_x, p[2], p[1] - half_z))
+                    .collect();
+                d.graph_drainage = PackedFloat32Array::from(nodes.drainage.as_slice());
+            }
         }
         Ok(data)
     }

@@ -21,7 +21,7 @@ use crate::rasterise::{
 };
 use crate::stages::source::GRAPH_SEED;
 use crate::state::Layers;
-use crate::world::{names, sample_at, GraphState, MapData, World};
+use crate::world::{names, sample_at, GraphNodes, GraphState, MapData, World};
 
 /// Bytes one graph node takes while the stages run and the heightfield is made: positions,
 /// links, areas, triangles, heights, uplift, the routing and the solver's buffers
@@ -285,6 +285,16 @@ impl GraphDomain {
         );
         world.height.data = heights;
         world.rivers = Some(reaches);
+        world.graph_nodes = Some(GraphNodes {
+            points: g
+                .graph
+                .positions()
+                .iter()
+                .zip(&g.heights)
+                .map(|(p, &h)| [p.x as f32, p.y as f32, h])
+                .collect(),
+            drainage: maps.drainage,
+        });
         Ok(())
     }
 }
