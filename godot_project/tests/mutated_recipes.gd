@@ -165,7 +165,21 @@ func _load_bases() -> void:
 func _shrink(base: Dictionary, w: int, h: int, rng: RandomNumberGenerator) -> String:
 	var r: TerrainRecipe = TerrainRecipe.new()
 	r.ron = base["ron"]
-	var err: String = r.set_value("size", "(%d, %d)" % [w, h])
+	var err: String = ""
+	# A Graph domain needs its nodes to fit the shrunk grid: four node spacings across the
+	# shorter side, or the grid domain when the grid has no area.
+	var d: Dictionary = r.to_dict()
+	if typeof(d.get("domain")) == TYPE_DICTIONARY and (d["domain"] as Dictionary).has("Graph"):
+		var cs: Variant = d.get("cell_size", 1.0)
+		var dx: float = float(cs[0]) if typeof(cs) == TYPE_ARRAY else float(cs)
+		var dy: float = float(cs[1]) if typeof(cs) == TYPE_ARRAY else dx
+		var side: float = min((w - 1) * dx, (h - 1) * dy)
+		if side > 0.0:
+			err = r.set_value("domain.Graph.spacing", "%f" % (side / 4.0))
+		else:
+			err = r.set_value("domain", "Grid")
+	var e0: String = r.set_value("size", "(%d, %d)" % [w, h])
+	err = e0 if err.is_empty() else err
 	var stages: Array = r.to_dict().get("stages", [])
 	for i: int in range(stages.size()):
 		var body: Variant = (stages[i] as Dictionary).values()[0]
