@@ -7,7 +7,7 @@
 //!    (graphs from points), [`state`] (layered terrain, simulation state);
 //! 2. processes over plain data: [`flow`] (routing, lakes, hydrology), [`eroders`]
 //!    (stream power, thermal), [`generators`] (noise, faults), [`io`] (file formats), [`rasterise`] (graph to
-//!    heightfield, rivers);
+//!    heightfield, rivers), [`planet`] (tectonic plates on a sphere);
 //! 3. stages: [`stages`] (recipe entries adapted to processes, the time loop) and the
 //!    [`world`] they work on;
 //! 4. [`recipe`]: the RON recipe shared by the CLI, the editor and the runtime;
@@ -23,6 +23,7 @@ pub mod generators;
 pub mod io;
 pub mod mesh;
 pub mod neighbourhood;
+pub mod planet;
 pub mod rasterise;
 pub mod recipe;
 pub mod runner;
