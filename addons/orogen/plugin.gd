@@ -1,6 +1,7 @@
 @tool
 extends EditorPlugin
-## Orogen's editor plugin: adds the Orogen dock, which follows the selected TerrainWorld.
+## Orogen's editor plugin: adds the Orogen dock, which follows the selected TerrainWorld (or
+## PlanetWorld, whose region a click in the 3D viewport can pick).
 ##
 ## Editor-only code lives in addons/orogen/editor/; a game that only generates terrain at load
 ## time uses the runtime classes and never loads any of it. The dock uses Godot 4.6's EditorDock
@@ -71,6 +72,20 @@ func _on_selection_changed() -> void:
 		return
 	var nodes: Array[Node] = EditorInterface.get_selection().get_selected_nodes()
 	_content.call(&"set_terrain", DockScript.pick_terrain(nodes))
+	_content.call(&"set_planet", DockScript.pick_planet(nodes))
+
+
+## A selected PlanetWorld takes viewport clicks while the dock's Pick is on.
+func _handles(object: Object) -> bool:
+	return DockScript.PlanetPart.is_planet(object)
+
+
+func _forward_3d_gui_input(camera: Camera3D, event: InputEvent) -> int:
+	if _content == null or _content.get(&"planet_part") == null:
+		return EditorPlugin.AFTER_GUI_INPUT_PASS
+	if _content.planet_part.pick_from_viewport(camera, event):
+		return EditorPlugin.AFTER_GUI_INPUT_STOP
+	return EditorPlugin.AFTER_GUI_INPUT_PASS
 
 
 ## The dock's content (orogen_dock.gd).

@@ -363,6 +363,10 @@ func _run_all() -> void:
 			and _connections(terrain, &"recipe_changed", dock) == 1,
 			"following it again connects once to each of its signals")
 
+	await _check_planet(dock, terrain)
+	_select(terrain)
+	await _frames(2)
+
 	# Disabling the plugin removes the dock; enabling adds it back.
 	EditorInterface.set_plugin_enabled("orogen", false)
 	# Checked before the dock is freed (which would drop its connections anyway).
@@ -376,6 +380,72 @@ func _run_all() -> void:
 	_check(EditorInterface.is_plugin_enabled("orogen") and _find_dock() != null,
 			"enabling the plugin adds the dock again")
 	_cleanup()
+
+
+## The planet part: selecting a PlanetWorld shows it; Simulate runs the plates off the main
+## thread; Strongest collision and a click on the planet (Pick) centre the region; Make
+## TerrainWorld adds a terrain whose recipe takes the region's uplift, as one undoable action.
+func _check_planet(dock: Control, root: Node3D) -> void:
+	if not _check(ClassDB.class_exists(&"PlanetWorld"), "the PlanetWorld class is registered"):
+		return
+	var planet := ClassDB.instantiate(&"PlanetWorld") as Node3D
+	planet.name = "TestPlanet"
+	planet.set(&"points", 3000)
+	planet.set(&"plates", 8)
+	planet.set(&"steps", 30)
+	root.add_child(planet)
+	planet.owner = root
+	_select(planet)
+	await _frames(2)
+	var part: Object = dock.get(&"planet_part")
+	_check(part != null and part.get(&"planet") == planet and (part.get(&"box") as Control).visible,
+			"selecting a PlanetWorld shows the dock's planet part")
+	part.call(&"simulate")
+	_check(bool(planet.call(&"is_running")), "Simulate starts the planet and returns at once")
+	var start := Time.get_ticks_msec()
+	while bool(planet.call(&"is_running")) and Time.get_ticks_msec() - start < GENERATION_TIMEOUT * 1000.0:
+		await get_tree().process_frame
+	_check(int(planet.call(&"get_point_count")) > 0 and int(planet.call(&"get_steps_done")) == 30,
+			"the planet finishes its 30 steps (%d points)" % int(planet.call(&"get_point_count")))
+	_check(bool(part.call(&"strongest_collision")), "Strongest collision centres the region")
+	var at: Vector2 = planet.call(&"greatest_uplift")
+	_check(absf((part.get(&"lat") as SpinBox).value - at.x) < 0.06, "the latitude field shows it")
+	# A click on the planet's centre in the 3D viewport, with Pick on.
+	var camera := EditorInterface.get_editor_viewport_3d(0).get_camera_3d()
+	camera.global_position = planet.global_position + Vector3(0, 0, 40)
+	camera.look_at(planet.global_position)
+	(part.get(&"pick_toggle") as CheckButton).button_pressed = true
+	var click := InputEventMouseButton.new()
+	click.button_index = MOUSE_BUTTON_LEFT
+	click.pressed = true
+	click.position = camera.unproject_position(planet.global_position)
+	var picked: bool = _plugin.call(&"_forward_3d_gui_input", camera, click) == EditorPlugin.AFTER_GUI_INPUT_STOP
+	_check(picked and absf((part.get(&"lat") as SpinBox).value) < 1.0
+			and absf(absf((part.get(&"lon") as SpinBox).value) - 90.0) < 1.0,
+			"a click on the planet picks the point facing the camera (lat %.2f, lon %.2f)" % [
+				(part.get(&"lat") as SpinBox).value, (part.get(&"lon") as SpinBox).value])
+	(part.get(&"pick_toggle") as CheckButton).button_pressed = false
+	_check(_plugin.call(&"_forward_3d_gui_input", camera, click) == EditorPlugin.AFTER_GUI_INPUT_PASS,
+			"with Pick off the click goes to the editor")
+	part.call(&"strongest_collision")
+	var before := root.get_child_count()
+	var made: Node = part.call(&"make_terrain")
+	var ok := made != null and made.get_parent() == root and root.get_child_count() == before + 1
+	var recipe: Resource = made.get(&"recipe") if made != null else null
+	_check(ok and recipe != null and String(recipe.call(&"validate")) == ""
+			and String(recipe.get(&"ron")).contains("Planet("),
+			"Make TerrainWorld adds a terrain whose valid recipe takes the planet region")
+	var ur := _history(planet)
+	ur.undo()
+	_check(root.get_child_count() == before, "undo removes the made terrain")
+	ur.redo()
+	_check(root.get_child_count() == before + 1, "redo adds it back")
+	ur.undo()
+	_select(root)
+	await _frames(2)
+	_check(not (part.get(&"box") as Control).visible, "selecting a TerrainWorld hides the planet part")
+	root.remove_child(planet)
+	planet.free()
 
 
 ## Drives the materials and strata editor as a user would: Add Material, a talus angle typed

@@ -178,6 +178,11 @@ func _shrink(base: Dictionary, w: int, h: int, rng: RandomNumberGenerator) -> St
 			err = r.set_value("domain.Graph.spacing", "%f" % (side / 4.0))
 		else:
 			err = r.set_value("domain", "Grid")
+	# A planet shrinks to a few thousand points and a few steps.
+	if d.get("planet") != null:
+		var ep: String = r.set_value("planet", "(points: %d, plates: %d, steps: %d)" % [
+			rng.randi_range(200, 3000), rng.randi_range(1, 12), rng.randi_range(1, 8)])
+		err = ep if err.is_empty() else err
 	var e0: String = r.set_value("size", "(%d, %d)" % [w, h])
 	err = e0 if err.is_empty() else err
 	var stages: Array = r.to_dict().get("stages", [])

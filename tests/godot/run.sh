@@ -14,6 +14,7 @@
 #   7. renders the rills, dunes, weathering and graph scenes (the built-in recipes of those names,
 #      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
 #      materials' colours
+#   8. renders the planet scene (PlanetWorld), which checks itself and its frame
 #
 # Exits non-zero on any failure; the last line is `godot: N passed, M failed`.
 set -uo pipefail
@@ -169,5 +170,19 @@ echo "==> rendering the graph scene under Xvfb"
 # Graph: one material; its rivers, drawn as ribbons from get_rivers(), are the water checked.
 render_and_check graph res://graph.tscn "$ART/godot-graph.png" --small="$ART/godot-graph-960.png"
 echo "screenshot: $ART/godot-graph.png"
+
+echo "==> rendering the planet scene under Xvfb"
+# PlanetWorld steps a 20,000-point planet live; planet.gd checks it (mesh, sample, pick,
+# region recipe), then saves and checks the frame itself.
+rm -f "$ART/godot-planet.png"
+timeout 600 "${GODOT[@]}" --xvfb --audio-driver Dummy --path godot_project res://planet.tscn -- \
+    --orogen-screenshot="$ART/godot-planet.png" >"$WORK/render-planet.log" 2>&1
+grep -E '^(PASS|FAIL) |^  screenshot' "$WORK/render-planet.log"
+tally "$WORK/render-planet.log" "planet scene"
+if grep -qE '^ERROR:|^WARNING:' "$WORK/render-planet.log"; then
+    grep -E -A1 '^ERROR:|^WARNING:' "$WORK/render-planet.log" | head -n 10
+    fail_step "planet run: engine errors in the output"
+fi
+echo "screenshot: $ART/godot-planet.png"
 
 finish

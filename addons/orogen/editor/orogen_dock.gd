@@ -19,6 +19,7 @@ const Form := preload("dock_form.gd")
 const Run := preload("dock_run.gd")
 const Maps := preload("dock_maps.gd")
 const Bake := preload("dock_bake.gd")
+const PlanetPart := preload("dock_planet.gd")
 
 ## Emitted after a generation ends: `ok` is false when it failed or was cancelled.
 signal generation_ended(ok: bool, message: String)
@@ -29,6 +30,8 @@ var form := Form.new(ctx)
 var run := Run.new(ctx)
 var maps := Maps.new(ctx)
 var bake := Bake.new(ctx)
+## The planet part, shown while a PlanetWorld is selected.
+var planet_part: RefCounted = null
 
 var _built := false
 var _root: VBoxContainer
@@ -43,6 +46,7 @@ var _recheck_queued := false
 ## Called once by the plugin before the dock enters the tree.
 func setup(undo_redo: EditorUndoRedoManager) -> void:
 	ctx.undo = undo_redo
+	planet_part = PlanetPart.new(undo_redo)
 
 
 func _ready() -> void:
@@ -88,6 +92,19 @@ func set_terrain(node: Node) -> void:
 		ctx.set_status("")
 		run.reset_progress()
 	_update_all()
+
+
+## Shows the planet part for `node` if it is a PlanetWorld, hides it for anything else.
+func set_planet(node: Node) -> void:
+	if planet_part == null:
+		planet_part = PlanetPart.new(ctx.undo)
+	planet_part.set_planet(node)
+	_update_all()
+
+
+## The first PlanetWorld among `nodes`, or null.
+static func pick_planet(nodes: Array[Node]) -> Node:
+	return PlanetPart.pick_planet(nodes)
 
 
 ## The first TerrainWorld among `nodes` (the editor's selection), or null.
@@ -225,6 +242,9 @@ func _build_ui() -> void:
 	form.build(_body, self)
 	maps.build(_body)
 	bake.build(_body, self)
+	if planet_part == null:
+		planet_part = PlanetPart.new(ctx.undo)
+	planet_part.build(_root)
 
 
 # --- State → view --------------------------------------------------------------------------
@@ -250,14 +270,20 @@ func _update_all() -> void:
 		_title.text = "Orogen"
 		_hint.text = "The Orogen extension is not loaded. Build it (cargo build -p orogen-godot) " \
 				+ "and check addons/orogen/orogen.gdextension, then restart the editor."
+	elif ctx.terrain == null and planet_part != null and planet_part.planet != null:
+		_title.text = "Orogen — %s" % planet_part.planet.name
+		_hint.text = ""
 	elif ctx.terrain == null:
 		_title.text = "Orogen"
-		_hint.text = "Select a TerrainWorld node to edit its recipe and generate it."
+		_hint.text = "Select a TerrainWorld node to edit its recipe and generate it, or a " \
+				+ "PlanetWorld to simulate plates and make a terrain from a region."
 	else:
 		_title.text = "Orogen — %s" % ctx.terrain.name
 		_hint.text = ""
 	_hint.visible = _hint.text != ""
 	_body.visible = ext_loaded and ctx.terrain != null
+	if planet_part != null:
+		planet_part.update_ui()
 	if ext_loaded:
 		form.fill_stage_kinds()
 	form.rebuild()

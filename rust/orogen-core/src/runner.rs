@@ -7,11 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::error::{OrogenError, Result};
+use crate::planet::Planet;
 use crate::recipe::Domain;
 use crate::recipe::{Recipe, Stage};
 pub use crate::stages::context::{Event, StageContext};
+use crate::stages::planet::{PlanetValue, PLANET_SEED};
 use crate::stages::source::{GRAPH_SEED, UPLIFT_SEED};
 use crate::world::World;
+use std::sync::Arc;
 
 /// Wall time one stage took.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -35,9 +38,6 @@ pub fn initial_world_cancellable(
 ) -> Result<World> {
     recipe.validate()?;
     let grid = recipe.grid()?;
-    let (height, nodata) = recipe
-        .terrain
-        .build_cancellable(grid, recipe.seed, base_dir, cancel)?;
     let cancelled = || {
         if cancel.load(Ordering::Relaxed) {
             Err(OrogenError::Cancelled)
@@ -45,16 +45,37 @@ pub fn initial_world_cancellable(
             Ok(())
         }
     };
+    // The planet comes first: the terrain and the uplift may be regions of it.
+    let planet = match recipe.planet_params() {
+        Some(params) => Some(Arc::new(Planet::run(
+            &params,
+            recipe.seed ^ PLANET_SEED,
+            cancel,
+            &mut |_| {},
+        )?)),
+        None => None,
+    };
+    let (height, nodata) = match (recipe.terrain.planet(), &planet) {
+        (Some(src), Some(p)) => (src.sample(p, grid, PlanetValue::Elevation)?, None),
+        _ => recipe
+            .terrain
+            .build_cancellable(grid, recipe.seed, base_dir, cancel)?,
+    };
     cancelled()?;
     let grid = height.grid;
     let mut world = World::new(height, recipe.seed);
     if let Some(mask) = nodata {
         world.set_nodata(mask);
     }
-    world.uplift =
-        recipe
-            .uplift
-            .resolve_cancellable(grid, recipe.seed ^ UPLIFT_SEED, base_dir, cancel)?;
+    world.uplift = match (recipe.uplift.planet(), &planet) {
+        (Some(src), Some(p)) => src.sample(p, grid, PlanetValue::Uplift)?,
+        _ => {
+            recipe
+                .uplift
+                .resolve_cancellable(grid, recipe.seed ^ UPLIFT_SEED, base_dir, cancel)?
+        }
+    };
+    world.planet = planet;
     cancelled()?;
     if let Some(strata) = &recipe.strata {
         let (layers, materials) = crate::stages::strata::build_cancellable(
@@ -196,9 +217,16 @@ pub fn estimate_bytes(recipe: &Recipe) -> u64 {
         }),
         Domain::Grid => 0,
     };
+    // The planet's points, and its baked equirectangular maps (three f32 maps, the
+    // plates, and the samples they are made from: about 36 B per pixel).
+    let planet = recipe.planet_params().map_or(0, |p| {
+        let width = crate::stages::planet::map_width(p.points as usize) as u64;
+        p.points as u64 * Planet::BYTES_PER_POINT + width * (width / 2) * 36
+    });
     cells
         .saturating_mul(stage + layers)
         .saturating_add(graph)
+        .saturating_add(planet)
         .saturating_add(64 << 20)
 }
 
@@ -278,6 +306,22 @@ pub fn check_memory(recipe: &Recipe, max: Option<u64>) -> Result<()> {
                         g.spacing,
                         gib(need),
                         crate::stages::domain::BYTES_PER_NODE,
+                        gib(limit)
+                    ),
+                ));
+            }
+        }
+        if let Some(p) = recipe.planet_params() {
+            let planet = p.points as u64 * Planet::BYTES_PER_POINT;
+            if planet as f64 > 0.5 * need as f64 {
+                return Err(OrogenError::invalid(
+                    "planet.points",
+                    format!(
+                        "{} points need about {} ({} B per point), more than the {} of \
+                         {from}; choose fewer points",
+                        p.points,
+                        gib(need),
+                        Planet::BYTES_PER_POINT,
                         gib(limit)
                     ),
                 ));

@@ -168,6 +168,9 @@ pub struct World {
     /// A Graph domain's nodes once eroded, for overlays: position and height (x, y, h,
     /// metres) and drainage (m², or m³/yr with precipitation) of each node.
     pub graph_nodes: Option<GraphNodes>,
+    /// The recipe's planet once simulated (a `planet` section, or a `Planet` source),
+    /// written as the `planet_*` equirectangular maps.
+    pub planet: Option<std::sync::Arc<crate::planet::Planet>>,
 }
 
 /// The eroded graph's nodes as an overlay draws them ([`World::graph_nodes`]).
@@ -195,6 +198,7 @@ impl World {
             graph: None,
             rivers: None,
             graph_nodes: None,
+            planet: None,
         }
     }
 

@@ -4,14 +4,17 @@
 //! - [`data::TerrainData`]: heights and maps as Godot images.
 //! - [`terrain::TerrainWorld`]: draws a terrain (GPU-displaced grid) with collision and queries.
 //! - [`simulator::ErosionSimulator`]: runs a recipe on a worker thread with its own rayon pool.
+//! - [`planet::PlanetWorld`]: a tectonic planet stepped live on a worker thread; a region of
+//!   it becomes a `TerrainWorld` recipe.
 //!
-//! The API is specified in `notes/godot-api.md`. Nothing here panics across the FFI
+//! The API is described in the README's Godot section. Nothing here panics across the FFI
 //! boundary on user input: errors come back as strings or through `failed(message)`.
 
 use godot::prelude::*;
 
 pub mod convert;
 pub mod data;
+pub mod planet;
 pub mod recipe;
 pub mod simulator;
 pub mod terrain;

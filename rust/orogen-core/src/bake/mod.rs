@@ -113,6 +113,13 @@ pub fn write_bake(
 
 fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<PathBuf>> {
     let height = &world.height;
+    let planet = match &world.planet {
+        Some(p) => Some(crate::stages::planet::equirect_maps(
+            p,
+            crate::stages::planet::map_width(p.len()),
+        )?),
+        None => None,
+    };
     let mut files: Vec<(String, Encoder<'_>)> = vec![
         (
             format!("{}.exr", names::HEIGHT),
@@ -171,6 +178,23 @@ fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<P
             ));
         }
         files.push(entry);
+    }
+    if let Some(maps) = &planet {
+        // The whole planet, equirectangular 2:1 (seed 004).
+        for (name, map) in [
+            ("planet_height.exr", &maps.height),
+            ("planet_age.exr", &maps.age),
+            ("planet_uplift.exr", &maps.uplift),
+        ] {
+            files.push((
+                name.to_string(),
+                Box::new(move |out, path| crate::io::exr::encode_exr(map, out, path)),
+            ));
+        }
+        files.push((
+            "planet_plates.png".to_string(),
+            Box::new(move |out, path| crate::io::png16::encode_labels_png(&maps.plates, out, path)),
+        ));
     }
     if let Some(rivers) = &world.rivers {
         // A Graph domain's rivers: polylines from source to mouth, points in metres.

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{OrogenError, Result};
 use crate::field::{CellSize, Grid};
 pub use crate::io::resolve_path;
+use crate::planet::PlanetParams;
 pub use crate::schema::ParamInfo;
 pub use crate::stages::domain::{Domain, GraphDomain, Surface};
 pub use crate::stages::source::{PlaneParams, ScalarSource, TerrainSource};
@@ -66,6 +67,16 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         "layered hills weathered by water, wind and thermal erosion mixed 100 : 50 : 1",
         include_str!("../../recipes/weathering.ron"),
     ),
+    (
+        "planet",
+        "a tectonic planet of drifting, colliding plates, baked as equirectangular maps",
+        include_str!("../../recipes/planet.ron"),
+    ),
+    (
+        "planet-region",
+        "planet to rivers: a collision zone of the planet gives the uplift stream power erodes",
+        include_str!("../../recipes/planet-region.ron"),
+    ),
 ];
 
 pub use crate::field::MAX_CELL_SIZE;
@@ -104,6 +115,12 @@ pub struct Recipe {
     /// random points made into the grid's heightfield at the end (Cordonnier 2016).
     #[serde(default, skip_serializing_if = "Domain::is_grid")]
     pub domain: Domain,
+    /// A tectonic planet simulated before the terrain (seed 004): its maps are baked as
+    /// `planet_height.exr` and friends, and a `Planet(region: ..)` source takes a region
+    /// of it as the `uplift` or `terrain`. Default: none (a `Planet` source alone uses
+    /// the default planet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planet: Option<PlanetParams>,
 }
 
 fn ron_options() -> ron::Options {
@@ -197,6 +214,18 @@ impl Recipe {
             plane.validate_on("terrain.Plane", grid)?;
         }
         self.uplift.validate("uplift")?;
+        if let Some(p) = &self.planet {
+            p.validate("planet")?;
+        }
+        if let Some(params) = self.planet_params() {
+            let r = params.radius_m;
+            if let Some(src) = self.uplift.planet() {
+                src.validate_on("uplift.Planet", r)?;
+            }
+            if let Some(src) = self.terrain.planet() {
+                src.validate_on("terrain.Planet", r)?;
+            }
+        }
         for (i, stage) in self.stages.iter().enumerate() {
             stage.validate(&format!("stages[{i}]"))?;
         }
@@ -232,6 +261,18 @@ impl Recipe {
             }
         }
         Ok(())
+    }
+
+    /// The planet to simulate: the `planet` section, or the default planet when only a
+    /// `Planet` source asks for one; `None` when the recipe has no planet.
+    pub fn planet_params(&self) -> Option<PlanetParams> {
+        match &self.planet {
+            Some(p) => Some(p.clone()),
+            None if self.uplift.planet().is_some() || self.terrain.planet().is_some() => {
+                Some(PlanetParams::default())
+            }
+            None => None,
+        }
     }
 
     /// Applies one `PATH=VALUE` override, e.g. `seed=7`, `size=(513,513)`,

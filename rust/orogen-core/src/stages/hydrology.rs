@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{OrogenError, Result};
 use crate::field::{Field, ScalarMap};
 use crate::flow::hydrology::{Hydrology, Params};
 use crate::flow::router::SinkMode;
@@ -97,6 +97,12 @@ impl StageKind for HydrologyParams {
         self.outlets.validate(&format!("{field}.outlets"))?;
         if let Some(p) = &self.precipitation {
             p.validate(&format!("{field}.precipitation"))?;
+            if p.planet().is_some() {
+                return Err(OrogenError::invalid(
+                    format!("{field}.precipitation.Planet"),
+                    "only the recipe's `uplift` (and `terrain`) can come from the planet",
+                ));
+            }
         }
         self.process().validate(field)
     }

@@ -13,6 +13,7 @@ pub mod hydrology;
 pub mod kind;
 pub mod layered_thermal;
 pub mod list;
+pub mod planet;
 pub mod source;
 pub mod strata;
 pub mod stream_power;

@@ -17,6 +17,7 @@ use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::{Grid, Heightfield, ScalarMap};
 use crate::generators::noise::NoiseParams;
 use crate::io::heightmap::HeightmapSource;
+use crate::stages::planet::PlanetSource;
 
 /// Salt mixed into the recipe seed for the uplift's noise, so it differs from the terrain's.
 pub const UPLIFT_SEED: u64 = 0x7570_6c69_6674;
@@ -42,6 +43,9 @@ pub enum TerrainSource {
     /// An inclined plane, optionally roughened by noise: `Plane(height: 20.0, slope: (0.1,
     /// 0.0), noise: (wavelength: 6.0, amplitude: 0.05))`.
     Plane(PlaneParams),
+    /// A region of the recipe's planet, by default its elevation in metres:
+    /// `Planet(region: (lat: 10.0, lon: 175.0, width_km: 400.0), value: Elevation)`.
+    Planet(PlanetSource),
 }
 
 /// Steepest gradient a [`TerrainSource::Plane`] may have along each axis, m/m (84°).
@@ -136,6 +140,15 @@ impl TerrainSource {
             TerrainSource::Noise(n) => n.validate(&format!("{field}.Noise")),
             TerrainSource::Heightmap(h) => h.validate(&format!("{field}.Heightmap")),
             TerrainSource::Plane(p) => p.validate(&format!("{field}.Plane")),
+            TerrainSource::Planet(p) => p.validate(&format!("{field}.Planet")),
+        }
+    }
+
+    /// The planet region this terrain takes, if it is one.
+    pub fn planet(&self) -> Option<&PlanetSource> {
+        match self {
+            TerrainSource::Planet(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -173,6 +186,10 @@ impl TerrainSource {
             )),
             TerrainSource::Heightmap(src) => src.load_with_nodata(grid, base_dir),
             TerrainSource::Plane(p) => Ok((p.build(grid, seed, cancel)?, None)),
+            TerrainSource::Planet(_) => Err(OrogenError::invalid(
+                "terrain.Planet",
+                "needs the recipe's planet: build it with `runner::initial_world`",
+            )),
         }
     }
 }
@@ -192,6 +209,10 @@ pub enum ScalarSource {
         min: f32,
         max: f32,
     },
+    /// A region of the recipe's planet (its `planet` section, or a default planet):
+    /// `Planet(region: (lat: 10.0, lon: 175.0, width_km: 400.0))` gives its uplift rate,
+    /// m/yr. Only the recipe's `uplift` can take it.
+    Planet(PlanetSource),
 }
 
 impl Default for ScalarSource {
@@ -217,6 +238,15 @@ impl ScalarSource {
                 check_finite(&format!("{field}.min"), *min as f64)?;
                 check_finite(&format!("{field}.max"), *max as f64)
             }
+            ScalarSource::Planet(p) => p.validate(&format!("{field}.Planet")),
+        }
+    }
+
+    /// The planet region this source takes, if it is one.
+    pub fn planet(&self) -> Option<&PlanetSource> {
+        match self {
+            ScalarSource::Planet(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -224,6 +254,10 @@ impl ScalarSource {
     pub fn validate_non_negative(&self, field: &str) -> Result<()> {
         self.validate(field)?;
         match self {
+            ScalarSource::Planet(_) => Err(OrogenError::invalid(
+                format!("{field}.Planet"),
+                "only the recipe's `uplift` (and `terrain`) can come from the planet",
+            )),
             ScalarSource::Constant(v) if *v < 0.0 => Err(OrogenError::invalid(
                 field,
                 format!("must be >= 0, got {v}"),
@@ -291,6 +325,10 @@ fn resolve_inner(
             map_to_range(&mut map, *min, *max);
             Ok(map)
         }
+        ScalarSource::Planet(_) => Err(OrogenError::invalid(
+            "source.Planet",
+            "only the recipe's `uplift` (and `terrain`) can come from the planet",
+        )),
     }
 }
 

@@ -1,0 +1,158 @@
+extends Node3D
+## Orogen planet demo: a tectonic planet (PlanetWorld) simulated live off the main thread,
+## its plates drifting and colliding; when done, a marker shows its strongest collision and
+## the recipe of a TerrainWorld made from that region is printed.
+##
+## Command-line options (after `--`): `--orogen-screenshot=PATH` checks the finished planet
+## (PASS/FAIL lines, `RESULT passed=N failed=M`), saves one frame to PATH and quits with 0
+## when every check passed (used by tests/godot/run.sh). `--plates` colours by plate.
+
+@onready var planet: PlanetWorld = $Planet
+@onready var camera: Camera3D = $Camera
+@onready var status: Label = $HUD/Status
+
+var orbit_angle: float = 0.6
+var orbit_speed: float = 0.1
+var screenshot_path: String = ""
+var passed: int = 0
+var failed: int = 0
+var marker: MeshInstance3D
+
+
+func _ready() -> void:
+	for arg: String in OS.get_cmdline_user_args():
+		if arg.begins_with("--orogen-screenshot="):
+			screenshot_path = arg.get_slice("=", 1)
+			orbit_speed = 0.0
+		elif arg == "--plates":
+			planet.colour_by = 1
+	planet.stepped.connect(_on_stepped)
+	planet.failed.connect(_on_failed)
+	_frame_camera()
+	var started_ms: int = Time.get_ticks_msec()
+	if not planet.start():
+		return
+	await planet.finished
+	var seconds: float = (Time.get_ticks_msec() - started_ms) / 1000.0
+	var at: Vector2 = planet.greatest_uplift()
+	status.text = "Orogen planet: %d points, %d steps in %.1f s; strongest collision at %.1f°, %.1f°" % [
+		planet.get_point_count(), planet.get_steps_done(), seconds, at.x, at.y]
+	_place_marker(at)
+	var ron: String = planet.make_region_recipe(at.x, at.y, 1024.0, 257)
+	print("orogen-planet: region recipe of the strongest collision:\n", ron)
+	if screenshot_path != "":
+		_check(at, ron)
+		orbit_angle = deg_to_rad(at.y) + 0.35
+		_frame_camera()
+		_save_screenshot()
+
+
+func _process(delta: float) -> void:
+	orbit_angle += orbit_speed * delta
+	_frame_camera()
+
+
+func _on_stepped(step: int) -> void:
+	status.text = "Orogen planet: step %d / %d" % [step, planet.steps]
+
+
+func _on_failed(message: String) -> void:
+	status.text = "Orogen planet failed: " + message
+	push_error("Orogen planet demo: " + message)
+	if screenshot_path != "":
+		get_tree().quit(1)
+
+
+## Unit vector (Godot axes, y up) at latitude / longitude in degrees: the planet's x, y, z
+## (z north) drawn as x, -z, y.
+func _direction(lat: float, lon: float) -> Vector3:
+	var la: float = deg_to_rad(lat)
+	var lo: float = deg_to_rad(lon)
+	return Vector3(cos(la) * cos(lo), sin(la), -cos(la) * sin(lo))
+
+
+func _place_marker(at: Vector2) -> void:
+	if is_nan(at.x):
+		return
+	marker = MeshInstance3D.new()
+	var ring := TorusMesh.new()
+	ring.inner_radius = 0.9
+	ring.outer_radius = 1.0
+	marker.mesh = ring
+	var mat := StandardMaterial3D.new()
+	mat.albedo_color = Color(1.0, 0.2, 0.1)
+	mat.shading_mode = BaseMaterial3D.SHADING_MODE_UNSHADED
+	marker.material_override = mat
+	var up: Vector3 = _direction(at.x, at.y)
+	var pos: Vector3 = up * planet.display_radius * 1.03
+	var side: Vector3 = up.cross(Vector3.UP if abs(up.y) < 0.9 else Vector3.RIGHT).normalized()
+	marker.transform = Transform3D(Basis(side, up, side.cross(up)).scaled(Vector3.ONE * 0.8), pos)
+	add_child(marker)
+
+
+func _frame_camera() -> void:
+	var r: float = planet.display_radius * 3.2
+	var pos := Vector3(cos(orbit_angle) * r, r * 0.35, -sin(orbit_angle) * r)
+	camera.look_at_from_position(pos, Vector3.ZERO, Vector3.UP)
+
+
+func report(name: String, ok: bool, why: String = "") -> void:
+	if ok:
+		passed += 1
+		print("PASS ", name)
+	else:
+		failed += 1
+		print("FAIL ", name, ": ", why)
+
+
+func _check(at: Vector2, ron: String) -> void:
+	var n: int = planet.get_point_count()
+	report("planet_finished", n >= 12 and planet.get_steps_done() == planet.steps,
+		"points %d, steps %d of %d" % [n, planet.get_steps_done(), planet.steps])
+	report("mesh_has_every_point", planet.get_drawn_vertex_count() == n,
+		"drawn %d vertices for %d points" % [planet.get_drawn_vertex_count(), n])
+	var s: Dictionary = planet.sample(at.x, at.y)
+	report("sample_at_strongest_collision", s.has("elevation") and s.uplift > 0.0
+		and s.elevation >= -10000.0 and s.elevation <= 10000.0, str(s))
+	# A ray from outside straight down onto (lat, lon) picks that place.
+	var worst: float = 0.0
+	for ll: Vector2 in [Vector2(10, 20), Vector2(-45, 170), Vector2(60, -100), Vector2(at.x, at.y)]:
+		var d: Vector3 = _direction(ll.x, ll.y)
+		var got: Vector2 = planet.pick(d * planet.display_radius * 3.0, -d)
+		var dlon: float = fposmod(got.y - ll.y + 180.0, 360.0) - 180.0
+		worst = max(worst, max(abs(got.x - ll.x), abs(dlon)))
+	report("pick_finds_lat_lon", worst < 0.01, "worst error %.4f°" % worst)
+	report("pick_misses_outside", is_nan(planet.pick(Vector3(0, 50, 0), Vector3(1, 0, 0)).x))
+	var recipe := TerrainRecipe.new()
+	recipe.ron = ron
+	var err: String = recipe.validate()
+	report("region_recipe_validates", ron != "" and err == "" and ron.contains("Planet("), err)
+	report("bad_region_is_refused", planet.make_region_recipe(95.0, 0.0, 1024.0, 257) == "")
+
+
+func _save_screenshot() -> void:
+	for i: int in range(8):
+		await get_tree().process_frame
+	await RenderingServer.frame_post_draw
+	var img: Image = get_viewport().get_texture().get_image()
+	DirAccess.make_dir_recursive_absolute(screenshot_path.get_base_dir())
+	var err: Error = img.save_png(screenshot_path)
+	report("screenshot_saved", err == OK, error_string(err))
+	# The planet covers a good part of the frame, in more than one colour.
+	img.convert(Image.FORMAT_RGB8)
+	var lit: int = 0
+	var total: int = 0
+	var hues: Dictionary = {}
+	for y: int in range(0, img.get_height(), 4):
+		for x: int in range(0, img.get_width(), 4):
+			var c: Color = img.get_pixel(x, y)
+			total += 1
+			if c.get_luminance() > 0.08:
+				lit += 1
+				hues[int(c.h * 12.0)] = true
+	var share: float = 100.0 * lit / max(total, 1)
+	print("  screenshot: planet covers %.1f%% of the frame, %d hue bins" % [share, hues.size()])
+	report("planet_in_frame", share > 15.0 and share < 90.0 and hues.size() >= 3,
+		"%.1f%% lit, %d hues" % [share, hues.size()])
+	print("RESULT passed=%d failed=%d" % [passed, failed])
+	get_tree().quit(0 if failed == 0 else 1)
