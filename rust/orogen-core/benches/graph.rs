@@ -41,7 +41,7 @@ fn main() {
         let pts = poisson_disc(side, side, 100.0, 1).unwrap();
         let tp = secs(t);
         let t = Instant::now();
-        let d = Delaunay::new(&pts).unwrap();
+        let d = Delaunay::new_in_strips(&pts, 600.0).unwrap();
         let td = secs(t);
         let t = Instant::now();
         let g = d.to_graph().unwrap();
@@ -55,7 +55,7 @@ fn main() {
         );
         println!(
             "{:<52} {:>10.3} {:>10}",
-            "Delaunay (spade bulk load)", td, ""
+            "Delaunay (spade bulk load, in strips)", td, ""
         );
         println!(
             "{:<52} {:>10.3} {:>10}",

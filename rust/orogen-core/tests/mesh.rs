@@ -571,3 +571,73 @@ fn flow_router_routes_over_a_delaunay_graph() {
         2,
     );
 }
+
+/// Canonical triangles: each rotated to start at its smallest index, then sorted.
+fn canonical(tris: &[[u32; 3]]) -> Vec<[u32; 3]> {
+    let mut out: Vec<[u32; 3]> = tris
+        .iter()
+        .map(|t| {
+            let k = (0..3).min_by_key(|&k| t[k]).unwrap();
+            [t[k], t[(k + 1) % 3], t[(k + 2) % 3]]
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn strips_give_the_one_triangulation_of_poisson_points_on_any_thread_count() {
+    use orogen_core::mesh::points::poisson_disc;
+    // 4 strips of about 100k points, and a smaller set that takes the single path.
+    for (side, seed) in [(64_000.0, 3u64), (20_000.0, 4)] {
+        let pts = poisson_disc(side, side * 0.8, 100.0, seed).unwrap();
+        let whole = Delaunay::new(&pts).unwrap();
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| Delaunay::try_strips(&pts, 400.0))
+        };
+        let (one, four) = (run(1), run(4));
+        if pts.len() < 200_000 {
+            assert!(
+                one.is_none(),
+                "{} points take the single triangulation",
+                pts.len()
+            );
+            continue;
+        }
+        let (one, four) = (
+            one.expect("the strips give the whole triangulation")
+                .unwrap(),
+            four.expect("the strips give the whole triangulation")
+                .unwrap(),
+        );
+        assert_eq!(
+            one.triangles(),
+            four.triangles(),
+            "thread count changed the strips"
+        );
+        assert_eq!(one.hull(), four.hull());
+        assert_eq!(
+            canonical(one.triangles()),
+            canonical(whole.triangles()),
+            "{} points: the strips' triangles are the triangulation's",
+            pts.len()
+        );
+        assert_eq!(one.hull(), whole.hull(), "the same hull, in the same order");
+    }
+    // A margin too small for the empty circles: triangles go missing, and the count
+    // check falls back to one triangulation, which is still right.
+    let pts = poisson_disc(64_000.0, 51_200.0, 100.0, 5).unwrap();
+    assert!(
+        Delaunay::try_strips(&pts, 30.0).is_none(),
+        "a 30 m margin loses triangles"
+    );
+    let thin = Delaunay::new_in_strips(&pts, 30.0).unwrap();
+    assert_eq!(
+        canonical(thin.triangles()),
+        canonical(Delaunay::new(&pts).unwrap().triangles())
+    );
+}

@@ -146,6 +146,88 @@ impl Delaunay {
         })
     }
 
+    /// [`Delaunay::new`] for a large, evenly spread point set (Poisson-disc nodes), in
+    /// parallel: the bounding box is cut into vertical strips, each strip's points plus
+    /// those within `margin` metres of it are triangulated on their own, and each strip
+    /// keeps the triangles whose circumcentre lies in it and whose circumcircle, within
+    /// the bounding box, lies inside its widened strip — those circles hold no point at
+    /// all, so the triangles are the global triangulation's. The triangles are counted
+    /// against 2n − h − 2 (h: points on the hull); when any is missing (a circumcircle
+    /// wider than the margin, or a degenerate input) the whole set is triangulated at once
+    /// instead. Same result on any thread count: the strips depend on the points only.
+    ///
+    /// `margin` should exceed the largest empty circle's diameter: for a maximal
+    /// Poisson-disc set of spacing r (empty circles under 2r), 4r or more.
+    pub fn new_in_strips(points: &[DVec2], margin: f64) -> Result<Self> {
+        match Self::try_strips(points, margin) {
+            Some(d) => d,
+            None => Self::new(points),
+        }
+    }
+
+    /// The strips of [`Delaunay::new_in_strips`] alone: `None` when they do not give the
+    /// whole triangulation (too few points for strips, a margin too small, a duplicate),
+    /// where that falls back to [`Delaunay::new`].
+    pub fn try_strips(points: &[DVec2], margin: f64) -> Option<Result<Self>> {
+        let n = points.len();
+        let strips = (n / STRIP_POINTS).min(MAX_STRIPS);
+        if strips < 2 || !(margin.is_finite() && margin > 0.0) {
+            return None;
+        }
+        if points.iter().any(|p| !p.is_finite()) {
+            return None;
+        }
+        let (lo, hi) = points.iter().fold(
+            (DVec2::splat(f64::INFINITY), DVec2::splat(f64::NEG_INFINITY)),
+            |(lo, hi), &p| (lo.min(p), hi.max(p)),
+        );
+        let step = (hi.x - lo.x) / strips as f64;
+        if step.is_nan() || step <= 2.0 * margin {
+            return None;
+        }
+        let edge = |i: usize| lo.x + step * i as f64;
+        let parts: Vec<Option<StripPart>> = (0..strips)
+            .into_par_iter()
+            .map(|i| strip(points, i, strips, edge, margin, lo, hi))
+            .collect();
+        let mut count = 0usize;
+        let mut hull_points: Vec<u32> = Vec::new();
+        for part in &parts {
+            let Some((tris, hull)) = part else {
+                return None;
+            };
+            count += tris.len();
+            hull_points.extend_from_slice(hull);
+        }
+        hull_points.sort_unstable();
+        hull_points.dedup();
+        let hull = convex_ring(points, &hull_points);
+        if hull.len() < 3 || count + hull.len() + 2 != 2 * n {
+            return None;
+        }
+        Some(Self::join(points, parts, count, hull))
+    }
+
+    fn join(
+        points: &[DVec2],
+        parts: Vec<Option<StripPart>>,
+        count: usize,
+        hull: Vec<u32>,
+    ) -> Result<Self> {
+        let n = points.len();
+        let mut triangles: Vec<[u32; 3]> = alloc(count, "triangles")?;
+        for (tris, _) in parts.into_iter().flatten() {
+            triangles.extend_from_slice(&tris);
+        }
+        let mut own: Vec<DVec2> = alloc(n, "triangulation points")?;
+        own.extend_from_slice(points);
+        Ok(Delaunay {
+            points: own,
+            triangles,
+            hull,
+        })
+    }
+
     /// The points, metres.
     pub fn points(&self) -> &[DVec2] {
         &self.points
@@ -484,4 +566,135 @@ fn clipped_cell_area(
     let m = poly.len();
     let twice: f64 = (0..m).map(|k| poly[k].perp_dot(poly[(k + 1) % m])).sum();
     0.5 * twice
+}
+
+/// One strip's triangles and the points of its own hull.
+type StripPart = (Vec<[u32; 3]>, Vec<u32>);
+
+/// Points per strip of [`Delaunay::new_in_strips`] (fewer points: one triangulation).
+const STRIP_POINTS: usize = 100_000;
+/// Most strips [`Delaunay::new_in_strips`] cuts.
+const MAX_STRIPS: usize = 16;
+
+/// Strip `i` of [`Delaunay::new_in_strips`]: its triangles (those whose circumcentre lies
+/// in `[edge(i), edge(i + 1))`, the first and last strips open outwards, and whose
+/// circumcircle within the box `lo..hi` stays inside the strip widened by `margin`), and
+/// the points of its own triangulation's hull. `None` when spade refuses the points or
+/// drops one (a duplicate): the caller then triangulates everything at once.
+fn strip(
+    points: &[DVec2],
+    i: usize,
+    strips: usize,
+    edge: impl Fn(usize) -> f64,
+    margin: f64,
+    lo: DVec2,
+    hi: DVec2,
+) -> Option<StripPart> {
+    let (a, b) = (edge(i), edge(i + 1));
+    let (wa, wb) = (
+        if i == 0 {
+            f64::NEG_INFINITY
+        } else {
+            a - margin
+        },
+        if i + 1 == strips {
+            f64::INFINITY
+        } else {
+            b + margin
+        },
+    );
+    let input: Vec<Indexed> = points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.x >= wa && p.x < wb)
+        .map(|(k, p)| Indexed {
+            at: Point2::new(p.x, p.y),
+            index: k as u32,
+        })
+        .collect();
+    let local = input.len();
+    let tri = DelaunayTriangulation::<Indexed>::bulk_load(input).ok()?;
+    if tri.num_vertices() < local || tri.all_vertices_on_line() {
+        return None;
+    }
+    // A little inside the widened strip, for the rounding of the circle.
+    let slack = 1e-9 * (hi - lo).abs().max_element().max(1.0);
+    let mut out = Vec::with_capacity(tri.num_inner_faces());
+    for f in tri.inner_faces() {
+        let t = f.vertices().map(|v| v.data().index);
+        // The circumcircle from the corners in index order: every strip computes the
+        // same bits, so a triangle near a strip edge has exactly one owner.
+        let mut s = t;
+        s.sort_unstable();
+        let (p, q, r) = (
+            points[s[0] as usize],
+            points[s[1] as usize],
+            points[s[2] as usize],
+        );
+        let c = circumcentre(p, q, r);
+        if !c.x.is_finite() || !c.y.is_finite() {
+            return None;
+        }
+        let owned = (i == 0 || c.x >= a) && (i + 1 == strips || c.x < b);
+        if !owned {
+            continue;
+        }
+        // The circle's x extent where it crosses the box's rows.
+        let r2 = c
+            .distance_squared(p)
+            .max(c.distance_squared(q))
+            .max(c.distance_squared(r));
+        let dy = if c.y < lo.y {
+            lo.y - c.y
+        } else if c.y > hi.y {
+            c.y - hi.y
+        } else {
+            0.0
+        };
+        let half = (r2 - dy * dy).max(0.0).sqrt() * (1.0 + 1e-12);
+        if c.x - half > wa + slack && c.x + half < wb - slack {
+            out.push(t);
+        }
+    }
+    let hull = tri.convex_hull().map(|e| e.from().data().index).collect();
+    Some((out, hull))
+}
+
+/// The convex hull of `subset` (indices into `points`), counter-clockwise from the point
+/// of lowest `(x, y)`, with the points along its sides (Andrew's monotone chain, keeping
+/// collinear points).
+fn convex_ring(points: &[DVec2], subset: &[u32]) -> Vec<u32> {
+    let mut order = subset.to_vec();
+    order.sort_by(|&a, &b| {
+        let (pa, pb) = (points[a as usize], points[b as usize]);
+        pa.x.total_cmp(&pb.x).then(pa.y.total_cmp(&pb.y))
+    });
+    if order.len() < 3 {
+        return order;
+    }
+    let cross = |o: u32, a: u32, b: u32| {
+        let (o, a, b) = (points[o as usize], points[a as usize], points[b as usize]);
+        (a - o).perp_dot(b - o)
+    };
+    let mut lower: Vec<u32> = Vec::new();
+    for &p in &order {
+        while lower.len() >= 2 && cross(lower[lower.len() - 2], lower[lower.len() - 1], p) < 0.0 {
+            lower.pop();
+        }
+        lower.push(p);
+    }
+    let mut upper: Vec<u32> = Vec::new();
+    for &p in order.iter().rev() {
+        while upper.len() >= 2 && cross(upper[upper.len() - 2], upper[upper.len() - 1], p) < 0.0 {
+            upper.pop();
+        }
+        upper.push(p);
+    }
+    lower.pop();
+    upper.pop();
+    lower.extend(upper);
+    // Collinear points kept on both chains of a degenerate (flat) set would repeat.
+    let mut seen = std::collections::HashSet::new();
+    lower.retain(|p| seen.insert(*p));
+    lower
 }
