@@ -69,9 +69,17 @@ fn mesh_stays_a_valid_sphere_for_500_steps() {
     let four_pi = 4.0 * std::f64::consts::PI;
     let (mut worst_rel, mut min_area) = (0f64, f64::INFINITY);
     let (mut least, mut most) = (usize::MAX, 0);
+    let mut fastest = 0f64;
     for step in 0..=500 {
         if step > 0 {
+            let (before, r0) = (planet.positions().to_vec(), planet.remeshes());
             planet.step().expect("step");
+            if planet.remeshes() == r0 {
+                for (a, b) in before.iter().zip(planet.positions()) {
+                    let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+                    fastest = fastest.max(dot(d, d).sqrt() * p.radius_m);
+                }
+            }
         }
         let (sum, min) = areas(&planet);
         let rel = (sum - four_pi).abs() / four_pi;
@@ -97,12 +105,16 @@ fn mesh_stays_a_valid_sphere_for_500_steps() {
             .iter()
             .all(|z| (-10_000.0..=10_000.0).contains(z)));
     }
+    let speed = fastest / p.dt_years as f64;
     println!(
         "500 steps: worst area-sum rel error {worst_rel:e}, smallest triangle {min_area:e} sr, \
-         {} remeshes, points {least}..{most} (now {})",
+         {} remeshes, points {least}..{most} (now {}), fastest point {speed:.4} m/yr",
         planet.remeshes(),
         planet.len()
     );
+    // Plates move at geological speeds: none faster than 30 cm/yr (the fastest plate
+    // starts at 10 cm/yr).
+    assert!(speed > 0.0 && speed < 0.3, "fastest point {speed} m/yr");
     assert!(
         planet.remeshes() > 0,
         "the plates never moved enough to remesh"
@@ -272,9 +284,10 @@ fn hypsometry_is_bimodal() {
     let land = z.iter().filter(|&&x| x > 0.0).count() as f64 / n;
     println!("Sarle's bimodality coefficient {b:.3} (> 0.555 bimodal), skew {skew:.3}, excess kurtosis {kurt:.3}, land {:.1}%", land * 100.0);
     println!("histogram from −10 km in 500 m bins: {hist:?}");
-    assert!(b > 5.0 / 9.0, "elevations not bimodal: b = {b}");
-    // Two peaks: the deepest-ocean bin below −3 km and the fullest bin above −1 km, with
-    // a dip between them under a third of the smaller one.
+    // Sarle's coefficient is printed (it sits near its 5/9 threshold here because the
+    // ocean floor has a long tail of young, shallower crust); the assertion is on the
+    // histogram: two peaks, the fullest bin below −3 km and the fullest above −1 km, with
+    // a dip between them under a fifth of the smaller peak.
     let ocean = (0..14).max_by_key(|&i| hist[i]).unwrap();
     let cont = (18..40).max_by_key(|&i| hist[i]).unwrap();
     let dip = (ocean..=cont).map(|i| hist[i]).min().unwrap();
@@ -282,7 +295,8 @@ fn hypsometry_is_bimodal() {
         "peaks at bins {ocean} ({}) and {cont} ({}), dip {dip}",
         hist[ocean], hist[cont]
     );
-    assert!(dip * 3 < hist[ocean].min(hist[cont]));
+    assert!(ocean < 14 && cont >= 18);
+    assert!(dip * 5 < hist[ocean].min(hist[cont]), "no dip between the peaks");
 }
 
 #[test]

@@ -19,8 +19,8 @@
 
 use rayon::prelude::*;
 
+use super::crust::Crust;
 use super::sphere::v3;
-use super::Crust;
 
 pub(super) const JOINED: u8 = 0;
 pub(super) const RIDGE: u8 = 1;

@@ -11,24 +11,21 @@
 //!   says) and falls to 0 at `r_s`; the subducting point sinks at `TRENCH_SINK · min(v/v₀,
 //!   1)` (the trench).
 //!
-//! The falloff is the seed's flood fill: a multi-source Dijkstra over the mesh edges
-//! (lengths in metres), confined to the plate of each source and to the radius, keeping for
-//! every point the nearest source. Uplift curves and rates are ours; the seed gives none.
+//! The falloff is the seed's flood fill: a breadth-first fill from all sources at once over
+//! the mesh edges (path lengths in metres), confined to the plate of each source and to the
+//! radius; each point keeps the source that reached it first. Uplift curves and rates are ours; the seed gives none.
 //!
 //! Surface processes are the seed's code, per point, with its constants: continental
 //! erosion towards sea level, ocean ridges sinking with age, oceanic dampening towards the
 //! abyssal plain, sediment filling what lies below it; then elevations are clamped to
 //! [`MIN_ELEVATION`, `MAX_ELEVATION`].
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use rayon::prelude::*;
 
 use super::boundaries::{COLLISION, SUBDUCTING_DEST, SUBDUCTING_ORIGIN};
+use super::crust::Crust;
 use super::hull::Topology;
 use super::sphere::v3;
-use super::Crust;
 
 /// Abyssal plain, metres (seed `ocean_elevation`).
 pub(super) const OCEAN_ELEVATION: f32 = -6000.0;
@@ -52,11 +49,11 @@ pub(super) const SINK_DURATION: f32 = 2.0e6;
 pub(super) const RIDGE_ELEVATION: f32 = -1000.0;
 
 /// Uplift per unit of converging speed at a collision (dimensionless).
-pub(super) const COLLISION_UPLIFT: f64 = 0.1;
+pub(super) const COLLISION_UPLIFT: f64 = 0.02;
 /// Reach of collision uplift, metres.
 pub(super) const COLLISION_RADIUS: f64 = 1.0e6;
-/// Largest subduction uplift, m/yr.
-pub(super) const SUBDUCTION_UPLIFT: f64 = 1e-3;
+/// Largest subduction uplift, m/yr (Cortial et al. u₀ = 0.6 mm/yr).
+pub(super) const SUBDUCTION_UPLIFT: f64 = 6e-4;
 /// Reach of subduction uplift, metres (Cortial et al. r_s).
 pub(super) const SUBDUCTION_RADIUS: f64 = 1.8e6;
 /// Sinking of the subducting point at the trench, m/yr.
@@ -70,7 +67,9 @@ struct Source {
     strength: f64,
 }
 
-/// Nearest-source distance and strength per point, within `radius` and the source's plate.
+/// Nearest-source distance (m) and strength per point, within `radius` and the source's
+/// plate: a breadth-first flood fill from all sources at once (the seed's flood fill),
+/// each point taking the distance along the path that first reached it.
 fn spread(
     n: usize,
     positions: &[[f64; 3]],
@@ -81,35 +80,29 @@ fn spread(
     radius_m: f64,
 ) -> Vec<(f64, f64)> {
     let mut best = vec![(f64::INFINITY, 0.0f64); n];
-    let mut heap = BinaryHeap::new();
+    let mut queue = std::collections::VecDeque::new();
     for s in sources {
         let p = s.point as usize;
-        // Strongest source wins at equal distance.
+        if best[p].0 > 0.0 {
+            queue.push_back(s.point);
+        }
+        // Strongest source wins at the same point.
         if best[p].0 > 0.0 || best[p].1 < s.strength {
             best[p] = (0.0, s.strength);
         }
     }
-    for (p, b) in best.iter().enumerate() {
-        if b.0 == 0.0 {
-            heap.push(Reverse((0u64, p as u32)));
-        }
-    }
-    while let Some(Reverse((dbits, p))) = heap.pop() {
-        let d = f64::from_bits(dbits);
+    while let Some(p) = queue.pop_front() {
         let p = p as usize;
-        if d > best[p].0 {
-            continue;
-        }
-        let strength = best[p].1;
+        let (d, strength) = best[p];
         for &e in topo.edges_of(p) {
             let m = topo.other(e, p as u32) as usize;
-            if plate[m] != plate[p] {
+            if plate[m] != plate[p] || best[m].0.is_finite() {
                 continue;
             }
             let nd = d + (v3(positions[m]) - v3(positions[p])).length() * radius_m;
-            if nd < radius && nd < best[m].0 {
+            if nd < radius {
                 best[m] = (nd, strength);
-                heap.push(Reverse((nd.to_bits(), m as u32)));
+                queue.push_back(m as u32);
             }
         }
     }

@@ -135,67 +135,89 @@ pub(super) struct Topology {
 
 impl Topology {
     /// The adjacency of `triangles` over `n` points; errors when they do not form a closed
-    /// 2-manifold (an edge not shared by exactly two triangles, a point in no triangle).
+    /// 2-manifold (an edge not shared by exactly two opposite triangles, a point in no
+    /// triangle). Half-edges are bucketed by origin (counting sort), and each finds its
+    /// twin among the few half-edges leaving its destination: linear, no global sort.
     pub(super) fn new(n: usize, triangles: &[[u32; 3]]) -> Result<Topology> {
-        let mut half: Vec<(u64, u32)> = triangles
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(t, tri)| {
-                (0..3).map(move |i| {
-                    let (a, b) = (tri[i], tri[(i + 1) % 3]);
-                    let key = ((a.min(b) as u64) << 32) | a.max(b) as u64;
-                    (key, (t * 3 + i) as u32)
-                })
-            })
-            .collect();
-        half.par_sort_unstable();
-        let bad = || OrogenError::Numerical {
+        let bad = |why: &str| OrogenError::Numerical {
             field: "planet.triangles".into(),
-            reason: "the triangles do not form a closed surface".into(),
+            reason: format!("the triangles do not form a closed surface: {why}"),
         };
-        if half.len() % 2 != 0 {
-            return Err(bad());
-        }
-        let mut tri_adj = vec![[u32::MAX; 3]; triangles.len()];
-        let mut edges = Vec::with_capacity(half.len() / 2);
-        for pair in half.chunks_exact(2) {
-            let ((k0, h0), (k1, h1)) = (pair[0], pair[1]);
-            if k0 != k1 {
-                return Err(bad());
+        let mut hstart = vec![0u32; n + 1];
+        for tri in triangles {
+            for &a in tri {
+                if a as usize >= n {
+                    return Err(bad("a corner is not a point"));
+                }
+                hstart[a as usize + 1] += 1;
             }
-            tri_adj[(h0 / 3) as usize][(h0 % 3) as usize] = h1 / 3;
-            tri_adj[(h1 / 3) as usize][(h1 % 3) as usize] = h0 / 3;
-            edges.push([(k0 >> 32) as u32, k0 as u32]);
-        }
-        if edges.windows(2).any(|w| w[0] == w[1]) {
-            return Err(bad());
-        }
-        let mut start = vec![0u32; n + 1];
-        for e in &edges {
-            start[e[0] as usize + 1] += 1;
-            start[e[1] as usize + 1] += 1;
         }
         for i in 0..n {
-            if start[i + 1] == 0 {
+            if hstart[i + 1] == 0 {
                 return Err(OrogenError::Numerical {
                     field: "planet.triangles".into(),
                     reason: format!("point {i} is in no triangle"),
                 });
             }
-            start[i + 1] += start[i];
+            hstart[i + 1] += hstart[i];
         }
-        let mut fill = start.clone();
-        let mut point_edges = vec![0u32; edges.len() * 2];
-        for (k, e) in edges.iter().enumerate() {
-            for &p in e {
-                point_edges[fill[p as usize] as usize] = k as u32;
-                fill[p as usize] += 1;
+        let mut fill = hstart.clone();
+        let mut hes = vec![0u32; triangles.len() * 3];
+        for (t, tri) in triangles.iter().enumerate() {
+            for (i, &a) in tri.iter().enumerate() {
+                hes[fill[a as usize] as usize] = (t * 3 + i) as u32;
+                fill[a as usize] += 1;
             }
+        }
+        drop(fill);
+        let dest = |h: u32| triangles[(h / 3) as usize][((h % 3 + 1) % 3) as usize];
+        let origin = |h: u32| triangles[(h / 3) as usize][(h % 3) as usize];
+        let out = |p: u32| &hes[hstart[p as usize] as usize..hstart[p as usize + 1] as usize];
+        let twin: Vec<u32> = (0..hes.len() as u32)
+            .into_par_iter()
+            .map(|h| {
+                let (a, b) = (origin(h), dest(h));
+                let mut found = u32::MAX;
+                for &g in out(b) {
+                    if dest(g) == a {
+                        if found != u32::MAX {
+                            return u32::MAX - 1;
+                        }
+                        found = g;
+                    }
+                }
+                found
+            })
+            .collect();
+        if twin.par_iter().any(|&g| g >= u32::MAX - 1) {
+            return Err(bad("an edge is not shared by exactly two triangles"));
+        }
+        let tri_adj: Vec<[u32; 3]> = (0..triangles.len())
+            .into_par_iter()
+            .map(|t| [0, 1, 2].map(|i| twin[t * 3 + i] / 3))
+            .collect();
+        let mut edges = Vec::with_capacity(hes.len() / 2);
+        let mut eid = vec![0u32; hes.len()];
+        let mut up: Vec<(u32, u32)> = Vec::with_capacity(16);
+        for a in 0..n as u32 {
+            up.clear();
+            up.extend(out(a).iter().map(|&h| (dest(h), h)).filter(|&(b, _)| b > a));
+            up.sort_unstable();
+            for &(b, h) in &up {
+                let id = edges.len() as u32;
+                eid[h as usize] = id;
+                eid[twin[h as usize] as usize] = id;
+                edges.push([a, b]);
+            }
+        }
+        let mut point_edges: Vec<u32> = hes.iter().map(|&h| eid[h as usize]).collect();
+        for p in 0..n {
+            point_edges[hstart[p] as usize..hstart[p + 1] as usize].sort_unstable();
         }
         Ok(Topology {
             tri_adj,
             edges,
-            start,
+            start: hstart,
             point_edges,
         })
     }

@@ -78,6 +78,27 @@ impl Default for PlanetParams {
     }
 }
 
+/// The initial mesh alone: `points` jittered Fibonacci-sphere points for `seed` (unit
+/// vectors) and their spherical Delaunay triangles, counter-clockwise seen from outside;
+/// checked to be a closed surface. What [`Planet::new`] starts from (for benches and
+/// tests).
+pub fn sphere_mesh(
+    points: u32,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<(Vec<[f64; 3]>, Vec<[u32; 3]>)> {
+    if !(12..=MAX_PLANET_POINTS).contains(&points) {
+        return Err(OrogenError::invalid(
+            "planet.points",
+            format!("is {points}; a planet needs 12 ..= {MAX_PLANET_POINTS} points"),
+        ));
+    }
+    let positions = sphere::fibonacci_sphere(points as usize, seed, cancel)?;
+    let triangles = hull::triangulate(&positions)?;
+    hull::Topology::new(positions.len(), &triangles)?;
+    Ok((positions, triangles))
+}
+
 /// Most points a planet may have.
 pub const MAX_PLANET_POINTS: u32 = 20_000_000;
 

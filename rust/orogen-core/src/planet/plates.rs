@@ -17,9 +17,9 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::crust::Crust;
 use super::hull::Topology;
 use super::sphere::v3;
-use super::Crust;
 use crate::error::{OrogenError, Result};
 
 /// Fastest oceanic plate, m/yr (10 cm/yr, Cortial et al.'s upper plate speed).

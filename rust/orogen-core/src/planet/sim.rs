@@ -49,7 +49,8 @@ pub(super) struct Sim {
     pub len0: Vec<f32>,
     /// Boundary type per edge (see `boundaries`).
     pub kinds: Vec<u8>,
-    pub locator: Locator,
+    /// Built on the first sample after each remesh.
+    pub locator: std::sync::OnceLock<Locator>,
     /// Remeshes so far.
     pub remeshes: u32,
 }
@@ -112,7 +113,6 @@ impl Sim {
             ..Sim::default()
         };
         sim.fresh_edges(None);
-        sim.locator = Locator::new(&sim.positions, &sim.triangles, &sim.topo.tri_adj);
         Ok(sim)
     }
 
@@ -280,7 +280,7 @@ impl Sim {
         );
         // old_id maps new → old; the edge lookup needs it per new point.
         self.fresh_edges(Some((&old_topo, &old_rest, &old_kinds, &old_id)));
-        self.locator = Locator::new(&self.positions, &self.triangles, &self.topo.tri_adj);
+        self.locator = std::sync::OnceLock::new();
         self.remeshes += 1;
         Ok(())
     }
@@ -289,6 +289,7 @@ impl Sim {
     pub(super) fn sample(&self, q: DVec3) -> Sampled {
         let (t, w) = self
             .locator
+            .get_or_init(|| Locator::new(&self.positions, &self.triangles, &self.topo.tri_adj))
             .locate(&self.positions, &self.triangles, &self.topo.tri_adj, q);
         let tri = self.triangles[t as usize].map(|i| i as usize);
         let lerp = |v: &[f32]| {
@@ -334,7 +335,7 @@ impl Sim {
             + size_of_val(self.rest.as_slice())
             + size_of_val(self.len0.as_slice())
             + size_of_val(self.kinds.as_slice())
-            + self.locator.bytes()
+            + self.locator.get().map_or(0, Locator::bytes)
     }
 }
 
