@@ -9,20 +9,42 @@
 //! Coordinates: latitude φ = asin(z), longitude λ = atan2(y, x), both in degrees, so
 //! [`Planet::direction`] of (0, 0) is +x and of (90, *) is +z.
 
+//!
+//! Where each part lives (one algorithm per file):
+//! - `sphere`: the jittered Fibonacci sphere, spherical areas;
+//! - `hull`: the spherical Delaunay triangulation (stereographic projection + `spade`)
+//!   and the adjacency (triangle neighbours, sorted edges, CSR point → edges);
+//! - `plates`: seed points, flood-fill growth, initial crust and Euler poles;
+//! - `boundaries`: the boundary type of each edge;
+//! - `forces`: springs, ridge push, slab pull, collision response, Verlet motion;
+//! - `elevation`: uplift at collisions and subductions, erosion, ocean floor sinking;
+//! - `remesh`: merging, subduction removal, new crust in gaps, rebuilding the mesh;
+//! - `locate`: finding the triangle under a direction for [`Planet::sample`];
+//! - `sim`: the state and the order of one step.
+//!
+//! Determinism: everything random comes from `ChaCha8Rng` seeded with the seed; rayon is
+//! used only for per-element maps collected in order and for order-free `any` tests, so
+//! results are the same bytes for any number of threads.
+
 use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_range, OrogenError, Result};
 
-/// The crust a point carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Crust {
-    /// Dense, young, low: ocean floor.
-    Oceanic,
-    /// Light, old, high: continents.
-    Continental,
-}
+mod boundaries;
+mod crust;
+mod elevation;
+mod forces;
+mod hull;
+mod locate;
+mod plates;
+mod remesh;
+mod sim;
+mod sphere;
+
+pub use crust::Crust;
+pub use sphere::spherical_area;
 
 /// What the planet simulation is asked for (the recipe's `planet` section).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,6 +76,27 @@ impl Default for PlanetParams {
             radius_m: 6.371e6,
         }
     }
+}
+
+/// The initial mesh alone: `points` jittered Fibonacci-sphere points for `seed` (unit
+/// vectors) and their spherical Delaunay triangles, counter-clockwise seen from outside;
+/// checked to be a closed surface. What [`Planet::new`] starts from (for benches and
+/// tests).
+pub fn sphere_mesh(
+    points: u32,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<(Vec<[f64; 3]>, Vec<[u32; 3]>)> {
+    if !(12..=MAX_PLANET_POINTS).contains(&points) {
+        return Err(OrogenError::invalid(
+            "planet.points",
+            format!("is {points}; a planet needs 12 ..= {MAX_PLANET_POINTS} points"),
+        ));
+    }
+    let positions = sphere::fibonacci_sphere(points as usize, seed, cancel)?;
+    let triangles = hull::triangulate(&positions)?;
+    hull::Topology::new(positions.len(), &triangles)?;
+    Ok((positions, triangles))
 }
 
 /// Most points a planet may have.
@@ -110,13 +153,7 @@ pub struct PlanetSample {
 #[derive(Clone, Debug)]
 pub struct Planet {
     params: PlanetParams,
-    positions: Vec<[f64; 3]>,
-    triangles: Vec<[u32; 3]>,
-    plate: Vec<u32>,
-    crust: Vec<Crust>,
-    age: Vec<f32>,
-    elevation: Vec<f32>,
-    uplift: Vec<f32>,
+    sim: sim::Sim,
     steps_done: u32,
 }
 
@@ -126,8 +163,20 @@ impl Planet {
     /// [`OrogenError::Cancelled`].
     pub fn new(params: &PlanetParams, seed: u64, cancel: &AtomicBool) -> Result<Planet> {
         params.validate("planet")?;
-        let _ = (seed, cancel);
-        Err(OrogenError::invalid("planet", "not implemented yet"))
+        let sim = sim::Sim::new(
+            params.points as usize,
+            params.plates as usize,
+            params.continental_fraction,
+            params.radius_m,
+            params.dt_years as f64,
+            seed,
+            cancel,
+        )?;
+        Ok(Planet {
+            params: params.clone(),
+            sim,
+            steps_done: 0,
+        })
     }
 
     /// [`Planet::new`] then `params.steps` steps; `progress` gets the fraction done.
@@ -151,6 +200,7 @@ impl Planet {
     /// One time step of `params.dt_years`: forces, Verlet motion, uplift, ageing,
     /// remeshing where points drifted too far.
     pub fn step(&mut self) -> Result<()> {
+        self.sim.step()?;
         self.steps_done += 1;
         Ok(())
     }
@@ -165,51 +215,82 @@ impl Planet {
     }
     /// Number of points.
     pub fn len(&self) -> usize {
-        self.positions.len()
+        self.sim.positions.len()
     }
     /// True with no points (never, once built).
     pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
+        self.sim.positions.is_empty()
     }
     /// Unit vectors, one per point.
     pub fn positions(&self) -> &[[f64; 3]] {
-        &self.positions
+        &self.sim.positions
     }
     /// Triangles, counter-clockwise seen from outside.
     pub fn triangles(&self) -> &[[u32; 3]] {
-        &self.triangles
+        &self.sim.triangles
     }
     /// Plate index per point.
     pub fn plates(&self) -> &[u32] {
-        &self.plate
+        &self.sim.plate
     }
     /// Crust type per point.
     pub fn crust(&self) -> &[Crust] {
-        &self.crust
+        &self.sim.crust
     }
     /// Crust age per point, years.
     pub fn ages(&self) -> &[f32] {
-        &self.age
+        &self.sim.age
     }
     /// Elevation per point, metres.
     pub fn elevations(&self) -> &[f32] {
-        &self.elevation
+        &self.sim.elevation
     }
     /// Uplift rate per point, m/yr.
     pub fn uplifts(&self) -> &[f32] {
-        &self.uplift
+        &self.sim.uplift
     }
 
     /// The values at `dir` (any non-zero vector; normalised here).
+    ///
+    /// A zero or non-finite `dir` samples +x. Cost: a short triangle walk from a cube-map
+    /// hint, about a microsecond; safe to call from many threads at once.
     pub fn sample(&self, dir: [f64; 3]) -> PlanetSample {
-        let _ = dir;
+        let d = glam::DVec3::from_array(dir);
+        let q = if d.is_finite() && d.length_squared() > 0.0 {
+            d.normalize()
+        } else {
+            glam::DVec3::X
+        };
+        let (elevation, uplift, age, plate, crust) = self.sim.sample(q);
         PlanetSample {
-            elevation: 0.0,
-            uplift: 0.0,
-            age: 0.0,
-            plate: 0,
-            crust: Crust::Oceanic,
+            elevation,
+            uplift,
+            age,
+            plate,
+            crust,
         }
+    }
+
+    /// Stops every plate (zero velocities and Euler poles), so that with no motion no
+    /// boundary force arises and points stay where they are; elevations still change.
+    /// Used by tests to check that nothing moves without forces.
+    pub fn stop_plates(&mut self) {
+        self.sim.stop();
+    }
+
+    /// Current simulated time, years (steps × `dt_years`).
+    pub fn time_years(&self) -> f64 {
+        self.steps_done as f64 * self.params.dt_years as f64
+    }
+
+    /// Times the mesh has been rebuilt (remeshing after drift).
+    pub fn remeshes(&self) -> u32 {
+        self.sim.remeshes
+    }
+
+    /// Bytes the planet's arrays hold now (the resident part of [`Self::BYTES_PER_POINT`]).
+    pub fn heap_bytes(&self) -> usize {
+        self.sim.bytes()
     }
 
     /// Unit vector at latitude and longitude in degrees.

@@ -1,0 +1,256 @@
+//! Elevation change (seed "Plate Tectonics 3 / 6. Update elevation" and "9. Simulate
+//! Erosion").
+//!
+//! Uplift, m/yr, from the edges classified this step:
+//! - Collision (both ends continental, closing at `v` m/yr): both plates are lifted
+//!   around the boundary at `COLLISION_UPLIFT · v · (1 − (d/r_c)²)²` with `d` the distance
+//!   (m) to the nearest collision edge, `r_c` = [`COLLISION_RADIUS`].
+//! - Subduction: the overriding plate is lifted at `SUBDUCTION_UPLIFT · f(d/r_s) ·
+//!   min(v/v₀, 1)` (`v₀` = 0.1 m/yr, `r_s` = 1800 km after Cortial et al. 2019 §4.1), where
+//!   `f` rises from 0.2 at the boundary to 1 at a quarter of `r_s` (inland, as the seed
+//!   says) and falls to 0 at `r_s`; the subducting point sinks at `TRENCH_SINK · min(v/v₀,
+//!   1)` (the trench).
+//!
+//! The falloff is the seed's flood fill: a breadth-first fill from all sources at once over
+//! the mesh edges (path lengths in metres), confined to the plate of each source and to the
+//! radius; each point keeps the source that reached it first. Uplift curves and rates are ours; the seed gives none.
+//!
+//! Surface processes are the seed's code, per point, with its constants: continental
+//! erosion towards sea level, ocean ridges sinking with age, oceanic dampening towards the
+//! abyssal plain, sediment filling what lies below it; then elevations are clamped to
+//! [`MIN_ELEVATION`, `MAX_ELEVATION`].
+
+use rayon::prelude::*;
+
+use super::boundaries::{COLLISION, SUBDUCTING_DEST, SUBDUCTING_ORIGIN};
+use super::crust::Crust;
+use super::hull::Topology;
+use super::sphere::v3;
+
+/// Abyssal plain, metres (seed `ocean_elevation`).
+pub(super) const OCEAN_ELEVATION: f32 = -6000.0;
+/// Highest elevation, metres (seed).
+pub(super) const MAX_ELEVATION: f32 = 10_000.0;
+/// Lowest elevation, metres (seed).
+pub(super) const MIN_ELEVATION: f32 = -10_000.0;
+/// m/yr (seed).
+pub(super) const OCEANIC_DAMPENING: f32 = 6e-5;
+/// m/yr (seed).
+pub(super) const SEDIMENT_ACCRETION: f32 = 3e-6;
+/// m/yr (seed).
+pub(super) const SIMPLE_EROSION: f32 = 8e-5;
+/// m/yr (seed).
+pub(super) const SINK_AMOUNT: f32 = 0.006;
+/// Years (seed).
+pub(super) const SINK_BEGIN: f32 = 2.0e6;
+/// Years (seed).
+pub(super) const SINK_DURATION: f32 = 2.0e6;
+/// Elevation of new crust at a ridge, metres (Cortial et al.'s ridge elevation).
+pub(super) const RIDGE_ELEVATION: f32 = -1000.0;
+
+/// Uplift per unit of converging speed at a collision (dimensionless).
+pub(super) const COLLISION_UPLIFT: f64 = 0.02;
+/// Reach of collision uplift, metres.
+pub(super) const COLLISION_RADIUS: f64 = 1.0e6;
+/// Largest subduction uplift, m/yr (Cortial et al. u₀ = 0.6 mm/yr).
+pub(super) const SUBDUCTION_UPLIFT: f64 = 6e-4;
+/// Reach of subduction uplift, metres (Cortial et al. r_s).
+pub(super) const SUBDUCTION_RADIUS: f64 = 1.8e6;
+/// Sinking of the subducting point at the trench, m/yr.
+pub(super) const TRENCH_SINK: f64 = 2e-3;
+/// Converging speed of full subduction uplift, m/yr (Cortial et al. v₀ = 100 mm/yr).
+pub(super) const V0: f64 = 0.1;
+
+/// A source of uplift: point, strength (m/yr) and reach (m).
+struct Source {
+    point: u32,
+    strength: f64,
+}
+
+/// Nearest-source distance (m) and strength per point, within `radius` and the source's
+/// plate: a breadth-first flood fill from all sources at once (the seed's flood fill),
+/// each point taking the distance along the path that first reached it.
+fn spread(
+    n: usize,
+    positions: &[[f64; 3]],
+    plate: &[u32],
+    topo: &Topology,
+    sources: &[Source],
+    radius: f64,
+    radius_m: f64,
+) -> Vec<(f64, f64)> {
+    let mut best = vec![(f64::INFINITY, 0.0f64); n];
+    let mut queue = std::collections::VecDeque::new();
+    for s in sources {
+        let p = s.point as usize;
+        if best[p].0 > 0.0 {
+            queue.push_back(s.point);
+        }
+        // Strongest source wins at the same point.
+        if best[p].0 > 0.0 || best[p].1 < s.strength {
+            best[p] = (0.0, s.strength);
+        }
+    }
+    while let Some(p) = queue.pop_front() {
+        let p = p as usize;
+        let (d, strength) = best[p];
+        for &e in topo.edges_of(p) {
+            let m = topo.other(e, p as u32) as usize;
+            if plate[m] != plate[p] || best[m].0.is_finite() {
+                continue;
+            }
+            let nd = d + (v3(positions[m]) - v3(positions[p])).length() * radius_m;
+            if nd < radius {
+                best[m] = (nd, strength);
+                queue.push_back(m as u32);
+            }
+        }
+    }
+    best
+}
+
+/// Uplift rate per point, m/yr, from this step's boundaries.
+pub(super) fn uplift_rates(
+    positions: &[[f64; 3]],
+    plate: &[u32],
+    topo: &Topology,
+    classified: &[(u8, f32)],
+    radius_m: f64,
+) -> Vec<f32> {
+    let n = positions.len();
+    let mut collision = Vec::new();
+    let mut subduction = Vec::new();
+    let mut trench = vec![0f64; n];
+    for (k, &(kind, v)) in classified.iter().enumerate() {
+        let [a, b] = topo.edges[k];
+        let v = v as f64;
+        match kind {
+            COLLISION if v > 0.0 => {
+                let s = COLLISION_UPLIFT * v;
+                collision.push(Source {
+                    point: a,
+                    strength: s,
+                });
+                collision.push(Source {
+                    point: b,
+                    strength: s,
+                });
+            }
+            SUBDUCTING_ORIGIN | SUBDUCTING_DEST if v > 0.0 => {
+                let (under, over) = if kind == SUBDUCTING_ORIGIN {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                let g = (v / V0).min(1.0);
+                subduction.push(Source {
+                    point: over,
+                    strength: SUBDUCTION_UPLIFT * g,
+                });
+                let t = &mut trench[under as usize];
+                *t = t.max(TRENCH_SINK * g);
+            }
+            _ => {}
+        }
+    }
+    let mut rate = vec![0f32; n];
+    if !collision.is_empty() {
+        let c = spread(
+            n,
+            positions,
+            plate,
+            topo,
+            &collision,
+            COLLISION_RADIUS,
+            radius_m,
+        );
+        for (r, (d, s)) in rate.iter_mut().zip(c) {
+            if d.is_finite() {
+                let x = d / COLLISION_RADIUS;
+                let f = (1.0 - x * x).powi(2);
+                *r += (s * f) as f32;
+            }
+        }
+    }
+    if !subduction.is_empty() {
+        let c = spread(
+            n,
+            positions,
+            plate,
+            topo,
+            &subduction,
+            SUBDUCTION_RADIUS,
+            radius_m,
+        );
+        for (r, (d, s)) in rate.iter_mut().zip(c) {
+            if d.is_finite() {
+                let x = d / SUBDUCTION_RADIUS;
+                let f = if x < 0.25 {
+                    0.2 + 0.8 * smoothstep(x / 0.25)
+                } else {
+                    1.0 - smoothstep((x - 0.25) / 0.75)
+                };
+                *r += (s * f) as f32;
+            }
+        }
+    }
+    for (r, t) in rate.iter_mut().zip(trench) {
+        *r -= t as f32;
+    }
+    rate
+}
+
+fn smoothstep(x: f64) -> f64 {
+    let x = x.clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
+}
+
+fn smootherstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let x = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    x * x * x * (x * (x * 6.0 - 15.0) + 10.0)
+}
+
+/// The seed's erosion, sinking, dampening and sedimentation over `dt` years, then the
+/// elevation clamp; `age` is the crust age at the start of the step.
+pub(super) fn surface(elevation: f32, crust: Crust, age: f32, dt: f32) -> f32 {
+    let mut z = elevation;
+    if crust == Crust::Continental {
+        z -= z / MAX_ELEVATION * SIMPLE_EROSION * dt;
+    } else if z > OCEAN_ELEVATION {
+        if age > SINK_BEGIN && age < SINK_DURATION + SINK_BEGIN {
+            z = OCEAN_ELEVATION.max(z - SINK_AMOUNT * dt);
+        }
+        let x = z / OCEAN_ELEVATION;
+        let factor = (1.0 - z / MIN_ELEVATION) * smootherstep(0.0, 0.2, x);
+        let delta = (factor * OCEANIC_DAMPENING * dt).max(0.0);
+        z = OCEAN_ELEVATION.max(z - delta);
+    } else {
+        z += SEDIMENT_ACCRETION * dt;
+    }
+    z.clamp(MIN_ELEVATION, MAX_ELEVATION)
+}
+
+/// Applies uplift and surface processes to every point.
+pub(super) fn update(
+    elevation: &mut [f32],
+    uplift: &mut [f32],
+    age: &mut [f32],
+    crust: &[Crust],
+    rate: &[f32],
+    dt: f32,
+) {
+    elevation
+        .par_iter_mut()
+        .zip(uplift.par_iter_mut())
+        .zip(age.par_iter_mut())
+        .enumerate()
+        .for_each(|(i, ((z, u), a))| {
+            let lifted = *z + rate[i] * dt;
+            *z = surface(lifted, crust[i], *a, dt);
+            *u = *u * (1.0 - UPLIFT_SMOOTHING) + rate[i] * UPLIFT_SMOOTHING;
+            *a += dt;
+        });
+}
+
+/// Weight of the newest step in the uplift moving average.
+pub(super) const UPLIFT_SMOOTHING: f32 = 0.2;

@@ -1,0 +1,354 @@
+//! The simulation state and one time step (seed "Plate Tectonics 1 / Algorithm outline"):
+//! boundary types, forces, Verlet motion, uplift, surface processes, ageing, and a remesh
+//! when the mesh has drifted. Each part lives in its own module; this one only orders them.
+//!
+//! Units: positions are unit vectors, velocities m/yr, lengths on the sphere are chords of
+//! the unit sphere unless named `_m` (metres), elevations metres, ages years.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use glam::DVec3;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
+use super::crust::Crust;
+use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
+use super::forces::{edge_forces, integrate, length_m};
+use super::hull::{triangulate, Topology};
+use super::locate::Locator;
+use super::plates::grow_plates;
+use super::remesh::{compact, edge_lengths, needed, plan};
+use super::sphere::{fibonacci_sphere, mean_spacing, v3};
+use crate::error::{OrogenError, Result};
+
+/// Everything the planet holds.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sim {
+    pub radius_m: f64,
+    pub dt: f64,
+    /// Mean point spacing of the initial sphere, unit-sphere chord.
+    pub spacing: f64,
+    pub positions: Vec<[f64; 3]>,
+    /// m/yr.
+    pub velocity: Vec<[f64; 3]>,
+    pub plate: Vec<u32>,
+    pub crust: Vec<Crust>,
+    pub age: Vec<f32>,
+    pub elevation: Vec<f32>,
+    /// Moving average of the uplift rate, m/yr.
+    pub uplift: Vec<f32>,
+    /// Euler pole per plate, rad/yr.
+    pub omega: Vec<[f64; 3]>,
+    pub triangles: Vec<[u32; 3]>,
+    pub topo: Topology,
+    /// Spring rest length per edge, metres.
+    pub rest: Vec<f32>,
+    /// Edge length at the last remesh, unit sphere.
+    pub len0: Vec<f32>,
+    /// Boundary type per edge (see `boundaries`).
+    pub kinds: Vec<u8>,
+    /// Built on the first sample after each remesh.
+    pub locator: std::sync::OnceLock<Locator>,
+    /// Remeshes so far.
+    pub remeshes: u32,
+}
+
+/// The planet's values at a direction: elevation, uplift, age, plate, crust.
+pub(super) type Sampled = (f32, f32, f32, u32, Crust);
+
+impl Sim {
+    /// The initial planet.
+    pub(super) fn new(
+        points: usize,
+        plates: usize,
+        continental_fraction: f32,
+        radius_m: f64,
+        dt: f64,
+        seed: u64,
+        cancel: &AtomicBool,
+    ) -> Result<Sim> {
+        let check = || {
+            if cancel.load(Ordering::Relaxed) {
+                Err(OrogenError::Cancelled)
+            } else {
+                Ok(())
+            }
+        };
+        check()?;
+        let positions = fibonacci_sphere(points, seed, cancel)?;
+        check()?;
+        let triangles = triangulate(&positions)?;
+        check()?;
+        let topo = Topology::new(positions.len(), &triangles)?;
+        check()?;
+        // A separate stream from the sphere's jitter.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let init = grow_plates(
+            &positions,
+            &topo,
+            plates,
+            continental_fraction,
+            radius_m,
+            &mut rng,
+            cancel,
+        )?;
+        check()?;
+        let velocity = mantle_velocity(&positions, &init.plate, &init.omega, radius_m);
+        let mut sim = Sim {
+            radius_m,
+            dt,
+            spacing: mean_spacing(points),
+            uplift: vec![0.0; positions.len()],
+            positions,
+            velocity,
+            plate: init.plate,
+            crust: init.crust,
+            age: init.age,
+            elevation: init.elevation,
+            omega: init.omega,
+            triangles,
+            topo,
+            ..Sim::default()
+        };
+        sim.fresh_edges(None);
+        Ok(sim)
+    }
+
+    /// Rest lengths, stretch references and boundary types for the current topology;
+    /// edges that existed before (`old`: the previous topology, rest lengths and types,
+    /// and the old index of each point, `u32::MAX` for new points) keep theirs.
+    fn fresh_edges(&mut self, old: Option<(&Topology, &[f32], &[u8], &[u32])>) {
+        let len = edge_lengths(&self.positions, &self.topo.edges);
+        let plate = &self.plate;
+        let (positions, radius_m) = (&self.positions, self.radius_m);
+        let (rest, kinds): (Vec<f32>, Vec<u8>) = self
+            .topo
+            .edges
+            .par_iter()
+            .map(|&[a, b]| {
+                let same = plate[a as usize] == plate[b as usize];
+                let metres = length_m(positions, a as usize, b as usize, radius_m) as f32;
+                let fresh = (metres, if same { JOINED } else { TRANSFORM });
+                let Some((topo, rest, kinds, old_id)) = old else {
+                    return fresh;
+                };
+                let (oa, ob) = (old_id[a as usize], old_id[b as usize]);
+                if oa == u32::MAX || ob == u32::MAX {
+                    return fresh;
+                }
+                match topo.find(oa.min(ob), oa.max(ob)) {
+                    Some(k) if kinds[k] == JOINED && same => (rest[k], JOINED),
+                    Some(k) if !same => (
+                        metres,
+                        if kinds[k] == JOINED {
+                            TRANSFORM
+                        } else {
+                            kinds[k]
+                        },
+                    ),
+                    _ => fresh,
+                }
+            })
+            .unzip();
+        self.rest = rest;
+        self.kinds = kinds;
+        self.len0 = len;
+    }
+
+    /// One step of `dt` years.
+    pub(super) fn step(&mut self) -> Result<()> {
+        let dt = self.dt;
+        let view = PointsView {
+            positions: &self.positions,
+            velocity: &self.velocity,
+            plate: &self.plate,
+            crust: &self.crust,
+            age: &self.age,
+        };
+        let ridge_distance_m = self.spacing * self.radius_m;
+        let classified = classify(
+            &view,
+            &self.topo.edges,
+            &self.kinds,
+            self.radius_m,
+            ridge_distance_m,
+        );
+        self.kinds = classified.iter().map(|c| c.0).collect();
+        let forces = edge_forces(
+            &self.positions,
+            &self.velocity,
+            &self.topo,
+            &self.kinds,
+            &self.rest,
+            self.radius_m,
+            dt,
+        );
+        let moved = integrate(
+            &self.positions,
+            &self.velocity,
+            &self.plate,
+            &self.omega,
+            &self.topo,
+            &forces,
+            self.radius_m,
+            dt,
+        );
+        drop(forces);
+        if let Some(i) = moved.par_iter().position_first(|(p, v)| {
+            !(p.iter().all(|x| x.is_finite()) && v.iter().all(|x| x.is_finite()))
+        }) {
+            return Err(OrogenError::Numerical {
+                field: "planet.positions".into(),
+                reason: format!("point {i} left the sphere (not finite) while moving"),
+            });
+        }
+        for (i, (p, v)) in moved.into_iter().enumerate() {
+            self.positions[i] = p;
+            self.velocity[i] = v;
+        }
+        let rate = uplift_rates(
+            &self.positions,
+            &self.plate,
+            &self.topo,
+            &classified,
+            self.radius_m,
+        );
+        update(
+            &mut self.elevation,
+            &mut self.uplift,
+            &mut self.age,
+            &self.crust,
+            &rate,
+            dt as f32,
+        );
+        if needed(
+            &self.positions,
+            &self.triangles,
+            &self.topo,
+            &self.len0,
+            self.spacing,
+        ) {
+            self.remesh()?;
+        }
+        Ok(())
+    }
+
+    /// Merges, removes and inserts points, then rebuilds the mesh (see `remesh`).
+    pub(super) fn remesh(&mut self) -> Result<()> {
+        let plan = plan(
+            &self.positions,
+            &mut self.plate,
+            &self.crust,
+            &self.age,
+            &mut self.elevation,
+            &self.triangles,
+            &self.topo,
+            self.spacing,
+        );
+        let n_old = self.positions.len();
+        let mut old_id: Vec<u32> = (0..n_old as u32)
+            .filter(|&i| !plan.removed[i as usize])
+            .collect();
+        old_id.extend(std::iter::repeat_n(u32::MAX, plan.added.len()));
+        let r = &plan.removed;
+        self.positions = compact(&self.positions, r);
+        self.velocity = compact(&self.velocity, r);
+        self.plate = compact(&self.plate, r);
+        self.crust = compact(&self.crust, r);
+        self.age = compact(&self.age, r);
+        self.elevation = compact(&self.elevation, r);
+        self.uplift = compact(&self.uplift, r);
+        for p in &plan.added {
+            let q = v3(p.position);
+            self.positions.push(p.position);
+            self.velocity
+                .push((v3(self.omega[p.plate as usize]).cross(q) * self.radius_m).to_array());
+            self.plate.push(p.plate);
+            self.crust.push(Crust::Oceanic);
+            self.age.push(0.0);
+            self.elevation.push(RIDGE_ELEVATION);
+            self.uplift.push(0.0);
+        }
+        self.triangles = triangulate(&self.positions)?;
+        let topo = Topology::new(self.positions.len(), &self.triangles)?;
+        let old_topo = std::mem::replace(&mut self.topo, topo);
+        let (old_rest, old_kinds) = (
+            std::mem::take(&mut self.rest),
+            std::mem::take(&mut self.kinds),
+        );
+        // old_id maps new → old; the edge lookup needs it per new point.
+        self.fresh_edges(Some((&old_topo, &old_rest, &old_kinds, &old_id)));
+        self.locator = std::sync::OnceLock::new();
+        self.remeshes += 1;
+        Ok(())
+    }
+
+    /// Values at a unit direction.
+    pub(super) fn sample(&self, q: DVec3) -> Sampled {
+        let (t, w) = self
+            .locator
+            .get_or_init(|| Locator::new(&self.positions, &self.triangles, &self.topo.tri_adj))
+            .locate(&self.positions, &self.triangles, &self.topo.tri_adj, q);
+        let tri = self.triangles[t as usize].map(|i| i as usize);
+        let lerp = |v: &[f32]| {
+            (w[0] * v[tri[0]] as f64 + w[1] * v[tri[1]] as f64 + w[2] * v[tri[2]] as f64) as f32
+        };
+        let near = if w[0] >= w[1] && w[0] >= w[2] {
+            tri[0]
+        } else if w[1] >= w[2] {
+            tri[1]
+        } else {
+            tri[2]
+        };
+        (
+            lerp(&self.elevation),
+            lerp(&self.uplift),
+            lerp(&self.age),
+            self.plate[near],
+            self.crust[near],
+        )
+    }
+
+    /// Stops every plate: zero velocities and Euler poles.
+    pub(super) fn stop(&mut self) {
+        self.velocity.iter_mut().for_each(|v| *v = [0.0; 3]);
+        self.omega.iter_mut().for_each(|w| *w = [0.0; 3]);
+    }
+
+    /// Bytes held (capacity of every array), for the memory figure.
+    pub(super) fn bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(self.positions.as_slice())
+            + size_of_val(self.velocity.as_slice())
+            + size_of_val(self.plate.as_slice())
+            + size_of_val(self.crust.as_slice())
+            + size_of_val(self.age.as_slice())
+            + size_of_val(self.elevation.as_slice())
+            + size_of_val(self.uplift.as_slice())
+            + size_of_val(self.triangles.as_slice())
+            + size_of_val(self.topo.tri_adj.as_slice())
+            + size_of_val(self.topo.edges.as_slice())
+            + size_of_val(self.topo.start.as_slice())
+            + size_of_val(self.topo.point_edges.as_slice())
+            + size_of_val(self.rest.as_slice())
+            + size_of_val(self.len0.as_slice())
+            + size_of_val(self.kinds.as_slice())
+            + self.locator.get().map_or(0, Locator::bytes)
+    }
+}
+
+/// Each point's velocity from its plate's Euler rotation, m/yr.
+fn mantle_velocity(
+    positions: &[[f64; 3]],
+    plate: &[u32],
+    omega: &[[f64; 3]],
+    radius_m: f64,
+) -> Vec<[f64; 3]> {
+    positions
+        .par_iter()
+        .zip(plate.par_iter())
+        .map(|(&p, &k)| (v3(omega[k as usize]).cross(v3(p)) * radius_m).to_array())
+        .collect()
+}
