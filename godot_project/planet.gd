@@ -84,14 +84,14 @@ func _place_marker(at: Vector2) -> void:
 	mat.shading_mode = BaseMaterial3D.SHADING_MODE_UNSHADED
 	marker.material_override = mat
 	var up: Vector3 = _direction(at.x, at.y)
-	var pos: Vector3 = up * planet.display_radius * 1.03
+	var pos: Vector3 = up * planet.display_radius * 1.08
 	var side: Vector3 = up.cross(Vector3.UP if abs(up.y) < 0.9 else Vector3.RIGHT).normalized()
 	marker.transform = Transform3D(Basis(side, up, side.cross(up)).scaled(Vector3.ONE * 0.8), pos)
 	add_child(marker)
 
 
 func _frame_camera() -> void:
-	var r: float = planet.display_radius * 3.2
+	var r: float = planet.display_radius * 2.5
 	var pos := Vector3(cos(orbit_angle) * r, r * 0.35, -sin(orbit_angle) * r)
 	camera.look_at_from_position(pos, Vector3.ZERO, Vector3.UP)
 
@@ -127,7 +127,8 @@ func _check(at: Vector2, ron: String) -> void:
 	recipe.ron = ron
 	var err: String = recipe.validate()
 	report("region_recipe_validates", ron != "" and err == "" and ron.contains("Planet("), err)
-	report("bad_region_is_refused", planet.make_region_recipe(95.0, 0.0, 1024.0, 257) == "")
+	report("bad_region_is_refused", planet.make_region_recipe(95.0, 0.0, 1024.0, 257) == ""
+		and planet.get_last_error().contains("region.lat"), planet.get_last_error())
 
 
 func _save_screenshot() -> void:

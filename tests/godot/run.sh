@@ -179,8 +179,8 @@ timeout 600 "${GODOT[@]}" --xvfb --audio-driver Dummy --path godot_project res:/
     --orogen-screenshot="$ART/godot-planet.png" >"$WORK/render-planet.log" 2>&1
 grep -E '^(PASS|FAIL) |^  screenshot' "$WORK/render-planet.log"
 tally "$WORK/render-planet.log" "planet scene"
-if grep -qE '^ERROR:|^WARNING:' "$WORK/render-planet.log"; then
-    grep -E -A1 '^ERROR:|^WARNING:' "$WORK/render-planet.log" | head -n 10
+if grep -qE 'SCRIPT ERROR|^ERROR:' "$WORK/render-planet.log"; then
+    grep -E -A1 'SCRIPT ERROR|^ERROR:' "$WORK/render-planet.log" | head -n 10
     fail_step "planet run: engine errors in the output"
 fi
 echo "screenshot: $ART/godot-planet.png"

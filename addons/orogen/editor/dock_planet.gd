@@ -182,7 +182,7 @@ func make_terrain() -> Node:
 	var ron: String = planet.call(&"make_region_recipe", lat.value, lon.value, width_km.value,
 			SIZES[size.selected])
 	if ron == "":
-		status.text = "Cannot make a recipe of this region (see the Output panel)."
+		status.text = "Cannot make a recipe of this region: %s" % planet.call(&"get_last_error")
 		return null
 	var recipe: Resource = ClassDB.instantiate(RECIPE_CLASS)
 	recipe.set(&"ron", ron)

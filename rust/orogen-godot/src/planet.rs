@@ -106,6 +106,7 @@ pub struct PlanetWorld {
     planet: Option<Arc<Planet>>,
     mesh_instance: Option<Gd<MeshInstance3D>>,
     steps_done: i64,
+    last_error: String,
     base: Base<Node3D>,
 }
 
@@ -128,6 +129,7 @@ impl INode3D for PlanetWorld {
             planet: None,
             mesh_instance: None,
             steps_done: 0,
+            last_error: String::new(),
             base,
         }
     }
@@ -282,16 +284,25 @@ impl PlanetWorld {
     /// RON text of a `TerrainWorld` recipe whose uplift is the region `width_km` wide
     /// around `(lat, lon)` of this planet (the same points, plates, steps and seed, so the
     /// CLI bakes the same planet), on a `size`² grid, eroded by stream power. "" on bad
-    /// input (see `failed`).
+    /// input, the reason in `get_last_error()`.
     #[func]
     pub fn make_region_recipe(&mut self, lat: f64, lon: f64, width_km: f64, size: i32) -> GString {
         match self.region_recipe(lat, lon, width_km, size) {
-            Ok(r) => GString::from(r.to_ron_string().as_str()),
+            Ok(r) => {
+                self.last_error.clear();
+                GString::from(r.to_ron_string().as_str())
+            }
             Err(e) => {
-                self.signals().failed().emit(&GString::from(e.as_str()));
+                self.last_error = e;
                 GString::new()
             }
         }
+    }
+
+    /// Why the last `make_region_recipe` gave "" (empty after one that worked).
+    #[func]
+    pub fn get_last_error(&self) -> GString {
+        GString::from(self.last_error.as_str())
     }
 
     /// Applies any finished results; called every frame while running.
