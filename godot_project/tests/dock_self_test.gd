@@ -803,6 +803,34 @@ func _cleanup() -> void:
 
 # --- Screenshot mode -----------------------------------------------------------------------
 
+## The screenshot's last view: a PlanetWorld beside the terrain, simulated, selected, its
+## region on the strongest collision.
+func _show_planet(dock: Control) -> void:
+	var root := EditorInterface.get_edited_scene_root()
+	if root == null or not ClassDB.class_exists(&"PlanetWorld"):
+		return
+	var planet := ClassDB.instantiate(&"PlanetWorld") as Node3D
+	planet.name = "Planet"
+	planet.set(&"points", 8000)
+	planet.set(&"steps", 60)
+	planet.set(&"display_radius", 2.0)
+	# The root terrain is shrunk to a few units (see _screenshot): undo that for the planet.
+	var shrink: float = maxf(root.scale.x, 1e-9)
+	planet.scale = Vector3.ONE / shrink
+	planet.position = Vector3(0, 3.5, 0) / shrink
+	root.add_child(planet)
+	planet.owner = root
+	_select(planet)
+	await _frames(3)
+	var part: Object = dock.get(&"planet_part")
+	part.call(&"simulate")
+	var start := Time.get_ticks_msec()
+	while bool(planet.call(&"is_running")) and Time.get_ticks_msec() - start < 120000:
+		await get_tree().process_frame
+	part.call(&"strongest_collision")
+	(dock as ScrollContainer).scroll_vertical = 0
+
+
 func _screenshot(dir: String) -> void:
 	# Redraw every frame, so the X server's copy of the window is current when xwd reads it.
 	OS.low_processor_usage_mode = false
@@ -826,8 +854,10 @@ func _screenshot(dir: String) -> void:
 	# its stages, to the materials, to the strata, and to the bottom (map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
 	# the shell's <view>.shot (taken with xwd), then go on.
 	var dock_content: Control = _plugin.call(&"get_dock_content")
-	for view: String in ["top", "stages", "materials", "strata", "maps"]:
+	for view: String in ["top", "stages", "materials", "strata", "maps", "planet"]:
 		var scroller := dock_content as ScrollContainer
+		if view == "planet":
+			await _show_planet(dock_content)
 		var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control
 		var layers_form := dock_content.call(&"get_layers_form") as Object
 		if view == "stages" and scroller != null:
