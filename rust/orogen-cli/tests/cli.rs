@@ -345,14 +345,18 @@ fn every_built_in_recipe_prints_parses_and_bakes_by_name() {
         let text = String::from_utf8(o.stdout).unwrap();
         let r = orogen_core::Recipe::from_ron_str(&text, name).unwrap();
         r.validate().unwrap();
-        // Baked by name (no such file here), small and short.
+        // Baked by name (no such file here), small and short; a planet small too.
         let out = format!("out-{name}");
-        let o = orogen(
-            tmp.path(),
-            &["bake", name, "--out", &out, "--set", "size=(65,65)"],
-        );
+        let mut args = vec!["bake", name, "--out", &out, "--set", "size=(65,65)"];
+        if r.planet.is_some() {
+            args.extend(["--set", "planet.points=3000", "--set", "planet.steps=10"]);
+        }
+        let o = orogen(tmp.path(), &args);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         assert!(tmp.path().join(&out).join("height.exr").exists());
+        if r.planet.is_some() {
+            assert!(tmp.path().join(&out).join("planet_height.exr").exists());
+        }
     }
     assert_bad_input(
         &orogen(tmp.path(), &["recipe", "nope"]),
