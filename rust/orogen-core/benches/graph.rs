@@ -200,7 +200,10 @@ fn main() {
                 wall,
                 "5"
             );
-            println!("{:<52} {:>10.3} {:>10}", "  CPU seconds, all threads", cpu, "");
+            println!(
+                "{:<52} {:>10.3} {:>10}",
+                "  CPU seconds, all threads", cpu, ""
+            );
             black_box(&w);
         }
     }

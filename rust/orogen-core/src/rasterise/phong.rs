@@ -12,6 +12,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use super::bins::BinLists;
 use super::rivers::check_surface;
 use super::StreamSurface;
 use crate::error::{check_range, OrogenError, Result};
@@ -57,14 +58,25 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
     blank: T,
     shade: impl Fn(usize, [f64; 3], f64, f64) -> T + Sync,
 ) -> Result<Vec<T>> {
+    let [out] = fill_planes(s, grid, [blank], |k, b, x, y| [shade(k, b, x, y)])?;
+    Ok(out)
+}
+
+/// [`fill_triangles`] into `N` rasters at once (the triangles binned and the pixels
+/// walked once): `shade` gives a pixel's value in each, `blank` their initial values.
+pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
+    s: &StreamSurface,
+    grid: Grid,
+    blank: [T; N],
+    shade: impl Fn(usize, [f64; 3], f64, f64) -> [T; N] + Sync,
+) -> Result<[Vec<T>; N]> {
     check_surface(s)?;
     let (w, h) = (grid.width, grid.height);
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
     let bands = h.div_ceil(BAND_ROWS);
     // Triangles by band, in triangle order.
-    let mut counts = vec![0usize; bands + 1];
-    let row_range = |t: &[u32; 3]| {
-        let ys = t.map(|v| s.graph.position(v as usize).y / dy);
+    let binned = BinLists::build(bands, s.triangles.len(), "triangles by band", |k, add| {
+        let ys = s.triangles[k].map(|v| s.graph.position(v as usize).y / dy);
         let lo = ys
             .iter()
             .cloned()
@@ -73,42 +85,39 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
             .max(0.0) as usize;
         let hi = ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max).floor();
         if hi < 0.0 {
-            return (1, 0);
+            return;
         }
-        (lo, (hi as usize).min(h - 1))
-    };
-    for t in s.triangles {
-        let (lo, hi) = row_range(t);
+        let hi = (hi as usize).min(h - 1);
         if lo <= hi {
             for b in lo / BAND_ROWS..=hi / BAND_ROWS {
-                counts[b + 1] += 1;
+                add(b);
             }
         }
-    }
-    for b in 0..bands {
-        counts[b + 1] += counts[b];
-    }
-    let mut binned: Vec<u32> = buffer(counts[bands], 0, "triangles by band")?;
-    let mut fill = counts.clone();
-    for (k, t) in s.triangles.iter().enumerate() {
-        let (lo, hi) = row_range(t);
-        if lo <= hi {
-            for b in lo / BAND_ROWS..=hi / BAND_ROWS {
-                binned[fill[b]] = k as u32;
-                fill[b] += 1;
-            }
-        }
-    }
+    })?;
 
-    let mut out: Vec<T> = buffer(grid.len(), blank, "rasterised values")?;
+    let mut outs: Vec<Vec<T>> = Vec::with_capacity(N);
+    for &b in &blank {
+        outs.push(buffer(grid.len(), b, "rasterised values")?);
+    }
     let mut covered: Vec<bool> = buffer(grid.len(), false, "rasterised pixels")?;
-    out.par_chunks_mut(BAND_ROWS * w)
+    // Each band's rows of every raster.
+    let band_rows: Vec<[&mut [T]; N]> = {
+        let mut chunks: Vec<_> = outs
+            .iter_mut()
+            .map(|o| o.chunks_mut(BAND_ROWS * w))
+            .collect();
+        (0..bands)
+            .map(|_| std::array::from_fn(|i| chunks[i].next().unwrap_or_default()))
+            .collect()
+    };
+    band_rows
+        .into_par_iter()
         .zip(covered.par_chunks_mut(BAND_ROWS * w))
         .enumerate()
-        .for_each(|(b, (rows, seen))| {
+        .for_each(|(b, (mut rows, seen))| {
             let y0 = b * BAND_ROWS;
-            let y1 = y0 + rows.len() / w;
-            for &k in &binned[counts[b]..counts[b + 1]] {
+            let y1 = y0 + seen.len() / w;
+            for &k in binned.bin(b) {
                 let t = &s.triangles[k as usize];
                 let [a, bb, c] = t.map(|v| s.graph.position(v as usize));
                 let det = (bb - a).perp_dot(c - a);
@@ -137,8 +146,12 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
                             let bary = [u0.max(0.0), v.max(0.0), u2.max(0.0)];
                             let sum = bary[0] + bary[1] + bary[2];
                             let bary = bary.map(|q| q / sum);
-                            rows[(y - y0) * w + x] = shade(k as usize, bary, p.x, p.y);
-                            seen[(y - y0) * w + x] = true;
+                            let i = (y - y0) * w + x;
+                            let value = shade(k as usize, bary, p.x, p.y);
+                            for (row, v) in rows.iter_mut().zip(value) {
+                                row[i] = v;
+                            }
+                            seen[i] = true;
                         }
                     }
                 }
@@ -147,16 +160,27 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
     // Pixels left uncovered (rounding at the rectangle's edge): the nearest covered value
     // along the row, then along the column.
     if covered.iter().any(|c| !c) {
-        for (row, seen) in out.chunks_mut(w).zip(covered.chunks_mut(w)) {
-            fill_gaps(row, seen);
+        for (r, seen) in covered.chunks_mut(w).enumerate() {
+            let mut filled = seen.to_vec();
+            for out in outs.iter_mut() {
+                filled.copy_from_slice(seen);
+                fill_gaps(&mut out[r * w..(r + 1) * w], &mut filled);
+            }
+            seen.copy_from_slice(&filled);
         }
         for x in 0..w {
-            let mut col: Vec<T> = (0..h).map(|y| out[y * w + x]).collect();
-            let mut seen: Vec<bool> = (0..h).map(|y| covered[y * w + x]).collect();
-            fill_gaps(&mut col, &mut seen);
+            let seen: Vec<bool> = (0..h).map(|y| covered[y * w + x]).collect();
+            let mut filled = seen.clone();
+            for out in outs.iter_mut() {
+                let mut col: Vec<T> = (0..h).map(|y| out[y * w + x]).collect();
+                filled.copy_from_slice(&seen);
+                fill_gaps(&mut col, &mut filled);
+                for y in 0..h {
+                    out[y * w + x] = col[y];
+                }
+            }
             for y in 0..h {
-                out[y * w + x] = col[y];
-                covered[y * w + x] = seen[y];
+                covered[y * w + x] = filled[y];
             }
         }
         if covered.iter().any(|c| !c) {
@@ -166,7 +190,9 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
             ));
         }
     }
-    Ok(out)
+    Ok(outs
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one raster per plane")))
 }
 
 /// Fills the runs not `seen` with the nearest seen value before them (after them at the
@@ -185,21 +211,36 @@ fn fill_gaps<T: Copy>(v: &mut [T], seen: &mut [bool]) {
 
 /// Per-node `values` interpolated linearly over the Delaunay triangles onto `grid`.
 pub fn linear(s: &StreamSurface, values: &[f32], grid: Grid) -> Result<Vec<f32>> {
-    if values.len() != s.graph.len() {
-        return Err(OrogenError::invalid(
-            "values",
-            format!(
-                "one value per node expected ({}), got {}",
-                s.graph.len(),
-                values.len()
-            ),
-        ));
+    let [out] = linear_many(s, [values], grid)?;
+    Ok(out)
+}
+
+/// [`linear`] of `N` per-node value slices at once (the triangles binned and the raster
+/// walked once), the same bytes as `N` calls.
+pub fn linear_many<const N: usize>(
+    s: &StreamSurface,
+    values: [&[f32]; N],
+    grid: Grid,
+) -> Result<[Vec<f32>; N]> {
+    for v in values {
+        if v.len() != s.graph.len() {
+            return Err(OrogenError::invalid(
+                "values",
+                format!(
+                    "one value per node expected ({}), got {}",
+                    s.graph.len(),
+                    v.len()
+                ),
+            ));
+        }
     }
-    fill_triangles(s, grid, 0.0, |k, b, _, _| {
+    fill_planes(s, grid, [0.0; N], |k, b, _, _| {
         let t = &s.triangles[k];
-        (b[0] * values[t[0] as usize] as f64
-            + b[1] * values[t[1] as usize] as f64
-            + b[2] * values[t[2] as usize] as f64) as f32
+        values.map(|values| {
+            (b[0] * values[t[0] as usize] as f64
+                + b[1] * values[t[1] as usize] as f64
+                + b[2] * values[t[2] as usize] as f64) as f32
+        })
     })
 }
 

@@ -37,6 +37,7 @@
 use glam::DVec2;
 use rayon::prelude::*;
 
+use super::bins::BinLists;
 use super::rivers::{check_surface, River};
 use super::StreamSurface;
 use crate::error::{check_range, OrogenError, Result};
@@ -105,14 +106,13 @@ impl PrimitiveParams {
     }
 }
 
-/// A uniform grid of square bins, each listing the items overlapping it (compressed rows).
+/// A uniform grid of square bins, each listing the items overlapping it.
 struct Bins {
     origin: DVec2,
     size: f64,
     nx: usize,
     ny: usize,
-    offsets: Vec<u32>,
-    items: Vec<u32>,
+    lists: BinLists,
 }
 
 impl Bins {
@@ -125,8 +125,8 @@ impl Bins {
         size: f64,
         count: usize,
         what: &str,
-        boxes: impl Fn(usize) -> (DVec2, DVec2),
-        keep: impl Fn(usize, DVec2, f64) -> bool,
+        boxes: impl Fn(usize) -> (DVec2, DVec2) + Sync,
+        keep: impl Fn(usize, DVec2, f64) -> bool + Sync,
     ) -> Result<Bins> {
         let ext = (hi - lo).max(DVec2::splat(1e-9));
         let mut size = size.max(1e-9);
@@ -141,59 +141,27 @@ impl Bins {
             size,
             nx,
             ny,
-            offsets: Vec::new(),
-            items: Vec::new(),
+            lists: BinLists::default(),
         };
         let half_diagonal = size * std::f64::consts::FRAC_1_SQRT_2;
-        let mut offsets: Vec<u32> = alloc(nx * ny + 1, what)?;
-        offsets.resize(nx * ny + 1, 0);
-        for k in 0..count {
+        bins.lists = BinLists::build(nx * ny, count, what, |k, add| {
             let (a, b) = boxes(k);
             let (x0, y0) = bins.cell(a);
             let (x1, y1) = bins.cell(b);
             for y in y0..=y1 {
                 for x in x0..=x1 {
                     if keep(k, bins.centre(x, y), half_diagonal) {
-                        offsets[y * nx + x + 1] += 1;
+                        add(y * nx + x);
                     }
                 }
             }
-        }
-        for i in 0..nx * ny {
-            offsets[i + 1] = offsets[i].checked_add(offsets[i + 1]).ok_or_else(|| {
-                OrogenError::invalid(what, "more than 2^32 bin entries".to_string())
-            })?;
-        }
-        let total = offsets[nx * ny] as usize;
-        let mut items: Vec<u32> = alloc(total, what)?;
-        items.resize(total, 0);
-        let mut fill: Vec<u32> = alloc(nx * ny, what)?;
-        fill.extend_from_slice(&offsets[..nx * ny]);
-        for k in 0..count {
-            let (a, b) = boxes(k);
-            let (x0, y0) = bins.cell(a);
-            let (x1, y1) = bins.cell(b);
-            for y in y0..=y1 {
-                for x in x0..=x1 {
-                    if keep(k, bins.centre(x, y), half_diagonal) {
-                        let c = y * nx + x;
-                        items[fill[c] as usize] = k as u32;
-                        fill[c] += 1;
-                    }
-                }
-            }
-        }
-        bins.offsets = offsets;
-        bins.items = items;
+        })?;
         Ok(bins)
     }
 
     /// Sorts each bin's items by `key` (ties by index).
-    fn sort_by(&mut self, key: impl Fn(u32) -> f64) {
-        for c in 0..self.nx * self.ny {
-            let (a, b) = (self.offsets[c] as usize, self.offsets[c + 1] as usize);
-            self.items[a..b].sort_by(|&i, &j| key(i).total_cmp(&key(j)).then(i.cmp(&j)));
-        }
+    fn sort_by(&mut self, key: impl Fn(u32) -> f64 + Sync) {
+        self.lists.sort_each_by(key);
     }
 
     /// Centre of bin `(x, y)`.
@@ -214,8 +182,7 @@ impl Bins {
 
     #[inline]
     fn at(&self, x: usize, y: usize) -> &[u32] {
-        let c = y * self.nx + x;
-        &self.items[self.offsets[c] as usize..self.offsets[c + 1] as usize]
+        self.lists.bin(y * self.nx + x)
     }
 
     #[inline]

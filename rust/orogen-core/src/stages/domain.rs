@@ -255,12 +255,15 @@ impl GraphDomain {
         } else {
             0.01 * maps.drainage.iter().cloned().fold(0.0, f32::max)
         };
-        let drainage = phong::linear(&surface, &maps.drainage, grid)?;
-        let mut water = phong::linear(&surface, &maps.water_surface, grid)?;
+        // The three maps interpolated in one walk over the triangles.
+        let [drainage, mut water, wet] = phong::linear_many(
+            &surface,
+            [&maps.drainage, &maps.water_surface, &maps.lake_depth],
+            grid,
+        )?;
         // Lakes only where a node of the pixel's triangle is under water (the surface drawn
         // dips below the nodes' linear mesh along valleys; that is not a lake), and water
         // never below the ground drawn.
-        let wet = phong::linear(&surface, &maps.lake_depth, grid)?;
         for ((w, h), l) in water.iter_mut().zip(&heights).zip(&wet) {
             *w = if *l > 0.0 { w.max(*h) } else { *h };
         }
