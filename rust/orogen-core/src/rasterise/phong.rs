@@ -58,18 +58,21 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
     blank: T,
     shade: impl Fn(usize, [f64; 3], f64, f64) -> T + Sync,
 ) -> Result<Vec<T>> {
-    let [out] = fill_planes(s, grid, [blank], |k, b, x, y| [shade(k, b, x, y)])?;
+    let ([], out) =
+        fill_planes::<T, T, 0>(s, grid, [], blank, |k, b, x, y| ([], shade(k, b, x, y)))?;
     Ok(out)
 }
 
-/// [`fill_triangles`] into `N` rasters at once (the triangles binned and the pixels
-/// walked once): `shade` gives a pixel's value in each, `blank` their initial values.
-pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
+/// [`fill_triangles`] into `N` rasters of `T` and one of `U` at once (the triangles
+/// binned and the pixels walked once): `shade` gives a pixel's values, `blank` and
+/// `blank_extra` the initial ones. A zero-sized `U` (`()`) costs nothing.
+pub(crate) fn fill_planes<T: Copy + Send + Sync, U: Copy + Send + Sync, const N: usize>(
     s: &StreamSurface,
     grid: Grid,
     blank: [T; N],
-    shade: impl Fn(usize, [f64; 3], f64, f64) -> [T; N] + Sync,
-) -> Result<[Vec<T>; N]> {
+    blank_extra: U,
+    shade: impl Fn(usize, [f64; 3], f64, f64) -> ([T; N], U) + Sync,
+) -> Result<([Vec<T>; N], Vec<U>)> {
     check_surface(s)?;
     let (w, h) = (grid.width, grid.height);
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
@@ -99,6 +102,7 @@ pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
     for &b in &blank {
         outs.push(buffer(grid.len(), b, "rasterised values")?);
     }
+    let mut extra: Vec<U> = buffer(grid.len(), blank_extra, "rasterised values")?;
     let mut covered: Vec<bool> = buffer(grid.len(), false, "rasterised pixels")?;
     // Each band's rows of every raster.
     let band_rows: Vec<[&mut [T]; N]> = {
@@ -112,9 +116,10 @@ pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
     };
     band_rows
         .into_par_iter()
+        .zip(extra.par_chunks_mut(BAND_ROWS * w))
         .zip(covered.par_chunks_mut(BAND_ROWS * w))
         .enumerate()
-        .for_each(|(b, (mut rows, seen))| {
+        .for_each(|(b, ((mut rows, extra), seen))| {
             let y0 = b * BAND_ROWS;
             let y1 = y0 + seen.len() / w;
             for &k in binned.bin(b) {
@@ -147,10 +152,11 @@ pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
                             let sum = bary[0] + bary[1] + bary[2];
                             let bary = bary.map(|q| q / sum);
                             let i = (y - y0) * w + x;
-                            let value = shade(k as usize, bary, p.x, p.y);
+                            let (value, e) = shade(k as usize, bary, p.x, p.y);
                             for (row, v) in rows.iter_mut().zip(value) {
                                 row[i] = v;
                             }
+                            extra[i] = e;
                             seen[i] = true;
                         }
                     }
@@ -166,6 +172,8 @@ pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
                 filled.copy_from_slice(seen);
                 fill_gaps(&mut out[r * w..(r + 1) * w], &mut filled);
             }
+            filled.copy_from_slice(seen);
+            fill_gaps(&mut extra[r * w..(r + 1) * w], &mut filled);
             seen.copy_from_slice(&filled);
         }
         for x in 0..w {
@@ -179,6 +187,12 @@ pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
                     out[y * w + x] = col[y];
                 }
             }
+            let mut col: Vec<U> = (0..h).map(|y| extra[y * w + x]).collect();
+            filled.copy_from_slice(&seen);
+            fill_gaps(&mut col, &mut filled);
+            for y in 0..h {
+                extra[y * w + x] = col[y];
+            }
             for y in 0..h {
                 covered[y * w + x] = filled[y];
             }
@@ -190,9 +204,10 @@ pub(crate) fn fill_planes<T: Copy + Send + Sync, const N: usize>(
             ));
         }
     }
-    Ok(outs
+    let outs = outs
         .try_into()
-        .unwrap_or_else(|_| unreachable!("one raster per plane")))
+        .unwrap_or_else(|_| unreachable!("one raster per plane"));
+    Ok((outs, extra))
 }
 
 /// Fills the runs not `seen` with the nearest seen value before them (after them at the
@@ -222,6 +237,40 @@ pub fn linear_many<const N: usize>(
     values: [&[f32]; N],
     grid: Grid,
 ) -> Result<[Vec<f32>; N]> {
+    let (out, _) = linear_and_nearest(s, values, (), |_| (), grid)?;
+    Ok(out)
+}
+
+/// [`linear_many`] of `values` and, in the same walk, per-node `labels` onto `grid`: each
+/// pixel takes the label of the corner of its triangle it is nearest to (largest
+/// barycentric weight, the first of equal ones).
+pub fn linear_many_and_nearest<const N: usize>(
+    s: &StreamSurface,
+    values: [&[f32]; N],
+    labels: &[u32],
+    grid: Grid,
+) -> Result<([Vec<f32>; N], Vec<u32>)> {
+    if labels.len() != s.graph.len() {
+        return Err(OrogenError::invalid(
+            "labels",
+            format!(
+                "one label per node expected ({}), got {}",
+                s.graph.len(),
+                labels.len()
+            ),
+        ));
+    }
+    linear_and_nearest(s, values, 0, |v| labels[v], grid)
+}
+
+/// [`linear_many`] and `label(node)` of each pixel's nearest triangle corner.
+fn linear_and_nearest<U: Copy + Send + Sync, const N: usize>(
+    s: &StreamSurface,
+    values: [&[f32]; N],
+    blank: U,
+    label: impl Fn(usize) -> U + Sync,
+    grid: Grid,
+) -> Result<([Vec<f32>; N], Vec<U>)> {
     for v in values {
         if v.len() != s.graph.len() {
             return Err(OrogenError::invalid(
@@ -234,13 +283,21 @@ pub fn linear_many<const N: usize>(
             ));
         }
     }
-    fill_planes(s, grid, [0.0; N], |k, b, _, _| {
+    fill_planes(s, grid, [0.0; N], blank, |k, b, _, _| {
         let t = &s.triangles[k];
-        values.map(|values| {
+        let linear = values.map(|values| {
             (b[0] * values[t[0] as usize] as f64
                 + b[1] * values[t[1] as usize] as f64
                 + b[2] * values[t[2] as usize] as f64) as f32
-        })
+        });
+        let c = if b[0] >= b[1] && b[0] >= b[2] {
+            0
+        } else if b[1] >= b[2] {
+            1
+        } else {
+            2
+        };
+        (linear, label(t[c] as usize))
     })
 }
 
