@@ -576,6 +576,34 @@ fn same_bytes_whatever_the_thread_count() {
     assert!(one.iter().zip(&other).any(|(a, b)| a != b));
 }
 
+#[test]
+fn the_raster_is_the_surface_at_each_pixel() {
+    // The raster walks rows starting each pixel's triangle search from the last pixel's
+    // triangle; `height` searches from scratch. Same bytes.
+    for f in [
+        Fixture::eroded(50, 100, 2),
+        Fixture::with_lake(),
+        random_fixture(5),
+    ] {
+        let s = f.surface();
+        let (rp, pp) = defaults();
+        let rivers = extract_rivers(&s, &rp).unwrap();
+        let grid = f.grid(257);
+        let raster = primitives(&s, &rivers, grid, &pp, 7).unwrap();
+        let surface = PrimitiveSurface::new(&s, &rivers, &pp, 7).unwrap();
+        for y in 0..grid.height {
+            for x in 0..grid.width {
+                let h = surface.height(x as f64 * grid.dx() as f64, y as f64 * grid.dy() as f64);
+                assert_eq!(
+                    raster[y * grid.width + x].to_bits(),
+                    h.to_bits(),
+                    "({x}, {y})"
+                );
+            }
+        }
+    }
+}
+
 /// Speed on a 100k-node graph at 4097² (run with `--release -- --ignored --nocapture`).
 #[test]
 #[ignore]

@@ -5,6 +5,7 @@
 
 use rayon::prelude::*;
 
+use super::bins::BinLists;
 use super::rivers::check_surface;
 use super::StreamSurface;
 use crate::error::{check_positive, OrogenError, Result};
@@ -65,21 +66,10 @@ pub fn gaussian_heights(
         let (bx, by) = ((x / radius) as usize, (y / radius) as usize);
         (bx.min(bw - 1), by.min(bh - 1))
     };
-    let mut start = vec![0usize; bins + 1];
-    for p in pos {
-        let (bx, by) = bin_of(p.x, p.y);
-        start[by * bw + bx + 1] += 1;
-    }
-    for b in 0..bins {
-        start[b + 1] += start[b];
-    }
-    let mut order: Vec<u32> = buffer(pos.len(), 0, "nodes by bin")?;
-    let mut fill = start.clone();
-    for (i, p) in pos.iter().enumerate() {
-        let (bx, by) = bin_of(p.x, p.y);
-        order[fill[by * bw + bx]] = i as u32;
-        fill[by * bw + bx] += 1;
-    }
+    let nodes = BinLists::build(bins, pos.len(), "nodes by bin", |i, add| {
+        let (bx, by) = bin_of(pos[i].x, pos[i].y);
+        add(by * bw + bx);
+    })?;
 
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
     let inv = -0.5 / (sigma * sigma);
@@ -96,8 +86,7 @@ pub fn gaussian_heights(
                 let (mut near, mut near_d) = (0u32, f64::INFINITY);
                 for cy in by.saturating_sub(1)..(by + 2).min(bh) {
                     for cx in bx.saturating_sub(1)..(bx + 2).min(bw) {
-                        let b = cy * bw + cx;
-                        for &i in &order[start[b]..start[b + 1]] {
+                        for &i in nodes.bin(cy * bw + cx) {
                             let p = pos[i as usize];
                             let d2 = (p.x - px).powi(2) + (p.y - py).powi(2);
                             if d2 < near_d {

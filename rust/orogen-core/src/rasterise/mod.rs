@@ -13,6 +13,7 @@
 //! Pixel `(x, y)` of the target grid stands at `(x·dx, y·dy)` metres, the frame the graph's
 //! node positions are in.
 
+mod bins;
 pub mod gaussian;
 pub mod phong;
 pub mod primitives;

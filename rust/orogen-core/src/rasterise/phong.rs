@@ -12,6 +12,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
+use super::bins::BinLists;
 use super::rivers::check_surface;
 use super::StreamSurface;
 use crate::error::{check_range, OrogenError, Result};
@@ -57,14 +58,28 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
     blank: T,
     shade: impl Fn(usize, [f64; 3], f64, f64) -> T + Sync,
 ) -> Result<Vec<T>> {
+    let ([], out) =
+        fill_planes::<T, T, 0>(s, grid, [], blank, |k, b, x, y| ([], shade(k, b, x, y)))?;
+    Ok(out)
+}
+
+/// [`fill_triangles`] into `N` rasters of `T` and one of `U` at once (the triangles
+/// binned and the pixels walked once): `shade` gives a pixel's values, `blank` and
+/// `blank_extra` the initial ones. A zero-sized `U` (`()`) costs nothing.
+pub(crate) fn fill_planes<T: Copy + Send + Sync, U: Copy + Send + Sync, const N: usize>(
+    s: &StreamSurface,
+    grid: Grid,
+    blank: [T; N],
+    blank_extra: U,
+    shade: impl Fn(usize, [f64; 3], f64, f64) -> ([T; N], U) + Sync,
+) -> Result<([Vec<T>; N], Vec<U>)> {
     check_surface(s)?;
     let (w, h) = (grid.width, grid.height);
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
     let bands = h.div_ceil(BAND_ROWS);
     // Triangles by band, in triangle order.
-    let mut counts = vec![0usize; bands + 1];
-    let row_range = |t: &[u32; 3]| {
-        let ys = t.map(|v| s.graph.position(v as usize).y / dy);
+    let binned = BinLists::build(bands, s.triangles.len(), "triangles by band", |k, add| {
+        let ys = s.triangles[k].map(|v| s.graph.position(v as usize).y / dy);
         let lo = ys
             .iter()
             .cloned()
@@ -73,42 +88,41 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
             .max(0.0) as usize;
         let hi = ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max).floor();
         if hi < 0.0 {
-            return (1, 0);
+            return;
         }
-        (lo, (hi as usize).min(h - 1))
-    };
-    for t in s.triangles {
-        let (lo, hi) = row_range(t);
+        let hi = (hi as usize).min(h - 1);
         if lo <= hi {
             for b in lo / BAND_ROWS..=hi / BAND_ROWS {
-                counts[b + 1] += 1;
+                add(b);
             }
         }
-    }
-    for b in 0..bands {
-        counts[b + 1] += counts[b];
-    }
-    let mut binned: Vec<u32> = buffer(counts[bands], 0, "triangles by band")?;
-    let mut fill = counts.clone();
-    for (k, t) in s.triangles.iter().enumerate() {
-        let (lo, hi) = row_range(t);
-        if lo <= hi {
-            for b in lo / BAND_ROWS..=hi / BAND_ROWS {
-                binned[fill[b]] = k as u32;
-                fill[b] += 1;
-            }
-        }
-    }
+    })?;
 
-    let mut out: Vec<T> = buffer(grid.len(), blank, "rasterised values")?;
+    let mut outs: Vec<Vec<T>> = Vec::with_capacity(N);
+    for &b in &blank {
+        outs.push(buffer(grid.len(), b, "rasterised values")?);
+    }
+    let mut extra: Vec<U> = buffer(grid.len(), blank_extra, "rasterised values")?;
     let mut covered: Vec<bool> = buffer(grid.len(), false, "rasterised pixels")?;
-    out.par_chunks_mut(BAND_ROWS * w)
+    // Each band's rows of every raster.
+    let band_rows: Vec<[&mut [T]; N]> = {
+        let mut chunks: Vec<_> = outs
+            .iter_mut()
+            .map(|o| o.chunks_mut(BAND_ROWS * w))
+            .collect();
+        (0..bands)
+            .map(|_| std::array::from_fn(|i| chunks[i].next().unwrap_or_default()))
+            .collect()
+    };
+    band_rows
+        .into_par_iter()
+        .zip(extra.par_chunks_mut(BAND_ROWS * w))
         .zip(covered.par_chunks_mut(BAND_ROWS * w))
         .enumerate()
-        .for_each(|(b, (rows, seen))| {
+        .for_each(|(b, ((mut rows, extra), seen))| {
             let y0 = b * BAND_ROWS;
-            let y1 = y0 + rows.len() / w;
-            for &k in &binned[counts[b]..counts[b + 1]] {
+            let y1 = y0 + seen.len() / w;
+            for &k in binned.bin(b) {
                 let t = &s.triangles[k as usize];
                 let [a, bb, c] = t.map(|v| s.graph.position(v as usize));
                 let det = (bb - a).perp_dot(c - a);
@@ -137,8 +151,13 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
                             let bary = [u0.max(0.0), v.max(0.0), u2.max(0.0)];
                             let sum = bary[0] + bary[1] + bary[2];
                             let bary = bary.map(|q| q / sum);
-                            rows[(y - y0) * w + x] = shade(k as usize, bary, p.x, p.y);
-                            seen[(y - y0) * w + x] = true;
+                            let i = (y - y0) * w + x;
+                            let (value, e) = shade(k as usize, bary, p.x, p.y);
+                            for (row, v) in rows.iter_mut().zip(value) {
+                                row[i] = v;
+                            }
+                            extra[i] = e;
+                            seen[i] = true;
                         }
                     }
                 }
@@ -147,16 +166,35 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
     // Pixels left uncovered (rounding at the rectangle's edge): the nearest covered value
     // along the row, then along the column.
     if covered.iter().any(|c| !c) {
-        for (row, seen) in out.chunks_mut(w).zip(covered.chunks_mut(w)) {
-            fill_gaps(row, seen);
+        for (r, seen) in covered.chunks_mut(w).enumerate() {
+            let mut filled = seen.to_vec();
+            for out in outs.iter_mut() {
+                filled.copy_from_slice(seen);
+                fill_gaps(&mut out[r * w..(r + 1) * w], &mut filled);
+            }
+            filled.copy_from_slice(seen);
+            fill_gaps(&mut extra[r * w..(r + 1) * w], &mut filled);
+            seen.copy_from_slice(&filled);
         }
         for x in 0..w {
-            let mut col: Vec<T> = (0..h).map(|y| out[y * w + x]).collect();
-            let mut seen: Vec<bool> = (0..h).map(|y| covered[y * w + x]).collect();
-            fill_gaps(&mut col, &mut seen);
+            let seen: Vec<bool> = (0..h).map(|y| covered[y * w + x]).collect();
+            let mut filled = seen.clone();
+            for out in outs.iter_mut() {
+                let mut col: Vec<T> = (0..h).map(|y| out[y * w + x]).collect();
+                filled.copy_from_slice(&seen);
+                fill_gaps(&mut col, &mut filled);
+                for y in 0..h {
+                    out[y * w + x] = col[y];
+                }
+            }
+            let mut col: Vec<U> = (0..h).map(|y| extra[y * w + x]).collect();
+            filled.copy_from_slice(&seen);
+            fill_gaps(&mut col, &mut filled);
             for y in 0..h {
-                out[y * w + x] = col[y];
-                covered[y * w + x] = seen[y];
+                extra[y * w + x] = col[y];
+            }
+            for y in 0..h {
+                covered[y * w + x] = filled[y];
             }
         }
         if covered.iter().any(|c| !c) {
@@ -166,7 +204,10 @@ pub(crate) fn fill_triangles<T: Copy + Send + Sync>(
             ));
         }
     }
-    Ok(out)
+    let outs = outs
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one raster per plane"));
+    Ok((outs, extra))
 }
 
 /// Fills the runs not `seen` with the nearest seen value before them (after them at the
@@ -185,21 +226,78 @@ fn fill_gaps<T: Copy>(v: &mut [T], seen: &mut [bool]) {
 
 /// Per-node `values` interpolated linearly over the Delaunay triangles onto `grid`.
 pub fn linear(s: &StreamSurface, values: &[f32], grid: Grid) -> Result<Vec<f32>> {
-    if values.len() != s.graph.len() {
+    let [out] = linear_many(s, [values], grid)?;
+    Ok(out)
+}
+
+/// [`linear`] of `N` per-node value slices at once (the triangles binned and the raster
+/// walked once), the same bytes as `N` calls.
+pub fn linear_many<const N: usize>(
+    s: &StreamSurface,
+    values: [&[f32]; N],
+    grid: Grid,
+) -> Result<[Vec<f32>; N]> {
+    let (out, _) = linear_and_nearest(s, values, (), |_| (), grid)?;
+    Ok(out)
+}
+
+/// [`linear_many`] of `values` and, in the same walk, per-node `labels` onto `grid`: each
+/// pixel takes the label of the corner of its triangle it is nearest to (largest
+/// barycentric weight, the first of equal ones).
+pub fn linear_many_and_nearest<const N: usize>(
+    s: &StreamSurface,
+    values: [&[f32]; N],
+    labels: &[u32],
+    grid: Grid,
+) -> Result<([Vec<f32>; N], Vec<u32>)> {
+    if labels.len() != s.graph.len() {
         return Err(OrogenError::invalid(
-            "values",
+            "labels",
             format!(
-                "one value per node expected ({}), got {}",
+                "one label per node expected ({}), got {}",
                 s.graph.len(),
-                values.len()
+                labels.len()
             ),
         ));
     }
-    fill_triangles(s, grid, 0.0, |k, b, _, _| {
+    linear_and_nearest(s, values, 0, |v| labels[v], grid)
+}
+
+/// [`linear_many`] and `label(node)` of each pixel's nearest triangle corner.
+fn linear_and_nearest<U: Copy + Send + Sync, const N: usize>(
+    s: &StreamSurface,
+    values: [&[f32]; N],
+    blank: U,
+    label: impl Fn(usize) -> U + Sync,
+    grid: Grid,
+) -> Result<([Vec<f32>; N], Vec<U>)> {
+    for v in values {
+        if v.len() != s.graph.len() {
+            return Err(OrogenError::invalid(
+                "values",
+                format!(
+                    "one value per node expected ({}), got {}",
+                    s.graph.len(),
+                    v.len()
+                ),
+            ));
+        }
+    }
+    fill_planes(s, grid, [0.0; N], blank, |k, b, _, _| {
         let t = &s.triangles[k];
-        (b[0] * values[t[0] as usize] as f64
-            + b[1] * values[t[1] as usize] as f64
-            + b[2] * values[t[2] as usize] as f64) as f32
+        let linear = values.map(|values| {
+            (b[0] * values[t[0] as usize] as f64
+                + b[1] * values[t[1] as usize] as f64
+                + b[2] * values[t[2] as usize] as f64) as f32
+        });
+        let c = if b[0] >= b[1] && b[0] >= b[2] {
+            0
+        } else if b[1] >= b[2] {
+            1
+        } else {
+            2
+        };
+        (linear, label(t[c] as usize))
     })
 }
 

@@ -37,6 +37,7 @@
 use glam::DVec2;
 use rayon::prelude::*;
 
+use super::bins::BinLists;
 use super::rivers::{check_surface, River};
 use super::StreamSurface;
 use crate::error::{check_range, OrogenError, Result};
@@ -105,14 +106,13 @@ impl PrimitiveParams {
     }
 }
 
-/// A uniform grid of square bins, each listing the items overlapping it (compressed rows).
+/// A uniform grid of square bins, each listing the items overlapping it.
 struct Bins {
     origin: DVec2,
     size: f64,
     nx: usize,
     ny: usize,
-    offsets: Vec<u32>,
-    items: Vec<u32>,
+    lists: BinLists,
 }
 
 impl Bins {
@@ -125,8 +125,8 @@ impl Bins {
         size: f64,
         count: usize,
         what: &str,
-        boxes: impl Fn(usize) -> (DVec2, DVec2),
-        keep: impl Fn(usize, DVec2, f64) -> bool,
+        boxes: impl Fn(usize) -> (DVec2, DVec2) + Sync,
+        keep: impl Fn(usize, DVec2, f64) -> bool + Sync,
     ) -> Result<Bins> {
         let ext = (hi - lo).max(DVec2::splat(1e-9));
         let mut size = size.max(1e-9);
@@ -141,59 +141,27 @@ impl Bins {
             size,
             nx,
             ny,
-            offsets: Vec::new(),
-            items: Vec::new(),
+            lists: BinLists::default(),
         };
         let half_diagonal = size * std::f64::consts::FRAC_1_SQRT_2;
-        let mut offsets: Vec<u32> = alloc(nx * ny + 1, what)?;
-        offsets.resize(nx * ny + 1, 0);
-        for k in 0..count {
+        bins.lists = BinLists::build(nx * ny, count, what, |k, add| {
             let (a, b) = boxes(k);
             let (x0, y0) = bins.cell(a);
             let (x1, y1) = bins.cell(b);
             for y in y0..=y1 {
                 for x in x0..=x1 {
                     if keep(k, bins.centre(x, y), half_diagonal) {
-                        offsets[y * nx + x + 1] += 1;
+                        add(y * nx + x);
                     }
                 }
             }
-        }
-        for i in 0..nx * ny {
-            offsets[i + 1] = offsets[i].checked_add(offsets[i + 1]).ok_or_else(|| {
-                OrogenError::invalid(what, "more than 2^32 bin entries".to_string())
-            })?;
-        }
-        let total = offsets[nx * ny] as usize;
-        let mut items: Vec<u32> = alloc(total, what)?;
-        items.resize(total, 0);
-        let mut fill: Vec<u32> = alloc(nx * ny, what)?;
-        fill.extend_from_slice(&offsets[..nx * ny]);
-        for k in 0..count {
-            let (a, b) = boxes(k);
-            let (x0, y0) = bins.cell(a);
-            let (x1, y1) = bins.cell(b);
-            for y in y0..=y1 {
-                for x in x0..=x1 {
-                    if keep(k, bins.centre(x, y), half_diagonal) {
-                        let c = y * nx + x;
-                        items[fill[c] as usize] = k as u32;
-                        fill[c] += 1;
-                    }
-                }
-            }
-        }
-        bins.offsets = offsets;
-        bins.items = items;
+        })?;
         Ok(bins)
     }
 
     /// Sorts each bin's items by `key` (ties by index).
-    fn sort_by(&mut self, key: impl Fn(u32) -> f64) {
-        for c in 0..self.nx * self.ny {
-            let (a, b) = (self.offsets[c] as usize, self.offsets[c + 1] as usize);
-            self.items[a..b].sort_by(|&i, &j| key(i).total_cmp(&key(j)).then(i.cmp(&j)));
-        }
+    fn sort_by(&mut self, key: impl Fn(u32) -> f64 + Sync) {
+        self.lists.sort_each_by(key);
     }
 
     /// Centre of bin `(x, y)`.
@@ -214,8 +182,7 @@ impl Bins {
 
     #[inline]
     fn at(&self, x: usize, y: usize) -> &[u32] {
-        let c = y * self.nx + x;
-        &self.items[self.offsets[c] as usize..self.offsets[c + 1] as usize]
+        self.lists.bin(y * self.nx + x)
     }
 
     #[inline]
@@ -269,6 +236,8 @@ pub struct PrimitiveSurface {
     lake: Vec<f64>,
     triangles: Vec<[u32; 3]>,
     tri_lake_level: Vec<f64>,
+    /// Triangles well shaped enough to be taken as a hint ([`PrimitiveSurface::triangle_at`]).
+    tri_hint_ok: Vec<bool>,
     tri_bins: Bins,
     valleys: Vec<Valley>,
     valley_bins: Bins,
@@ -278,6 +247,14 @@ pub struct PrimitiveSurface {
     wavelength: f64,
     seed: u64,
 }
+
+/// How far inside a hinted triangle, in barycentric weight, a point must lie for the
+/// triangle to be taken without searching its bin. Far above the weights' rounding error
+/// in a well-shaped triangle (about 1e-13), so a hit is the triangle the search finds.
+const HINT_MARGIN: f64 = 1e-6;
+
+/// A triangle hint that names no triangle.
+const NO_HINT: u32 = u32::MAX;
 
 /// Depth, over local relief, over which a valley cut eases in.
 const VALLEY_EASE: f64 = 0.5;
@@ -467,6 +444,18 @@ impl PrimitiveSurface {
                 .map(|&v| s.water_level[v as usize] as f64)
                 .fold(f64::NEG_INFINITY, f64::max)
         }));
+        // Well-shaped triangles (twice the area at least 1 % of the longest edge squared):
+        // in them, barycentric weights are exact to far better than [`HINT_MARGIN`].
+        let mut tri_hint_ok: Vec<bool> = alloc(triangles.len(), "triangle hints")?;
+        tri_hint_ok.extend(triangles.iter().map(|t| {
+            let [a, b, c] = t.map(|v| pos[v as usize]);
+            let det = (b - a).perp_dot(c - a);
+            let e2 = (b - a)
+                .length_squared()
+                .max((c - b).length_squared())
+                .max((a - c).length_squared());
+            det.abs() >= 0.01 * e2
+        }));
         let tri_bins = Bins::build(
             lo,
             hi,
@@ -534,6 +523,7 @@ impl PrimitiveSurface {
             lake,
             triangles,
             tri_lake_level,
+            tri_hint_ok,
             tri_bins,
             valleys,
             valley_bins,
@@ -596,7 +586,7 @@ impl PrimitiveSurface {
             let m = r.points.len();
             let mut f: Vec<f64> = alloc(m, "channel floors")?;
             for (q, &w) in r.points.iter().zip(&r.width) {
-                let lw = self.locate(DVec2::new(q[0], q[1])).lake_weight;
+                let lw = self.locate_anywhere(DVec2::new(q[0], q[1])).lake_weight;
                 f.push(q[2] - p.depth_ratio as f64 * w as f64 * (1.0 - lw));
             }
             if let Some(last) = r.points.last() {
@@ -619,8 +609,8 @@ impl PrimitiveSurface {
                 let (qa, qb) = (r.points[i], r.points[i + 1]);
                 let wa = (r.width[i] as f64).max(1e-3);
                 let wb = (r.width[i + 1] as f64).max(1e-3);
-                let la = self.locate(DVec2::new(qa[0], qa[1])).lake_weight;
-                let lb = self.locate(DVec2::new(qb[0], qb[1])).lake_weight;
+                let la = self.locate_anywhere(DVec2::new(qa[0], qa[1])).lake_weight;
+                let lb = self.locate_anywhere(DVec2::new(qb[0], qb[1])).lake_weight;
                 let dr = p.depth_ratio as f64;
                 channels.push(Channel {
                     a: DVec2::new(qa[0], qa[1]),
@@ -679,11 +669,23 @@ impl PrimitiveSurface {
         best
     }
 
-    /// The triangle holding `p` (or nearest to it) and the barycentric weights there.
-    fn triangle_at(&self, p: DVec2) -> (usize, [f64; 3]) {
+    /// The triangle holding `p` (or nearest to it) and the barycentric weights there:
+    /// the first in `p`'s bin holding it. `hint` is a triangle tried first (the last one
+    /// found along a row; any value): when `p` lies inside it by more than
+    /// [`HINT_MARGIN`] and it is well shaped, no other triangle can hold `p` (they do not
+    /// overlap), so it is the one the bin search would find; updated to the triangle found.
+    fn triangle_at(&self, p: DVec2, hint: &mut u32) -> (usize, [f64; 3]) {
+        let h = *hint as usize;
+        if self.tri_hint_ok.get(h) == Some(&true) {
+            let w = self.barycentric(h, p);
+            if w.iter().all(|&x| x > HINT_MARGIN) {
+                return (h, w);
+            }
+        }
         for &k in self.tri_bins.items(p) {
             let w = self.barycentric(k as usize, p);
             if w.iter().all(|&x| x >= -1e-12) {
+                *hint = k;
                 return (k as usize, w);
             }
         }
@@ -729,10 +731,16 @@ impl PrimitiveSurface {
         }
     }
 
+    /// [`PrimitiveSurface::locate`] without a hint.
+    fn locate_anywhere(&self, p: DVec2) -> Located {
+        let mut hint = NO_HINT;
+        self.locate(p, &mut hint)
+    }
+
     /// The node values interpolated at `p`.
     #[inline]
-    fn locate(&self, p: DVec2) -> Located {
-        let (k, w) = self.triangle_at(p);
+    fn locate(&self, p: DVec2, hint: &mut u32) -> Located {
+        let (k, w) = self.triangle_at(p, hint);
         let t = self.triangles[k];
         let mut out = Located {
             base: 0.0,
@@ -790,8 +798,14 @@ impl PrimitiveSurface {
 
     /// The height of the terrain at `(x, y)` metres: the construction tree evaluated there.
     pub fn height(&self, x: f64, y: f64) -> f32 {
-        let p = DVec2::new(x, y);
-        let loc = self.locate(p);
+        let mut hint = NO_HINT;
+        self.height_hinted(DVec2::new(x, y), &mut hint)
+    }
+
+    /// [`PrimitiveSurface::height`] at `p`, the triangle search starting from `hint` (see
+    /// [`PrimitiveSurface::triangle_at`]): the same value whatever the hint.
+    fn height_hinted(&self, p: DVec2, hint: &mut u32) -> f32 {
+        let loc = self.locate(p, hint);
         let base = loc.base;
 
         // Blend(base, valleys): the lower envelope of the valley cones.
@@ -902,8 +916,10 @@ pub fn primitives(
     out.par_chunks_mut(grid.width)
         .enumerate()
         .for_each(|(y, row)| {
+            // Neighbouring pixels mostly share a triangle: each starts from the last one's.
+            let mut hint = NO_HINT;
             for (x, v) in row.iter_mut().enumerate() {
-                *v = surface.height(x as f64 * dx, y as f64 * dy);
+                *v = surface.height_hinted(DVec2::new(x as f64 * dx, y as f64 * dy), &mut hint);
             }
         });
     Ok(out)

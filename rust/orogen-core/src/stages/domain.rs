@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, check_range, OrogenError, Result};
@@ -257,18 +258,28 @@ impl GraphDomain {
         } else {
             0.01 * maps.drainage.iter().cloned().fold(0.0, f32::max)
         };
-        let drainage = phong::linear(&surface, &maps.drainage, grid)?;
-        let mut water = phong::linear(&surface, &maps.water_surface, grid)?;
+        // The three maps interpolated, and the basins of the nearest nodes, in one walk
+        // over the triangles.
+        let ([drainage, mut water, wet], basins) = phong::linear_many_and_nearest(
+            &surface,
+            [&maps.drainage, &maps.water_surface, &maps.lake_depth],
+            &maps.basins,
+            grid,
+        )?;
         // Lakes only where a node of the pixel's triangle is under water (the surface drawn
         // dips below the nodes' linear mesh along valleys; that is not a lake), and water
         // never below the ground drawn.
-        let wet = phong::linear(&surface, &maps.lake_depth, grid)?;
-        for ((w, h), l) in water.iter_mut().zip(&heights).zip(&wet) {
-            *w = if *l > 0.0 { w.max(*h) } else { *h };
-        }
-        let lake_depth: Vec<f32> = water.iter().zip(&heights).map(|(w, h)| w - h).collect();
-        let rivers: Vec<u8> = drainage.iter().map(|&d| u8::from(d >= threshold)).collect();
-        let basins = nearest_node_values(&surface, &maps.basins, grid)?;
+        water
+            .par_iter_mut()
+            .zip(&heights)
+            .zip(&wet)
+            .for_each(|((w, h), l)| *w = if *l > 0.0 { w.max(*h) } else { *h });
+        drop(wet);
+        let lake_depth: Vec<f32> = water.par_iter().zip(&heights).map(|(w, h)| w - h).collect();
+        let rivers: Vec<u8> = drainage
+            .par_iter()
+            .map(|&d| u8::from(d >= threshold))
+            .collect();
         let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
         world.maps.insert(names::DRAINAGE.into(), scalar(drainage));
         world
@@ -299,20 +310,4 @@ impl GraphDomain {
         });
         Ok(())
     }
-}
-
-/// Per-node labels onto `grid`: each pixel takes the label of the corner of its triangle
-/// it is nearest to (largest barycentric weight).
-fn nearest_node_values(s: &StreamSurface, labels: &[u32], grid: Grid) -> Result<Vec<u32>> {
-    phong::fill_triangles(s, grid, 0u32, |k, b, _, _| {
-        let t = &s.triangles[k];
-        let c = if b[0] >= b[1] && b[0] >= b[2] {
-            0
-        } else if b[1] >= b[2] {
-            1
-        } else {
-            2
-        };
-        labels[t[c] as usize]
-    })
 }
