@@ -296,7 +296,10 @@ fn hypsometry_is_bimodal() {
         hist[ocean], hist[cont]
     );
     assert!(ocean < 14 && cont >= 18);
-    assert!(dip * 5 < hist[ocean].min(hist[cont]), "no dip between the peaks");
+    assert!(
+        dip * 5 < hist[ocean].min(hist[cont]),
+        "no dip between the peaks"
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@
 //! - `boundaries`: the boundary type of each edge;
 //! - `forces`: springs, ridge push, slab pull, collision response, Verlet motion;
 //! - `elevation`: uplift at collisions and subductions, erosion, ocean floor sinking;
+//! - `flips`: edge flips keeping the mesh Delaunay and upright between remeshes;
 //! - `remesh`: merging, subduction removal, new crust in gaps, rebuilding the mesh;
 //! - `locate`: finding the triangle under a direction for [`Planet::sample`];
 //! - `sim`: the state and the order of one step.
@@ -35,6 +36,7 @@ use crate::error::{check_range, OrogenError, Result};
 mod boundaries;
 mod crust;
 mod elevation;
+mod flips;
 mod forces;
 mod hull;
 mod locate;

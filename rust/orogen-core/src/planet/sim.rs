@@ -15,11 +15,12 @@ use rayon::prelude::*;
 use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
 use super::crust::Crust;
 use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
+use super::flips::{rebuild_csr, restore};
 use super::forces::{edge_forces, integrate, length_m};
 use super::hull::{triangulate, Topology};
 use super::locate::Locator;
 use super::plates::grow_plates;
-use super::remesh::{compact, edge_lengths, needed, plan};
+use super::remesh::{compact, inverted, plan, wanted, REMESH_EVERY};
 use super::sphere::{fibonacci_sphere, mean_spacing, v3};
 use crate::error::{OrogenError, Result};
 
@@ -45,8 +46,9 @@ pub(super) struct Sim {
     pub topo: Topology,
     /// Spring rest length per edge, metres.
     pub rest: Vec<f32>,
-    /// Edge length at the last remesh, unit sphere.
-    pub len0: Vec<f32>,
+    /// Steps since the last rebuild, and whether a point moved since.
+    pub since_remesh: u32,
+    pub moved_since: bool,
     /// Boundary type per edge (see `boundaries`).
     pub kinds: Vec<u8>,
     /// Built on the first sample after each remesh.
@@ -120,7 +122,6 @@ impl Sim {
     /// edges that existed before (`old`: the previous topology, rest lengths and types,
     /// and the old index of each point, `u32::MAX` for new points) keep theirs.
     fn fresh_edges(&mut self, old: Option<(&Topology, &[f32], &[u8], &[u32])>) {
-        let len = edge_lengths(&self.positions, &self.topo.edges);
         let plate = &self.plate;
         let (positions, radius_m) = (&self.positions, self.radius_m);
         let (rest, kinds): (Vec<f32>, Vec<u8>) = self
@@ -154,7 +155,6 @@ impl Sim {
             .unzip();
         self.rest = rest;
         self.kinds = kinds;
-        self.len0 = len;
     }
 
     /// One step of `dt` years.
@@ -204,6 +204,10 @@ impl Sim {
                 reason: format!("point {i} left the sphere (not finite) while moving"),
             });
         }
+        self.moved_since |= moved
+            .par_iter()
+            .zip(self.positions.par_iter())
+            .any(|(m, p)| m.0 != *p);
         for (i, (p, v)) in moved.into_iter().enumerate() {
             self.positions[i] = p;
             self.velocity[i] = v;
@@ -223,13 +227,36 @@ impl Sim {
             &rate,
             dt as f32,
         );
-        if needed(
+        self.since_remesh += 1;
+        let mut flipped = Vec::new();
+        let flipped_all = restore(
             &self.positions,
-            &self.triangles,
-            &self.topo,
-            &self.len0,
-            self.spacing,
-        ) {
+            &mut self.triangles,
+            &mut self.topo.tri_adj,
+            &mut self.topo.tri_edge,
+            &mut self.topo.edges,
+            &mut flipped,
+            4 * self.positions.len(),
+        );
+        if !flipped.is_empty() {
+            rebuild_csr(&mut self.topo, self.positions.len());
+            for &k in &flipped {
+                let [a, b] = self.topo.edges[k as usize];
+                let (a, b) = (a as usize, b as usize);
+                self.rest[k as usize] = length_m(&self.positions, a, b, self.radius_m) as f32;
+                self.kinds[k as usize] = if self.plate[a] == self.plate[b] {
+                    JOINED
+                } else {
+                    TRANSFORM
+                };
+            }
+        }
+        if !flipped_all
+            || inverted(&self.positions, &self.triangles)
+            || (self.since_remesh >= REMESH_EVERY
+                && self.moved_since
+                && wanted(&self.positions, &self.triangles, &self.topo, self.spacing))
+        {
             self.remesh()?;
         }
         Ok(())
@@ -282,6 +309,8 @@ impl Sim {
         self.fresh_edges(Some((&old_topo, &old_rest, &old_kinds, &old_id)));
         self.locator = std::sync::OnceLock::new();
         self.remeshes += 1;
+        self.since_remesh = 0;
+        self.moved_since = false;
         Ok(())
     }
 
@@ -329,11 +358,11 @@ impl Sim {
             + size_of_val(self.uplift.as_slice())
             + size_of_val(self.triangles.as_slice())
             + size_of_val(self.topo.tri_adj.as_slice())
+            + size_of_val(self.topo.tri_edge.as_slice())
             + size_of_val(self.topo.edges.as_slice())
             + size_of_val(self.topo.start.as_slice())
             + size_of_val(self.topo.point_edges.as_slice())
             + size_of_val(self.rest.as_slice())
-            + size_of_val(self.len0.as_slice())
             + size_of_val(self.kinds.as_slice())
             + self.locator.get().map_or(0, Locator::bytes)
     }
