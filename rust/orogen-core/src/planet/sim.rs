@@ -57,6 +57,10 @@ pub(super) struct Sim {
     pub remeshes: u32,
 }
 
+/// The previous mesh's edges for [`Sim::fresh_edges`]: topology, rest lengths, boundary
+/// types, and the old index of each new point (`u32::MAX` for inserted points).
+type OldEdges<'a> = (&'a Topology, &'a [f32], &'a [u8], &'a [u32]);
+
 /// The planet's values at a direction: elevation, uplift, age, plate, crust.
 pub(super) type Sampled = (f32, f32, f32, u32, Crust);
 
@@ -121,7 +125,7 @@ impl Sim {
     /// Rest lengths, stretch references and boundary types for the current topology;
     /// edges that existed before (`old`: the previous topology, rest lengths and types,
     /// and the old index of each point, `u32::MAX` for new points) keep theirs.
-    fn fresh_edges(&mut self, old: Option<(&Topology, &[f32], &[u8], &[u32])>) {
+    fn fresh_edges(&mut self, old: Option<OldEdges>) {
         let plate = &self.plate;
         let (positions, radius_m) = (&self.positions, self.radius_m);
         let (rest, kinds): (Vec<f32>, Vec<u8>) = self
