@@ -21,7 +21,7 @@ use super::hull::{triangulate, Topology};
 use super::locate::Locator;
 use super::plates::grow_plates;
 use super::remesh::{compact, inverted, plan, wanted, REMESH_EVERY};
-use super::sphere::{fibonacci_sphere, mean_spacing, v3};
+use super::sphere::{fibonacci_sphere, mean_spacing, orient, v3};
 use crate::error::{OrogenError, Result};
 
 /// Everything the planet holds.
@@ -56,6 +56,10 @@ pub(super) struct Sim {
     /// Remeshes so far.
     pub remeshes: u32,
 }
+
+/// Rounds of holding back points whose triangles flips could not right, before the mesh
+/// is rebuilt instead.
+const HOLD_BACK_ROUNDS: usize = 3;
 
 /// The previous mesh's edges for [`Sim::fresh_edges`]: topology, rest lengths, boundary
 /// types, and the old index of each new point (`u32::MAX` for inserted points).
@@ -212,6 +216,7 @@ impl Sim {
             .par_iter()
             .zip(self.positions.par_iter())
             .any(|(m, p)| m.0 != *p);
+        let previous = self.positions.clone();
         for (i, (p, v)) in moved.into_iter().enumerate() {
             self.positions[i] = p;
             self.velocity[i] = v;
@@ -233,15 +238,45 @@ impl Sim {
         );
         self.since_remesh += 1;
         let mut flipped = Vec::new();
-        let flipped_all = restore(
-            &self.positions,
-            &mut self.triangles,
-            &mut self.topo.tri_adj,
-            &mut self.topo.tri_edge,
-            &mut self.topo.edges,
-            &mut flipped,
-            4 * self.positions.len(),
-        );
+        let mut flipped_all = true;
+        for round in 0..=HOLD_BACK_ROUNDS {
+            if round > 0 {
+                // Triangles flips could not right: their corners ran past more than one
+                // triangle this step. Hold them back where they were (at rest), as a
+                // collision would, and flip again; a later rebuild merges or removes them.
+                let mut held: Vec<u32> = self
+                    .triangles
+                    .par_iter()
+                    .filter(|t| {
+                        let [a, b, c] = t.map(|i| v3(self.positions[i as usize]));
+                        orient(a, b, c) <= 0.0
+                    })
+                    .flat_map_iter(|t| t.iter().copied())
+                    .collect();
+                if held.is_empty() {
+                    break;
+                }
+                held.sort_unstable();
+                held.dedup();
+                for &p in &held {
+                    self.positions[p as usize] = previous[p as usize];
+                    self.velocity[p as usize] = [0.0; 3];
+                }
+            }
+            flipped_all = restore(
+                &self.positions,
+                &mut self.triangles,
+                &mut self.topo.tri_adj,
+                &mut self.topo.tri_edge,
+                &mut self.topo.edges,
+                &mut flipped,
+                4 * self.positions.len(),
+            );
+            if !flipped_all {
+                break;
+            }
+        }
+        drop(previous);
         if !flipped.is_empty() {
             rebuild_csr(&mut self.topo, self.positions.len());
             for &k in &flipped {
