@@ -110,7 +110,7 @@ fn main() {
         );
         println!(
             "{:<58} {:>8.1} ms",
-            format!("  median / slowest (remeshed in {remeshes} of 60)"),
+            format!("  median (mesh rebuilt in {remeshes} of 60)"),
             median * 1e3
         );
         println!("{:<58} {:>8.1} ms", "  slowest", max * 1e3);
@@ -127,7 +127,7 @@ fn main() {
         );
         println!(
             "{:<58} {:>10.3} s",
-            format!("  median (remeshed in {remeshes} of 12)"),
+            format!("  median (mesh rebuilt in {remeshes} of 12)"),
             median
         );
         println!("{:<58} {:>10.3} s", "  slowest", max);
