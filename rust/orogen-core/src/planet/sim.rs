@@ -237,6 +237,13 @@ impl Sim {
             dt as f32,
         );
         self.since_remesh += 1;
+        // The mesh as it was, upright at the previous positions.
+        let snapshot = (
+            self.triangles.clone(),
+            self.topo.tri_adj.clone(),
+            self.topo.tri_edge.clone(),
+            self.topo.edges.clone(),
+        );
         let mut flipped = Vec::new();
         let mut flipped_all = true;
         for round in 0..=HOLD_BACK_ROUNDS {
@@ -244,20 +251,10 @@ impl Sim {
                 // Triangles flips could not right: their corners ran past more than one
                 // triangle this step. Hold them back where they were (at rest), as a
                 // collision would, and flip again; a later rebuild merges or removes them.
-                let mut held: Vec<u32> = self
-                    .triangles
-                    .par_iter()
-                    .filter(|t| {
-                        let [a, b, c] = t.map(|i| v3(self.positions[i as usize]));
-                        orient(a, b, c) <= 0.0
-                    })
-                    .flat_map_iter(|t| t.iter().copied())
-                    .collect();
+                let held = turned_over_corners(&self.positions, &self.triangles);
                 if held.is_empty() {
                     break;
                 }
-                held.sort_unstable();
-                held.dedup();
                 for &p in &held {
                     self.positions[p as usize] = previous[p as usize];
                     self.velocity[p as usize] = [0.0; 3];
@@ -275,6 +272,41 @@ impl Sim {
             if !flipped_all {
                 break;
             }
+        }
+        if flipped_all && inverted(&self.positions, &self.triangles) {
+            // Still turned over: back to the step's mesh, upright at the previous
+            // positions, and hold back the corners of turned-over triangles until none is
+            // left (each round holds at least one more point; with all held the mesh is
+            // the previous one), then flip for Delaunay only.
+            (
+                self.triangles,
+                self.topo.tri_adj,
+                self.topo.tri_edge,
+                self.topo.edges,
+            ) = snapshot;
+            flipped.clear();
+            for round in 0.. {
+                let held = turned_over_corners(&self.positions, &self.triangles);
+                if held.is_empty() {
+                    break;
+                }
+                let all = round >= 64;
+                for p in 0..self.positions.len() {
+                    if all || held.binary_search(&(p as u32)).is_ok() {
+                        self.positions[p] = previous[p];
+                        self.velocity[p] = [0.0; 3];
+                    }
+                }
+            }
+            flipped_all = restore(
+                &self.positions,
+                &mut self.triangles,
+                &mut self.topo.tri_adj,
+                &mut self.topo.tri_edge,
+                &mut self.topo.edges,
+                &mut flipped,
+                4 * self.positions.len(),
+            );
         }
         drop(previous);
         if !flipped.is_empty() {
@@ -405,6 +437,21 @@ impl Sim {
             + size_of_val(self.kinds.as_slice())
             + self.locator.get().map_or(0, Locator::bytes)
     }
+}
+
+/// Corners of the triangles that face inwards, ascending, without repeats.
+fn turned_over_corners(positions: &[[f64; 3]], triangles: &[[u32; 3]]) -> Vec<u32> {
+    let mut held: Vec<u32> = triangles
+        .par_iter()
+        .filter(|t| {
+            let [a, b, c] = t.map(|i| v3(positions[i as usize]));
+            orient(a, b, c) <= 0.0
+        })
+        .flat_map_iter(|t| t.iter().copied())
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    held
 }
 
 /// Each point's velocity from its plate's Euler rotation, m/yr.
