@@ -291,10 +291,15 @@ impl Sim {
                     break;
                 }
                 let all = round >= 64;
-                for p in 0..self.positions.len() {
+                for (p, (pos, vel)) in self
+                    .positions
+                    .iter_mut()
+                    .zip(self.velocity.iter_mut())
+                    .enumerate()
+                {
                     if all || held.binary_search(&(p as u32)).is_ok() {
-                        self.positions[p] = previous[p];
-                        self.velocity[p] = [0.0; 3];
+                        *pos = previous[p];
+                        *vel = [0.0; 3];
                     }
                 }
             }
