@@ -10,7 +10,8 @@
 //! A flipped edge keeps its index, takes the current length as its spring rest length
 //! (the seed swaps spring state with the dual edge; here a flipped spring starts relaxed)
 //! and is joined or transform by its ends' plates. If a turned-over triangle remains (a
-//! point ran past more than one triangle) the caller rebuilds the whole mesh.
+//! point ran past more than one triangle in one step), the step holds such points back
+//! where they were (see `sim`), and rebuilds the whole mesh only if that fails too.
 
 use super::hull::Topology;
 use super::sphere::{orient, v3};

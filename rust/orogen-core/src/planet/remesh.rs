@@ -2,10 +2,12 @@
 //! seed's steps 1, 3, 7 and 8: create crust at divergent boundaries, resolve collisions,
 //! restore Delaunay).
 //!
-//! Between remeshes, edge flips keep the mesh Delaunay and upright (see `flips`). The
-//! simulation rebuilds it when a triangle stays turned over after flipping, and, at most
-//! every [`REMESH_EVERY`] steps, when points came closer than [`MERGE_DISTANCE`] or a
-//! triangle grew past [`GAP_RADIUS`] (plates parting). Then, on the old mesh:
+//! Between remeshes, edge flips keep the mesh Delaunay and upright (see `flips`), and
+//! points that ran past more than one triangle in a step are held back where they were
+//! (see `sim`). The mesh is rebuilt, at most every [`REMESH_EVERY`] steps, when points came
+//! closer than [`MERGE_DISTANCE`] or a triangle grew past [`GAP_RADIUS`] (plates parting),
+//! or at once if a triangle is still turned over (not seen in the tests). Then, on the old
+//! mesh:
 //! - Merge: for each edge shorter than [`MERGE_DISTANCE`] spacings, in edge order, one end
 //!   goes: oceanic before continental, the older of two oceanic points (it subducts), the
 //!   lower of two continental points (whose elevation the survivor takes if higher).

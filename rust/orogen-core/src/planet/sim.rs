@@ -1,6 +1,7 @@
 //! The simulation state and one time step (seed "Plate Tectonics 1 / Algorithm outline"):
-//! boundary types, forces, Verlet motion, uplift, surface processes, ageing, and a remesh
-//! when the mesh has drifted. Each part lives in its own module; this one only orders them.
+//! boundary types, forces, Verlet motion, uplift, surface processes, ageing, edge flips
+//! (points that ran past more than one triangle are held back where they were, at rest),
+//! and a rebuild of the mesh every few steps when points need merging or gaps filling. Each part lives in its own module; this one only orders them.
 //!
 //! Units: positions are unit vectors, velocities m/yr, lengths on the sphere are chords of
 //! the unit sphere unless named `_m` (metres), elevations metres, ages years.
