@@ -303,7 +303,7 @@ impl Planet {
     /// Bytes the planet needs per point at its peak (for the memory estimate): measured by
     /// `benches/planet.rs` at 500k points, 204 B of arrays the planet keeps (positions and
     /// velocities 48, triangles with neighbours and edge indices 72, edges and CSR lists
-    /// 52, springs and types 15, crust values 17) plus 366–480 B more at the peak of a step
+    /// 52, springs and types 15, crust values 17) plus 366–504 B more (across runs) at the peak of a step
     /// that rebuilds the mesh (spade's triangulation and the adjacency built from it);
     /// rounded up.
     pub const BYTES_PER_POINT: u64 = 700;
