@@ -126,7 +126,10 @@ pub(super) fn triangulate(points: &[[f64; 3]]) -> Result<Vec<[u32; 3]>> {
 pub(super) struct Topology {
     /// `tri_adj[t][i]`: the triangle across edge `(t[i], t[(i + 1) % 3])`.
     pub tri_adj: Vec<[u32; 3]>,
-    /// Undirected edges `[a, b]` with `a < b`, sorted.
+    /// `tri_edge[t][i]`: the index in `edges` of that edge.
+    pub tri_edge: Vec<[u32; 3]>,
+    /// Undirected edges `[a, b]` with `a < b`, sorted when built (flips then replace
+    /// edges in place).
     pub edges: Vec<[u32; 2]>,
     /// CSR: the edges of point `p` are `point_edges[start[p] .. start[p + 1]]`, ascending.
     pub start: Vec<u32>,
@@ -214,8 +217,13 @@ impl Topology {
         for p in 0..n {
             point_edges[hstart[p] as usize..hstart[p + 1] as usize].sort_unstable();
         }
+        let tri_edge: Vec<[u32; 3]> = (0..triangles.len())
+            .into_par_iter()
+            .map(|t| [0, 1, 2].map(|i| eid[t * 3 + i]))
+            .collect();
         Ok(Topology {
             tri_adj,
+            tri_edge,
             edges,
             start: hstart,
             point_edges,
@@ -239,8 +247,11 @@ impl Topology {
         }
     }
 
-    /// Index of edge `[a, b]` (`a < b`), if present.
+    /// Index of edge `a`–`b`, if present.
     pub(super) fn find(&self, a: u32, b: u32) -> Option<usize> {
-        self.edges.binary_search(&[a, b]).ok()
+        self.edges_of(a as usize)
+            .iter()
+            .find(|&&e| self.other(e, a) == b)
+            .map(|&e| e as usize)
     }
 }

@@ -18,6 +18,7 @@
 //! - `boundaries`: the boundary type of each edge;
 //! - `forces`: springs, ridge push, slab pull, collision response, Verlet motion;
 //! - `elevation`: uplift at collisions and subductions, erosion, ocean floor sinking;
+//! - `flips`: edge flips keeping the mesh Delaunay and upright between remeshes;
 //! - `remesh`: merging, subduction removal, new crust in gaps, rebuilding the mesh;
 //! - `locate`: finding the triangle under a direction for [`Planet::sample`];
 //! - `sim`: the state and the order of one step.
@@ -35,6 +36,7 @@ use crate::error::{check_range, OrogenError, Result};
 mod boundaries;
 mod crust;
 mod elevation;
+mod flips;
 mod forces;
 mod hull;
 mod locate;
@@ -78,15 +80,14 @@ impl Default for PlanetParams {
     }
 }
 
+/// Unit-vector points and their triangles (counter-clockwise seen from outside).
+pub type SphereMesh = (Vec<[f64; 3]>, Vec<[u32; 3]>);
+
 /// The initial mesh alone: `points` jittered Fibonacci-sphere points for `seed` (unit
 /// vectors) and their spherical Delaunay triangles, counter-clockwise seen from outside;
 /// checked to be a closed surface. What [`Planet::new`] starts from (for benches and
 /// tests).
-pub fn sphere_mesh(
-    points: u32,
-    seed: u64,
-    cancel: &AtomicBool,
-) -> Result<(Vec<[f64; 3]>, Vec<[u32; 3]>)> {
+pub fn sphere_mesh(points: u32, seed: u64, cancel: &AtomicBool) -> Result<SphereMesh> {
     if !(12..=MAX_PLANET_POINTS).contains(&points) {
         return Err(OrogenError::invalid(
             "planet.points",
@@ -299,6 +300,11 @@ impl Planet {
         [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()]
     }
 
-    /// Bytes the planet holds per point (for the memory estimate).
-    pub const BYTES_PER_POINT: u64 = 200;
+    /// Bytes the planet needs per point at its peak (for the memory estimate): measured by
+    /// `benches/planet.rs` at 500k points, 204 B of arrays the planet keeps (positions and
+    /// velocities 48, triangles with neighbours and edge indices 72, edges and CSR lists
+    /// 52, springs and types 15, crust values 17) plus 366–504 B more (across runs) at the peak of a step
+    /// that rebuilds the mesh (spade's triangulation and the adjacency built from it);
+    /// rounded up.
+    pub const BYTES_PER_POINT: u64 = 700;
 }

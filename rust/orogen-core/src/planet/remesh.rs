@@ -2,9 +2,12 @@
 //! seed's steps 1, 3, 7 and 8: create crust at divergent boundaries, resolve collisions,
 //! restore Delaunay).
 //!
-//! The simulation remeshes when a triangle has turned over (`a · (b × c) ≤ 0`) or an edge
-//! has changed length by more than [`REMESH_STRETCH`] of the mean spacing since the last
-//! remesh. Then, on the old mesh:
+//! Between remeshes, edge flips keep the mesh Delaunay and upright (see `flips`), and
+//! points that ran past more than one triangle in a step are held back where they were
+//! (see `sim`). The mesh is rebuilt, at most every [`REMESH_EVERY`] steps, when points came
+//! closer than [`MERGE_DISTANCE`] or a triangle grew past [`GAP_RADIUS`] (plates parting),
+//! or at once if a triangle is still turned over (not seen in the tests). Then, on the old
+//! mesh:
 //! - Merge: for each edge shorter than [`MERGE_DISTANCE`] spacings, in edge order, one end
 //!   goes: oceanic before continental, the older of two oceanic points (it subducts), the
 //!   lower of two continental points (whose elevation the survivor takes if higher).
@@ -24,41 +27,47 @@ use super::crust::Crust;
 use super::hull::Topology;
 use super::sphere::{orient, v3};
 
-/// Edge stretch (fraction of the mean spacing) since the last remesh that triggers one.
-pub(super) const REMESH_STRETCH: f64 = 0.3;
 /// Points closer than this (fraction of the mean spacing) merge.
 pub(super) const MERGE_DISTANCE: f64 = 0.3;
 /// Triangles with a circumradius above this (fraction of the mean spacing) get a point.
 pub(super) const GAP_RADIUS: f64 = 1.1;
+/// Least steps between two rebuilds asked for by merges and gaps (a turned-over triangle
+/// that flips cannot fix rebuilds at once).
+pub(super) const REMESH_EVERY: u32 = 5;
 
-/// Does the mesh need rebuilding? `len0` are edge lengths (unit sphere) at the last remesh.
-pub(super) fn needed(
+/// Circumradius of a triangle (unit sphere chords), 0 for a degenerate one.
+fn circumradius(a: DVec3, b: DVec3, c: DVec3) -> f64 {
+    let twice_area = (b - a).cross(c - a).length();
+    if twice_area <= 0.0 {
+        return 0.0;
+    }
+    (b - a).length() * (c - b).length() * (a - c).length() / (2.0 * twice_area)
+}
+
+/// Is there anything to merge (an edge under [`MERGE_DISTANCE`]) or a gap to fill (a
+/// triangle over [`GAP_RADIUS`])? `spacing` is on the unit sphere.
+pub(super) fn wanted(
     positions: &[[f64; 3]],
     triangles: &[[u32; 3]],
     topo: &Topology,
-    len0: &[f32],
     spacing: f64,
 ) -> bool {
-    let limit = REMESH_STRETCH * spacing;
-    triangles.par_iter().any(|t| {
-        let [a, b, c] = t.map(|i| v3(positions[i as usize]));
-        orient(a, b, c) <= 0.0
-    }) || topo
-        .edges
+    let (merge, gap) = (MERGE_DISTANCE * spacing, GAP_RADIUS * spacing);
+    topo.edges
         .par_iter()
-        .zip(len0.par_iter())
-        .any(|(&[a, b], &l0)| {
-            let l = (v3(positions[a as usize]) - v3(positions[b as usize])).length();
-            (l - l0 as f64).abs() > limit
+        .any(|&[a, b]| (v3(positions[a as usize]) - v3(positions[b as usize])).length() < merge)
+        || triangles.par_iter().any(|t| {
+            let [a, b, c] = t.map(|i| v3(positions[i as usize]));
+            circumradius(a, b, c) > gap
         })
 }
 
-/// Edge lengths on the unit sphere (chords).
-pub(super) fn edge_lengths(positions: &[[f64; 3]], edges: &[[u32; 2]]) -> Vec<f32> {
-    edges
-        .par_iter()
-        .map(|&[a, b]| (v3(positions[a as usize]) - v3(positions[b as usize])).length() as f32)
-        .collect()
+/// Has a triangle turned over?
+pub(super) fn inverted(positions: &[[f64; 3]], triangles: &[[u32; 3]]) -> bool {
+    triangles.par_iter().any(|t| {
+        let [a, b, c] = t.map(|i| v3(positions[i as usize]));
+        orient(a, b, c) <= 0.0
+    })
 }
 
 /// A point to insert.
@@ -155,12 +164,7 @@ pub(super) fn plan(
                 return None;
             }
             let [a, b, c] = t.map(|i| v3(positions[i as usize]));
-            let twice_area = (b - a).cross(c - a).length();
-            if twice_area <= 0.0 {
-                return None;
-            }
-            let r = (b - a).length() * (c - b).length() * (a - c).length() / (2.0 * twice_area);
-            if r <= gap {
+            if circumradius(a, b, c) <= gap {
                 return None;
             }
             let corner = t

@@ -1,6 +1,7 @@
 //! The simulation state and one time step (seed "Plate Tectonics 1 / Algorithm outline"):
-//! boundary types, forces, Verlet motion, uplift, surface processes, ageing, and a remesh
-//! when the mesh has drifted. Each part lives in its own module; this one only orders them.
+//! boundary types, forces, Verlet motion, uplift, surface processes, ageing, edge flips
+//! (points that ran past more than one triangle are held back where they were, at rest),
+//! and a rebuild of the mesh every few steps when points need merging or gaps filling. Each part lives in its own module; this one only orders them.
 //!
 //! Units: positions are unit vectors, velocities m/yr, lengths on the sphere are chords of
 //! the unit sphere unless named `_m` (metres), elevations metres, ages years.
@@ -15,12 +16,13 @@ use rayon::prelude::*;
 use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
 use super::crust::Crust;
 use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
+use super::flips::{rebuild_csr, restore};
 use super::forces::{edge_forces, integrate, length_m};
 use super::hull::{triangulate, Topology};
 use super::locate::Locator;
 use super::plates::grow_plates;
-use super::remesh::{compact, edge_lengths, needed, plan};
-use super::sphere::{fibonacci_sphere, mean_spacing, v3};
+use super::remesh::{compact, inverted, plan, wanted, REMESH_EVERY};
+use super::sphere::{fibonacci_sphere, mean_spacing, orient, v3};
 use crate::error::{OrogenError, Result};
 
 /// Everything the planet holds.
@@ -45,8 +47,9 @@ pub(super) struct Sim {
     pub topo: Topology,
     /// Spring rest length per edge, metres.
     pub rest: Vec<f32>,
-    /// Edge length at the last remesh, unit sphere.
-    pub len0: Vec<f32>,
+    /// Steps since the last rebuild, and whether a point moved since.
+    pub since_remesh: u32,
+    pub moved_since: bool,
     /// Boundary type per edge (see `boundaries`).
     pub kinds: Vec<u8>,
     /// Built on the first sample after each remesh.
@@ -54,6 +57,14 @@ pub(super) struct Sim {
     /// Remeshes so far.
     pub remeshes: u32,
 }
+
+/// Rounds of holding back points whose triangles flips could not right, before the mesh
+/// is rebuilt instead.
+const HOLD_BACK_ROUNDS: usize = 3;
+
+/// The previous mesh's edges for [`Sim::fresh_edges`]: topology, rest lengths, boundary
+/// types, and the old index of each new point (`u32::MAX` for inserted points).
+type OldEdges<'a> = (&'a Topology, &'a [f32], &'a [u8], &'a [u32]);
 
 /// The planet's values at a direction: elevation, uplift, age, plate, crust.
 pub(super) type Sampled = (f32, f32, f32, u32, Crust);
@@ -119,8 +130,7 @@ impl Sim {
     /// Rest lengths, stretch references and boundary types for the current topology;
     /// edges that existed before (`old`: the previous topology, rest lengths and types,
     /// and the old index of each point, `u32::MAX` for new points) keep theirs.
-    fn fresh_edges(&mut self, old: Option<(&Topology, &[f32], &[u8], &[u32])>) {
-        let len = edge_lengths(&self.positions, &self.topo.edges);
+    fn fresh_edges(&mut self, old: Option<OldEdges>) {
         let plate = &self.plate;
         let (positions, radius_m) = (&self.positions, self.radius_m);
         let (rest, kinds): (Vec<f32>, Vec<u8>) = self
@@ -154,7 +164,6 @@ impl Sim {
             .unzip();
         self.rest = rest;
         self.kinds = kinds;
-        self.len0 = len;
     }
 
     /// One step of `dt` years.
@@ -204,6 +213,11 @@ impl Sim {
                 reason: format!("point {i} left the sphere (not finite) while moving"),
             });
         }
+        self.moved_since |= moved
+            .par_iter()
+            .zip(self.positions.par_iter())
+            .any(|(m, p)| m.0 != *p);
+        let previous = self.positions.clone();
         for (i, (p, v)) in moved.into_iter().enumerate() {
             self.positions[i] = p;
             self.velocity[i] = v;
@@ -223,13 +237,103 @@ impl Sim {
             &rate,
             dt as f32,
         );
-        if needed(
-            &self.positions,
-            &self.triangles,
-            &self.topo,
-            &self.len0,
-            self.spacing,
-        ) {
+        self.since_remesh += 1;
+        // The mesh as it was, upright at the previous positions.
+        let snapshot = (
+            self.triangles.clone(),
+            self.topo.tri_adj.clone(),
+            self.topo.tri_edge.clone(),
+            self.topo.edges.clone(),
+        );
+        let mut flipped = Vec::new();
+        let mut flipped_all = true;
+        for round in 0..=HOLD_BACK_ROUNDS {
+            if round > 0 {
+                // Triangles flips could not right: their corners ran past more than one
+                // triangle this step. Hold them back where they were (at rest), as a
+                // collision would, and flip again; a later rebuild merges or removes them.
+                let held = turned_over_corners(&self.positions, &self.triangles);
+                if held.is_empty() {
+                    break;
+                }
+                for &p in &held {
+                    self.positions[p as usize] = previous[p as usize];
+                    self.velocity[p as usize] = [0.0; 3];
+                }
+            }
+            flipped_all = restore(
+                &self.positions,
+                &mut self.triangles,
+                &mut self.topo.tri_adj,
+                &mut self.topo.tri_edge,
+                &mut self.topo.edges,
+                &mut flipped,
+                4 * self.positions.len(),
+            );
+            if !flipped_all {
+                break;
+            }
+        }
+        if flipped_all && inverted(&self.positions, &self.triangles) {
+            // Still turned over: back to the step's mesh, upright at the previous
+            // positions, and hold back the corners of turned-over triangles until none is
+            // left (each round holds at least one more point; with all held the mesh is
+            // the previous one), then flip for Delaunay only.
+            (
+                self.triangles,
+                self.topo.tri_adj,
+                self.topo.tri_edge,
+                self.topo.edges,
+            ) = snapshot;
+            flipped.clear();
+            for round in 0.. {
+                let held = turned_over_corners(&self.positions, &self.triangles);
+                if held.is_empty() {
+                    break;
+                }
+                let all = round >= 64;
+                for (p, (pos, vel)) in self
+                    .positions
+                    .iter_mut()
+                    .zip(self.velocity.iter_mut())
+                    .enumerate()
+                {
+                    if all || held.binary_search(&(p as u32)).is_ok() {
+                        *pos = previous[p];
+                        *vel = [0.0; 3];
+                    }
+                }
+            }
+            flipped_all = restore(
+                &self.positions,
+                &mut self.triangles,
+                &mut self.topo.tri_adj,
+                &mut self.topo.tri_edge,
+                &mut self.topo.edges,
+                &mut flipped,
+                4 * self.positions.len(),
+            );
+        }
+        drop(previous);
+        if !flipped.is_empty() {
+            rebuild_csr(&mut self.topo, self.positions.len());
+            for &k in &flipped {
+                let [a, b] = self.topo.edges[k as usize];
+                let (a, b) = (a as usize, b as usize);
+                self.rest[k as usize] = length_m(&self.positions, a, b, self.radius_m) as f32;
+                self.kinds[k as usize] = if self.plate[a] == self.plate[b] {
+                    JOINED
+                } else {
+                    TRANSFORM
+                };
+            }
+        }
+        if !flipped_all
+            || inverted(&self.positions, &self.triangles)
+            || (self.since_remesh >= REMESH_EVERY
+                && self.moved_since
+                && wanted(&self.positions, &self.triangles, &self.topo, self.spacing))
+        {
             self.remesh()?;
         }
         Ok(())
@@ -282,6 +386,8 @@ impl Sim {
         self.fresh_edges(Some((&old_topo, &old_rest, &old_kinds, &old_id)));
         self.locator = std::sync::OnceLock::new();
         self.remeshes += 1;
+        self.since_remesh = 0;
+        self.moved_since = false;
         Ok(())
     }
 
@@ -329,14 +435,29 @@ impl Sim {
             + size_of_val(self.uplift.as_slice())
             + size_of_val(self.triangles.as_slice())
             + size_of_val(self.topo.tri_adj.as_slice())
+            + size_of_val(self.topo.tri_edge.as_slice())
             + size_of_val(self.topo.edges.as_slice())
             + size_of_val(self.topo.start.as_slice())
             + size_of_val(self.topo.point_edges.as_slice())
             + size_of_val(self.rest.as_slice())
-            + size_of_val(self.len0.as_slice())
             + size_of_val(self.kinds.as_slice())
             + self.locator.get().map_or(0, Locator::bytes)
     }
+}
+
+/// Corners of the triangles that face inwards, ascending, without repeats.
+fn turned_over_corners(positions: &[[f64; 3]], triangles: &[[u32; 3]]) -> Vec<u32> {
+    let mut held: Vec<u32> = triangles
+        .par_iter()
+        .filter(|t| {
+            let [a, b, c] = t.map(|i| v3(positions[i as usize]));
+            orient(a, b, c) <= 0.0
+        })
+        .flat_map_iter(|t| t.iter().copied())
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    held
 }
 
 /// Each point's velocity from its plate's Euler rotation, m/yr.
