@@ -18,8 +18,8 @@ use std::sync::atomic::AtomicBool;
 
 /// The square side, metres, over which Poisson sampling at `spacing` gives about `n` points.
 fn side_for(n: f64, spacing: f64) -> f64 {
-    // Measured density of poisson_disc: about 0.62 points per spacing².
-    (n / 0.62).sqrt() * spacing
+    // Measured density of poisson_disc: about 0.60 points per spacing².
+    (n / 0.60).sqrt() * spacing
 }
 
 fn secs(t: Instant) -> f64 {

@@ -86,8 +86,11 @@ pub fn poisson_disc_max_points(width: f64, height: f64, spacing: f64) -> f64 {
     (width + spacing) * (height + spacing) / (spacing * spacing * 3f64.sqrt() / 2.0)
 }
 
-/// Candidates tried around each active point before it retires ([`poisson_disc`]).
-const POISSON_TRIES: usize = 20;
+/// Candidates tried around each active point before it retires ([`poisson_disc`]). Bridson
+/// suggests 30; 12 places 3 % fewer points than 20 did (0.60 per spacing² against 0.62),
+/// with the same minimum distance and no hole of two spacings, in two thirds of the time
+/// (1M points: 0.71 s against 1.11 s on 2 threads).
+const POISSON_TRIES: usize = 12;
 
 /// Poisson-disc points in the rectangle `[0, width] × [0, height]` metres, no two closer
 /// than `spacing` metres, deterministic from `seed` (Bridson 2007, "Fast Poisson disk
