@@ -18,6 +18,7 @@ pub mod planet;
 pub mod recipe;
 pub mod simulator;
 pub mod terrain;
+mod worker;
 
 struct OrogenExtension;
 

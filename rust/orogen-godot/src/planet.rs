@@ -8,9 +8,8 @@
 //! `pick` and `make_region_recipe`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::mpsc::{self, TryRecvError};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use godot::classes::mesh::{ArrayType, PrimitiveType};
@@ -37,26 +36,7 @@ enum Msg {
     Failed(String),
 }
 
-struct Worker {
-    handle: Option<JoinHandle<()>>,
-    rx: Receiver<Msg>,
-    cancel: Arc<AtomicBool>,
-}
-
-impl Worker {
-    fn cancel_and_join(&mut self) {
-        self.cancel.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.cancel_and_join();
-    }
-}
+type Worker = crate::worker::Worker<Msg>;
 
 /// How the sphere is coloured.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -485,11 +465,7 @@ impl PlanetWorld {
                 let _ = tx.send(msg);
             })
             .map_err(|e| format!("cannot start the planet thread: {e}"))?;
-        self.worker = Some(Worker {
-            handle: Some(handle),
-            rx,
-            cancel,
-        });
+        self.worker = Some(Worker::new(handle, rx, cancel));
         self.steps_done = 0;
         self.base_mut().set_process(true);
         Ok(())

@@ -10,9 +10,8 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Sender, TryRecvError};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use godot::classes::{INode, Node};
@@ -80,29 +79,7 @@ enum Msg {
     Failed(String),
 }
 
-struct Worker {
-    handle: Option<JoinHandle<()>>,
-    rx: Receiver<Msg>,
-    cancel: Arc<AtomicBool>,
-    /// True once `Finished`/`Failed` arrived; the thread is then about to end.
-    done: bool,
-}
-
-impl Worker {
-    /// Sets the cancel flag and waits for the thread (it stops within one step).
-    fn cancel_and_join(&mut self) {
-        self.cancel.store(true, Ordering::SeqCst);
-        if let Some(handle) = self.handle.take() {
-            let _ = handle.join();
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.cancel_and_join();
-    }
-}
+type Worker = crate::worker::Worker<Msg>;
 
 /// Runs a recipe on a worker thread; reports progress, steps, and the result.
 #[derive(GodotClass)]
@@ -407,12 +384,7 @@ impl ErosionSimulator {
             .name("orogen-simulator".into())
             .spawn(move || work(recipe, base_dir, threads, live, flag, tx))
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
-        self.worker = Some(Worker {
-            handle: Some(handle),
-            rx,
-            cancel,
-            done: false,
-        });
+        self.worker = Some(Worker::new(handle, rx, cancel));
         self.pending = None;
         self.base_mut().set_process(true);
         Ok(())

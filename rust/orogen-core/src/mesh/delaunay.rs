@@ -20,11 +20,11 @@ use spade::{DelaunayTriangulation, Point2, Triangulation};
 use super::graph::{alloc, NodeGraph};
 use crate::error::{OrogenError, Result};
 
-/// A point handed to spade with its index in the input.
+/// A point handed to spade with its index in the input (also the planet's hull).
 #[derive(Clone, Copy, Debug)]
-struct Indexed {
-    at: Point2<f64>,
-    index: u32,
+pub(crate) struct Indexed {
+    pub(crate) at: Point2<f64>,
+    pub(crate) index: u32,
 }
 
 impl spade::HasPosition for Indexed {

@@ -23,20 +23,7 @@ use spade::{DelaunayTriangulation, Point2, Triangulation};
 
 use super::sphere::{orient, v3};
 use crate::error::{OrogenError, Result};
-
-/// A point handed to spade with its index.
-#[derive(Clone, Copy, Debug)]
-struct Indexed {
-    at: Point2<f64>,
-    index: u32,
-}
-
-impl spade::HasPosition for Indexed {
-    type Scalar = f64;
-    fn position(&self) -> Point2<f64> {
-        self.at
-    }
-}
+use crate::mesh::delaunay::Indexed;
 
 /// Triangles (counter-clockwise seen from outside) of the convex hull of `points` (unit
 /// vectors, at least 4, pairwise distinct, not all on one great circle).
