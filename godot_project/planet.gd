@@ -10,6 +10,7 @@ extends Node3D
 @onready var planet: PlanetWorld = $Planet
 @onready var camera: Camera3D = $Camera
 @onready var status: Label = $HUD/Status
+@onready var sun: DirectionalLight3D = $Sun
 
 var orbit_angle: float = 0.6
 var orbit_speed: float = 0.1
@@ -17,6 +18,8 @@ var screenshot_path: String = ""
 var passed: int = 0
 var failed: int = 0
 var marker: MeshInstance3D
+## Set once the run is done in screenshot mode: the camera looks down on this direction.
+var focus := Vector3.ZERO
 
 
 func _ready() -> void:
@@ -42,7 +45,8 @@ func _ready() -> void:
 	print("orogen-planet: region recipe of the strongest collision:\n", ron)
 	if screenshot_path != "":
 		_check(at, ron)
-		orbit_angle = deg_to_rad(at.y) + 0.35
+		# Look down on the strongest collision, from a little to its east and north.
+		focus = _direction(at.x + 12.0, at.y + 25.0).normalized()
 		_frame_camera()
 		_save_screenshot()
 
@@ -93,7 +97,15 @@ func _place_marker(at: Vector2) -> void:
 func _frame_camera() -> void:
 	var r: float = planet.display_radius * 2.5
 	var pos := Vector3(cos(orbit_angle) * r, r * 0.35, -sin(orbit_angle) * r)
-	camera.look_at_from_position(pos, Vector3.ZERO, Vector3.UP)
+	if focus != Vector3.ZERO:
+		pos = focus * r
+	var up: Vector3 = Vector3.UP if abs(pos.normalized().y) < 0.95 else Vector3.RIGHT
+	camera.look_at_from_position(pos, Vector3.ZERO, up)
+	# The sun shines from beside the camera, so the side in view is lit, at a slant that
+	# shows the relief.
+	var side: Vector3 = camera.global_transform.basis.x
+	sun.look_at_from_position(pos + side * r * 0.9 + camera.global_transform.basis.y * r * 0.5,
+		Vector3.ZERO, up)
 
 
 func report(name: String, ok: bool, why: String = "") -> void:
