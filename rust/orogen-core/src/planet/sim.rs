@@ -70,6 +70,21 @@ type OldEdges<'a> = (&'a Topology, &'a [f32], &'a [u8], &'a [u32]);
 pub(super) type Sampled = (f32, f32, f32, u32, Crust);
 
 impl Sim {
+    /// Flips edges until the mesh is Delaunay and upright at the current positions (at
+    /// most four flips a point); the flipped triangles are added to `flipped`. False when
+    /// some triangle stays turned over.
+    fn flip_to_delaunay(&mut self, flipped: &mut Vec<u32>) -> bool {
+        restore(
+            &self.positions,
+            &mut self.triangles,
+            &mut self.topo.tri_adj,
+            &mut self.topo.tri_edge,
+            &mut self.topo.edges,
+            flipped,
+            4 * self.positions.len(),
+        )
+    }
+
     /// The initial planet.
     pub(super) fn new(
         points: usize,
@@ -261,15 +276,7 @@ impl Sim {
                     self.velocity[p as usize] = [0.0; 3];
                 }
             }
-            flipped_all = restore(
-                &self.positions,
-                &mut self.triangles,
-                &mut self.topo.tri_adj,
-                &mut self.topo.tri_edge,
-                &mut self.topo.edges,
-                &mut flipped,
-                4 * self.positions.len(),
-            );
+            flipped_all = self.flip_to_delaunay(&mut flipped);
             if !flipped_all {
                 break;
             }
@@ -304,15 +311,7 @@ impl Sim {
                     }
                 }
             }
-            flipped_all = restore(
-                &self.positions,
-                &mut self.triangles,
-                &mut self.topo.tri_adj,
-                &mut self.topo.tri_edge,
-                &mut self.topo.edges,
-                &mut flipped,
-                4 * self.positions.len(),
-            );
+            flipped_all = self.flip_to_delaunay(&mut flipped);
         }
         drop(previous);
         if !flipped.is_empty() {
