@@ -41,12 +41,12 @@ fn params(points: u32) -> PlanetParams {
 }
 
 /// Times `steps` steps after `warm` unmeasured ones: (mean, median, max) seconds and
-/// remeshes during the measured steps.
-fn time_steps(planet: &mut Planet, warm: u32, steps: u32) -> (f64, f64, f64, u32) {
+/// remeshes during the measured steps, as "N (L local)".
+fn time_steps(planet: &mut Planet, warm: u32, steps: u32) -> (f64, f64, f64, String) {
     for _ in 0..warm {
         planet.step().unwrap();
     }
-    let r0 = planet.remeshes();
+    let (r0, l0) = (planet.remeshes(), planet.local_remeshes());
     let mut t: Vec<f64> = (0..steps)
         .map(|_| {
             let s = Instant::now();
@@ -56,7 +56,12 @@ fn time_steps(planet: &mut Planet, warm: u32, steps: u32) -> (f64, f64, f64, u32
         .collect();
     let mean = t.iter().sum::<f64>() / t.len() as f64;
     t.sort_by(f64::total_cmp);
-    (mean, t[t.len() / 2], t[t.len() - 1], planet.remeshes() - r0)
+    let remeshes = format!(
+        "{} ({} local)",
+        planet.remeshes() - r0,
+        planet.local_remeshes() - l0
+    );
+    (mean, t[t.len() / 2], t[t.len() - 1], remeshes)
 }
 
 fn main() {

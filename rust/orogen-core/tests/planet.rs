@@ -62,6 +62,61 @@ fn euler(planet: &Planet) -> (i64, bool) {
     (chi, used.iter().all(|&u| u))
 }
 
+/// Triangles with a point beyond their plane (inside their circumcircle on the sphere),
+/// by brute force over every point: 0 for a Delaunay mesh.
+fn not_delaunay(planet: &Planet) -> usize {
+    let pos = planet.positions();
+    planet
+        .triangles()
+        .iter()
+        .filter(|t| {
+            let [a, b, c] = t.map(|i| pos[i as usize]);
+            let n = cross(
+                [b[0] - a[0], b[1] - a[1], b[2] - a[2]],
+                [c[0] - a[0], c[1] - a[1], c[2] - a[2]],
+            );
+            let nn = dot(n, n).sqrt();
+            pos.iter().any(|&p| {
+                let d = [p[0] - a[0], p[1] - a[1], p[2] - a[2]];
+                dot(n, d) > 1e-9 * nn * dot(d, d).sqrt()
+            })
+        })
+        .count()
+}
+
+/// Remeshing edits the mesh in place (new points split their triangle, removed ones are
+/// flipped out) and flips restore the Delaunay property: after each of the first local
+/// remeshes, and after 300 steps, the mesh is the Delaunay triangulation of its points,
+/// checked against every point.
+#[test]
+fn local_remeshes_leave_the_delaunay_mesh() {
+    let p = params(3000, 8);
+    let mut planet = new(&p, 11);
+    let mut checked = 0;
+    for step in 1..=300 {
+        let (r0, l0) = (planet.remeshes(), planet.local_remeshes());
+        planet.step().expect("step");
+        let local = planet.local_remeshes() > l0;
+        if (local && checked < 6) || step == 300 {
+            let bad = not_delaunay(&planet);
+            assert_eq!(
+                bad, 0,
+                "step {step}: {bad} triangles hold a point in their circle"
+            );
+            let (chi, all) = euler(&planet);
+            assert_eq!((chi, all), (2, true), "step {step}");
+            checked += local as usize;
+        }
+        assert!(planet.remeshes() - r0 <= 1);
+    }
+    assert!(
+        planet.local_remeshes() >= 6,
+        "only {} of {} remeshes were local",
+        planet.local_remeshes(),
+        planet.remeshes()
+    );
+}
+
 #[test]
 fn mesh_stays_a_valid_sphere_for_500_steps() {
     let p = params(6000, 12);

@@ -154,16 +154,15 @@ pub(super) fn uplift_rates(
         }
     }
     let mut rate = vec![0f32; n];
-    if !collision.is_empty() {
-        let c = spread(
-            n,
-            positions,
-            plate,
-            topo,
-            &collision,
-            COLLISION_RADIUS,
-            radius_m,
-        );
+    // The two flood fills are independent: one on each core.
+    let fill = |sources: &[Source], radius: f64| {
+        (!sources.is_empty()).then(|| spread(n, positions, plate, topo, sources, radius, radius_m))
+    };
+    let (near_collision, near_subduction) = rayon::join(
+        || fill(&collision, COLLISION_RADIUS),
+        || fill(&subduction, SUBDUCTION_RADIUS),
+    );
+    if let Some(c) = near_collision {
         for (r, (d, s)) in rate.iter_mut().zip(c) {
             if d.is_finite() {
                 let x = d / COLLISION_RADIUS;
@@ -172,16 +171,7 @@ pub(super) fn uplift_rates(
             }
         }
     }
-    if !subduction.is_empty() {
-        let c = spread(
-            n,
-            positions,
-            plate,
-            topo,
-            &subduction,
-            SUBDUCTION_RADIUS,
-            radius_m,
-        );
+    if let Some(c) = near_subduction {
         for (r, (d, s)) in rate.iter_mut().zip(c) {
             if d.is_finite() {
                 let x = d / SUBDUCTION_RADIUS;

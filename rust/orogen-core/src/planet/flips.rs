@@ -20,12 +20,12 @@ use super::sphere::{orient, v3};
 const IN_CIRCLE_EPS: f64 = 1e-12;
 
 #[inline]
-fn next(i: usize) -> usize {
+pub(super) fn next(i: usize) -> usize {
     (i + 1) % 3
 }
 
 /// Slot `k` of triangle `t` holding edge `x→y`.
-fn slot(tri: &[u32; 3], x: u32, y: u32) -> Option<usize> {
+pub(super) fn slot(tri: &[u32; 3], x: u32, y: u32) -> Option<usize> {
     (0..3).find(|&k| tri[k] == x && tri[next(k)] == y)
 }
 
@@ -55,9 +55,46 @@ fn wants_flip(
     (inverted || beyond).then_some((u, j))
 }
 
+/// The first, parallel pass of [`restore`] over edge slot `i` of triangle `t`, with each
+/// triangle's normal `(b − a) × (c − a)` and turned-over flag precomputed: the same
+/// answer as [`wants_flip`], but the turn-over and in-circle tests read stored values, and
+/// the orientation of the new triangles is only computed for the few edges that fail them.
+#[inline]
+fn wants_flip_scan(
+    positions: &[[f64; 3]],
+    triangles: &[[u32; 3]],
+    adj: &[[u32; 3]],
+    normal: &[(glam::DVec3, bool)],
+    t: usize,
+    i: usize,
+) -> bool {
+    let tri = triangles[t];
+    let (a, b, c) = (tri[i], tri[next(i)], tri[next(next(i))]);
+    let u = adj[t][i] as usize;
+    let Some(j) = slot(&triangles[u], b, a) else {
+        return false;
+    };
+    let d = triangles[u][next(next(j))];
+    if d == c {
+        return false;
+    }
+    let (n, turned_t) = normal[t];
+    let e = v3(positions[d as usize]) - v3(positions[a as usize]);
+    let dot = n.dot(e);
+    // Looser than `wants_flip`'s tests by a rounding margin, so this pass never misses an
+    // edge it would flip.
+    let eps = 0.5 * IN_CIRCLE_EPS;
+    let beyond = dot > 0.0 && dot * dot > eps * eps * n.length_squared() * e.length_squared();
+    (turned_t || normal[u].1 || beyond) && wants_flip(positions, triangles, adj, t, i).is_some()
+}
+
 /// Flips edges until the mesh is Delaunay and upright, at most `max_flips` flips.
 /// `tri_edge[t][i]` is the edge index of side `i` of triangle `t`; `flipped` receives
-/// each flipped edge index. Returns false when the budget ran out.
+/// each flipped edge index. `seeds`: the triangles whose edges are checked first (all when
+/// `None`; when only some points moved since the mesh was last restored, the triangles
+/// around them, since only their edges' quads changed). Returns false when the budget ran
+/// out.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn restore(
     positions: &[[f64; 3]],
     triangles: &mut [[u32; 3]],
@@ -66,24 +103,42 @@ pub(super) fn restore(
     topo_edges: &mut [[u32; 2]],
     flipped: &mut Vec<u32>,
     max_flips: usize,
+    seeds: Option<&[u32]>,
 ) -> bool {
     use rayon::prelude::*;
-    let mut stack: Vec<(u32, u8)> = (0..triangles.len())
-        .into_par_iter()
-        .flat_map_iter(|t| {
-            let (triangles, adj) = (&*triangles, &*adj);
-            (0..3)
-                .filter(move |&i| {
-                    // Each edge once: from its lower-indexed triangle, unless inverted.
-                    (t as u32) < adj[t][i] || {
-                        let p = triangles[t].map(|k| v3(positions[k as usize]));
-                        orient(p[0], p[1], p[2]) <= 0.0
-                    }
+    let mut stack: Vec<(u32, u8)> = match seeds {
+        Some(seeds) => seeds
+            .iter()
+            .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
+            .collect(),
+        None => {
+            let (tris, ad) = (&*triangles, &*adj);
+            // orient(a, b, c) = a · ((b − a) × (c − a)); turned over, or within rounding
+            // of it.
+            let normal: Vec<(glam::DVec3, bool)> = tris
+                .par_iter()
+                .map(|t| {
+                    let [a, b, c] = t.map(|k| v3(positions[k as usize]));
+                    let n = (b - a).cross(c - a);
+                    let o = n.dot(a);
+                    (n, o <= 0.0 || o * o <= 1e-18 * n.length_squared())
                 })
-                .filter(move |&i| wants_flip(positions, triangles, adj, t, i).is_some())
-                .map(move |i| (t as u32, i as u8))
-        })
-        .collect();
+                .collect();
+            let normal = &normal;
+            (0..tris.len())
+                .into_par_iter()
+                .flat_map_iter(|t| {
+                    (0..3)
+                        .filter(move |&i| {
+                            // Each edge once: from its lower-indexed triangle, unless inverted.
+                            (t as u32) < ad[t][i] || normal[t].1
+                        })
+                        .filter(move |&i| wants_flip_scan(positions, tris, ad, normal, t, i))
+                        .map(move |i| (t as u32, i as u8))
+                })
+                .collect()
+        }
+    };
     stack.reverse();
     let mut flips = 0;
     while let Some((t, i)) = stack.pop() {
@@ -95,36 +150,50 @@ pub(super) fn restore(
             return false;
         }
         flips += 1;
-        let tri = triangles[t];
-        let (a, b, c) = (tri[i], tri[next(i)], tri[next(next(i))]);
-        let d = triangles[u][next(next(j))];
-        let (nb_bc, nb_ca) = (adj[t][next(i)], adj[t][next(next(i))]);
-        let (nb_ad, nb_db) = (adj[u][next(j)], adj[u][next(next(j))]);
-        let (e_ab, e_bc, e_ca) = (
-            tri_edge[t][i],
-            tri_edge[t][next(i)],
-            tri_edge[t][next(next(i))],
-        );
-        let (e_ad, e_db) = (tri_edge[u][next(j)], tri_edge[u][next(next(j))]);
-        // t = (c, a, d), u = (d, b, c).
-        triangles[t] = [c, a, d];
-        adj[t] = [nb_ca, nb_ad, u as u32];
-        tri_edge[t] = [e_ca, e_ad, e_ab];
-        triangles[u] = [d, b, c];
-        adj[u] = [nb_db, nb_bc, t as u32];
-        tri_edge[u] = [e_db, e_bc, e_ab];
-        // The neighbours across a–d and b–c now face t and u.
-        if let Some(k) = slot(&triangles[nb_ad as usize], d, a) {
-            adj[nb_ad as usize][k] = t as u32;
-        }
-        if let Some(k) = slot(&triangles[nb_bc as usize], c, b) {
-            adj[nb_bc as usize][k] = u as u32;
-        }
-        topo_edges[e_ab as usize] = [c.min(d), c.max(d)];
+        let e_ab = flip(triangles, adj, tri_edge, topo_edges, (t, i), (u, j));
         flipped.push(e_ab);
         stack.extend([(t as u32, 0), (t as u32, 1), (u as u32, 0), (u as u32, 1)]);
     }
     true
+}
+
+/// Flips the edge shared by slot `i` of triangle `t = (a, b, c)` (edge `a→b`) and slot `j`
+/// of triangle `u = (b, a, d)`: afterwards `t = (c, a, d)` and `u = (d, b, c)`, the
+/// neighbours across `a–d` and `b–c` face them, and the edge (same index, returned) is
+/// `c–d`. The caller checks that both new triangles face outwards.
+pub(super) fn flip(
+    triangles: &mut [[u32; 3]],
+    adj: &mut [[u32; 3]],
+    tri_edge: &mut [[u32; 3]],
+    topo_edges: &mut [[u32; 2]],
+    (t, i): (usize, usize),
+    (u, j): (usize, usize),
+) -> u32 {
+    let tri = triangles[t];
+    let (a, b, c) = (tri[i], tri[next(i)], tri[next(next(i))]);
+    let d = triangles[u][next(next(j))];
+    let (nb_bc, nb_ca) = (adj[t][next(i)], adj[t][next(next(i))]);
+    let (nb_ad, nb_db) = (adj[u][next(j)], adj[u][next(next(j))]);
+    let (e_ab, e_bc, e_ca) = (
+        tri_edge[t][i],
+        tri_edge[t][next(i)],
+        tri_edge[t][next(next(i))],
+    );
+    let (e_ad, e_db) = (tri_edge[u][next(j)], tri_edge[u][next(next(j))]);
+    triangles[t] = [c, a, d];
+    adj[t] = [nb_ca, nb_ad, u as u32];
+    tri_edge[t] = [e_ca, e_ad, e_ab];
+    triangles[u] = [d, b, c];
+    adj[u] = [nb_db, nb_bc, t as u32];
+    tri_edge[u] = [e_db, e_bc, e_ab];
+    if let Some(k) = slot(&triangles[nb_ad as usize], d, a) {
+        adj[nb_ad as usize][k] = t as u32;
+    }
+    if let Some(k) = slot(&triangles[nb_bc as usize], c, b) {
+        adj[nb_bc as usize][k] = u as u32;
+    }
+    topo_edges[e_ab as usize] = [c.min(d), c.max(d)];
+    e_ab
 }
 
 /// Rebuilds the CSR point → edges lists of `topo` from its edge list.

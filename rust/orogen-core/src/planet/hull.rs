@@ -105,7 +105,29 @@ pub(super) fn triangulate(points: &[[f64; 3]]) -> Result<Vec<[u32; 3]>> {
         };
         triangles.push(t);
     }
-    Ok(triangles)
+    Ok(by_lowest_corner(triangles, n))
+}
+
+/// `triangles` ordered by their lowest corner (a counting sort, stable): the points are in
+/// spatial order (see `sphere`), so neighbouring triangles end up near each other in
+/// memory, which the per-step passes over triangles and edges read much faster than
+/// `spade`'s face order.
+fn by_lowest_corner(triangles: Vec<[u32; 3]>, n: usize) -> Vec<[u32; 3]> {
+    let low = |t: &[u32; 3]| t[0].min(t[1]).min(t[2]) as usize;
+    let mut start = vec![0u32; n + 1];
+    for t in &triangles {
+        start[low(t) + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut out = vec![[0u32; 3]; triangles.len()];
+    for t in triangles {
+        let k = &mut start[low(&t)];
+        out[*k as usize] = t;
+        *k += 1;
+    }
+    out
 }
 
 /// Adjacency of a closed triangulation.

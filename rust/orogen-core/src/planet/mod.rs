@@ -35,6 +35,7 @@ use crate::error::{check_range, OrogenError, Result};
 
 mod boundaries;
 mod crust;
+mod edit;
 mod elevation;
 mod flips;
 mod forces;
@@ -287,6 +288,12 @@ impl Planet {
     /// Times the mesh has been rebuilt (remeshing after drift).
     pub fn remeshes(&self) -> u32 {
         self.sim.remeshes
+    }
+
+    /// How many of [`Self::remeshes`] edited the mesh locally (split, flip, merge) instead
+    /// of rebuilding it.
+    pub fn local_remeshes(&self) -> u32 {
+        self.sim.local_remeshes
     }
 
     /// Bytes the planet's arrays hold now (the resident part of [`Self::BYTES_PER_POINT`]).

@@ -74,6 +74,8 @@ pub(super) fn inverted(positions: &[[f64; 3]], triangles: &[[u32; 3]]) -> bool {
 pub(super) struct NewPoint {
     pub position: [f64; 3],
     pub plate: u32,
+    /// The triangle it falls in (its centroid's), on the old mesh.
+    pub triangle: u32,
 }
 
 /// What a remesh does: which points go (`removed`) and which are added; plates and
@@ -159,7 +161,8 @@ pub(super) fn plan(
     let gap = GAP_RADIUS * spacing;
     let added: Vec<NewPoint> = triangles
         .par_iter()
-        .filter_map(|t| {
+        .enumerate()
+        .filter_map(|(k, t)| {
             if t.iter().any(|&i| removed[i as usize]) {
                 return None;
             }
@@ -176,6 +179,7 @@ pub(super) fn plan(
             Some(NewPoint {
                 position: centre.to_array(),
                 plate: plate[corner as usize],
+                triangle: k as u32,
             })
         })
         .collect();

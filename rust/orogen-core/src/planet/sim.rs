@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
 use super::crust::Crust;
+use super::edit::edit;
 use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
 use super::flips::{rebuild_csr, restore};
 use super::forces::{edge_forces, integrate, length_m};
@@ -54,17 +55,26 @@ pub(super) struct Sim {
     pub kinds: Vec<u8>,
     /// Built on the first sample after each remesh.
     pub locator: std::sync::OnceLock<Locator>,
-    /// Remeshes so far.
+    /// Remeshes so far, and how many of them were local edits.
     pub remeshes: u32,
+    pub local_remeshes: u32,
 }
 
 /// Rounds of holding back points whose triangles flips could not right, before the mesh
 /// is rebuilt instead.
 const HOLD_BACK_ROUNDS: usize = 3;
 
-/// The previous mesh's edges for [`Sim::fresh_edges`]: topology, rest lengths, boundary
-/// types, and the old index of each new point (`u32::MAX` for inserted points).
-type OldEdges<'a> = (&'a Topology, &'a [f32], &'a [u8], &'a [u32]);
+/// The previous mesh's edges for [`Sim::fresh_edges`].
+enum OldEdges<'a> {
+    /// None: every edge is new.
+    None,
+    /// Topology, rest lengths, boundary types, and the old index of each new point
+    /// (`u32::MAX` for inserted points): an edge is looked up by its ends.
+    Lookup(&'a Topology, &'a [f32], &'a [u8], &'a [u32]),
+    /// Rest lengths, boundary types, and each new edge's old index (`u32::MAX` for a new
+    /// edge).
+    Ids(&'a [f32], &'a [u8], &'a [u32]),
+}
 
 /// The planet's values at a direction: elevation, uplift, age, plate, crust.
 pub(super) type Sampled = (f32, f32, f32, u32, Crust);
@@ -73,7 +83,7 @@ impl Sim {
     /// Flips edges until the mesh is Delaunay and upright at the current positions (at
     /// most four flips a point); the flipped triangles are added to `flipped`. False when
     /// some triangle stays turned over.
-    fn flip_to_delaunay(&mut self, flipped: &mut Vec<u32>) -> bool {
+    fn flip_to_delaunay(&mut self, flipped: &mut Vec<u32>, seeds: Option<&[u32]>) -> bool {
         restore(
             &self.positions,
             &mut self.triangles,
@@ -82,6 +92,7 @@ impl Sim {
             &mut self.topo.edges,
             flipped,
             4 * self.positions.len(),
+            seeds,
         )
     }
 
@@ -138,42 +149,55 @@ impl Sim {
             topo,
             ..Sim::default()
         };
-        sim.fresh_edges(None);
+        sim.fresh_edges(OldEdges::None);
         Ok(sim)
     }
 
     /// Rest lengths, stretch references and boundary types for the current topology;
     /// edges that existed before (`old`: the previous topology, rest lengths and types,
     /// and the old index of each point, `u32::MAX` for new points) keep theirs.
-    fn fresh_edges(&mut self, old: Option<OldEdges>) {
+    fn fresh_edges(&mut self, old: OldEdges) {
         let plate = &self.plate;
         let (positions, radius_m) = (&self.positions, self.radius_m);
         let (rest, kinds): (Vec<f32>, Vec<u8>) = self
             .topo
             .edges
             .par_iter()
-            .map(|&[a, b]| {
+            .enumerate()
+            .map(|(e, &[a, b])| {
                 let same = plate[a as usize] == plate[b as usize];
                 let metres = length_m(positions, a as usize, b as usize, radius_m) as f32;
                 let fresh = (metres, if same { JOINED } else { TRANSFORM });
-                let Some((topo, rest, kinds, old_id)) = old else {
-                    return fresh;
+                let (k, rest, kinds) = match old {
+                    OldEdges::None => return fresh,
+                    OldEdges::Lookup(topo, rest, kinds, old_id) => {
+                        let (oa, ob) = (old_id[a as usize], old_id[b as usize]);
+                        if oa == u32::MAX || ob == u32::MAX {
+                            return fresh;
+                        }
+                        match topo.find(oa.min(ob), oa.max(ob)) {
+                            Some(k) => (k, rest, kinds),
+                            None => return fresh,
+                        }
+                    }
+                    OldEdges::Ids(rest, kinds, old_edge) => match old_edge[e] {
+                        u32::MAX => return fresh,
+                        k => (k as usize, rest, kinds),
+                    },
                 };
-                let (oa, ob) = (old_id[a as usize], old_id[b as usize]);
-                if oa == u32::MAX || ob == u32::MAX {
-                    return fresh;
-                }
-                match topo.find(oa.min(ob), oa.max(ob)) {
-                    Some(k) if kinds[k] == JOINED && same => (rest[k], JOINED),
-                    Some(k) if !same => (
+                if kinds[k] == JOINED && same {
+                    (rest[k], JOINED)
+                } else if !same {
+                    (
                         metres,
                         if kinds[k] == JOINED {
                             TRANSFORM
                         } else {
                             kinds[k]
                         },
-                    ),
-                    _ => fresh,
+                    )
+                } else {
+                    fresh
                 }
             })
             .unzip();
@@ -262,6 +286,10 @@ impl Sim {
         );
         let mut flipped = Vec::new();
         let mut flipped_all = true;
+        // Triangles to check: all at first, then those around the points held back.
+        let mut seeds: Option<Vec<u32>> = None;
+        // Set once a pass over the triangles found none turned over since the last flips.
+        let mut upright = false;
         for round in 0..=HOLD_BACK_ROUNDS {
             if round > 0 {
                 // Triangles flips could not right: their corners ran past more than one
@@ -269,19 +297,21 @@ impl Sim {
                 // collision would, and flip again; a later rebuild merges or removes them.
                 let held = turned_over_corners(&self.positions, &self.triangles);
                 if held.is_empty() {
+                    upright = true;
                     break;
                 }
                 for &p in &held {
                     self.positions[p as usize] = previous[p as usize];
                     self.velocity[p as usize] = [0.0; 3];
                 }
+                seeds = Some(triangles_around(&held, &self.triangles));
             }
-            flipped_all = self.flip_to_delaunay(&mut flipped);
+            flipped_all = self.flip_to_delaunay(&mut flipped, seeds.as_deref());
             if !flipped_all {
                 break;
             }
         }
-        if flipped_all && inverted(&self.positions, &self.triangles) {
+        if flipped_all && !upright && inverted(&self.positions, &self.triangles) {
             // Still turned over: back to the step's mesh, upright at the previous
             // positions, and hold back the corners of turned-over triangles until none is
             // left (each round holds at least one more point; with all held the mesh is
@@ -311,7 +341,9 @@ impl Sim {
                     }
                 }
             }
-            flipped_all = self.flip_to_delaunay(&mut flipped);
+            // Flips only make upright triangles, and none is turned over now.
+            flipped_all = self.flip_to_delaunay(&mut flipped, None);
+            upright = flipped_all;
         }
         drop(previous);
         if !flipped.is_empty() {
@@ -327,19 +359,21 @@ impl Sim {
                 };
             }
         }
-        if !flipped_all
-            || inverted(&self.positions, &self.triangles)
+        let upright = flipped_all && (upright || !inverted(&self.positions, &self.triangles));
+        if !upright
             || (self.since_remesh >= REMESH_EVERY
                 && self.moved_since
                 && wanted(&self.positions, &self.triangles, &self.topo, self.spacing))
         {
-            self.remesh()?;
+            // Local edits need an upright mesh; otherwise the whole mesh is rebuilt.
+            self.remesh(upright)?;
         }
         Ok(())
     }
 
-    /// Merges, removes and inserts points, then rebuilds the mesh (see `remesh`).
-    pub(super) fn remesh(&mut self) -> Result<()> {
+    /// Merges, removes and inserts points (see `remesh`), by local edits of the mesh when
+    /// it is `upright` (see `edit`), else (or should an edit get stuck) by rebuilding it.
+    pub(super) fn remesh(&mut self, upright: bool) -> Result<()> {
         let plan = plan(
             &self.positions,
             &mut self.plate,
@@ -351,6 +385,21 @@ impl Sim {
             self.spacing,
         );
         let n_old = self.positions.len();
+        let edited = if upright {
+            let mut all = self.positions.clone();
+            all.extend(plan.added.iter().map(|p| p.position));
+            let added_in: Vec<u32> = plan.added.iter().map(|p| p.triangle).collect();
+            edit(
+                &all,
+                n_old,
+                &plan.removed,
+                &added_in,
+                &self.triangles,
+                &self.topo,
+            )
+        } else {
+            None
+        };
         let mut old_id: Vec<u32> = (0..n_old as u32)
             .filter(|&i| !plan.removed[i as usize])
             .collect();
@@ -374,15 +423,22 @@ impl Sim {
             self.elevation.push(RIDGE_ELEVATION);
             self.uplift.push(0.0);
         }
-        self.triangles = triangulate(&self.positions)?;
-        let topo = Topology::new(self.positions.len(), &self.triangles)?;
-        let old_topo = std::mem::replace(&mut self.topo, topo);
         let (old_rest, old_kinds) = (
             std::mem::take(&mut self.rest),
             std::mem::take(&mut self.kinds),
         );
-        // old_id maps new → old; the edge lookup needs it per new point.
-        self.fresh_edges(Some((&old_topo, &old_rest, &old_kinds, &old_id)));
+        if let Some(e) = edited {
+            self.triangles = e.triangles;
+            self.topo = e.topo;
+            self.local_remeshes += 1;
+            self.fresh_edges(OldEdges::Ids(&old_rest, &old_kinds, &e.old_edge));
+        } else {
+            self.triangles = triangulate(&self.positions)?;
+            let topo = Topology::new(self.positions.len(), &self.triangles)?;
+            let old_topo = std::mem::replace(&mut self.topo, topo);
+            // old_id maps new → old; the edge lookup needs it per new point.
+            self.fresh_edges(OldEdges::Lookup(&old_topo, &old_rest, &old_kinds, &old_id));
+        }
         self.locator = std::sync::OnceLock::new();
         self.remeshes += 1;
         self.since_remesh = 0;
@@ -442,6 +498,16 @@ impl Sim {
             + size_of_val(self.kinds.as_slice())
             + self.locator.get().map_or(0, Locator::bytes)
     }
+}
+
+/// The triangles with a corner in `points` (ascending, without repeats), ascending.
+fn triangles_around(points: &[u32], triangles: &[[u32; 3]]) -> Vec<u32> {
+    triangles
+        .par_iter()
+        .enumerate()
+        .filter(|(_, t)| t.iter().any(|p| points.binary_search(p).is_ok()))
+        .map(|(k, _)| k as u32)
+        .collect()
 }
 
 /// Corners of the triangles that face inwards, ascending, without repeats.

@@ -1,0 +1,323 @@
+//! Local mesh edits for a remesh (seed "Modifying Meshes": flip, split, collapse): new
+//! points split the triangle they fall in, removed points are flipped down to three
+//! neighbours and their three triangles merged into one, and edge flips then make the
+//! mesh Delaunay again (Lawson). The rest of the mesh is left as it was, so a remesh
+//! costs in proportion to the points it adds and removes, not to the planet.
+//!
+//! Removal by flips (Mostafavi, Gold & Dakowicz 2003): the neighbours of a point `v` form
+//! a polygon star-shaped from `v`; flipping an edge `v–w` whose two triangles make a
+//! convex quad cuts the ear at `w` off the polygon and lowers `v`'s degree by one. At
+//! degree 3, `v` lies inside the triangle of its neighbours, which replaces its three
+//! triangles. Should no edge be flippable (not seen; rounding on near-degenerate rings
+//! could cause it), the edit gives up and the caller rebuilds the whole mesh.
+
+use super::flips::{flip, next, restore};
+use super::hull::Topology;
+use super::sphere::{orient, v3};
+
+/// A slot freed by an edit.
+const DEAD: u32 = u32::MAX;
+
+/// The mesh after the edits, in the new point numbering (survivors in order, then the
+/// added points): triangles, topology, and for each edge the index it had before, or
+/// `u32::MAX` when it is new or was flipped (its ends changed).
+pub(super) struct Edited {
+    pub triangles: Vec<[u32; 3]>,
+    pub topo: Topology,
+    pub old_edge: Vec<u32>,
+}
+
+/// Working copy of the mesh.
+struct Mesh {
+    triangles: Vec<[u32; 3]>,
+    adj: Vec<[u32; 3]>,
+    tri_edge: Vec<[u32; 3]>,
+    edges: Vec<[u32; 2]>,
+    /// A triangle holding each point (kept up to date by the removals).
+    holder: Vec<u32>,
+    /// Edges created or flipped.
+    touched: Vec<bool>,
+}
+
+impl Mesh {
+    fn new_edge(&mut self, a: u32, b: u32) -> u32 {
+        self.edges.push([a.min(b), a.max(b)]);
+        self.touched.push(true);
+        (self.edges.len() - 1) as u32
+    }
+
+    /// Replaces, in triangle `nb`, the neighbour `from` by `to`.
+    fn repoint(&mut self, nb: u32, from: u32, to: u32) {
+        for k in 0..3 {
+            if self.adj[nb as usize][k] == from {
+                self.adj[nb as usize][k] = to;
+            }
+        }
+    }
+
+    /// Splits triangle `t = (a, b, c)` at new point `p` (inside it) into `(a, b, p)`,
+    /// `(b, c, p)` and `(c, a, p)`; returns the three triangles.
+    fn split(&mut self, t: u32, p: u32) -> [u32; 3] {
+        let tu = t as usize;
+        let [a, b, c] = self.triangles[tu];
+        let [n_ab, n_bc, n_ca] = self.adj[tu];
+        let [e_ab, e_bc, e_ca] = self.tri_edge[tu];
+        let (t1, t2) = (self.triangles.len() as u32, self.triangles.len() as u32 + 1);
+        let (e_ap, e_bp, e_cp) = (
+            self.new_edge(a, p),
+            self.new_edge(b, p),
+            self.new_edge(c, p),
+        );
+        self.triangles[tu] = [a, b, p];
+        self.adj[tu] = [n_ab, t1, t2];
+        self.tri_edge[tu] = [e_ab, e_bp, e_ap];
+        self.triangles.push([b, c, p]);
+        self.adj.push([n_bc, t2, t]);
+        self.tri_edge.push([e_bc, e_cp, e_bp]);
+        self.triangles.push([c, a, p]);
+        self.adj.push([n_ca, t, t1]);
+        self.tri_edge.push([e_ca, e_ap, e_cp]);
+        self.repoint(n_bc, t, t1);
+        self.repoint(n_ca, t, t2);
+        self.holder[p as usize] = t;
+        self.holder[b as usize] = t1;
+        self.holder[c as usize] = t2;
+        [t, t1, t2]
+    }
+
+    /// The triangles around `v` counter-clockwise, each with `v`'s slot in it.
+    fn star(&self, v: u32, out: &mut Vec<(u32, usize)>) -> Option<()> {
+        out.clear();
+        let t0 = self.holder[v as usize];
+        let mut t = t0;
+        loop {
+            let s = (0..3).find(|&k| self.triangles[t as usize][k] == v)?;
+            out.push((t, s));
+            // The next triangle around v: across the side (previous corner → v).
+            t = self.adj[t as usize][next(next(s))];
+            if t == t0 {
+                return Some(());
+            }
+            if out.len() > 64 * 1024 {
+                return None;
+            }
+        }
+    }
+
+    /// Removes point `v`: flips its edges until it has three neighbours, then merges its
+    /// three triangles. The triangles it changed (some freed since) go to `changed`;
+    /// `None` when stuck.
+    fn remove(
+        &mut self,
+        v: u32,
+        positions: &[[f64; 3]],
+        star: &mut Vec<(u32, usize)>,
+        changed: &mut Vec<u32>,
+    ) -> Option<()> {
+        let pos = |k: u32| v3(positions[k as usize]);
+        loop {
+            self.star(v, star)?;
+            let k = star.len();
+            if k < 3 {
+                return None;
+            }
+            if k == 3 {
+                break;
+            }
+            // Triangle m of the star is (v, w_m, w_m+1). Flip v–w_m (shared by triangles
+            // m − 1 and m) where (w_m−1, w_m, w_m+1) and (v, w_m+1, w_m−1) face outwards.
+            let ring = |m: usize| {
+                let (t, s) = star[m % k];
+                self.triangles[t as usize][next(s)]
+            };
+            let pv = pos(v);
+            let found = (0..k).find(|&m| {
+                let (wp, w, wn) = (ring(m + k - 1), ring(m), ring(m + 1));
+                orient(pos(wp), pos(w), pos(wn)) > 0.0 && orient(pos(wn), pv, pos(wp)) > 0.0
+            })?;
+            // In triangle m (v, w_m, w_m+1) the edge v→w_m is slot s; in triangle m − 1
+            // (v, w_m−1, w_m) it is w_m→v, slot s' + 2.
+            let (tb, sb) = star[found];
+            let (ta, sa) = star[(found + k - 1) % k];
+            let e = flip(
+                &mut self.triangles,
+                &mut self.adj,
+                &mut self.tri_edge,
+                &mut self.edges,
+                (tb as usize, sb),
+                (ta as usize, next(next(sa))),
+            );
+            self.touched[e as usize] = true;
+            changed.extend([ta, tb]);
+            // tb = (w_m+1, v, w_m−1) holds v; ta = (w_m−1, w_m, w_m+1) the ear.
+            self.holder[v as usize] = tb;
+            for &w in &self.triangles[ta as usize] {
+                self.holder[w as usize] = ta;
+            }
+        }
+        // Three triangles (v, w0, w1), (v, w1, w2), (v, w2, w0): one (w0, w1, w2).
+        let sides: Vec<(u32, u32, u32, u32)> = star
+            .iter()
+            .map(|&(t, s)| {
+                let tri = self.triangles[t as usize];
+                // Outer side w→w' is slot s + 1.
+                (
+                    t,
+                    tri[next(s)],
+                    self.adj[t as usize][next(s)],
+                    self.tri_edge[t as usize][next(s)],
+                )
+            })
+            .collect();
+        let keep = sides[0].0;
+        let w = [sides[0].1, sides[1].1, sides[2].1];
+        if orient(pos(w[0]), pos(w[1]), pos(w[2])) <= 0.0 {
+            return None;
+        }
+        for &(t, s) in star.iter() {
+            // The spoke v→w is slot s.
+            let spoke = self.tri_edge[t as usize][s];
+            self.edges[spoke as usize] = [DEAD, DEAD];
+        }
+        for &(t, _, outer, _) in &sides[1..] {
+            self.repoint(outer, t, keep);
+            self.triangles[t as usize] = [DEAD; 3];
+        }
+        self.triangles[keep as usize] = w;
+        self.adj[keep as usize] = [sides[0].2, sides[1].2, sides[2].2];
+        self.tri_edge[keep as usize] = [sides[0].3, sides[1].3, sides[2].3];
+        for &x in &w {
+            self.holder[x as usize] = keep;
+        }
+        changed.push(keep);
+        Some(())
+    }
+}
+
+/// The mesh of `triangles`/`topo` over the first `n_old` of `positions`, with the points
+/// `positions[n_old..]` added (each inside triangle `added_in[k]`, each triangle at most
+/// once) and the points flagged in `removed` (length `n_old`) taken out, made Delaunay
+/// again. `None` when an edit got stuck or the flips ran over budget: rebuild instead.
+pub(super) fn edit(
+    positions: &[[f64; 3]],
+    n_old: usize,
+    removed: &[bool],
+    added_in: &[u32],
+    triangles: &[[u32; 3]],
+    topo: &Topology,
+) -> Option<Edited> {
+    let n_all = positions.len();
+    let mut m = Mesh {
+        triangles: triangles.to_vec(),
+        adj: topo.tri_adj.clone(),
+        tri_edge: topo.tri_edge.clone(),
+        edges: topo.edges.clone(),
+        holder: vec![DEAD; n_all],
+        touched: vec![false; topo.edges.len()],
+    };
+    for (t, tri) in triangles.iter().enumerate() {
+        for &p in tri {
+            m.holder[p as usize] = t as u32;
+        }
+    }
+    let mut seeds: Vec<u32> = Vec::new();
+    for (k, &t) in added_in.iter().enumerate() {
+        seeds.extend(m.split(t, (n_old + k) as u32));
+    }
+    let mut star = Vec::new();
+    for v in (0..n_old).filter(|&v| removed[v]) {
+        m.remove(v as u32, positions, &mut star, &mut seeds)?;
+    }
+    // Seeds may name triangles freed since; flips only reach live ones from live ones.
+    seeds.retain(|&t| m.triangles[t as usize][0] != DEAD);
+    seeds.sort_unstable();
+    seeds.dedup();
+    let mut flipped = Vec::new();
+    if !restore(
+        positions,
+        &mut m.triangles,
+        &mut m.adj,
+        &mut m.tri_edge,
+        &mut m.edges,
+        &mut flipped,
+        4 * n_all,
+        Some(&seeds),
+    ) {
+        return None;
+    }
+    for e in flipped {
+        m.touched[e as usize] = true;
+    }
+    // Renumber points, triangles and edges without the freed slots.
+    let mut pmap = vec![DEAD; n_all];
+    let mut next_id = 0u32;
+    for (p, slot) in pmap.iter_mut().enumerate() {
+        if p >= n_old || !removed[p] {
+            *slot = next_id;
+            next_id += 1;
+        }
+    }
+    let mut tmap = vec![DEAD; m.triangles.len()];
+    let mut live_t = 0u32;
+    for (t, tri) in m.triangles.iter().enumerate() {
+        if tri[0] != DEAD {
+            tmap[t] = live_t;
+            live_t += 1;
+        }
+    }
+    let mut emap = vec![DEAD; m.edges.len()];
+    let mut live_e = 0u32;
+    for (e, ed) in m.edges.iter().enumerate() {
+        if ed[0] != DEAD {
+            emap[e] = live_e;
+            live_e += 1;
+        }
+    }
+    let mut out_tris = Vec::with_capacity(live_t as usize);
+    let mut tri_adj = Vec::with_capacity(live_t as usize);
+    let mut tri_edge = Vec::with_capacity(live_t as usize);
+    for t in 0..m.triangles.len() {
+        if tmap[t] == DEAD {
+            continue;
+        }
+        out_tris.push(m.triangles[t].map(|p| pmap[p as usize]));
+        tri_adj.push(m.adj[t].map(|u| tmap[u as usize]));
+        tri_edge.push(m.tri_edge[t].map(|e| emap[e as usize]));
+    }
+    let mut edges = Vec::with_capacity(live_e as usize);
+    let mut old_edge = Vec::with_capacity(live_e as usize);
+    for (e, &[a, b]) in m.edges.iter().enumerate() {
+        if emap[e] == DEAD {
+            continue;
+        }
+        let (a, b) = (pmap[a as usize], pmap[b as usize]);
+        edges.push([a.min(b), a.max(b)]);
+        old_edge.push(if e < topo.edges.len() && !m.touched[e] {
+            e as u32
+        } else {
+            u32::MAX
+        });
+    }
+    // Every point, edge and neighbour must have survived the renumbering.
+    if out_tris.iter().flatten().any(|&p| p == DEAD)
+        || tri_adj.iter().flatten().any(|&u| u == DEAD)
+        || tri_edge.iter().flatten().any(|&e| e == DEAD)
+        || next_id as usize + out_tris.len() != edges.len() + 2
+        || 2 * edges.len() != 3 * out_tris.len()
+    {
+        return None;
+    }
+    let mut topo = Topology {
+        tri_adj,
+        tri_edge,
+        edges,
+        start: Vec::new(),
+        point_edges: Vec::new(),
+    };
+    super::flips::rebuild_csr(&mut topo, next_id as usize);
+    Some(Edited {
+        triangles: out_tris,
+        topo,
+        old_edge,
+    })
+}
