@@ -85,9 +85,9 @@ fn not_delaunay(planet: &Planet) -> usize {
 }
 
 /// Remeshing edits the mesh in place (new points split their triangle, removed ones are
-/// flipped out) and flips restore the Delaunay property: after each of the first local
-/// remeshes, and after 300 steps, the mesh is the Delaunay triangulation of its points,
-/// checked against every point.
+/// flipped out), and each step flips only the edges its first pass found or that border
+/// points held back: after each of the first local remeshes, and every fifth step of 300,
+/// the mesh is the Delaunay triangulation of its points, checked against every point.
 #[test]
 fn local_remeshes_leave_the_delaunay_mesh() {
     let p = params(3000, 8);
@@ -97,7 +97,7 @@ fn local_remeshes_leave_the_delaunay_mesh() {
         let (r0, l0) = (planet.remeshes(), planet.local_remeshes());
         planet.step().expect("step");
         let local = planet.local_remeshes() > l0;
-        if (local && checked < 6) || step == 300 {
+        if (local && checked < 6) || step % 5 == 0 {
             let bad = not_delaunay(&planet);
             assert_eq!(
                 bad, 0,

@@ -241,7 +241,10 @@ pub(super) fn edit(
         &mut m.edges,
         &mut flipped,
         4 * n_all,
-        Some(&seeds),
+        &seeds
+            .iter()
+            .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
+            .collect::<Vec<_>>(),
     ) {
         return None;
     }

@@ -88,12 +88,45 @@ fn wants_flip_scan(
     (turned_t || normal[u].1 || beyond) && wants_flip(positions, triangles, adj, t, i).is_some()
 }
 
-/// Flips edges until the mesh is Delaunay and upright, at most `max_flips` flips.
-/// `tri_edge[t][i]` is the edge index of side `i` of triangle `t`; `flipped` receives
-/// each flipped edge index. `seeds`: the triangles whose edges are checked first (all when
-/// `None`; when only some points moved since the mesh was last restored, the triangles
-/// around them, since only their edges' quads changed). Returns false when the budget ran
-/// out.
+/// The edge slots `(triangle, side)` that [`restore`] would flip first: each edge that is
+/// not locally Delaunay or borders a turned-over triangle, by a parallel pass over every
+/// triangle.
+pub(super) fn unfit_edges(
+    positions: &[[f64; 3]],
+    triangles: &[[u32; 3]],
+    adj: &[[u32; 3]],
+) -> Vec<(u32, u8)> {
+    use rayon::prelude::*;
+    // orient(a, b, c) = a · ((b − a) × (c − a)); turned over, or within rounding of it.
+    let normal: Vec<(glam::DVec3, bool)> = triangles
+        .par_iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|k| v3(positions[k as usize]));
+            let n = (b - a).cross(c - a);
+            let o = n.dot(a);
+            (n, o <= 0.0 || o * o <= 1e-18 * n.length_squared())
+        })
+        .collect();
+    let normal = &normal;
+    (0..triangles.len())
+        .into_par_iter()
+        .flat_map_iter(|t| {
+            (0..3)
+                .filter(move |&i| {
+                    // Each edge once: from its lower-indexed triangle, unless turned over.
+                    (t as u32) < adj[t][i] || normal[t].1
+                })
+                .filter(move |&i| wants_flip_scan(positions, triangles, adj, normal, t, i))
+                .map(move |i| (t as u32, i as u8))
+        })
+        .collect()
+}
+
+/// Flips edges until the mesh is Delaunay and upright, at most `max_flips` flips, starting
+/// from the edge slots `seeds` (`(triangle, side)`; all unfit edges when the rest of the
+/// mesh is known to be fine: see [`unfit_edges`]) and going on with the sides of each
+/// flipped quad. `tri_edge[t][i]` is the edge index of side `i` of triangle `t`;
+/// `flipped` receives each flipped edge index. Returns false when the budget ran out.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn restore(
     positions: &[[f64; 3]],
@@ -103,42 +136,9 @@ pub(super) fn restore(
     topo_edges: &mut [[u32; 2]],
     flipped: &mut Vec<u32>,
     max_flips: usize,
-    seeds: Option<&[u32]>,
+    seeds: &[(u32, u8)],
 ) -> bool {
-    use rayon::prelude::*;
-    let mut stack: Vec<(u32, u8)> = match seeds {
-        Some(seeds) => seeds
-            .iter()
-            .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
-            .collect(),
-        None => {
-            let (tris, ad) = (&*triangles, &*adj);
-            // orient(a, b, c) = a · ((b − a) × (c − a)); turned over, or within rounding
-            // of it.
-            let normal: Vec<(glam::DVec3, bool)> = tris
-                .par_iter()
-                .map(|t| {
-                    let [a, b, c] = t.map(|k| v3(positions[k as usize]));
-                    let n = (b - a).cross(c - a);
-                    let o = n.dot(a);
-                    (n, o <= 0.0 || o * o <= 1e-18 * n.length_squared())
-                })
-                .collect();
-            let normal = &normal;
-            (0..tris.len())
-                .into_par_iter()
-                .flat_map_iter(|t| {
-                    (0..3)
-                        .filter(move |&i| {
-                            // Each edge once: from its lower-indexed triangle, unless inverted.
-                            (t as u32) < ad[t][i] || normal[t].1
-                        })
-                        .filter(move |&i| wants_flip_scan(positions, tris, ad, normal, t, i))
-                        .map(move |i| (t as u32, i as u8))
-                })
-                .collect()
-        }
-    };
+    let mut stack = seeds.to_vec();
     stack.reverse();
     let mut flips = 0;
     while let Some((t, i)) = stack.pop() {

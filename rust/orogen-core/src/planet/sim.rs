@@ -17,7 +17,7 @@ use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
 use super::crust::Crust;
 use super::edit::edit;
 use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
-use super::flips::{rebuild_csr, restore};
+use super::flips::{rebuild_csr, restore, unfit_edges};
 use super::forces::{edge_forces, integrate, length_m};
 use super::hull::{triangulate, Topology};
 use super::locate::Locator;
@@ -83,7 +83,7 @@ impl Sim {
     /// Flips edges until the mesh is Delaunay and upright at the current positions (at
     /// most four flips a point); the flipped triangles are added to `flipped`. False when
     /// some triangle stays turned over.
-    fn flip_to_delaunay(&mut self, flipped: &mut Vec<u32>, seeds: Option<&[u32]>) -> bool {
+    fn flip_to_delaunay(&mut self, flipped: &mut Vec<u32>, seeds: &[(u32, u8)]) -> bool {
         restore(
             &self.positions,
             &mut self.triangles,
@@ -285,11 +285,13 @@ impl Sim {
             self.topo.edges.clone(),
         );
         let mut flipped = Vec::new();
-        let mut flipped_all = true;
-        // Triangles to check: all at first, then those around the points held back.
-        let mut seeds: Option<Vec<u32>> = None;
+        // The edges to flip at the step's positions, and every point held back since.
+        let unfit = unfit_edges(&self.positions, &self.triangles, &self.topo.tri_adj);
+        let mut held_all: Vec<u32> = Vec::new();
+        let mut seeds = unfit.clone();
         // Set once a pass over the triangles found none turned over since the last flips.
         let mut upright = false;
+        let mut flipped_all = true;
         for round in 0..=HOLD_BACK_ROUNDS {
             if round > 0 {
                 // Triangles flips could not right: their corners ran past more than one
@@ -304,9 +306,11 @@ impl Sim {
                     self.positions[p as usize] = previous[p as usize];
                     self.velocity[p as usize] = [0.0; 3];
                 }
-                seeds = Some(triangles_around(&held, &self.triangles));
+                // Only the edges around the points held back can have changed.
+                seeds = sides_of(&triangles_around(&held, &self.triangles));
+                held_all.extend(held);
             }
-            flipped_all = self.flip_to_delaunay(&mut flipped, seeds.as_deref());
+            flipped_all = self.flip_to_delaunay(&mut flipped, &seeds);
             if !flipped_all {
                 break;
             }
@@ -340,9 +344,20 @@ impl Sim {
                         *vel = [0.0; 3];
                     }
                 }
+                if all {
+                    held_all = (0..self.positions.len() as u32).collect();
+                } else {
+                    held_all.extend(held);
+                }
             }
+            // The step's mesh and positions again, but for the points held back: the
+            // edges the first pass found, and those around the held points.
+            held_all.sort_unstable();
+            held_all.dedup();
+            let mut seeds = unfit;
+            seeds.extend(sides_of(&triangles_around(&held_all, &self.triangles)));
             // Flips only make upright triangles, and none is turned over now.
-            flipped_all = self.flip_to_delaunay(&mut flipped, None);
+            flipped_all = self.flip_to_delaunay(&mut flipped, &seeds);
             upright = flipped_all;
         }
         drop(previous);
@@ -507,6 +522,14 @@ fn triangles_around(points: &[u32], triangles: &[[u32; 3]]) -> Vec<u32> {
         .enumerate()
         .filter(|(_, t)| t.iter().any(|p| points.binary_search(p).is_ok()))
         .map(|(k, _)| k as u32)
+        .collect()
+}
+
+/// The three side slots of each triangle in `triangles`.
+fn sides_of(triangles: &[u32]) -> Vec<(u32, u8)> {
+    triangles
+        .iter()
+        .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
         .collect()
 }
 
