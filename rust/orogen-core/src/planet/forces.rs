@@ -110,6 +110,7 @@ pub(super) fn edge_forces(
 }
 
 /// Moves every point one Verlet step; returns the new positions and velocities (m/yr).
+#[allow(clippy::type_complexity)]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn integrate(
     positions: &[[f64; 3]],
@@ -120,7 +121,7 @@ pub(super) fn integrate(
     forces: &[[DVec3; 2]],
     radius_m: f64,
     dt: f64,
-) -> Vec<([f64; 3], [f64; 3])> {
+) -> (Vec<[f64; 3]>, Vec<[f64; 3]>) {
     let c = (MANTLE_DRAG * dt).min(1.0);
     positions
         .par_iter()
@@ -144,5 +145,5 @@ pub(super) fn integrate(
             let q = (p + step / radius_m).normalize();
             (q.to_array(), ((q - p) * (radius_m / dt)).to_array())
         })
-        .collect()
+        .unzip()
 }

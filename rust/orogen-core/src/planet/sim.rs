@@ -233,7 +233,7 @@ impl Sim {
             self.radius_m,
             dt,
         );
-        let moved = integrate(
+        let (moved, moved_velocity) = integrate(
             &self.positions,
             &self.velocity,
             &self.plate,
@@ -244,9 +244,13 @@ impl Sim {
             dt,
         );
         drop(forces);
-        if let Some(i) = moved.par_iter().position_first(|(p, v)| {
-            !(p.iter().all(|x| x.is_finite()) && v.iter().all(|x| x.is_finite()))
-        }) {
+        if let Some(i) = moved
+            .par_iter()
+            .zip(moved_velocity.par_iter())
+            .position_first(|(p, v)| {
+                !(p.iter().all(|x| x.is_finite()) && v.iter().all(|x| x.is_finite()))
+            })
+        {
             return Err(OrogenError::Numerical {
                 field: "planet.positions".into(),
                 reason: format!("point {i} left the sphere (not finite) while moving"),
@@ -255,12 +259,9 @@ impl Sim {
         self.moved_since |= moved
             .par_iter()
             .zip(self.positions.par_iter())
-            .any(|(m, p)| m.0 != *p);
-        let previous = self.positions.clone();
-        for (i, (p, v)) in moved.into_iter().enumerate() {
-            self.positions[i] = p;
-            self.velocity[i] = v;
-        }
+            .any(|(m, p)| m != p);
+        let previous = std::mem::replace(&mut self.positions, moved);
+        self.velocity = moved_velocity;
         let rate = uplift_rates(
             &self.positions,
             &self.plate,
