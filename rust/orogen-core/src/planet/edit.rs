@@ -316,6 +316,7 @@ pub(super) fn edit(
         edges,
         start: Vec::new(),
         point_edges: Vec::new(),
+        point_nbrs: Vec::new(),
     };
     super::flips::rebuild_csr(&mut topo, next_id as usize);
     Some(Edited {

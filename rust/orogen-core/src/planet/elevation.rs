@@ -94,8 +94,8 @@ fn spread(
     while let Some(p) = queue.pop_front() {
         let p = p as usize;
         let (d, strength) = best[p];
-        for &e in topo.edges_of(p) {
-            let m = topo.other(e, p as u32) as usize;
+        for &m in topo.neighbours_of(p) {
+            let m = m as usize;
             if plate[m] != plate[p] || best[m].0.is_finite() {
                 continue;
             }

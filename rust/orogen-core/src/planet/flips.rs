@@ -214,6 +214,7 @@ pub(super) fn rebuild_csr(topo: &mut Topology, n: usize) {
             fill[p as usize] += 1;
         }
     }
+    topo.point_nbrs = super::hull::csr_neighbours(&start, &point_edges, &topo.edges);
     topo.start = start;
     topo.point_edges = point_edges;
 }

@@ -128,13 +128,10 @@ pub(super) fn integrate(
         .enumerate()
         .map(|(i, &p0)| {
             let mut f = DVec3::ZERO;
-            for &e in topo.edges_of(i) {
-                let side = if topo.edges[e as usize][0] as usize == i {
-                    0
-                } else {
-                    1
-                };
-                f += forces[e as usize][side];
+            for (&e, &m) in topo.edges_of(i).iter().zip(topo.neighbours_of(i)) {
+                // Edges are stored `[low, high]`: this point is end 0 if it is the lower.
+                let side = (m as usize) < i;
+                f += forces[e as usize][side as usize];
             }
             let p = v3(p0);
             let mantle = v3(omega[plate[i] as usize]).cross(p) * radius_m;

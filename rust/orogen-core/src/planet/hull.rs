@@ -143,6 +143,9 @@ pub(super) struct Topology {
     /// CSR: the edges of point `p` are `point_edges[start[p] .. start[p + 1]]`, ascending.
     pub start: Vec<u32>,
     pub point_edges: Vec<u32>,
+    /// The other end of each edge in `point_edges` (the flood fills and the force sums
+    /// read neighbours without going through the edge list).
+    pub point_nbrs: Vec<u32>,
 }
 
 impl Topology {
@@ -226,6 +229,7 @@ impl Topology {
         for p in 0..n {
             point_edges[hstart[p] as usize..hstart[p + 1] as usize].sort_unstable();
         }
+        let point_nbrs = csr_neighbours(&hstart, &point_edges, &edges);
         let tri_edge: Vec<[u32; 3]> = (0..triangles.len())
             .into_par_iter()
             .map(|t| [0, 1, 2].map(|i| eid[t * 3 + i]))
@@ -236,6 +240,7 @@ impl Topology {
             edges,
             start: hstart,
             point_edges,
+            point_nbrs,
         })
     }
 
@@ -243,6 +248,12 @@ impl Topology {
     #[inline]
     pub(super) fn edges_of(&self, p: usize) -> &[u32] {
         &self.point_edges[self.start[p] as usize..self.start[p + 1] as usize]
+    }
+
+    /// The neighbours of point `p`, in the order of [`Self::edges_of`].
+    #[inline]
+    pub(super) fn neighbours_of(&self, p: usize) -> &[u32] {
+        &self.point_nbrs[self.start[p] as usize..self.start[p + 1] as usize]
     }
 
     /// The other end of edge `e` from `p`.
@@ -263,4 +274,25 @@ impl Topology {
             .find(|&&e| self.other(e, a) == b)
             .map(|&e| e as usize)
     }
+}
+
+/// The other end of each edge of the CSR lists `start`/`point_edges` over `edges`.
+pub(super) fn csr_neighbours(start: &[u32], point_edges: &[u32], edges: &[[u32; 2]]) -> Vec<u32> {
+    let mut nbrs = vec![0u32; point_edges.len()];
+    nbrs.par_chunks_mut(4096)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let first = c * 4096;
+            // The point owning slot `first`: the last start ≤ first.
+            let mut p = start.partition_point(|&s| s as usize <= first) - 1;
+            for (k, out) in chunk.iter_mut().enumerate() {
+                let slot = first + k;
+                while start[p + 1] as usize <= slot {
+                    p += 1;
+                }
+                let [a, b] = edges[point_edges[slot] as usize];
+                *out = if a as usize == p { b } else { a };
+            }
+        });
+    nbrs
 }

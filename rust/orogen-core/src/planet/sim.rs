@@ -510,6 +510,7 @@ impl Sim {
             + size_of_val(self.topo.edges.as_slice())
             + size_of_val(self.topo.start.as_slice())
             + size_of_val(self.topo.point_edges.as_slice())
+            + size_of_val(self.topo.point_nbrs.as_slice())
             + size_of_val(self.rest.as_slice())
             + size_of_val(self.kinds.as_slice())
             + self.locator.get().map_or(0, Locator::bytes)
