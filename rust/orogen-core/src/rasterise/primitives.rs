@@ -927,6 +927,12 @@ impl PrimitiveSurface {
             if d2 >= r.radius * r.radius {
                 continue;
             }
+            // The profile here is at most `top − slope·d`: skip it (without a root) when
+            // that cannot beat the rise so far.
+            let room = r.top - base - rise;
+            if room * room <= r.slope * r.slope * d2 {
+                continue;
+            }
             let d = d2.sqrt();
             let profile = r.za + (r.zb - r.za) * t - r.slope * d;
             let weight = 1.0 - smoothstep(0.5 * r.radius, r.radius, d);
