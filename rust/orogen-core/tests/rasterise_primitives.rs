@@ -308,8 +308,11 @@ fn a_finer_raster_downsampled_matches() {
         mean <= 0.01 * relief as f64,
         "mean difference {mean} m over relief {relief} m"
     );
+    // At a sharp crest or crease of slope s a 2×2 block's mean sits s·dx/4 off its
+    // centre: the ridges' crests add to the valleys' creases (6.8 m of 346 m relief
+    // without ridges, 7.1 m of 352 m with, when written).
     assert!(
-        worst <= 0.02 * relief,
+        worst <= 0.025 * relief,
         "difference {worst} m over relief {relief} m"
     );
 }
@@ -791,12 +794,16 @@ fn divide_edges_part_different_reaches() {
                 donors[f.receivers[i] as usize] += 1;
             }
         }
-        // The reach each node drains into, walking its receivers.
+        // The reach each node drains into, walking its receivers: the first channel node
+        // that is an outlet or drains into a junction (n for none).
         let reach = |mut i: usize| {
             for _ in 0..=n {
                 let r = f.receivers[i] as usize;
-                if r == i || donors[r] >= 2 {
+                if channel(i) && (r == i || donors[r] >= 2) {
                     return i;
+                }
+                if r == i {
+                    return n;
                 }
                 i = r;
             }

@@ -12,9 +12,11 @@
 //! 2. **ridges**, along the divides between basins (Cordonnier et al. 2016 §7). A node is
 //!    a *channel* node when its discharge is at least `ridge_threshold` × the largest; a
 //!    *junction* has two channel donors or more. Each node is labelled by the reach it
-//!    drains into: the first node down its receivers that is an outlet or drains into a
-//!    junction (one pass in stream order, receivers first; a cycle is an error), so the
-//!    branches above a junction differ and the two sides of one reach agree. A *divide
+//!    drains into: the first channel node down its receivers that is an outlet or drains
+//!    into a junction (one pass in stream order, receivers first; a cycle is an error), so
+//!    the branches above a junction differ and the two sides of one reach agree; a node
+//!    that reaches no such channel node (its outlet is no channel node) takes one shared
+//!    label. A *divide
 //!    edge* is a Delaunay edge whose nodes have different labels and that is not a stream
 //!    link (a link into a junction joins two labels but runs down a valley). Its ridge is
 //!    the Voronoi edge between the circumcentres of the two triangles beside it (a hull
@@ -35,7 +37,9 @@
 //!    the ridges meeting at a vertex disagree on its height; the mean col is one height
 //!    per vertex. A reach of half a link made narrow walls on a rounded base; one link
 //!    lets the flanks run down into the hillslopes. The valleys' ease depth (½ relief)
-//!    flattened low ridges, hence 0.1.
+//!    flattened low ridges, hence 0.1. Only channel nodes start a label: a hillslope node
+//!    draining straight into a junction or off the domain would be a basin of its own,
+//!    ringed by ridges (a knob).
 //! 3. **valleys**, one per stream-tree link `i → receiver`: a cone rising from the link
 //!    (height interpolated along it) with slope `s`, the steepest rise along a graph link
 //!    from either end. Its weight is 1 up to half its radius (`valley_radius` × the ends' mean link
@@ -93,7 +97,7 @@ pub struct PrimitiveParams {
     /// Discharge from which a node is a channel node, as a fraction of the largest
     /// discharge: the basins whose divides get ridges are those of the channel reaches
     /// between confluences, and the ridges fade out over channel nodes. In `[1e-6, 1]`.
-    /// Default 0.002.
+    /// Default 0.01, the rivers' default threshold (1 % of the largest discharge).
     pub ridge_threshold: f32,
 }
 
@@ -106,7 +110,7 @@ impl Default for PrimitiveParams {
             detail: 0.05,
             detail_wavelength: 0.0,
             ridges: 1.0,
-            ridge_threshold: 0.002,
+            ridge_threshold: 0.01,
         }
     }
 }
@@ -1111,8 +1115,13 @@ fn ridges(
     for &c in &stack {
         let c = c as usize;
         let r = rec[c] as usize;
-        label[c] = if r == c || donors[r] >= 2 {
+        let head = channel[c] > 0.0 && (r == c || donors[r] >= 2);
+        label[c] = if head {
             c as u32
+        } else if r == c {
+            // The outlets without a channel (hillslopes draining off the domain) share
+            // one label: no ring of ridges around each.
+            n as u32
         } else {
             label[r]
         };
