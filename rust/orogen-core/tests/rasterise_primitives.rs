@@ -532,6 +532,18 @@ fn bad_input_names_the_field() {
         &RiverParams::default(),
     ));
     assert!(e.contains("cycle"), "{e}");
+    // The ridges' basins follow the receivers too.
+    let e = error_text(primitives(
+        &StreamSurface {
+            receivers: &cycle,
+            ..s
+        },
+        &rivers,
+        grid,
+        &pp,
+        0,
+    ));
+    assert!(e.contains("cycle"), "{e}");
     let mut nan = f.water_level.clone();
     nan[5] = f32::NAN;
     let e = error_text(extract_rivers(
