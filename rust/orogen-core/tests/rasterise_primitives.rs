@@ -1,7 +1,8 @@
 //! The primitive-based heightfield and the rivers (Cordonnier 2016 §7) over a real eroded
 //! graph: rivers never rise downstream in the output, lakes are flat, a finer raster agrees
-//! with a coarser one, Strahler orders hold, bad input is refused, and the bytes do not
-//! depend on the thread count.
+//! with a coarser one, ridges make sharp crests on the basin divides and leave the valley
+//! floors alone, Strahler orders hold, bad input is refused, and the bytes do not depend on
+//! the thread count.
 
 use glam::DVec2;
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
@@ -307,8 +308,11 @@ fn a_finer_raster_downsampled_matches() {
         mean <= 0.01 * relief as f64,
         "mean difference {mean} m over relief {relief} m"
     );
+    // At a sharp crest or crease of slope s a 2×2 block's mean sits s·dx/4 off its
+    // centre: the ridges' crests add to the valleys' creases (6.8 m of 346 m relief
+    // without ridges, 7.1 m of 352 m with, when written).
     assert!(
-        worst <= 0.02 * relief,
+        worst <= 0.025 * relief,
         "difference {worst} m over relief {relief} m"
     );
 }
@@ -472,6 +476,14 @@ fn bad_input_names_the_field() {
             },
             "valley_radius",
         ),
+        (PrimitiveParams { ridges: 1.5, ..pp }, "primitives.ridges"),
+        (
+            PrimitiveParams {
+                ridge_threshold: 0.0,
+                ..pp
+            },
+            "primitives.ridge_threshold",
+        ),
     ] {
         let e = error_text(primitives(&s, &rivers, grid, &params, 0));
         assert!(e.contains(field), "{e}");
@@ -518,6 +530,18 @@ fn bad_input_names_the_field() {
             ..s
         },
         &RiverParams::default(),
+    ));
+    assert!(e.contains("cycle"), "{e}");
+    // The ridges' basins follow the receivers too.
+    let e = error_text(primitives(
+        &StreamSurface {
+            receivers: &cycle,
+            ..s
+        },
+        &rivers,
+        grid,
+        &pp,
+        0,
     ));
     assert!(e.contains("cycle"), "{e}");
     let mut nan = f.water_level.clone();
@@ -604,6 +628,237 @@ fn the_raster_is_the_surface_at_each_pixel() {
     }
 }
 
+/// Two parallel valleys 2 km apart (x = 1000 and 3000 m) draining south on a jittered
+/// 100 m grid, hillslopes of slope 0.3 rising to the divide at x = 2000 m.
+fn two_catchments() -> Fixture {
+    let points = jittered_grid(41, 41, 100.0, 0.35, 8).unwrap();
+    let del = Delaunay::new(&points).unwrap();
+    let graph = del.to_graph().unwrap();
+    let heights: Vec<f32> = graph
+        .positions()
+        .iter()
+        .map(|p| (0.02 * p.y + 0.3 * (p.x - 1000.0).abs().min((p.x - 3000.0).abs())) as f32)
+        .collect();
+    Fixture::routed(graph, del.triangles().to_vec(), heights)
+}
+
+/// Distance from `p` to segment `a–b`.
+fn to_segment(p: DVec2, a: DVec2, b: DVec2) -> f64 {
+    let ab = b - a;
+    let t = if ab.length_squared() > 0.0 {
+        ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    p.distance(a + ab * t)
+}
+
+#[test]
+fn ridges_make_sharp_crests_on_the_divide() {
+    // Cordonnier et al. 2016 §7: ridges along basin boundaries.
+    let f = two_catchments();
+    let s = f.surface();
+    let rivers = extract_rivers(&s, &RiverParams::default()).unwrap();
+    let pp = PrimitiveParams {
+        detail: 0.0,
+        ridge_threshold: 0.05,
+        ..Default::default()
+    };
+    let with = PrimitiveSurface::new(&s, &rivers, &pp, 1).unwrap();
+    let without =
+        PrimitiveSurface::new(&s, &rivers, &PrimitiveParams { ridges: 0.0, ..pp }, 1).unwrap();
+    // The ridges between the two valleys' basins (not those along the domain's sides,
+    // where the hull nodes are outlets of their own).
+    let pos = f.graph.positions();
+    let divide: Vec<[DVec2; 2]> = with
+        .ridges()
+        .filter(|(n, _)| {
+            n.iter()
+                .all(|&v| (pos[v as usize].x - 2000.0).abs() < 300.0)
+        })
+        .map(|(_, seg)| seg)
+        .collect();
+    assert!(divide.len() > 40, "{} divide segments", divide.len());
+    let node_slope = 0.3;
+    let (mut sharp_with, mut sharp_without) = (Vec::new(), Vec::new());
+    for k in 0..13 {
+        let y = 700.0 + 200.0 * k as f64;
+        // The crest along a transect across the divide, every 2 m.
+        let transect = |surface: &PrimitiveSurface| {
+            let xs: Vec<f64> = (0..=500).map(|i| 1500.0 + 2.0 * i as f64).collect();
+            let hs: Vec<f64> = xs.iter().map(|&x| surface.height(x, y) as f64).collect();
+            let top = (0..hs.len())
+                .max_by(|&a, &b| hs[a].total_cmp(&hs[b]).then(b.cmp(&a)))
+                .unwrap();
+            let x = xs[top];
+            // Mean slopes over the quarter spacing each side of the crest.
+            let h = |x: f64| surface.height(x, y) as f64;
+            let left = (h(x) - h(x - 25.0)) / 25.0;
+            let right = (h(x) - h(x + 25.0)) / 25.0;
+            (x, h(x), left.min(right))
+        };
+        let (x, crest, sharp) = transect(&with);
+        let (_, crest0, sharp0) = transect(&without);
+        let gap = divide
+            .iter()
+            .map(|[a, b]| to_segment(DVec2::new(x, y), *a, *b))
+            .fold(f64::INFINITY, f64::min);
+        println!(
+            "y {y}: crest at x {x:.0} ({gap:.1} m from a ridge), {crest:.1} m (without \
+             ridges {crest0:.1} m); slopes within 25 m: {sharp:.3} (without {sharp0:.3})"
+        );
+        assert!(
+            gap <= 100.0,
+            "y {y}: the crest is {gap} m from the divide's ridges"
+        );
+        assert!(crest >= crest0, "y {y}: the ridge lowers the crest");
+        sharp_with.push(sharp);
+        sharp_without.push(sharp0);
+    }
+    // With ridges both flanks fall steeply right from the crest (measured along x: the
+    // divide zigzags, so a transect may cross it at a slant); without, the crest is
+    // rounded. Where a node stands on the divide its own rounded top can stay the crest,
+    // so this holds in most transects, not all (8 of 13 when written).
+    let steeper = sharp_with
+        .iter()
+        .zip(&sharp_without)
+        .filter(|(a, b)| **a >= 1.5 * **b)
+        .count();
+    let mut sorted = sharp_with.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    assert!(
+        median >= 0.4 * node_slope,
+        "median flank slope {median} near the crest, the nodes' {node_slope}"
+    );
+    assert!(
+        steeper * 2 > sharp_with.len(),
+        "flanks 1.5 times steeper than without ridges in only {steeper} transects"
+    );
+}
+
+#[test]
+fn ridges_leave_the_valley_floors_alone() {
+    for f in [Fixture::eroded(80, 150, 11), Fixture::with_lake()] {
+        let s = f.surface();
+        let (rp, pp) = defaults();
+        let rivers = extract_rivers(&s, &rp).unwrap();
+        let with = PrimitiveSurface::new(&s, &rivers, &pp, 7).unwrap();
+        let without =
+            PrimitiveSurface::new(&s, &rivers, &PrimitiveParams { ridges: 0.0, ..pp }, 7).unwrap();
+        let max_q = f.discharge.iter().fold(0.0f32, |a, &q| a.max(q));
+        let threshold = pp.ridge_threshold * max_q;
+        let pos = f.graph.positions();
+        let mut checked = 0;
+        for (i, &r) in f.receivers.iter().enumerate() {
+            let r = r as usize;
+            if r == i || f.discharge[i] < threshold {
+                continue;
+            }
+            for t in [0.25, 0.5, 0.75] {
+                let q = pos[i] + (pos[r] - pos[i]) * t;
+                let (a, b) = (with.height(q.x, q.y), without.height(q.x, q.y));
+                assert!(
+                    (a - b).abs() <= 1e-3,
+                    "link {i} -> {r} at {t}: {a} with ridges, {b} without"
+                );
+                checked += 1;
+            }
+        }
+        // And the ridges do raise the ground elsewhere.
+        let grid = f.grid(200);
+        let mut raised = 0.0f32;
+        for y in 0..grid.height {
+            for x in 0..grid.width {
+                let (px, py) = (x as f64 * grid.dx() as f64, y as f64 * grid.dy() as f64);
+                raised = raised.max(with.height(px, py) - without.height(px, py));
+            }
+        }
+        println!("{checked} points on channel links unchanged; ridges raise up to {raised} m");
+        assert!(checked > 300, "{checked} points");
+        assert!(raised > 1.0, "ridges raise at most {raised} m");
+    }
+}
+
+#[test]
+fn divide_edges_part_different_reaches() {
+    for (k, f) in [
+        Fixture::eroded(60, 100, 3),
+        Fixture::with_lake(),
+        random_fixture(2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = f.surface();
+        let pp = PrimitiveParams {
+            ridge_threshold: [0.002, 0.01, 0.05][k],
+            ..Default::default()
+        };
+        let surface = PrimitiveSurface::new(&s, &[], &pp, 0).unwrap();
+        let n = f.graph.len();
+        let max_q = f.discharge.iter().fold(0.0f32, |a, &q| a.max(q));
+        let channel =
+            |i: usize| f.discharge[i] > 0.0 && f.discharge[i] >= pp.ridge_threshold * max_q;
+        let mut donors = vec![0; n];
+        for i in 0..n {
+            if f.receivers[i] as usize != i && channel(i) {
+                donors[f.receivers[i] as usize] += 1;
+            }
+        }
+        // The reach each node drains into, walking its receivers: the first channel node
+        // that is an outlet or drains into a junction (n for none).
+        let reach = |mut i: usize| {
+            for _ in 0..=n {
+                let r = f.receivers[i] as usize;
+                if channel(i) && (r == i || donors[r] >= 2) {
+                    return i;
+                }
+                if r == i {
+                    return n;
+                }
+                i = r;
+            }
+            panic!("the receivers hold a cycle");
+        };
+        let reaches: Vec<usize> = (0..n).map(reach).collect();
+        let divides: std::collections::HashSet<[u32; 2]> = surface
+            .ridges()
+            .map(|(v, _)| [v[0].min(v[1]), v[0].max(v[1])])
+            .collect();
+        let (mut inside, mut across) = (0, 0);
+        for t in &f.triangles {
+            for e in 0..3 {
+                let (a, b) = (t[e] as usize, t[(e + 1) % 3] as usize);
+                let link = f.receivers[a] as usize == b || f.receivers[b] as usize == a;
+                let expected = reaches[a] != reaches[b] && !link;
+                let key = [a.min(b) as u32, a.max(b) as u32];
+                assert_eq!(
+                    divides.contains(&key),
+                    expected,
+                    "fixture {k}: edge {a}-{b}, reaches {} and {}",
+                    reaches[a],
+                    reaches[b]
+                );
+                if expected {
+                    across += 1;
+                } else {
+                    inside += 1;
+                }
+            }
+        }
+        // Every divide is a Delaunay edge.
+        for v in &divides {
+            assert_ne!(reaches[v[0] as usize], reaches[v[1] as usize]);
+        }
+        println!("fixture {k}: {across} edge sides across divides, {inside} inside basins");
+        assert!(
+            across > 50 && inside > 50,
+            "{across} across, {inside} inside"
+        );
+    }
+}
+
 /// Speed on a 100k-node graph at 4097² (run with `--release -- --ignored --nocapture`).
 #[test]
 #[ignore]
@@ -645,7 +900,13 @@ fn picture() {
         Fixture::eroded(80, 150, 11)
     };
     let s = f.surface();
-    let (mut rp, pp) = defaults();
+    let (mut rp, mut pp) = defaults();
+    if let Ok(r) = std::env::var("PRIM_RIDGES") {
+        pp.ridges = r.parse().unwrap();
+    }
+    if let Ok(t) = std::env::var("PRIM_RIDGE_THRESHOLD") {
+        pp.ridge_threshold = t.parse().unwrap();
+    }
     if let Ok(w) = std::env::var("PRIM_WIDTH") {
         rp.width_coeff = w.parse().unwrap();
     }

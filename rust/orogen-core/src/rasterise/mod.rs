@@ -6,7 +6,8 @@
 //!   smooth surface for live views).
 //! - [`phong`]: the Delaunay mesh, Phong-tessellated (Boubekeur & Alexa 2008) and rasterised.
 //! - [`primitives`]: river, valley, ridge and lake primitives combined by a construction
-//!   tree (Génevaux et al. 2013), evaluated per pixel.
+//!   tree (Génevaux et al. 2013), evaluated per pixel; the ridges follow the divides
+//!   between the basins of the channel reaches (Cordonnier et al. 2016 §7).
 //! - [`rivers`]: the stream tree's rivers as polylines with discharge, width and Strahler
 //!   order (written as `rivers.json`, handed to Godot as curves).
 //!

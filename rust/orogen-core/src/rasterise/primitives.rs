@@ -3,28 +3,59 @@
 //! lake and river primitives, combined per pixel.
 //!
 //! The construction tree, evaluated at each point `p` (the fixed composition
-//! `Carve(Replace(Blend(base, valleys) + detail, lakes), rivers)`):
+//! `Carve(Replace(Blend(Blend(base, ridges), valleys) + detail, lakes), rivers)`):
 //!
 //! 1. **base** `B(p)`: over the Delaunay triangle holding `p` (outside the hull: the
 //!    nearest point of the nearest triangle), the corners' tangent planes (least-squares
 //!    node gradients) mixed by the barycentric weights, ¾ planes and ¼ flat triangle (a
 //!    Phong-like patch: through the node heights, continuous across edges).
-//! 2. **valleys**, one per stream-tree link `i → receiver`: a cone rising from the link
+//! 2. **ridges**, along the divides between basins (Cordonnier et al. 2016 §7). A node is
+//!    a *channel* node when its discharge is at least `ridge_threshold` × the largest; a
+//!    *junction* has two channel donors or more. Each node is labelled by the reach it
+//!    drains into: the first channel node down its receivers that is an outlet or drains
+//!    into a junction (one pass in stream order, receivers first; a cycle is an error), so
+//!    the branches above a junction differ and the two sides of one reach agree; a node
+//!    that reaches no such channel node (its outlet is no channel node) takes one shared
+//!    label. A *divide
+//!    edge* is a Delaunay edge whose nodes have different labels and that is not a stream
+//!    link (a link into a junction joins two labels but runs down a valley). Its ridge is
+//!    the Voronoi edge between the circumcentres of the two triangles beside it (a hull
+//!    edge: from its triangle's circumcentre to its col; a circumcentre farther than the
+//!    triangle's longest edge from its centroid is pulled back to that distance). The
+//!    *col* of divide edge `i–j` is where the hillslope cones `h + s·|q − p|` of its nodes
+//!    meet on the link (`s` the slope to the receiver, at most 100), at least as high as
+//!    either node; the crest at a Voronoi vertex is the mean col of its triangle's divide
+//!    edges, linear along the segment. The profile is `R = crest − s_r·d`, `s_r` the mean
+//!    slope of the two nodes, `d` the distance to the segment, with weight 1 up to half a
+//!    mean link length and fading smoothly to 0 at one. **Blend**: the upper envelope
+//!    `r = max(0, max over ridges of weight·(R − B))`, eased in over its first
+//!    `0.1·relief` metres and at most the local relief, scaled by `ridges` and faded out
+//!    over channel nodes (the interpolated channel indicator from ¼ to ¾) and lakes: `T =
+//!    B + r`. So valley floors are untouched (between two channel nodes `r` is 0).
+//!    Where this differs from the first design, and why: crests at the Voronoi vertices
+//!    from the cones there made every vertex a peak (dotted bumps along each divide) and
+//!    the ridges meeting at a vertex disagree on its height; the mean col is one height
+//!    per vertex. A reach of half a link made narrow walls on a rounded base; one link
+//!    lets the flanks run down into the hillslopes. The valleys' ease depth (½ relief)
+//!    flattened low ridges, hence 0.1. Only channel nodes start a label: a hillslope node
+//!    draining straight into a junction or off the domain would be a basin of its own,
+//!    ringed by ridges (a knob).
+//! 3. **valleys**, one per stream-tree link `i → receiver`: a cone rising from the link
 //!    (height interpolated along it) with slope `s`, the steepest rise along a graph link
 //!    from either end. Its weight is 1 up to half its radius (`valley_radius` × the ends' mean link
 //!    length) and fades smoothly to 0 at the radius.
-//!    **Blend**: with `c = min(0, min over links of weight·(cone − B))`, a lower envelope
-//!    (where two valley sides meet they make a crease), `T = B + ease(c)`: the cut eases in
+//!    **Blend**: with `c = min(0, min over links of weight·(cone − T))`, a lower envelope
+//!    (where two valley sides meet they make a crease), `T + ease(c)`: the cut eases in
 //!    over its first `½·relief` metres (quadratic, C1), so a cone that barely dips under
 //!    the base leaves no pit-shaped crease.
-//! 3. **detail**: gradient noise (3 octaves) of amplitude `detail` × the local relief (the
+//! 4. **detail**: gradient noise (3 octaves) of amplitude `detail` × the local relief (the
 //!    largest height step from a node to its neighbours, interpolated), deterministic from
 //!    the seed, faded to 0 inside river channels and lakes.
-//! 4. **lakes** (**Replace**): where the nodes' water level is above their height, the
+//! 5. **lakes** (**Replace**): where the nodes' water level is above their height, the
 //!    surface is raised to the lake level `L`: `h + wλ·max(0, L − h)`, `wλ` = 1 where the
 //!    interpolated lake indicator reaches ½ (fading to 0 at the shore's non-lake nodes), so
 //!    lakes are flat.
-//! 5. **rivers** (**Carve**): along each river segment a parabolic channel: floor `f` at
+//! 6. **rivers** (**Carve**): along each river segment a parabolic channel: floor `f` at
 //!    the centre line, rising by `depth_ratio·w` at the banks `|d| = w/2` and on outside;
 //!    weight 1 inside the channel, fading smoothly to 0 at `w/2 + bank_ratio·w`; inner
 //!    weight 1 within `w/4` of the centre line, 0 from `w/2`. With `C` the lowest channel
@@ -38,7 +69,7 @@ use glam::DVec2;
 use rayon::prelude::*;
 
 use super::bins::BinLists;
-use super::rivers::{check_surface, River};
+use super::rivers::{check_surface, stream_order, River};
 use super::StreamSurface;
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
@@ -60,6 +91,14 @@ pub struct PrimitiveParams {
     pub detail: f32,
     /// Longest noise wavelength, metres; 0 means twice the mean node spacing. Default 0.
     pub detail_wavelength: f32,
+    /// Strength of the ridge primitives along the basin divides: 1 raises the crests to
+    /// the meeting of the hillslopes, 0 draws no ridge. In `[0, 1]`. Default 1.
+    pub ridges: f32,
+    /// Discharge from which a node is a channel node, as a fraction of the largest
+    /// discharge: the basins whose divides get ridges are those of the channel reaches
+    /// between confluences, and the ridges fade out over channel nodes. In `[1e-6, 1]`.
+    /// Default 0.01, the rivers' default threshold (1 % of the largest discharge).
+    pub ridge_threshold: f32,
 }
 
 impl Default for PrimitiveParams {
@@ -70,6 +109,8 @@ impl Default for PrimitiveParams {
             valley_radius: 1.0,
             detail: 0.05,
             detail_wavelength: 0.0,
+            ridges: 1.0,
+            ridge_threshold: 0.01,
         }
     }
 }
@@ -101,6 +142,13 @@ impl PrimitiveParams {
             self.detail_wavelength as f64,
             0.0,
             1e7,
+        )?;
+        check_range(&format!("{field}.ridges"), self.ridges as f64, 0.0, 1.0)?;
+        check_range(
+            &format!("{field}.ridge_threshold"),
+            self.ridge_threshold as f64,
+            1e-6,
+            1.0,
         )?;
         Ok(())
     }
@@ -205,6 +253,22 @@ struct Valley {
     low: f64,
 }
 
+/// A stretch of a basin divide (a Voronoi edge between two nodes of different basins) as
+/// a ridge primitive: crest `za → zb` along `a → b`, flanks falling at `slope`.
+#[derive(Clone, Copy)]
+struct Ridge {
+    a: DVec2,
+    b: DVec2,
+    za: f64,
+    zb: f64,
+    slope: f64,
+    radius: f64,
+    /// `max(za, zb)`.
+    top: f64,
+    /// The two nodes the divide passes between.
+    nodes: [u32; 2],
+}
+
 /// A river segment as a channel primitive.
 #[derive(Clone, Copy)]
 struct Channel {
@@ -224,6 +288,8 @@ struct Located {
     lake_weight: f64,
     lake_core: f64,
     lake_level: f64,
+    /// Interpolated channel indicator (1 between channel nodes).
+    channel: f64,
 }
 
 /// The primitives of a stream surface, ready to be evaluated at any point
@@ -241,6 +307,11 @@ pub struct PrimitiveSurface {
     tri_bins: Bins,
     valleys: Vec<Valley>,
     valley_bins: Bins,
+    /// 1 for a channel node (discharge from the ridge threshold), else 0.
+    channel_node: Vec<f64>,
+    ridges: Vec<Ridge>,
+    ridge_bins: Bins,
+    ridge_strength: f64,
     channels: Vec<Channel>,
     channel_bins: Bins,
     detail: f64,
@@ -258,6 +329,12 @@ const NO_HINT: u32 = u32::MAX;
 
 /// Depth, over local relief, over which a valley cut eases in.
 const VALLEY_EASE: f64 = 0.5;
+
+/// Reach of a ridge primitive around its segment, in the mean link length of its nodes.
+const RIDGE_RADIUS: f64 = 1.0;
+
+/// Height, over local relief, over which a ridge rise eases in.
+const RIDGE_EASE: f64 = 0.1;
 
 /// Share of the tangent planes in the base surface (Phong tessellation's shape factor,
 /// Boubekeur & Alexa 2008): 0 gives flat triangles.
@@ -515,6 +592,27 @@ impl PrimitiveSurface {
         )?;
         valley_bins.sort_by(|k| valleys[k as usize].low);
 
+        // Ridge primitives along the basin divides.
+        let (channel_node, ridges) = ridges(s, &pos, &heights, &mean_link, &triangles, p)?;
+        let mut ridge_bins = Bins::build(
+            lo,
+            hi,
+            0.5 * spacing,
+            ridges.len(),
+            "ridge bins",
+            |k| {
+                let r = &ridges[k];
+                let e = DVec2::splat(r.radius);
+                (r.a.min(r.b) - e, r.a.max(r.b) + e)
+            },
+            |k, c, rad| {
+                let r = &ridges[k];
+                segment_distance(c, r.a, r.b).0 < r.radius + rad
+            },
+        )?;
+        // Highest crest first, so the search stops at the first that cannot beat the rise.
+        ridge_bins.sort_by(|k| -ridges[k as usize].top);
+
         let mut surface = PrimitiveSurface {
             pos,
             heights,
@@ -527,6 +625,10 @@ impl PrimitiveSurface {
             tri_bins,
             valleys,
             valley_bins,
+            channel_node,
+            ridges,
+            ridge_bins,
+            ridge_strength: p.ridges as f64,
             channels: Vec::new(),
             channel_bins: Bins::build(
                 lo,
@@ -748,6 +850,7 @@ impl PrimitiveSurface {
             lake_weight: 0.0,
             lake_core: 0.0,
             lake_level: self.tri_lake_level[k],
+            channel: 0.0,
         };
         let mut lambda = 0.0;
         for c in 0..3 {
@@ -757,6 +860,7 @@ impl PrimitiveSurface {
             let plane = self.heights[v] + self.gradient[v].dot(p - self.pos[v]);
             out.base += w[c] * ((1.0 - PHONG) * self.heights[v] + PHONG * plane);
             out.relief += w[c] * self.relief[v];
+            out.channel += w[c] * self.channel_node[v];
             lambda += w[c] * self.lake[v];
         }
         out.lake_weight = smoothstep(0.0, 0.5, lambda);
@@ -796,6 +900,68 @@ impl PrimitiveSurface {
         Some((floor + depth * r * r, weight, inner))
     }
 
+    /// How much the ridges raise the base at `p`: the upper envelope of the ridge
+    /// profiles over the base, eased in, at most the local relief, faded out over channel
+    /// nodes and lakes and scaled by the ridge strength.
+    #[inline]
+    fn ridge_rise(&self, p: DVec2, loc: &Located) -> f64 {
+        let fade = self.ridge_strength
+            * (1.0 - smoothstep(0.25, 0.75, loc.channel))
+            * (1.0 - loc.lake_weight);
+        if fade <= 0.0 {
+            return 0.0;
+        }
+        let base = loc.base;
+        let mut rise = 0.0f64;
+        for &k in self.ridge_bins.items(p) {
+            let r = &self.ridges[k as usize];
+            // The profile is at most the crest's top, and the bin lists its ridges by
+            // decreasing top: none of the rest can beat the rise so far.
+            if r.top - base <= rise {
+                break;
+            }
+            let ab = r.b - r.a;
+            let l2 = ab.length_squared();
+            let t = if l2 > 0.0 {
+                ((p - r.a).dot(ab) / l2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let d2 = (p - (r.a + ab * t)).length_squared();
+            if d2 >= r.radius * r.radius {
+                continue;
+            }
+            // The profile here is at most `top − slope·d`: skip it (without a root) when
+            // that cannot beat the rise so far.
+            let room = r.top - base - rise;
+            if room * room <= r.slope * r.slope * d2 {
+                continue;
+            }
+            let d = d2.sqrt();
+            let profile = r.za + (r.zb - r.za) * t - r.slope * d;
+            let weight = 1.0 - smoothstep(0.5 * r.radius, r.radius, d);
+            rise = rise.max(weight * (profile - base));
+        }
+        if rise <= 0.0 {
+            return 0.0;
+        }
+        // Eased in like the valley cut (C1 where a ridge leaves the base), over a shorter
+        // depth so that low ridges stay sharp.
+        let k = RIDGE_EASE * loc.relief + 1e-9;
+        let eased = if rise >= 0.5 * k {
+            rise - 0.25 * k
+        } else {
+            rise * rise / k
+        };
+        fade * eased.min(loc.relief)
+    }
+
+    /// The basin divides the ridges follow: the two nodes of each ridge primitive's
+    /// divide edge and its segment's ends (metres), in no particular order.
+    pub fn ridges(&self) -> impl Iterator<Item = ([u32; 2], [DVec2; 2])> + '_ {
+        self.ridges.iter().map(|r| (r.nodes, [r.a, r.b]))
+    }
+
     /// The height of the terrain at `(x, y)` metres: the construction tree evaluated there.
     pub fn height(&self, x: f64, y: f64) -> f32 {
         let mut hint = NO_HINT;
@@ -806,7 +972,8 @@ impl PrimitiveSurface {
     /// [`PrimitiveSurface::triangle_at`]): the same value whatever the hint.
     fn height_hinted(&self, p: DVec2, hint: &mut u32) -> f32 {
         let loc = self.locate(p, hint);
-        let base = loc.base;
+        // Blend(base, ridges): the upper envelope of the ridges over the base.
+        let base = loc.base + self.ridge_rise(p, &loc);
 
         // Blend(base, valleys): the lower envelope of the valley cones.
         let mut cut = 0.0f64;
@@ -879,6 +1046,179 @@ impl PrimitiveSurface {
         }
         h as f32
     }
+}
+
+/// Circumcentre of triangle `a b c`, kept within the longest edge of the centroid (a
+/// sliver's circumcentre can lie far away; then it is pulled towards the centroid).
+fn voronoi_vertex(a: DVec2, b: DVec2, c: DVec2) -> DVec2 {
+    let (ab, ac) = (b - a, c - a);
+    let d = 2.0 * ab.perp_dot(ac);
+    let g = (a + b + c) / 3.0;
+    let centre = a + DVec2::new(
+        ac.y * ab.length_squared() - ab.y * ac.length_squared(),
+        ab.x * ac.length_squared() - ac.x * ab.length_squared(),
+    ) / d;
+    let longest = ab.length().max(ac.length()).max((c - b).length());
+    let off = centre - g;
+    let len = off.length();
+    if !len.is_finite() {
+        g
+    } else if len > longest {
+        g + off * (longest / len)
+    } else {
+        centre
+    }
+}
+
+/// The channel indicator of every node and the ridge primitives of `s` (Cordonnier et al.
+/// 2016 §7, ridges along basin boundaries). A channel node drains at least
+/// `ridge_threshold` × the largest discharge; a junction has two channel donors or more.
+/// Every node is labelled by the reach it drains into: the first node down its receivers
+/// that is an outlet or drains into a junction. A divide edge is a Delaunay edge whose
+/// nodes have different labels and that is not a stream link; its ridge runs along the
+/// Voronoi edge between its nodes, with the crest of the lowest hillslope cone
+/// `h_k + s_k·|q − p_k|` of the triangle's nodes at each end (`s_k` the slope to the
+/// receiver), linear in between.
+fn ridges(
+    s: &StreamSurface,
+    pos: &[DVec2],
+    heights: &[f64],
+    mean_link: &[f64],
+    triangles: &[[u32; 3]],
+    p: &PrimitiveParams,
+) -> Result<(Vec<f64>, Vec<Ridge>)> {
+    let n = pos.len();
+    let rec = s.receivers;
+    let max_q = s.discharge.iter().fold(0.0f32, |a, &q| a.max(q));
+    let threshold = p.ridge_threshold * max_q;
+    let mut channel: Vec<f64> = alloc(n, "channel nodes")?;
+    channel.extend(
+        s.discharge
+            .iter()
+            .map(|&q| if q > 0.0 && q >= threshold { 1.0 } else { 0.0 }),
+    );
+    if p.ridges <= 0.0 {
+        return Ok((channel, Vec::new()));
+    }
+    let mut donors: Vec<u8> = alloc(n, "channel donors")?;
+    donors.resize(n, 0);
+    for i in 0..n {
+        let r = rec[i] as usize;
+        if r != i && channel[i] > 0.0 {
+            donors[r] = donors[r].saturating_add(1);
+        }
+    }
+    // Receivers before donors, so a label is found in one step (errors on a cycle).
+    let stack = stream_order(rec)?;
+    let mut label: Vec<u32> = alloc(n, "basin labels")?;
+    label.resize(n, 0);
+    for &c in &stack {
+        let c = c as usize;
+        let r = rec[c] as usize;
+        let head = channel[c] > 0.0 && (r == c || donors[r] >= 2);
+        label[c] = if head {
+            c as u32
+        } else if r == c {
+            // The outlets without a channel (hillslopes draining off the domain) share
+            // one label: no ring of ridges around each.
+            n as u32
+        } else {
+            label[r]
+        };
+    }
+    drop(stack);
+    let mut slope: Vec<f64> = alloc(n, "hillslope slopes")?;
+    slope.extend((0..n).map(|i| {
+        let r = rec[i] as usize;
+        let d = pos[i].distance(pos[r]);
+        if r == i || d <= 0.0 {
+            0.0
+        } else {
+            ((heights[i] - heights[r]) / d).clamp(0.0, 100.0)
+        }
+    }));
+    // Divide edges, each with the triangles beside it.
+    let divide = |a: u32, b: u32| {
+        label[a as usize] != label[b as usize] && rec[a as usize] != b && rec[b as usize] != a
+    };
+    let edges = |t: [u32; 3]| (0..3).map(move |e| (t[e], t[(e + 1) % 3]));
+    let count = triangles
+        .iter()
+        .map(|&t| edges(t).filter(|&(a, b)| divide(a, b)).count())
+        .sum();
+    let mut sides: Vec<(u32, u32, u32)> = alloc(count, "divide edges")?;
+    for (k, t) in triangles.iter().enumerate() {
+        for (a, b) in edges(*t) {
+            if divide(a, b) {
+                sides.push((a.min(b), a.max(b), k as u32));
+            }
+        }
+    }
+    sides.sort_unstable();
+    // The col of divide edge i–j: where the hillslope cones of i and j meet on the link
+    // (nearer the higher node), at least as high as either node; its position and height.
+    let col_at = |i: u32, j: u32| {
+        let (i, j) = (i as usize, j as usize);
+        let l = pos[i].distance(pos[j]);
+        let (si, sj) = (slope[i], slope[j]);
+        let top = heights[i].max(heights[j]);
+        if si + sj <= 1e-12 || l <= 0.0 {
+            return (0.5 * (pos[i] + pos[j]), top);
+        }
+        let x = ((heights[j] - heights[i] + sj * l) / (si + sj)).clamp(0.0, l);
+        // Kept off the nodes.
+        let u = (x / l).clamp(0.1, 0.9);
+        let z = (heights[i] + si * x)
+            .min(heights[j] + sj * (l - x))
+            .max(top);
+        (pos[i] + (pos[j] - pos[i]) * u, z)
+    };
+    let col = |i: u32, j: u32| col_at(i, j).1;
+    // The Voronoi vertex of triangle k and its crest: the mean col of its divide edges.
+    let vertex = |k: u32| {
+        let t = triangles[k as usize];
+        let v = voronoi_vertex(pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
+        let (mut sum, mut count) = (0.0, 0.0);
+        for (a, b) in edges(t) {
+            if divide(a, b) {
+                sum += col(a, b);
+                count += 1.0;
+            }
+        }
+        (v, sum / count)
+    };
+    let mut ridges: Vec<Ridge> = alloc(2 * sides.len(), "ridge primitives")?;
+    let mut g = 0;
+    while g < sides.len() {
+        let (i, j, t0) = sides[g];
+        let mut end = g + 1;
+        while end < sides.len() && sides[end].0 == i && sides[end].1 == j {
+            end += 1;
+        }
+        let (a, za) = vertex(t0);
+        // Two segments, vertex → col → vertex; a hull edge's from its vertex to its col.
+        let mut push = |a: DVec2, za: f64, b: DVec2, zb: f64| {
+            ridges.push(Ridge {
+                a,
+                b,
+                za,
+                zb,
+                slope: 0.5 * (slope[i as usize] + slope[j as usize]),
+                radius: (RIDGE_RADIUS * 0.5 * (mean_link[i as usize] + mean_link[j as usize]))
+                    .max(1e-9),
+                top: za.max(zb),
+                nodes: [i, j],
+            })
+        };
+        let (b, zb) = if end - g >= 2 {
+            vertex(sides[g + 1].2)
+        } else {
+            col_at(i, j)
+        };
+        push(a, za, b, zb);
+        g = end;
+    }
+    Ok((channel, ridges))
 }
 
 /// The primitive-based heightfield of `s` with `rivers` on `grid` (Cordonnier 2016 §7):
