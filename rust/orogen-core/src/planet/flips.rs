@@ -90,12 +90,12 @@ fn wants_flip_scan(
 
 /// The edge slots `(triangle, side)` that [`restore`] would flip first: each edge that is
 /// not locally Delaunay or borders a turned-over triangle, by a parallel pass over every
-/// triangle.
+/// triangle; and the triangles turned over (or within rounding of it), ascending.
 pub(super) fn unfit_edges(
     positions: &[[f64; 3]],
     triangles: &[[u32; 3]],
     adj: &[[u32; 3]],
-) -> Vec<(u32, u8)> {
+) -> (Vec<(u32, u8)>, Vec<u32>) {
     use rayon::prelude::*;
     // orient(a, b, c) = a · ((b − a) × (c − a)); turned over, or within rounding of it.
     let normal: Vec<(glam::DVec3, bool)> = triangles
@@ -108,7 +108,7 @@ pub(super) fn unfit_edges(
         })
         .collect();
     let normal = &normal;
-    (0..triangles.len())
+    let edges = (0..triangles.len())
         .into_par_iter()
         .flat_map_iter(|t| {
             (0..3)
@@ -119,7 +119,12 @@ pub(super) fn unfit_edges(
                 .filter(move |&i| wants_flip_scan(positions, triangles, adj, normal, t, i))
                 .map(move |i| (t as u32, i as u8))
         })
-        .collect()
+        .collect();
+    let turned = (0..triangles.len() as u32)
+        .into_par_iter()
+        .filter(|&t| normal[t as usize].1)
+        .collect();
+    (edges, turned)
 }
 
 /// Flips edges until the mesh is Delaunay and upright, at most `max_flips` flips, starting

@@ -287,7 +287,13 @@ impl Sim {
         );
         let mut flipped = Vec::new();
         // The edges to flip at the step's positions, and every point held back since.
-        let unfit = unfit_edges(&self.positions, &self.triangles, &self.topo.tri_adj);
+        let (unfit, turned) = unfit_edges(&self.positions, &self.triangles, &self.topo.tri_adj);
+        // Flips only make upright triangles: after the first flips, a triangle turned over
+        // is one of these, unchanged.
+        let turned: Vec<(u32, [u32; 3])> = turned
+            .into_iter()
+            .map(|t| (t, self.triangles[t as usize]))
+            .collect();
         let mut held_all: Vec<u32> = Vec::new();
         let mut seeds = unfit.clone();
         // Set once a pass over the triangles found none turned over since the last flips.
@@ -298,7 +304,11 @@ impl Sim {
                 // Triangles flips could not right: their corners ran past more than one
                 // triangle this step. Hold them back where they were (at rest), as a
                 // collision would, and flip again; a later rebuild merges or removes them.
-                let held = turned_over_corners(&self.positions, &self.triangles);
+                let held = if round == 1 {
+                    still_turned_corners(&self.positions, &self.triangles, &turned)
+                } else {
+                    turned_over_corners(&self.positions, &self.triangles)
+                };
                 if held.is_empty() {
                     upright = true;
                     break;
@@ -533,6 +543,28 @@ fn sides_of(triangles: &[u32]) -> Vec<(u32, u8)> {
         .iter()
         .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
         .collect()
+}
+
+/// [`turned_over_corners`] when the only triangles that can face inwards are `candidates`
+/// (index and corners when they were found): those still holding the same corners.
+fn still_turned_corners(
+    positions: &[[f64; 3]],
+    triangles: &[[u32; 3]],
+    candidates: &[(u32, [u32; 3])],
+) -> Vec<u32> {
+    let mut held: Vec<u32> = candidates
+        .iter()
+        .filter(|(t, corners)| {
+            triangles[*t as usize] == *corners && {
+                let [a, b, c] = corners.map(|i| v3(positions[i as usize]));
+                orient(a, b, c) <= 0.0
+            }
+        })
+        .flat_map(|(_, corners)| corners.iter().copied())
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    held
 }
 
 /// Corners of the triangles that face inwards, ascending, without repeats.
