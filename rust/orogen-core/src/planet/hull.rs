@@ -12,10 +12,10 @@
 //! `a · (b × c) > 0`.
 //!
 //! Instead of a quad-edge mesh the planet keeps a flat triangle list, each triangle's three
-//! neighbours, a sorted undirected edge list and CSR lists of each point's edges. Remeshing
-//! (see `remesh`) rebuilds all of them from the moved points rather than editing the mesh:
-//! one bulk triangulation is simpler to get right than flips, and a whole rebuild is
-//! deterministic and fast (about a second for a million points).
+//! neighbours, an undirected edge list and CSR lists of each point's edges and neighbours:
+//! flat arrays that parallel passes read without pointer chasing. The seed's mesh edits
+//! (flip, split, collapse) work on them in place (see `flips` and `edit`); this bulk
+//! triangulation builds the first mesh, and rebuilds it only when an edit cannot go on.
 
 use glam::DVec3;
 use rayon::prelude::*;

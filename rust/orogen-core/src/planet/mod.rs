@@ -19,7 +19,8 @@
 //! - `forces`: springs, ridge push, slab pull, collision response, Verlet motion;
 //! - `elevation`: uplift at collisions and subductions, erosion, ocean floor sinking;
 //! - `flips`: edge flips keeping the mesh Delaunay and upright between remeshes;
-//! - `remesh`: merging, subduction removal, new crust in gaps, rebuilding the mesh;
+//! - `remesh`: merging, subduction removal, new crust in gaps;
+//! - `edit`: the remesh as local mesh edits (split, flip, merge), Lawson flips after;
 //! - `locate`: finding the triangle under a direction for [`Planet::sample`];
 //! - `sim`: the state and the order of one step.
 //!
@@ -285,7 +286,7 @@ impl Planet {
         self.steps_done as f64 * self.params.dt_years as f64
     }
 
-    /// Times the mesh has been rebuilt (remeshing after drift).
+    /// Times the mesh has been remeshed after drift (edited or rebuilt).
     pub fn remeshes(&self) -> u32 {
         self.sim.remeshes
     }
@@ -308,10 +309,11 @@ impl Planet {
     }
 
     /// Bytes the planet needs per point at its peak (for the memory estimate): measured by
-    /// `benches/planet.rs` at 500k points, 204 B of arrays the planet keeps (positions and
+    /// `benches/planet.rs` at 500k points, 228 B of arrays the planet keeps (positions and
     /// velocities 48, triangles with neighbours and edge indices 72, edges and CSR lists
-    /// 52, springs and types 15, crust values 17) plus 366–504 B more (across runs) at the peak of a step
-    /// that rebuilds the mesh (spade's triangulation and the adjacency built from it);
+    /// with neighbours 76, springs and types 15, crust values 17) plus up to 513 B more at
+    /// the peak of a step (a local remesh's working copy of the mesh and its renumbering,
+    /// or a rebuild's triangulation by spade and the adjacency built from it: 366–504 B);
     /// rounded up.
-    pub const BYTES_PER_POINT: u64 = 700;
+    pub const BYTES_PER_POINT: u64 = 800;
 }

@@ -4,7 +4,7 @@
 //!
 //! Between remeshes, edge flips keep the mesh Delaunay and upright (see `flips`), and
 //! points that ran past more than one triangle in a step are held back where they were
-//! (see `sim`). The mesh is rebuilt, at most every [`REMESH_EVERY`] steps, when points came
+//! (see `sim`). The mesh is remeshed, at most every [`REMESH_EVERY`] steps, when points came
 //! closer than [`MERGE_DISTANCE`] or a triangle grew past [`GAP_RADIUS`] (plates parting),
 //! or at once if a triangle is still turned over (not seen in the tests). Then, on the old
 //! mesh:
@@ -17,8 +17,9 @@
 //!   apart) gets a new point at its centroid: oceanic crust, age 0, at the ridge
 //!   elevation, on the plate of its oceanic corner (else its first corner).
 //!
-//! Survivors keep their order, new points follow, and the mesh is rebuilt from scratch
-//! (see `hull`). Edges present before and after keep their rest length and boundary type.
+//! Survivors keep their order, new points follow. The mesh is edited in place (see `edit`:
+//! splits, flips, merges), or rebuilt from scratch (see `hull`) when it is not upright or an
+//! edit gets stuck. Edges present before and after keep their rest length and boundary type.
 
 use glam::DVec3;
 use rayon::prelude::*;
@@ -31,7 +32,7 @@ use super::sphere::{orient, v3};
 pub(super) const MERGE_DISTANCE: f64 = 0.3;
 /// Triangles with a circumradius above this (fraction of the mean spacing) get a point.
 pub(super) const GAP_RADIUS: f64 = 1.1;
-/// Least steps between two rebuilds asked for by merges and gaps (a turned-over triangle
+/// Least steps between two remeshes asked for by merges and gaps (a turned-over triangle
 /// that flips cannot fix rebuilds at once).
 pub(super) const REMESH_EVERY: u32 = 5;
 

@@ -1,7 +1,8 @@
 //! The simulation state and one time step (seed "Plate Tectonics 1 / Algorithm outline"):
 //! boundary types, forces, Verlet motion, uplift, surface processes, ageing, edge flips
 //! (points that ran past more than one triangle are held back where they were, at rest),
-//! and a rebuild of the mesh every few steps when points need merging or gaps filling. Each part lives in its own module; this one only orders them.
+//! and a remesh every few steps when points need merging or gaps filling. Each part lives
+//! in its own module; this one only orders them.
 //!
 //! Units: positions are unit vectors, velocities m/yr, lengths on the sphere are chords of
 //! the unit sphere unless named `_m` (metres), elevations metres, ages years.
@@ -48,7 +49,7 @@ pub(super) struct Sim {
     pub topo: Topology,
     /// Spring rest length per edge, metres.
     pub rest: Vec<f32>,
-    /// Steps since the last rebuild, and whether a point moved since.
+    /// Steps since the last remesh, and whether a point moved since.
     pub since_remesh: u32,
     pub moved_since: bool,
     /// Boundary type per edge (see `boundaries`).
@@ -303,7 +304,7 @@ impl Sim {
             if round > 0 {
                 // Triangles flips could not right: their corners ran past more than one
                 // triangle this step. Hold them back where they were (at rest), as a
-                // collision would, and flip again; a later rebuild merges or removes them.
+                // collision would, and flip again; a later remesh merges or removes them.
                 let held = if round == 1 {
                     still_turned_corners(&self.positions, &self.triangles, &turned)
                 } else {
