@@ -261,7 +261,9 @@ fn a_finer_raster_downsampled_matches() {
     let s = f.surface();
     let (rp, pp) = defaults();
     let rivers = extract_rivers(&s, &rp).unwrap();
-    let size = 256;
+    // 13.5 m pixels, about a seventh of the node spacing. At 256² (27 m) the mean holds
+    // (0.9 % of relief) but the largest block difference is 2.004 %, on a ridge crest.
+    let size = 512;
     let coarse_grid = f.grid(size);
     let fine_grid = Grid::new(2 * size, 2 * size, coarse_grid.dx() / 2.0).unwrap();
     let coarse = primitives(&s, &rivers, coarse_grid, &pp, 1).unwrap();
@@ -309,10 +311,10 @@ fn a_finer_raster_downsampled_matches() {
         "mean difference {mean} m over relief {relief} m"
     );
     // At a sharp crest or crease of slope s a 2×2 block's mean sits s·dx/4 off its
-    // centre: the ridges' crests add to the valleys' creases (6.8 m of 346 m relief
-    // without ridges, 7.1 m of 352 m with, when written).
+    // centre, so the largest difference shrinks with the pixel (4.6 m of 355 m when
+    // written, at the grid's edge).
     assert!(
-        worst <= 0.025 * relief,
+        worst <= 0.02 * relief,
         "difference {worst} m over relief {relief} m"
     );
 }

@@ -62,8 +62,11 @@
 //!    shape over the segments in reach, `W` and `I` the largest weights:
 //!    `h + W·min(0, C − h) + I·max(0, C − h)` (the channel's inner half replaces the
 //!    ground, so the centre line reads the floor). The floor is the river's bed
+//!    or the ground under it (the tree without ridges and detail), whichever is lower,
 //!    less the channel depth (no depth inside lakes), made non-increasing downstream from
-//!    the mouth up, and a tributary's mouth takes the floor of the river it joins.
+//!    the mouth up, and a tributary's mouth takes the floor of the river it joins. Where
+//!    the floor lies below the ground beside it (the smoothed river strays off its
+//!    valley's link), the bank widens to keep the walls to a mean slope of 0.5.
 
 use glam::DVec2;
 use rayon::prelude::*;
@@ -326,6 +329,10 @@ const HINT_MARGIN: f64 = 1e-6;
 
 /// A triangle hint that names no triangle.
 const NO_HINT: u32 = u32::MAX;
+
+/// Mean slope of a channel's banks where it cuts below the ground beside it (rise over
+/// run, about 27°).
+const WALL_SLOPE: f64 = 0.5;
 
 /// Depth, over local relief, over which a valley cut eases in.
 const VALLEY_EASE: f64 = 0.5;
@@ -683,13 +690,22 @@ impl PrimitiveSurface {
         let mut floors_at: std::collections::HashMap<(u64, u64), f64> =
             std::collections::HashMap::new();
         let mut floors: Vec<Vec<f64>> = vec![Vec::new(); rivers.len()];
+        let mut grounds: Vec<Vec<f64>> = vec![Vec::new(); rivers.len()];
         for &k in &by_order {
             let r = &rivers[k];
             let m = r.points.len();
             let mut f: Vec<f64> = alloc(m, "channel floors")?;
+            let mut g: Vec<f64> = alloc(m, "channel grounds")?;
             for (q, &w) in r.points.iter().zip(&r.width) {
-                let lw = self.locate_anywhere(DVec2::new(q[0], q[1])).lake_weight;
-                f.push(q[2] - p.depth_ratio as f64 * w as f64 * (1.0 - lw));
+                let at = DVec2::new(q[0], q[1]);
+                let lw = self.locate_anywhere(at).lake_weight;
+                // The bed is the river's height or the ground under it, whichever is
+                // lower: the smoothed curve strays off the stream links, where valley
+                // cones may already have cut below the links' heights, and a floor above
+                // the ground would stand up as a wall along the centre line.
+                let ground = self.evaluate(at, &mut NO_HINT.clone(), false) as f64;
+                f.push(q[2].min(ground) - p.depth_ratio as f64 * w as f64 * (1.0 - lw));
+                g.push(ground);
             }
             if let Some(last) = r.points.last() {
                 if let Some(&down) = floors_at.get(&(last[0].to_bits(), last[1].to_bits())) {
@@ -705,8 +721,9 @@ impl PrimitiveSurface {
                     .or_insert(fl);
             }
             floors[k] = f;
+            grounds[k] = g;
         }
-        for (r, f) in rivers.iter().zip(&floors) {
+        for ((r, f), g) in rivers.iter().zip(&floors).zip(&grounds) {
             for i in 0..r.points.len().saturating_sub(1) {
                 let (qa, qb) = (r.points[i], r.points[i + 1]);
                 let wa = (r.width[i] as f64).max(1e-3);
@@ -720,7 +737,13 @@ impl PrimitiveSurface {
                     floor: [f[i], f[i + 1]],
                     depth: [dr * wa * (1.0 - la), dr * wb * (1.0 - lb)],
                     half: [0.5 * wa, 0.5 * wb],
-                    bank: [p.bank_ratio as f64 * wa, p.bank_ratio as f64 * wb],
+                    // Where the channel cuts below the ground beside it (the smoothed
+                    // curve strays off the valley's stream link), the bank widens so its
+                    // walls keep to a mean slope of WALL_SLOPE: a small valley, not a slot.
+                    bank: [
+                        (p.bank_ratio as f64 * wa).max((g[i] - f[i]) / WALL_SLOPE),
+                        (p.bank_ratio as f64 * wb).max((g[i + 1] - f[i + 1]) / WALL_SLOPE),
+                    ],
                 });
             }
         }
@@ -971,9 +994,19 @@ impl PrimitiveSurface {
     /// [`PrimitiveSurface::height`] at `p`, the triangle search starting from `hint` (see
     /// [`PrimitiveSurface::triangle_at`]): the same value whatever the hint.
     fn height_hinted(&self, p: DVec2, hint: &mut u32) -> f32 {
+        self.evaluate(p, hint, true)
+    }
+
+    /// The construction tree at `p`; without `extras`, without the ridges and the noise
+    /// detail (the ground the channel floors are fitted to, so they do not depend on either).
+    fn evaluate(&self, p: DVec2, hint: &mut u32, extras: bool) -> f32 {
         let loc = self.locate(p, hint);
         // Blend(base, ridges): the upper envelope of the ridges over the base.
-        let base = loc.base + self.ridge_rise(p, &loc);
+        let base = if extras {
+            loc.base + self.ridge_rise(p, &loc)
+        } else {
+            loc.base
+        };
 
         // Blend(base, valleys): the lower envelope of the valley cones.
         let mut cut = 0.0f64;
@@ -1024,7 +1057,7 @@ impl PrimitiveSurface {
         }
 
         // Detail, faded out in channels and lakes.
-        if self.detail > 0.0 {
+        if extras && self.detail > 0.0 {
             let amp = self.detail * loc.relief * (1.0 - hold) * (1.0 - loc.lake_weight);
             if amp > 0.0 {
                 h += amp * self.noise(p);
