@@ -252,30 +252,9 @@ pub(super) fn edit(
         m.touched[e as usize] = true;
     }
     // Renumber points, triangles and edges without the freed slots.
-    let mut pmap = vec![DEAD; n_all];
-    let mut next_id = 0u32;
-    for (p, slot) in pmap.iter_mut().enumerate() {
-        if p >= n_old || !removed[p] {
-            *slot = next_id;
-            next_id += 1;
-        }
-    }
-    let mut tmap = vec![DEAD; m.triangles.len()];
-    let mut live_t = 0u32;
-    for (t, tri) in m.triangles.iter().enumerate() {
-        if tri[0] != DEAD {
-            tmap[t] = live_t;
-            live_t += 1;
-        }
-    }
-    let mut emap = vec![DEAD; m.edges.len()];
-    let mut live_e = 0u32;
-    for (e, ed) in m.edges.iter().enumerate() {
-        if ed[0] != DEAD {
-            emap[e] = live_e;
-            live_e += 1;
-        }
-    }
+    let (pmap, next_id) = renumber(n_all, |p| p >= n_old || !removed[p]);
+    let (tmap, live_t) = renumber(m.triangles.len(), |t| m.triangles[t][0] != DEAD);
+    let (emap, live_e) = renumber(m.edges.len(), |e| m.edges[e][0] != DEAD);
     let mut out_tris = Vec::with_capacity(live_t as usize);
     let mut tri_adj = Vec::with_capacity(live_t as usize);
     let mut tri_edge = Vec::with_capacity(live_t as usize);
@@ -324,4 +303,18 @@ pub(super) fn edit(
         topo,
         old_edge,
     })
+}
+
+/// New indices for `n` slots keeping their order, [`DEAD`] for those `live` rejects, and
+/// how many are live.
+fn renumber(n: usize, live: impl Fn(usize) -> bool) -> (Vec<u32>, u32) {
+    let mut map = vec![DEAD; n];
+    let mut next = 0u32;
+    for (k, slot) in map.iter_mut().enumerate() {
+        if live(k) {
+            *slot = next;
+            next += 1;
+        }
+    }
+    (map, next)
 }

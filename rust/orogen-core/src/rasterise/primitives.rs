@@ -210,6 +210,34 @@ impl Bins {
         Ok(bins)
     }
 
+    /// [`Bins::build`] for `count` segments that reach a radius around them: `seg(k)` is
+    /// item `k`'s ends and radius.
+    fn segments(
+        lo: DVec2,
+        hi: DVec2,
+        size: f64,
+        count: usize,
+        what: &str,
+        seg: impl Fn(usize) -> (DVec2, DVec2, f64) + Sync,
+    ) -> Result<Bins> {
+        Bins::build(
+            lo,
+            hi,
+            size,
+            count,
+            what,
+            |k| {
+                let (a, b, r) = seg(k);
+                let e = DVec2::splat(r);
+                (a.min(b) - e, a.max(b) + e)
+            },
+            |k, c, half_diagonal| {
+                let (a, b, r) = seg(k);
+                segment_distance(c, a, b).0 < r + half_diagonal
+            },
+        )
+    }
+
     /// Sorts each bin's items by `key` (ties by index).
     fn sort_by(&mut self, key: impl Fn(u32) -> f64 + Sync) {
         self.lists.sort_each_by(key);
@@ -410,6 +438,13 @@ fn gradient_noise(p: DVec2, seed: u64) -> f64 {
 /// Distance from `p` to segment `a–b` and the parameter of the nearest point.
 #[inline]
 fn segment_distance(p: DVec2, a: DVec2, b: DVec2) -> (f64, f64) {
+    let (d2, t) = segment_distance2(p, a, b);
+    (d2.sqrt(), t)
+}
+
+/// [`segment_distance`] squared (no root: most segments are then found out of reach).
+#[inline]
+fn segment_distance2(p: DVec2, a: DVec2, b: DVec2) -> (f64, f64) {
     let ab = b - a;
     let l2 = ab.length_squared();
     let t = if l2 > 0.0 {
@@ -417,7 +452,7 @@ fn segment_distance(p: DVec2, a: DVec2, b: DVec2) -> (f64, f64) {
     } else {
         0.0
     };
-    ((p - (a + ab * t)).length(), t)
+    ((p - (a + ab * t)).length_squared(), t)
 }
 
 impl PrimitiveSurface {
@@ -581,42 +616,18 @@ impl PrimitiveSurface {
                 low: za.min(zb),
             });
         }
-        let mut valley_bins = Bins::build(
-            lo,
-            hi,
-            0.5 * spacing,
-            valleys.len(),
-            "valley bins",
-            |k| {
-                let v = &valleys[k];
-                let e = DVec2::splat(v.radius);
-                (v.a.min(v.b) - e, v.a.max(v.b) + e)
-            },
-            |k, c, r| {
-                let v = &valleys[k];
-                segment_distance(c, v.a, v.b).0 < v.radius + r
-            },
-        )?;
+        let mut valley_bins =
+            Bins::segments(lo, hi, 0.5 * spacing, valleys.len(), "valley bins", |k| {
+                (valleys[k].a, valleys[k].b, valleys[k].radius)
+            })?;
         valley_bins.sort_by(|k| valleys[k as usize].low);
 
         // Ridge primitives along the basin divides.
         let (channel_node, ridges) = ridges(s, &pos, &heights, &mean_link, &triangles, p)?;
-        let mut ridge_bins = Bins::build(
-            lo,
-            hi,
-            0.5 * spacing,
-            ridges.len(),
-            "ridge bins",
-            |k| {
-                let r = &ridges[k];
-                let e = DVec2::splat(r.radius);
-                (r.a.min(r.b) - e, r.a.max(r.b) + e)
-            },
-            |k, c, rad| {
-                let r = &ridges[k];
-                segment_distance(c, r.a, r.b).0 < r.radius + rad
-            },
-        )?;
+        let mut ridge_bins =
+            Bins::segments(lo, hi, 0.5 * spacing, ridges.len(), "ridge bins", |k| {
+                (ridges[k].a, ridges[k].b, ridges[k].radius)
+            })?;
         // Highest crest first, so the search stops at the first that cannot beat the rise.
         ridge_bins.sort_by(|k| -ridges[k as usize].top);
 
@@ -943,14 +954,7 @@ impl PrimitiveSurface {
             if r.top - base <= rise {
                 break;
             }
-            let ab = r.b - r.a;
-            let l2 = ab.length_squared();
-            let t = if l2 > 0.0 {
-                ((p - r.a).dot(ab) / l2).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            let d2 = (p - (r.a + ab * t)).length_squared();
+            let (d2, t) = segment_distance2(p, r.a, r.b);
             if d2 >= r.radius * r.radius {
                 continue;
             }
@@ -1019,14 +1023,7 @@ impl PrimitiveSurface {
                 break;
             }
             // Squared distance first: most links in a bin are beyond their radius.
-            let ab = v.b - v.a;
-            let l2 = ab.length_squared();
-            let t = if l2 > 0.0 {
-                ((p - v.a).dot(ab) / l2).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            let d2 = (p - (v.a + ab * t)).length_squared();
+            let (d2, t) = segment_distance2(p, v.a, v.b);
             if d2 >= v.radius * v.radius {
                 continue;
             }
