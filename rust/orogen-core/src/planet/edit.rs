@@ -318,3 +318,114 @@ fn renumber(n: usize, live: impl Fn(usize) -> bool) -> (Vec<u32>, u32) {
     }
     (map, next)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::atomic::AtomicBool;
+
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::planet::hull::triangulate;
+    use crate::planet::sphere::fibonacci_sphere;
+
+    /// Each triangle as its corners rotated to start at the lowest: the same set for the
+    /// same triangulation, whatever the order and rotation.
+    fn canonical(triangles: &[[u32; 3]]) -> BTreeSet<[u32; 3]> {
+        triangles
+            .iter()
+            .map(|t| {
+                let k = (0..3).min_by_key(|&k| t[k]).unwrap();
+                [t[k], t[(k + 1) % 3], t[(k + 2) % 3]]
+            })
+            .collect()
+    }
+
+    /// Adding and removing points by local edits gives the Delaunay triangulation of the
+    /// new points, the same triangles as triangulating them from scratch (it is unique for
+    /// points in general position), and every edge said to be old joins the same two
+    /// points it joined before.
+    #[test]
+    fn edits_match_a_fresh_triangulation() {
+        let cancel = AtomicBool::new(false);
+        for seed in 0..6u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let n_old = 400 + 300 * seed as usize;
+            let positions = fibonacci_sphere(n_old, seed, &cancel).unwrap();
+            let triangles = triangulate(&positions).unwrap();
+            let topo = Topology::new(n_old, &triangles).unwrap();
+            // Remove a tenth of the points (neighbours included), and split a twentieth of
+            // the triangles that keep all their corners.
+            let removed: Vec<bool> = (0..n_old).map(|_| rng.random_bool(0.1)).collect();
+            let mut all = positions.clone();
+            let mut added_in = Vec::new();
+            for (t, tri) in triangles.iter().enumerate() {
+                if tri.iter().any(|&p| removed[p as usize]) || !rng.random_bool(0.05) {
+                    continue;
+                }
+                let [a, b, c] = tri.map(|p| v3(positions[p as usize]));
+                all.push((a + b + c).normalize().to_array());
+                added_in.push(t as u32);
+            }
+            let e = edit(&all, n_old, &removed, &added_in, &triangles, &topo)
+                .expect("the edits went through");
+            let kept: Vec<[f64; 3]> = (0..all.len())
+                .filter(|&p| p >= n_old || !removed[p])
+                .map(|p| all[p])
+                .collect();
+            let fresh = triangulate(&kept).unwrap();
+            assert_eq!(
+                canonical(&e.triangles),
+                canonical(&fresh),
+                "seed {seed}: {} removed, {} added",
+                removed.iter().filter(|&&r| r).count(),
+                added_in.len()
+            );
+            // The adjacency, edge indices and neighbour lists agree with the topology
+            // built from scratch over the edited triangles.
+            let built = Topology::new(kept.len(), &e.triangles).unwrap();
+            assert_eq!(e.topo.tri_adj, built.tri_adj, "seed {seed}: neighbours");
+            for (t, sides) in e.topo.tri_edge.iter().enumerate() {
+                for (i, &k) in sides.iter().enumerate() {
+                    let (a, b) = (e.triangles[t][i], e.triangles[t][(i + 1) % 3]);
+                    assert_eq!(e.topo.edges[k as usize], [a.min(b), a.max(b)]);
+                }
+            }
+            for p in 0..kept.len() {
+                let mut mine = e.topo.neighbours_of(p).to_vec();
+                let mut theirs = built.neighbours_of(p).to_vec();
+                mine.sort_unstable();
+                theirs.sort_unstable();
+                assert_eq!(mine, theirs, "seed {seed}: point {p}");
+                for (&k, &q) in e.topo.edges_of(p).iter().zip(e.topo.neighbours_of(p)) {
+                    assert_eq!(e.topo.other(k, p as u32), q);
+                }
+            }
+            let new_id: Vec<u32> = {
+                let mut next = 0;
+                (0..all.len())
+                    .map(|p| {
+                        if p >= n_old || !removed[p] {
+                            next += 1;
+                            next - 1
+                        } else {
+                            u32::MAX
+                        }
+                    })
+                    .collect()
+            };
+            let mut old = 0;
+            for (k, &o) in e.old_edge.iter().enumerate() {
+                if o == u32::MAX {
+                    continue;
+                }
+                old += 1;
+                let [a, b] = topo.edges[o as usize].map(|p| new_id[p as usize]);
+                assert_eq!(e.topo.edges[k], [a.min(b), a.max(b)], "edge {k}");
+            }
+            assert!(old > e.old_edge.len() / 2, "only {old} edges kept");
+        }
+    }
+}
