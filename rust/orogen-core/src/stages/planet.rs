@@ -8,6 +8,7 @@
 //! the centre are exact, so a region is continuous across the antimeridian and may hold a
 //! pole.
 
+use glam::DVec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -125,7 +126,7 @@ impl PlanetSource {
         // Greatest uplift, then lowest index: the same point on any thread count.
         let mut best: Option<(f32, usize)> = None;
         for (i, (p, &u)) in planet.positions().iter().zip(planet.uplifts()).enumerate() {
-            if dot(*p, c) + 1e-12 < cos_reach || !u.is_finite() {
+            if DVec3::from(*p).dot(DVec3::from(c)) + 1e-12 < cos_reach || !u.is_finite() {
                 continue;
             }
             if best.is_none_or(|(b, _)| u > b) {
@@ -133,7 +134,7 @@ impl PlanetSource {
             }
         }
         match best {
-            Some((_, i)) => normalise(planet.positions()[i]),
+            Some((_, i)) => DVec3::from(planet.positions()[i]).normalize().to_array(),
             None => c,
         }
     }
@@ -246,14 +247,14 @@ fn box_line(src: &[f64], out: &mut [f64], r: usize) {
 /// East and north unit vectors at `c` (at a pole, east is +y and north points away from
 /// +x, so a polar region is still well defined).
 fn tangent_frame(c: [f64; 3]) -> ([f64; 3], [f64; 3]) {
-    let z = [0.0, 0.0, 1.0];
-    let mut east = cross(z, c);
-    if dot(east, east) < 1e-24 {
-        east = [0.0, 1.0, 0.0];
+    let c = DVec3::from(c);
+    let mut east = DVec3::Z.cross(c);
+    if east.length_squared() < 1e-24 {
+        east = DVec3::Y;
     }
-    let east = normalise(east);
-    let north = normalise(cross(c, east));
-    (east, north)
+    let east = east.normalize();
+    let north = c.cross(east).normalize();
+    (east.to_array(), north.to_array())
 }
 
 /// The direction `e` metres east and `n` metres north of `c` along the surface
@@ -263,31 +264,9 @@ fn azimuthal(c: [f64; 3], east: [f64; 3], north: [f64; 3], e: f64, n: f64, r: f6
     if d == 0.0 {
         return c;
     }
-    let angle = d / r;
-    let (s, co) = angle.sin_cos();
-    let (ue, un) = (e / d, n / d);
-    [
-        co * c[0] + s * (ue * east[0] + un * north[0]),
-        co * c[1] + s * (ue * east[1] + un * north[1]),
-        co * c[2] + s * (ue * east[2] + un * north[2]),
-    ]
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-fn normalise(a: [f64; 3]) -> [f64; 3] {
-    let l = dot(a, a).sqrt();
-    [a[0] / l, a[1] / l, a[2] / l]
+    let (s, co) = (d / r).sin_cos();
+    let along = DVec3::from(east) * (e / d) + DVec3::from(north) * (n / d);
+    (DVec3::from(c) * co + along * s).to_array()
 }
 
 /// The whole planet in equirectangular maps of `width` × `width / 2` pixels (pixel
@@ -346,6 +325,10 @@ pub fn equirect_maps(planet: &Planet, width: usize) -> Result<EquirectMaps> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+        DVec3::from(a).dot(DVec3::from(b))
+    }
 
     #[test]
     fn azimuthal_keeps_distance_and_bearing() {
