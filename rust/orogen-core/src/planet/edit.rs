@@ -11,7 +11,7 @@
 //! triangles. Should no edge be flippable (not seen; rounding on near-degenerate rings
 //! could cause it), the edit gives up and the caller rebuilds the whole mesh.
 
-use super::flips::{flip, next, restore};
+use super::flips::{flip, next, restore, sides_of};
 use super::hull::Topology;
 use super::sphere::{orient, v3};
 
@@ -241,10 +241,7 @@ pub(super) fn edit(
         &mut m.edges,
         &mut flipped,
         4 * n_all,
-        &seeds
-            .iter()
-            .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
-            .collect::<Vec<_>>(),
+        &sides_of(&seeds),
     ) {
         return None;
     }

@@ -127,6 +127,15 @@ pub(super) fn unfit_edges(
     (edges, turned)
 }
 
+/// The three side slots `(triangle, side)` of each triangle in `triangles`, as
+/// [`restore`] takes its seeds.
+pub(super) fn sides_of(triangles: &[u32]) -> Vec<(u32, u8)> {
+    triangles
+        .iter()
+        .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
+        .collect()
+}
+
 /// Flips edges until the mesh is Delaunay and upright, at most `max_flips` flips, starting
 /// from the edge slots `seeds` (`(triangle, side)`; all unfit edges when the rest of the
 /// mesh is known to be fine: see [`unfit_edges`]) and going on with the sides of each

@@ -18,7 +18,7 @@ use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
 use super::crust::Crust;
 use super::edit::edit;
 use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
-use super::flips::{rebuild_csr, restore, unfit_edges};
+use super::flips::{rebuild_csr, restore, sides_of, unfit_edges};
 use super::forces::{edge_forces, integrate, length_m};
 use super::hull::{triangulate, Topology};
 use super::locate::Locator;
@@ -535,14 +535,6 @@ fn triangles_around(points: &[u32], triangles: &[[u32; 3]]) -> Vec<u32> {
         .enumerate()
         .filter(|(_, t)| t.iter().any(|p| points.binary_search(p).is_ok()))
         .map(|(k, _)| k as u32)
-        .collect()
-}
-
-/// The three side slots of each triangle in `triangles`.
-fn sides_of(triangles: &[u32]) -> Vec<(u32, u8)> {
-    triangles
-        .iter()
-        .flat_map(|&t| (0..3u8).map(move |i| (t, i)))
         .collect()
 }
 
