@@ -47,6 +47,17 @@ pub struct Delaunay {
 }
 
 impl Delaunay {
+    /// The triangulation of a copy of `points` (an error naming it if memory runs out).
+    fn owning(points: &[DVec2], triangles: Vec<[u32; 3]>, hull: Vec<u32>) -> Result<Self> {
+        let mut own: Vec<DVec2> = alloc(points.len(), "triangulation points")?;
+        own.extend_from_slice(points);
+        Ok(Delaunay {
+            points: own,
+            triangles,
+            hull,
+        })
+    }
+
     /// The Delaunay triangulation of `points` (metres).
     ///
     /// Errors, naming the fault, for fewer than 3 points, `u32::MAX` or more, a coordinate
@@ -137,13 +148,7 @@ impl Delaunay {
             .unwrap_or(0);
         hull.rotate_left(start);
 
-        let mut own: Vec<DVec2> = alloc(n, "triangulation points")?;
-        own.extend_from_slice(points);
-        Ok(Delaunay {
-            points: own,
-            triangles,
-            hull,
-        })
+        Delaunay::owning(points, triangles, hull)
     }
 
     /// [`Delaunay::new`] for a large, evenly spread point set (Poisson-disc nodes), in
@@ -214,18 +219,11 @@ impl Delaunay {
         count: usize,
         hull: Vec<u32>,
     ) -> Result<Self> {
-        let n = points.len();
         let mut triangles: Vec<[u32; 3]> = alloc(count, "triangles")?;
         for (tris, _) in parts.into_iter().flatten() {
             triangles.extend_from_slice(&tris);
         }
-        let mut own: Vec<DVec2> = alloc(n, "triangulation points")?;
-        own.extend_from_slice(points);
-        Ok(Delaunay {
-            points: own,
-            triangles,
-            hull,
-        })
+        Delaunay::owning(points, triangles, hull)
     }
 
     /// The points, metres.
