@@ -17,6 +17,8 @@ pub struct Env<'a> {
     pub field: String,
     /// The stage's index in the recipe, for random streams of the recipe seed.
     pub index: usize,
+    /// Whether the stage runs as a process of a `TimeLoop` (stepped by the loop).
+    pub in_loop: bool,
 }
 
 /// One kind of stage: its recipe parameters, their schema and how to start a run.
@@ -71,6 +73,7 @@ pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -
         base_dir: ctx.base_dir(),
         field: ctx.field_prefix(),
         index: ctx.index(),
+        in_loop: false,
     };
     stage.validate(&env.field)?;
     let mut run = stage.start(world, &env)?;

@@ -149,6 +149,7 @@ impl<P: LoopProcess> StageKind for TimeLoopParams<P> {
                 base_dir: env.base_dir,
                 field: format!("{}.processes[{i}].{}", env.field, p.name()),
                 index: env.index,
+                in_loop: true,
             };
             runs.push(p.start(world, &sub)?);
         }

@@ -1,0 +1,375 @@
+//! Coarse-to-fine scheduling for grid erosion, over plain data: the pyramid of grids, the
+//! split of a run's iterations over them, and moving heights and inputs between levels.
+//!
+//! Cordonnier et al. 2016 (large-scale terrain from uplift and fluvial erosion): erode on a
+//! coarse grid until the relief is close to steady state, upsample and add the fine detail
+//! back, then carry on at the finer grids, which only have to cut their own small valleys.
+//!
+//! Level `l` of a `w × h` grid has a node every `f = 2^l` fine nodes: `⌈(w−1)/f⌉ + 1` by
+//! `⌈(h−1)/f⌉ + 1` nodes of `f·dx × f·dy` metres, node `(i, j)` standing on fine node
+//! `(i·f, j·f)` (the last row or column may stand just past the fine grid). Heights and
+//! inputs go down by full weighting (a separable tent of half-width `f`, renormalised at the
+//! borders) and up by Catmull-Rom cubics; every output value is computed on its own
+//! from its inputs, so the bytes never depend on the thread count.
+
+use rayon::prelude::*;
+
+use crate::error::{OrogenError, Result};
+use crate::field::Grid;
+
+/// Fewest nodes along either side of the coarsest grid: fewer cannot hold a river network.
+pub const MIN_COARSE_NODES: usize = 17;
+
+/// One grid of the pyramid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Level {
+    /// The grid, `factor` times coarser than the finest.
+    pub grid: Grid,
+    /// Fine nodes per node of this grid along each axis (a power of two; 1 is the finest).
+    pub factor: usize,
+    /// Iterations run at this level.
+    pub iterations: u32,
+}
+
+/// The grid `factor` times coarser than `fine`.
+pub fn coarse_grid(fine: Grid, factor: usize) -> Result<Grid> {
+    let side = |n: usize| (n - 1).div_ceil(factor) + 1;
+    Grid::with_cells(
+        side(fine.width),
+        side(fine.height),
+        fine.dx() * factor as f32,
+        fine.dy() * factor as f32,
+    )
+}
+
+/// The levels of a `levels`-deep schedule over `fine`, coarsest first: each finer level
+/// runs `max(1, round(iterations·refine))` iterations, the coarsest the rest. `field`
+/// names the schedule in errors.
+pub fn plan(
+    fine: Grid,
+    levels: u32,
+    refine: f32,
+    iterations: u32,
+    field: &str,
+) -> Result<Vec<Level>> {
+    let levels = levels.max(1) as usize;
+    let top = 1usize << (levels - 1);
+    let coarsest = coarse_grid(fine, top)?;
+    if levels > 1 && coarsest.width.min(coarsest.height) < MIN_COARSE_NODES {
+        return Err(OrogenError::invalid(
+            format!("{field}.levels"),
+            format!(
+                "{levels} levels make the {}×{} grid a {}×{} one; its coarsest grid needs at \
+                 least {MIN_COARSE_NODES} nodes a side, so use fewer levels",
+                fine.width, fine.height, coarsest.width, coarsest.height
+            ),
+        ));
+    }
+    let per_finer = ((iterations as f64 * refine as f64).round() as u32).max(1);
+    let finer_total = per_finer as u64 * (levels as u64 - 1);
+    if levels > 1 && finer_total >= iterations as u64 {
+        return Err(OrogenError::invalid(
+            format!("{field}.refine"),
+            format!(
+                "{per_finer} iterations at each of {} finer levels leave none of the stage's \
+                 {iterations} for the coarsest; lower refine or levels, or raise iterations",
+                levels - 1
+            ),
+        ));
+    }
+    (0..levels)
+        .rev()
+        .map(|l| {
+            let factor = 1usize << l;
+            Ok(Level {
+                grid: coarse_grid(fine, factor)?,
+                factor,
+                iterations: if l == levels - 1 {
+                    iterations - finer_total as u32
+                } else {
+                    per_finer
+                },
+            })
+        })
+        .collect()
+}
+
+/// Tent weights of half-width `f` around fine index `centre`, clipped to `0..n`.
+fn tent(centre: usize, f: usize, n: usize) -> impl Iterator<Item = (usize, f64)> {
+    let lo = centre.saturating_sub(f - 1);
+    let hi = (centre + f - 1).min(n - 1);
+    (lo..=hi.max(lo)).filter(move |&i| i < n).map(move |i| {
+        let d = i.abs_diff(centre);
+        (i, (f - d) as f64)
+    })
+}
+
+/// `data` over `fine` averaged down to the grid `factor` times coarser (`coarse`), by full
+/// weighting: the separable tent of half-width `factor` around each coarse node's fine
+/// position, renormalised where it is clipped by the border.
+pub fn restrict(data: &[f32], fine: Grid, coarse: Grid, factor: usize) -> Vec<f32> {
+    debug_assert_eq!(data.len(), fine.len());
+    let (w, h) = (fine.width, fine.height);
+    if factor == 1 {
+        return data.to_vec();
+    }
+    // Along x first: one row of coarse columns per fine row.
+    let mut rows = vec![0.0f64; coarse.width * h];
+    rows.par_chunks_mut(coarse.width)
+        .zip(data.par_chunks(w))
+        .for_each(|(out, row)| {
+            for (i, o) in out.iter_mut().enumerate() {
+                let centre = i * factor;
+                let (mut s, mut ws) = (0.0, 0.0);
+                for (x, wt) in tent(centre, factor, w) {
+                    s += row[x] as f64 * wt;
+                    ws += wt;
+                }
+                *o = s / ws;
+            }
+        });
+    // Then along y.
+    let mut out = vec![0.0f32; coarse.len()];
+    out.par_chunks_mut(coarse.width)
+        .enumerate()
+        .for_each(|(j, line)| {
+            let centre = j * factor;
+            for (i, o) in line.iter_mut().enumerate() {
+                let (mut s, mut ws) = (0.0, 0.0);
+                for (y, wt) in tent(centre, factor, h) {
+                    s += rows[y * coarse.width + i] * wt;
+                    ws += wt;
+                }
+                *o = (s / ws) as f32;
+            }
+        });
+    out
+}
+
+/// Catmull-Rom weights of the four nodes around fraction `t` in [0, 1).
+fn cubic_weights(t: f32) -> [f32; 4] {
+    let (t2, t3) = (t * t, t * t * t);
+    [
+        0.5 * (-t3 + 2.0 * t2 - t),
+        0.5 * (3.0 * t3 - 5.0 * t2 + 2.0),
+        0.5 * (-3.0 * t3 + 4.0 * t2 + t),
+        0.5 * (t3 - t2),
+    ]
+}
+
+/// The four coarse indices around `i` (`i−1 ..= i+2`), clamped to `0..n`.
+fn taps(i: usize, n: usize) -> [usize; 4] {
+    let c = |k: isize| (i as isize + k).clamp(0, n as isize - 1) as usize;
+    [c(-1), c(0), c(1), c(2)]
+}
+
+/// `data` over `coarse` interpolated up to `fine`, `ratio` times finer (fine node `x`
+/// stands at coarse coordinate `x / ratio`), by separable Catmull-Rom cubics: the surface
+/// passes through every coarse node with a continuous slope. Bilinear interpolation would
+/// leave a crease along every coarse row and column, which hill shading shows as hatching
+/// and which the finer level's water follows in straight lines.
+pub fn prolong(data: &[f32], coarse: Grid, fine: Grid, ratio: usize) -> Vec<f32> {
+    debug_assert_eq!(data.len(), coarse.len());
+    let (cw, ch) = (coarse.width, coarse.height);
+    let axis = |n_fine: usize, n_coarse: usize| -> Vec<([usize; 4], [f32; 4])> {
+        (0..n_fine)
+            .map(|x| {
+                let i = (x / ratio).min(n_coarse - 1);
+                let t = (x - i * ratio) as f32 / ratio as f32;
+                (taps(i, n_coarse), cubic_weights(t))
+            })
+            .collect()
+    };
+    let xs = axis(fine.width, cw);
+    let ys = axis(fine.height, ch);
+    let mut out = vec![0.0f32; fine.len()];
+    out.par_chunks_mut(fine.width)
+        .zip(ys.par_iter())
+        .for_each(|(line, (yi, yw))| {
+            // The four coarse rows blended along y, then each fine node along x.
+            let row: Vec<f32> = (0..cw)
+                .map(|i| {
+                    (0..4)
+                        .map(|k| data[yi[k] * cw + i] * yw[k])
+                        .fold(0.0, |a, b| a + b)
+                })
+                .collect();
+            for (o, (xi, xw)) in line.iter_mut().zip(&xs) {
+                *o = (0..4).map(|k| row[xi[k]] * xw[k]).fold(0.0, |a, b| a + b);
+            }
+        });
+    out
+}
+
+/// The detail a level adds back when it takes over from the coarser one: its own start
+/// heights minus what the coarser level's start heights interpolate to.
+pub fn detail(start: &[f32], grid: Grid, coarser_start: &[f32], coarser: Grid) -> Vec<f32> {
+    let mut d = prolong(coarser_start, coarser, grid, 2);
+    d.par_iter_mut()
+        .zip(start.par_iter())
+        .for_each(|(d, &s)| *d = s - *d);
+    d
+}
+
+/// Roughness the coarser grid could not hold, added where a level takes over:
+/// `strength × |∇h|·spacing × noise`, the slope of the interpolated heights `up` (over
+/// `grid`) times the coarser grid's node spacing `spacing` (metres) — the relief within one
+/// coarse cell — times `noise` in about [−1, 1]. Planar facets between coarse nodes would
+/// otherwise drain in parallel lines that the finer level cuts into straight, evenly
+/// spaced gullies; the noise gives the water hollows to gather in.
+pub fn roughen(up: &mut [f32], grid: Grid, spacing: f32, noise: &[f32], strength: f32) {
+    let (w, h) = (grid.width, grid.height);
+    let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
+    let src = up.to_vec();
+    let scale = strength as f64 * spacing as f64;
+    up.par_chunks_mut(w).enumerate().for_each(|(y, line)| {
+        let (ya, yb) = (y.saturating_sub(1), (y + 1).min(h - 1));
+        for (x, v) in line.iter_mut().enumerate() {
+            let (xa, xb) = (x.saturating_sub(1), (x + 1).min(w - 1));
+            let gx = (src[y * w + xb] - src[y * w + xa]) as f64 / ((xb - xa).max(1) as f64 * dx);
+            let gy = (src[yb * w + x] - src[ya * w + x]) as f64 / ((yb - ya).max(1) as f64 * dy);
+            let relief = (gx * gx + gy * gy).sqrt() * scale;
+            *v = (*v as f64 + relief * noise[y * w + x] as f64) as f32;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(w: usize, h: usize) -> Grid {
+        Grid::with_cells(w, h, 10.0, 20.0).unwrap()
+    }
+
+    #[test]
+    fn plan_splits_iterations_and_halves_grids() {
+        let levels = plan(grid(1025, 513), 3, 0.1, 100, "s").unwrap();
+        let shapes: Vec<_> = levels
+            .iter()
+            .map(|l| (l.grid.width, l.grid.height, l.factor, l.iterations))
+            .collect();
+        assert_eq!(
+            shapes,
+            [(257, 129, 4, 80), (513, 257, 2, 10), (1025, 513, 1, 10)]
+        );
+        assert_eq!(levels[0].grid.dx(), 40.0);
+        assert_eq!(levels[0].grid.dy(), 80.0);
+        // A size that does not halve evenly: the coarse grid reaches just past it.
+        let g = coarse_grid(grid(1000, 1000), 4).unwrap();
+        assert_eq!((g.width, g.height), (251, 251));
+        assert!((g.width - 1) * 4 >= 999);
+    }
+
+    #[test]
+    fn plan_refuses_too_many_levels_or_no_coarse_iterations() {
+        let e = plan(
+            grid(129, 129),
+            5,
+            0.1,
+            100,
+            "stages[0].StreamPower.schedule",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("stages[0].StreamPower.schedule.levels"), "{e}");
+        let e = plan(grid(513, 513), 3, 0.5, 100, "s")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("s.refine"), "{e}");
+        assert!(plan(grid(129, 129), 4, 0.1, 100, "s").is_ok());
+    }
+
+    #[test]
+    fn restriction_keeps_linear_ramps_and_the_mean_of_constants() {
+        // Full weighting is exact on linear functions away from the borders, and keeps a
+        // constant everywhere (the weights are renormalised where clipped).
+        for &(w, h, f) in &[(65usize, 33usize, 2usize), (129, 65, 4), (100, 37, 8)] {
+            let fine = grid(w, h);
+            let coarse = coarse_grid(fine, f).unwrap();
+            let ramp: Vec<f32> = (0..fine.len())
+                .map(|i| {
+                    let (x, y) = fine.coords(i);
+                    3.0 * x as f32 - 2.0 * y as f32 + 7.0
+                })
+                .collect();
+            let r = restrict(&ramp, fine, coarse, f);
+            for j in 1..coarse.height - 1 {
+                for i in 1..coarse.width - 1 {
+                    let (x, y) = (i * f, j * f);
+                    if x + f > w || y + f > h {
+                        continue;
+                    }
+                    let want = 3.0 * x as f32 - 2.0 * y as f32 + 7.0;
+                    let got = r[j * coarse.width + i];
+                    assert!((got - want).abs() < 1e-3, "({i}, {j}): {got} vs {want}");
+                }
+            }
+            let c = restrict(&vec![4.25; fine.len()], fine, coarse, f);
+            assert!(c.iter().all(|&v| (v - 4.25).abs() < 1e-6));
+        }
+    }
+
+    #[test]
+    fn prolongation_hits_coarse_nodes_and_keeps_ramps() {
+        let coarse = grid(17, 9);
+        let fine = grid(65, 33);
+        let data: Vec<f32> = (0..coarse.len())
+            .map(|i| {
+                let (x, y) = coarse.coords(i);
+                0.5 * x as f32 + 1.5 * y as f32
+            })
+            .collect();
+        let up = prolong(&data, coarse, fine, 4);
+        for (i, &v) in up.iter().enumerate() {
+            let (x, y) = fine.coords(i);
+            if x % 4 == 0 && y % 4 == 0 {
+                assert_eq!(v, data[coarse.index(x / 4, y / 4)]);
+            }
+            // Cubics reproduce a ramp wherever their four taps are not clamped.
+            if (4..60).contains(&x) && (4..28).contains(&y) {
+                let want = 0.5 * x as f32 / 4.0 + 1.5 * y as f32 / 4.0;
+                assert!((v - want).abs() < 1e-4, "({x}, {y}): {v} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn prolongation_has_no_creases() {
+        // A coarse bump: the slope of the interpolated surface changes smoothly across
+        // coarse nodes (Catmull-Rom is C1), where bilinear jumps.
+        let coarse = grid(9, 9);
+        let fine = grid(33, 33);
+        let data: Vec<f32> = (0..coarse.len())
+            .map(|i| {
+                let (x, y) = coarse.coords(i);
+                let r2 = (x as f32 - 4.0).powi(2) + (y as f32 - 4.0).powi(2);
+                10.0 * (-r2 / 6.0).exp()
+            })
+            .collect();
+        let up = prolong(&data, coarse, fine, 4);
+        let row = 14;
+        let slope = |x: usize| up[row * 33 + x + 1] - up[row * 33 + x];
+        let max_jump = (5..27)
+            .map(|x| (slope(x) - slope(x - 1)).abs())
+            .fold(0.0f32, f32::max);
+        let max_slope = (4..28).map(|x| slope(x).abs()).fold(0.0f32, f32::max);
+        assert!(max_jump < 0.35 * max_slope, "{max_jump} vs {max_slope}");
+    }
+
+    #[test]
+    fn detail_restores_the_start_heights() {
+        // prolong(coarser start) + detail is the level's own start, to rounding.
+        let fine = grid(129, 97);
+        let coarse = coarse_grid(fine, 2).unwrap();
+        let start: Vec<f32> = (0..fine.len())
+            .map(|i| ((i as f32 * 0.37).sin() * 10.0).round() / 4.0)
+            .collect();
+        let coarser = restrict(&start, fine, coarse, 2);
+        let d = detail(&start, fine, &coarser, coarse);
+        let back = prolong(&coarser, coarse, fine, 2);
+        for i in 0..fine.len() {
+            assert!((back[i] + d[i] - start[i]).abs() < 1e-5);
+        }
+    }
+}

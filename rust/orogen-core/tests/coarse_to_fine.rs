@@ -1,0 +1,234 @@
+//! The `StreamPower` stage's coarse-to-fine schedule (issue #12): on the default recipe at
+//! 1025², the scheduled run must give the same terrain as the plain one by four landscape
+//! measures — relief, hypsometric integral, concavity and drainage density — and it must
+//! refuse the worlds it cannot run on.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use orogen_core::flow::{accumulate, FlowRouter, OutletParams, SinkMode};
+use orogen_core::recipe::{Recipe, DEFAULT_RECIPE};
+use orogen_core::runner::{run_recipe, Event};
+use orogen_core::Grid;
+
+/// Nodes draining at least this many square metres are channels (100 cells of 100 m).
+const CHANNEL_AREA: f32 = 1e6;
+
+/// The default recipe at `side`², with its StreamPower schedule set to `schedule`, run up
+/// to (not including) its thermal stage: the measures are of the fluvial landscape.
+fn run_default(side: usize, schedule: &str) -> (Grid, Vec<f32>) {
+    let mut r = Recipe::from_ron_str(DEFAULT_RECIPE, "default")
+        .and_then(|r| r.apply_override(&format!("size=({side}, {side})")))
+        .and_then(|r| r.apply_override(&format!("stages[0].StreamPower.schedule={schedule}")))
+        .expect("default recipe with overrides");
+    r.stages.truncate(1);
+    let cancel = AtomicBool::new(false);
+    let out = run_recipe(&r, Path::new("."), &cancel, &mut |_: Event<'_>| {}).expect("run");
+    (out.world.grid(), out.world.height.data.clone())
+}
+
+struct Measures {
+    relief: f64,
+    hypsometric_integral: f64,
+    concavity: f64,
+    drainage_density: f64,
+}
+
+/// The four measures of a terrain, with its flow routed the way the stage routes it
+/// (steepest descent, lakes carved through their passes, all borders open).
+fn measure(grid: Grid, heights: &[f32]) -> Measures {
+    let (lo, hi) = heights.iter().fold((f64::MAX, f64::MIN), |(a, b), &h| {
+        (a.min(h as f64), b.max(h as f64))
+    });
+    let mean = heights.iter().map(|&h| h as f64).sum::<f64>() / heights.len() as f64;
+    let mut router = FlowRouter::new(grid, &OutletParams::default()).expect("router");
+    let mut h = heights.to_vec();
+    router.steepest_descent(&h).expect("descent");
+    router
+        .resolve_sinks(&mut h, SinkMode::Carve)
+        .expect("lakes");
+    let g = router.graph();
+    let weights = vec![grid.cell_area(); grid.len()];
+    let mut area = vec![0.0f32; grid.len()];
+    accumulate(g, &weights, &mut area);
+    // Concavity θ: the slope-area law S = ks·A^−θ fitted by least squares in log-log
+    // space over channel nodes (Flint's law); drainage density: channel length per area.
+    let (mut n, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut length = 0.0f64;
+    for i in 0..grid.len() {
+        let r = g.receivers[i] as usize;
+        if r == i || area[i] < CHANNEL_AREA {
+            continue;
+        }
+        length += g.dist[i] as f64;
+        let slope = (heights[i] - heights[r]) as f64 / g.dist[i] as f64;
+        if slope > 1e-6 {
+            let (x, y) = ((area[i] as f64).ln(), slope.ln());
+            n += 1.0;
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
+        }
+    }
+    let theta = -(n * sxy - sx * sy) / (n * sxx - sx * sx);
+    Measures {
+        relief: hi - lo,
+        hypsometric_integral: (mean - lo) / (hi - lo),
+        concavity: theta,
+        drainage_density: length / (grid.len() as f64 * grid.cell_area() as f64),
+    }
+}
+
+#[test]
+fn coarse_to_fine_gives_the_same_landscape_on_the_default_recipe() {
+    let (grid, fine) = run_default(1025, "Fine");
+    let a = measure(grid, &fine);
+    for levels in [2, 3] {
+        let (_, scheduled) = run_default(1025, &format!("CoarseToFine(levels: {levels})"));
+        let b = measure(grid, &scheduled);
+        compare(levels, &a, &b);
+    }
+}
+
+fn compare(levels: u32, a: &Measures, b: &Measures) {
+    println!(
+        "{levels} levels: relief {:.1} / {:.1} m, hypsometric integral {:.3} / {:.3}, concavity {:.3} / {:.3}, \
+         drainage density {:.3e} / {:.3e} per m (fine / coarse-to-fine)",
+        a.relief,
+        b.relief,
+        a.hypsometric_integral,
+        b.hypsometric_integral,
+        a.concavity,
+        b.concavity,
+        a.drainage_density,
+        b.drainage_density
+    );
+    assert!(
+        (b.relief / a.relief - 1.0).abs() <= 0.10,
+        "{levels} levels: relief"
+    );
+    assert!(
+        (b.hypsometric_integral - a.hypsometric_integral).abs() <= 0.05,
+        "{levels} levels: hypsometric integral"
+    );
+    assert!(
+        (b.concavity - a.concavity).abs() <= 0.05,
+        "{levels} levels: concavity"
+    );
+    assert!(
+        (b.drainage_density / a.drainage_density - 1.0).abs() <= 0.10,
+        "{levels} levels: drainage density"
+    );
+}
+
+fn run_text(text: &str) -> orogen_core::Result<orogen_core::World> {
+    let r = Recipe::from_ron_str(text, "<test>")?;
+    r.validate()?;
+    let cancel = AtomicBool::new(false);
+    run_recipe(&r, Path::new("."), &cancel, &mut |_: Event<'_>| {}).map(|o| o.world)
+}
+
+const SMALL: &str = "size: (129, 97), cell_size: 100.0, seed: 5, \
+     terrain: Noise(wavelength: 4000.0, amplitude: 20.0), \
+     uplift: Noise(noise: (octaves: 3, wavelength: 8000.0), min: 0.0, max: 0.002)";
+
+#[test]
+fn the_same_bytes_with_one_and_four_threads() {
+    let text = format!(
+        "({SMALL}, stages: [StreamPower(iterations: 40, schedule: CoarseToFine(levels: 3))])"
+    );
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| run_text(&text).expect("run").height.data)
+    };
+    let (a, b) = (run(1), run(4));
+    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+    // And the schedule did something other than the plain run.
+    let plain = run_text(&format!("({SMALL}, stages: [StreamPower(iterations: 40)])"))
+        .unwrap()
+        .height
+        .data;
+    assert_ne!(a, plain);
+}
+
+#[test]
+fn every_step_is_reported_and_the_world_moves_during_coarse_levels() {
+    // 40 iterations over 3 levels: 32 coarse, 4 and 4; one Step event each, and the world's
+    // heights already change while the coarsest level runs (live views).
+    let r = Recipe::from_ron_str(
+        &format!(
+            "({SMALL}, stages: [StreamPower(iterations: 40, schedule: CoarseToFine(levels: 3))])"
+        ),
+        "<test>",
+    )
+    .unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut steps = 0;
+    let mut first: Option<Vec<f32>> = None;
+    let mut changed_early = false;
+    let mut observer = |e: Event<'_>| {
+        if let Event::Step {
+            world, iteration, ..
+        } = e
+        {
+            steps += 1;
+            match &first {
+                None => first = Some(world.height.data.clone()),
+                Some(f) if iteration <= 16 => changed_early |= *f != world.height.data,
+                _ => {}
+            }
+        }
+    };
+    run_recipe(&r, Path::new("."), &cancel, &mut observer).expect("run");
+    assert_eq!(steps, 40);
+    assert!(
+        changed_early,
+        "the world did not move during the coarsest level"
+    );
+}
+
+#[test]
+fn unsuitable_worlds_and_values_are_refused_naming_the_schedule() {
+    let stage = |s: &str| format!("({SMALL}, stages: [StreamPower(schedule: {s})])");
+    let cases = [
+        (stage("CoarseToFine(levels: 0)"), "stages[0].StreamPower.schedule.levels"),
+        (stage("CoarseToFine(levels: 9)"), "stages[0].StreamPower.schedule.levels"),
+        // 97 rows at 8× coarser is 13 nodes: too few.
+        (stage("CoarseToFine(levels: 4)"), "stages[0].StreamPower.schedule.levels"),
+        (stage("CoarseToFine(refine: 0.0)"), "stages[0].StreamPower.schedule.refine"),
+        (stage("CoarseToFine(refine: 0.7)"), "stages[0].StreamPower.schedule.refine"),
+        (stage("CoarseToFine(detail: -1.0)"), "stages[0].StreamPower.schedule.detail"),
+        (stage("CoarseToFine(detail: NaN)"), "stages[0].StreamPower.schedule.detail"),
+        (
+            format!(
+                "({SMALL}, stages: [TimeLoop(iterations: 5, processes: \
+                 [StreamPower(schedule: CoarseToFine())])])"
+            ),
+            "stages[0].TimeLoop.processes[0].StreamPower.schedule",
+        ),
+        (
+            format!(
+                "({SMALL}, domain: Graph(spacing: 600.0), \
+                 stages: [StreamPower(schedule: CoarseToFine())])"
+            ),
+            "stages[0].StreamPower.schedule",
+        ),
+        (
+            format!(
+                "({SMALL}, strata: (layers: [(material: \"sandstone\", thickness: Constant(20.0))], \
+                 bottom: \"granite\"), stages: [StreamPower(schedule: CoarseToFine())])"
+            ),
+            "stages[0].StreamPower.schedule",
+        ),
+    ];
+    for (text, field) in cases {
+        let e = run_text(&text)
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {text}"));
+        assert!(e.to_string().contains(field), "{text}: {e}");
+    }
+}
