@@ -11,7 +11,8 @@
 //!
 //! Cell `(x, y)` (column, row) reads Godot's `get_noise_2d(x, y)` at the pixel indices, as
 //! Godot's `Noise.get_image(width, height)` does, or at metres `(x·dx, y·dy)` with
-//! `coordinates: Metres`; the height is `offset + amplitude · value` (see [`NoiseParams`]).
+//! `coordinates: Metres`; the height is `offset + amplitude · value` (see
+//! [`NoiseParams`](crate::generators::noise::NoiseParams)).
 //! The recipe seed is not used: Godot's `seed` is.
 //!
 //! The 2D fractal loops step the FastNoise Lite seed with `seed + 1` per octave, which the C++
@@ -26,8 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::{Grid, Heightfield};
-use crate::generators::faults::FaultSet;
-use crate::generators::noise::{NoiseKind, NoiseParams};
+use crate::generators::faults::{FaultSet, Faults};
 
 /// Largest octave count accepted (Godot's inspector offers 1..=10).
 pub const MAX_FNL_OCTAVES: i32 = 32;
@@ -409,16 +409,17 @@ impl FastNoiseLiteParams {
     }
 }
 
-/// Godot's `FastNoiseLite` object: the noise, the warp, the offset.
-struct Godot {
+/// The resource's `FastNoiseLite` objects as `get_noise_2d` uses them: the noise, the warp,
+/// the offset.
+struct Resource {
     noise: fnl::FastNoiseLite,
     warp: Option<fnl::FastNoiseLite>,
     offset: (f32, f32),
 }
 
-impl Godot {
-    fn new(p: &FastNoiseLiteParams) -> Godot {
-        Godot {
+impl Resource {
+    fn new(p: &FastNoiseLiteParams) -> Resource {
+        Resource {
             noise: p.noise(),
             warp: p.warp(),
             offset: (p.offset.0, p.offset.1),
@@ -441,43 +442,26 @@ impl FastNoiseLiteParams {
     /// Godot's `get_noise_2d(x, y)` for this resource, bit for bit (builds the noise on every
     /// call: for spot checks; grids go through the `Noise` terrain).
     pub fn get_noise_2d(&self, x: f32, y: f32) -> f32 {
-        Godot::new(self).get_noise_2d(x, y)
+        Resource::new(self).get_noise_2d(x, y)
     }
 }
 
-/// Checks a `Noise` whose basis is FastNoiseLite: the basis's own fields, and none of the
-/// settings that would reshape Godot's field (`kind`, `warp`, `stretch`) is set; `field` names
-/// the `Noise` (`terrain.Noise`).
-pub(crate) fn validate(params: &NoiseParams, fnl: &FastNoiseLiteParams, field: &str) -> Result<()> {
-    fnl.validate(&format!("{field}.basis.FastNoiseLite"))?;
-    let unused = |name: &str, what: &str| {
-        Err(OrogenError::invalid(
-            format!("{field}.{name}"),
-            format!(
-                "does not apply to the FastNoiseLite basis, which reads Godot's noise as it is: \
-                 {what}"
-            ),
-        ))
-    };
-    if params.kind != NoiseKind::Fbm {
-        return unused("kind", "use its fractal_type");
-    }
-    if params.warp.is_some() {
-        return unused("warp", "use its domain_warp_enabled");
-    }
-    if params.stretch != 1.0 {
-        return unused("stretch", "leave stretch at 1");
-    }
-    Ok(())
+/// The error for a `Noise` setting (`{field}.{name}`) that would reshape Godot's field, which
+/// the FastNoiseLite basis reads as it is; `instead` says what to set in its place.
+pub(crate) fn not_applicable(field: &str, name: &str, instead: &str) -> OrogenError {
+    OrogenError::invalid(
+        format!("{field}.{name}"),
+        format!("does not apply to the FastNoiseLite basis, which reads Godot's noise as it is: {instead}"),
+    )
 }
 
-/// Heights `offset + amplitude · get_noise_2d(...)` over `grid`, metres; `params.basis` must be
-/// [`NoiseBasis::FastNoiseLite`](crate::generators::noise::NoiseBasis::FastNoiseLite) and
-/// valid; faults (in metres, drawn from the recipe `seed`) are added. Octaves, wavelength,
-/// lacunarity, persistence and rotate_octaves are not used.
+/// Heights `offset + amplitude · get_noise_2d(...)` over `grid`, metres, plus `faults` (drawn
+/// from the recipe `seed`, in metres); `fnl` must be valid.
 pub(crate) fn generate(
-    params: &NoiseParams,
     fnl: &FastNoiseLiteParams,
+    amplitude: f64,
+    offset: f64,
+    faults: Option<&Faults>,
     grid: Grid,
     seed: u64,
     cancel: &AtomicBool,
@@ -498,13 +482,11 @@ pub(crate) fn generate(
             ),
         ));
     }
-    let godot = Godot::new(fnl);
+    let resource = Resource::new(fnl);
     let (csx, csy) = (grid.dx() as f64, grid.dy() as f64);
-    let faults = params
-        .faults
-        .as_ref()
-        .map(|f| FaultSet::draw(f, grid.width as f64 * csx, grid.height as f64 * csy, seed));
-    let (amp, off) = (params.amplitude as f64, params.offset as f64);
+    let faults =
+        faults.map(|f| FaultSet::draw(f, grid.width as f64 * csx, grid.height as f64 * csy, seed));
+    let (amp, off) = (amplitude, offset);
     let mut data = Vec::new();
     data.try_reserve_exact(grid.len()).map_err(|_| {
         OrogenError::invalid(
@@ -525,7 +507,7 @@ pub(crate) fn generate(
             let py = (y as f64 * sy) as f32;
             for (x, out) in row.iter_mut().enumerate() {
                 let px = (x as f64 * sx) as f32;
-                let mut h = off + amp * godot.get_noise_2d(px, py) as f64;
+                let mut h = off + amp * resource.get_noise_2d(px, py) as f64;
                 if let Some(f) = &faults {
                     h += f.displacement(x as f64 * csx, y as f64 * csy);
                 }
@@ -547,7 +529,7 @@ pub(crate) fn generate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generators::noise::{generate, NoiseBasis};
+    use crate::generators::noise::{generate, NoiseBasis, NoiseKind, NoiseParams};
 
     const POINTS: [(f32, f32); 6] = [
         (0.0, 0.0),

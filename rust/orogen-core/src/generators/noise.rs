@@ -212,7 +212,16 @@ impl NoiseParams {
             f.validate(&format!("{field}.faults"))?;
         }
         if let NoiseBasis::FastNoiseLite(f) = &self.basis {
-            fastnoise::validate(self, f, field)?;
+            f.validate(&format!("{field}.basis.FastNoiseLite"))?;
+            for (set, name, instead) in [
+                (self.kind != NoiseKind::Fbm, "kind", "use its fractal_type"),
+                (self.warp.is_some(), "warp", "use its domain_warp_enabled"),
+                (self.stretch != 1.0, "stretch", "leave stretch at 1"),
+            ] {
+                if set {
+                    return Err(fastnoise::not_applicable(field, name, instead));
+                }
+            }
         }
         Ok(())
     }
@@ -499,7 +508,8 @@ pub fn generate_cancellable(
 ) -> Result<Heightfield> {
     params.validate("noise")?;
     if let NoiseBasis::FastNoiseLite(f) = &params.basis {
-        return fastnoise::generate(params, f, grid, seed, cancel);
+        let (amp, off) = (params.amplitude as f64, params.offset as f64);
+        return fastnoise::generate(f, amp, off, params.faults.as_ref(), grid, seed, cancel);
     }
     let sampler = Sampler::new(params, seed);
     // Cells are `dx × dy` metres (equal for square cells).
