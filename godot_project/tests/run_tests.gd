@@ -33,6 +33,7 @@ func _run_all() -> void:
 		test_recipe_emits_changed,
 		test_recipe_materials_and_strata,
 		test_same_heights_as_cli,
+		test_fastnoiselite_matches_godot,
 		test_signals_in_order,
 		test_cancel_stops_quickly,
 		test_bad_recipe_fails_with_reason,
@@ -339,6 +340,98 @@ func test_same_heights_as_cli() -> void:
 	var names: PackedStringArray = terrain.get_map_names()
 	for want: String in ["height", "uplift", "drainage", "water_surface", "rivers", "basins"]:
 		check(names.has(want), "map %s present (have %s)" % [want, names])
+
+
+## Godot's FastNoiseLite and Orogen's `basis: FastNoiseLite(...)` with the same fields: a
+## TerrainWorld baked from the recipe (amplitude 1, so each height is the noise value) holds
+## Godot's get_noise_2d(x, y) at every cell, bit for bit; its uplift map (the same basis as a
+## scalar, normalised over the grid) reads as Godot's get_image(w, h) to within 8-bit rounding.
+func test_fastnoiselite_matches_godot() -> void:
+	var cases: Array = []
+	cases.append(["", FastNoiseLite.new()])
+	var b := FastNoiseLite.new()
+	b.noise_type = FastNoiseLite.TYPE_PERLIN
+	b.seed = 1337
+	b.frequency = 0.0123
+	b.fractal_type = FastNoiseLite.FRACTAL_RIDGED
+	b.fractal_octaves = 6
+	b.fractal_lacunarity = 2.1
+	b.fractal_gain = 0.45
+	b.fractal_weighted_strength = 0.3
+	b.offset = Vector3(12.5, -3.25, 4.0)
+	cases.append(["noise_type: Perlin, seed: 1337, frequency: 0.0123, fractal_type: Ridged, fractal_octaves: 6, "
+			+ "fractal_lacunarity: 2.1, fractal_gain: 0.45, fractal_weighted_strength: 0.3, offset: (12.5, -3.25, 4.0)", b])
+	var c := FastNoiseLite.new()
+	c.noise_type = FastNoiseLite.TYPE_CELLULAR
+	c.seed = 1337
+	c.frequency = 0.05
+	c.fractal_type = FastNoiseLite.FRACTAL_PING_PONG
+	c.fractal_octaves = 3
+	c.cellular_distance_function = FastNoiseLite.DISTANCE_HYBRID
+	c.cellular_return_type = FastNoiseLite.RETURN_DISTANCE2_SUB
+	c.cellular_jitter = 0.7
+	cases.append(["noise_type: Cellular, seed: 1337, frequency: 0.05, fractal_type: PingPong, fractal_octaves: 3, "
+			+ "cellular_distance_function: Hybrid, cellular_return_type: Distance2Sub, cellular_jitter: 0.7", c])
+	var d := FastNoiseLite.new()
+	d.noise_type = FastNoiseLite.TYPE_SIMPLEX
+	d.seed = 1337
+	d.fractal_type = FastNoiseLite.FRACTAL_NONE
+	d.domain_warp_enabled = true
+	d.domain_warp_type = FastNoiseLite.DOMAIN_WARP_SIMPLEX_REDUCED
+	d.domain_warp_amplitude = 40.0
+	d.domain_warp_fractal_type = FastNoiseLite.DOMAIN_WARP_FRACTAL_INDEPENDENT
+	cases.append(["noise_type: Simplex, seed: 1337, fractal_type: None, domain_warp_enabled: true, "
+			+ "domain_warp_type: SimplexReduced, domain_warp_amplitude: 40.0, domain_warp_fractal_type: Independent", d])
+	var e := FastNoiseLite.new()
+	e.noise_type = FastNoiseLite.TYPE_VALUE_CUBIC
+	e.seed = 1337
+	e.frequency = 0.03
+	cases.append(["noise_type: ValueCubic, seed: 1337, frequency: 0.03", e])
+	var w: int = 96
+	var h: int = 64
+	for k: int in range(cases.size()):
+		var fields: String = cases[k][0]
+		var godot: FastNoiseLite = cases[k][1]
+		var r: TerrainRecipe = TerrainRecipe.new()
+		r.ron = ("(size: (%d, %d), cell_size: 25.0, seed: 3, terrain: Noise(amplitude: 1.0, basis: FastNoiseLite(%s)), "
+				+ "uplift: Noise(noise: (basis: FastNoiseLite(%s)), min: 0.0, max: 1.0), stages: [])") % [w, h, fields, fields]
+		if not check(r.validate() == "", "case %d validates: %s" % [k, r.validate()]):
+			continue
+		var terrain: TerrainWorld = make_scene(r)
+		var sim: ErosionSimulator = sim_of(terrain)
+		check(sim.start(), "case %d starts" % k)
+		check(await wait_done(sim, 60000), "case %d finished" % k)
+		var img: Image = terrain.get_map("height")
+		var up: Image = terrain.get_map("uplift")
+		if not check(img != null and img.get_size() == Vector2i(w, h) and up != null, "case %d: height and uplift maps" % k):
+			continue
+		var ours: PackedFloat32Array = floats_of(img)
+		var theirs := PackedFloat32Array()
+		theirs.resize(w * h)
+		for y: int in range(h):
+			for x: int in range(w):
+				theirs[y * w + x] = godot.get_noise_2d(x, y)
+		var worst: float = 0.0
+		for i: int in range(w * h):
+			worst = max(worst, abs(ours[i] - theirs[i]))
+		print("  measured FastNoiseLite case %d: max |Orogen - Godot| = %s over %d cells" % [k, worst, w * h])
+		check(ours.to_byte_array() == theirs.to_byte_array(), "case %d: heights are Godot's get_noise_2d bit for bit (max diff %s)" % [k, worst])
+		# get_image (normalize = true) quantises (v - min) / (max - min) * 255 in f32; Orogen's
+		# uplift is the same ratio in f64, so a level may round the other way.
+		var gi: Image = godot.get_image(w, h)
+		var ups: PackedFloat32Array = floats_of(up)
+		var off_by: int = 0
+		var worst_level: int = 0
+		for y: int in range(h):
+			for x: int in range(w):
+				var level: int = int(clampf(ups[y * w + x] * 255.0, 0.0, 255.0))
+				var dl: int = absi(level - gi.get_pixel(x, y).r8)
+				worst_level = maxi(worst_level, dl)
+				if dl != 0:
+					off_by += 1
+		print("  measured FastNoiseLite case %d: get_image levels differing: %d of %d (max %d)" % [k, off_by, w * h, worst_level])
+		check(worst_level <= 1, "case %d: uplift reads as get_image (max level difference %d)" % [k, worst_level])
+		terrain.queue_free()
 
 
 func test_signals_in_order() -> void:

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
 use crate::field::{Grid, Heightfield, ScalarMap};
+use crate::generators::fastnoise::{self, FastNoiseLiteParams};
 pub use crate::generators::faults::MAX_HEIGHT;
 use crate::generators::faults::{FaultSet, Faults};
 
@@ -57,7 +58,7 @@ pub enum NoiseKind {
 }
 
 /// The smooth noise function n summed by the octaves; each returns values in [−1, 1].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub enum NoiseBasis {
     /// Gradient (Perlin) noise.
@@ -67,6 +68,9 @@ pub enum NoiseBasis {
     OpenSimplex,
     /// SuperSimplex noise: smoother than OpenSimplex, a little slower.
     SuperSimplex,
+    /// Godot's `FastNoiseLite` resource, bit for bit, in place of the whole octave sum:
+    /// heights `offset + amplitude · get_noise_2d(x, y)` (see [`fastnoise`]).
+    FastNoiseLite(FastNoiseLiteParams),
 }
 
 /// Domain warping: positions are displaced by low-frequency noise before the octaves
@@ -115,8 +119,10 @@ pub struct NoiseParams {
     /// How octaves combine: `Fbm`, `Ridged`, `Multifractal` or `RidgedMultifractal`.
     /// Default `Fbm`.
     pub kind: NoiseKind,
-    /// Noise function summed by the octaves: `Perlin`, `OpenSimplex` or `SuperSimplex`.
-    /// Default `Perlin`.
+    /// Noise function summed by the octaves: `Perlin`, `OpenSimplex` or `SuperSimplex`; or
+    /// `FastNoiseLite(...)`, Godot's resource verbatim, which replaces the octave sum (kind,
+    /// octaves, wavelength, lacunarity, persistence, rotate_octaves unused; warp, stretch
+    /// refused; amplitude, offset and faults apply). Default `Perlin`.
     pub basis: NoiseBasis,
     /// Number of octaves, 1..=32. Default 8.
     pub octaves: u32,
@@ -205,6 +211,18 @@ impl NoiseParams {
         if let Some(f) = &self.faults {
             f.validate(&format!("{field}.faults"))?;
         }
+        if let NoiseBasis::FastNoiseLite(f) = &self.basis {
+            f.validate(&format!("{field}.basis.FastNoiseLite"))?;
+            for (set, name, instead) in [
+                (self.kind != NoiseKind::Fbm, "kind", "use its fractal_type"),
+                (self.warp.is_some(), "warp", "use its domain_warp_enabled"),
+                (self.stretch != 1.0, "stretch", "leave stretch at 1"),
+            ] {
+                if set {
+                    return Err(fastnoise::not_applicable(field, name, instead));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -250,6 +268,8 @@ impl Basis {
             NoiseBasis::Perlin => Basis::Perlin(noise::Perlin::new(seed)),
             NoiseBasis::OpenSimplex => Basis::OpenSimplex(noise::OpenSimplex::new(seed)),
             NoiseBasis::SuperSimplex => Basis::SuperSimplex(noise::SuperSimplex::new(seed)),
+            // Never sampled: `generate_cancellable` hands this basis to `fastnoise` first.
+            NoiseBasis::FastNoiseLite(_) => Basis::Perlin(noise::Perlin::new(seed)),
         }
     }
 
@@ -487,6 +507,10 @@ pub fn generate_cancellable(
     cancel: &AtomicBool,
 ) -> Result<Heightfield> {
     params.validate("noise")?;
+    if let NoiseBasis::FastNoiseLite(f) = &params.basis {
+        let (amp, off) = (params.amplitude as f64, params.offset as f64);
+        return fastnoise::generate(f, amp, off, params.faults.as_ref(), grid, seed, cancel);
+    }
     let sampler = Sampler::new(params, seed);
     // Cells are `dx × dy` metres (equal for square cells).
     let (csx, csy) = (grid.dx() as f64, grid.dy() as f64);
