@@ -4,7 +4,10 @@
 //! connections", after Cordonnier, Bovy & Braun 2019 (fastscapelib's `basin_graph`): every stream tree whose root is an interior pit is a lake; a pass is the
 //! lowest pair of neighbouring nodes in two different basins (pass height = the higher of
 //! the two); lakes join the outlet trees along a minimum spanning tree of the basin graph
-//! (Kruskal with a union-find), O(N + M log M) for N nodes and M lakes.
+//! (Kruskal with a union-find), O(N + M log M) for N nodes and M lakes. On a raster grid
+//! each band of rows first keeps only its own minimum spanning forest (the cycle property:
+//! an edge that is the highest of some cycle is in no minimum spanning tree), so the global
+//! Kruskal sorts about one edge per lake instead of three.
 
 use rayon::prelude::*;
 
@@ -71,6 +74,19 @@ struct BandScan {
     /// The pair offered last and its index in `edges`.
     last_key: u64,
     last_edge: u32,
+    /// The band's minimum spanning forest: `edges` that no cycle of the band's edges makes
+    /// the highest (only these can be in the whole graph's tree), lowest first.
+    forest: Vec<Edge>,
+    /// Open-addressing table from basin-graph node to local node number.
+    node_keys: Vec<u32>,
+    node_ids: Vec<u32>,
+    /// Per edge, its two ends as local node numbers.
+    ends: Vec<[u32; 2]>,
+    parent: Vec<u32>,
+    rank: Vec<u8>,
+    sort_keys: Vec<u64>,
+    sort_scratch: Vec<u64>,
+    counts: Vec<u32>,
 }
 
 impl BandScan {
@@ -255,6 +271,68 @@ impl BandScan {
         }
         self.diff = diff;
     }
+
+    /// Kruskal over the band's edges alone (local node numbers, everything in cache). By the
+    /// cycle property an edge left out is the highest of a cycle of the band's edges, so it
+    /// is not in the whole graph's tree either: the global Kruskal only needs the forests.
+    /// Band edges of one node pair that other bands also found are kept (the global order
+    /// [`sort_by_pass`] ranks them like the lowest pass of the pair first).
+    fn spanning_forest(&mut self) {
+        self.forest.clear();
+        let m = self.edges.len();
+        if m == 0 {
+            return;
+        }
+        let cap = (4 * m).next_power_of_two();
+        let shift = 32 - cap.trailing_zeros();
+        self.node_keys.clear();
+        self.node_keys.resize(cap, u32::MAX);
+        self.node_ids.resize(cap, 0);
+        self.ends.clear();
+        let mut n_local = 0u32;
+        for e in &self.edges {
+            let mut ends = [0u32; 2];
+            for (end, node) in ends.iter_mut().zip([e.a, e.b]) {
+                let mut s = (node.wrapping_mul(0x9E37_79B1) >> shift) as usize;
+                loop {
+                    let k = self.node_keys[s];
+                    if k == node {
+                        *end = self.node_ids[s];
+                        break;
+                    }
+                    if k == u32::MAX {
+                        self.node_keys[s] = node;
+                        self.node_ids[s] = n_local;
+                        *end = n_local;
+                        n_local += 1;
+                        break;
+                    }
+                    s = (s + 1) & (cap - 1);
+                }
+            }
+            self.ends.push(ends);
+        }
+        sort_by_pass(
+            &self.edges,
+            &mut self.sort_keys,
+            &mut self.sort_scratch,
+            &mut self.counts,
+        );
+        self.parent.clear();
+        self.parent.extend(0..n_local);
+        self.rank.clear();
+        self.rank.resize(n_local as usize, 0);
+        for &key in &self.sort_keys {
+            let i = key as u32 as usize;
+            let [a, b] = self.ends[i];
+            if union(&mut self.parent, &mut self.rank, a, b) {
+                self.forest.push(self.edges[i]);
+                if self.forest.len() + 1 == n_local as usize {
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// Reusable buffers for the basin graph. Graph node 0 stands for every outlet basin
@@ -263,8 +341,6 @@ impl BandScan {
 pub(crate) struct BasinGraph {
     chunks: Vec<ScanChunk>,
     bands: Vec<BandScan>,
-    order: Vec<u32>,
-    merged: Vec<Edge>,
     edges: Vec<Edge>,
     keys: Vec<u64>,
     key_scratch: Vec<u64>,
@@ -278,6 +354,26 @@ pub(crate) struct BasinGraph {
     queue: Vec<u32>,
 }
 
+/// Joins the sets of `a` and `b` (union by rank); false if they were one already.
+#[inline(always)]
+fn union(parent: &mut [u32], rank: &mut [u8], a: u32, b: u32) -> bool {
+    let ra = find(parent, a) as usize;
+    let rb = find(parent, b) as usize;
+    if ra == rb {
+        return false;
+    }
+    if rank[ra] < rank[rb] {
+        parent[ra] = rb as u32;
+    } else {
+        parent[rb] = ra as u32;
+        if rank[ra] == rank[rb] {
+            rank[ra] += 1;
+        }
+    }
+    true
+}
+
+#[inline(always)]
 fn find(parent: &mut [u32], mut x: u32) -> u32 {
     // Path halving.
     while parent[x as usize] != x {
@@ -383,15 +479,16 @@ fn ordered_bits(h: f32) -> u32 {
     }
 }
 
-/// Stable LSD radix sort of `keys` by their upper 32 bits (two 16-bit passes).
+/// Stable LSD radix sort of `keys` by their upper 32 bits (three passes of 11 bits: the
+/// counts stay in L1).
 fn radix_sort_high(keys: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut Vec<u32>) {
     scratch.clear();
     scratch.resize(keys.len(), 0);
-    for shift in [32u32, 48] {
+    for shift in [32u32, 43, 54] {
         counts.clear();
-        counts.resize(1 << 16, 0);
+        counts.resize(1 << 11, 0);
         for &k in keys.iter() {
-            counts[((k >> shift) & 0xFFFF) as usize] += 1;
+            counts[((k >> shift) & 0x7FF) as usize] += 1;
         }
         let mut sum = 0;
         for c in counts.iter_mut() {
@@ -400,11 +497,47 @@ fn radix_sort_high(keys: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut Vec
             sum += n;
         }
         for &k in keys.iter() {
-            let d = ((k >> shift) & 0xFFFF) as usize;
+            let d = ((k >> shift) & 0x7FF) as usize;
             scratch[counts[d] as usize] = k;
             counts[d] += 1;
         }
         std::mem::swap(keys, scratch);
+    }
+}
+
+/// `keys` = `(ordered height bits << 32) | index` of every edge, in the order of the pass:
+/// increasing height, then node pair `(a, b)`, then pass nodes `(na, nb)`. A strict order
+/// (each pair of cells is one edge), so the spanning tree is unique; where one node pair has
+/// several edges its lowest pass comes first, as if only that one were there.
+fn sort_by_pass(
+    edges: &[Edge],
+    keys: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+    counts: &mut Vec<u32>,
+) {
+    keys.clear();
+    keys.extend(
+        edges
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (u64::from(ordered_bits(e.height)) << 32) | i as u64),
+    );
+    radix_sort_high(keys, scratch, counts);
+    // Equal heights (rare, short runs): by node pair, then pass nodes.
+    let mut s = 0;
+    while s < keys.len() {
+        let high = keys[s] >> 32;
+        let mut e = s + 1;
+        while e < keys.len() && keys[e] >> 32 == high {
+            e += 1;
+        }
+        if e - s > 1 {
+            keys[s..e].sort_unstable_by_key(|&k| {
+                let x = &edges[k as u32 as usize];
+                (x.a, x.b, x.na, x.nb)
+            });
+        }
+        s = e;
     }
 }
 
@@ -438,20 +571,17 @@ impl BasinGraph {
             .as_raster()
             .filter(|g| g.grid().width >= 3 && g.grid().height >= 3);
         if let Some(grid) = raster {
-            self.raster_edges(grid, heights, basins, n_outlets, n_nodes);
+            self.raster_edges(grid, heights, basins, n_outlets);
         } else {
             self.stack_edges(nb, heights, roots, n_outlets, basins, stack, block_start);
         }
-        // 2. Kruskal: edges by increasing pass height, ties by node pair (the edges come
-        //    ordered by lake, then neighbour node; the radix sort is stable).
-        self.keys.clear();
-        self.keys.extend(
-            self.edges
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (u64::from(ordered_bits(e.height)) << 32) | i as u64),
+        // 2. Kruskal: edges in the order of `sort_by_pass`.
+        sort_by_pass(
+            &self.edges,
+            &mut self.keys,
+            &mut self.key_scratch,
+            &mut self.counts,
         );
-        radix_sort_high(&mut self.keys, &mut self.key_scratch, &mut self.counts);
         let edges = &self.edges;
         self.parent.clear();
         self.parent.extend(0..n_nodes as u32);
@@ -461,19 +591,8 @@ impl BasinGraph {
         for &key in &self.keys {
             let e = key as u32;
             let edge = &edges[e as usize];
-            let ra = find(&mut self.parent, edge.a);
-            let rb = find(&mut self.parent, edge.b);
-            if ra == rb {
+            if !union(&mut self.parent, &mut self.rank, edge.a, edge.b) {
                 continue;
-            }
-            let (ra, rb) = (ra as usize, rb as usize);
-            if self.rank[ra] < self.rank[rb] {
-                self.parent[ra] = rb as u32;
-            } else {
-                self.parent[rb] = ra as u32;
-                if self.rank[ra] == self.rank[rb] {
-                    self.rank[ra] += 1;
-                }
             }
             self.tree.push(e);
             if self.tree.len() + 1 == n_nodes {
@@ -538,15 +657,16 @@ impl BasinGraph {
             }
         }
     }
-    /// Lowest pass per adjacent basin-graph node pair on a raster grid, ordered by
-    /// `(a, b)`: bands of rows scanned in parallel, their edges merged by pair.
+
+    /// The candidate edges on a raster grid: bands of rows scanned in parallel, each band's
+    /// lowest pass per node pair reduced to the band's minimum spanning forest, the forests
+    /// concatenated in band order.
     fn raster_edges(
         &mut self,
         grid: &RasterGrid,
         heights: &[f32],
         basins: &[u32],
         n_outlets: usize,
-        n_nodes: usize,
     ) {
         let h = grid.grid().height;
         let bands = h.div_ceil(BAND_ROWS);
@@ -560,57 +680,12 @@ impl BasinGraph {
                 h * k / bands,
                 h * (k + 1) / bands,
             );
+            band.spanning_forest();
         });
         self.edges.clear();
         for band in &self.bands[..bands] {
-            self.edges.extend_from_slice(&band.edges);
+            self.edges.extend_from_slice(&band.forest);
         }
-        // Pairs met in several bands: keep the lowest pass (the same order as `offer`).
-        // Counting sort by lake `a` (stable), then each lake's few edges by `b`.
-        let edges = &self.edges;
-        let counts = &mut self.counts;
-        counts.clear();
-        counts.resize(n_nodes + 1, 0);
-        for e in edges {
-            counts[e.a as usize] += 1;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let k = *c;
-            *c = sum;
-            sum += k;
-        }
-        let order = &mut self.order;
-        order.clear();
-        order.resize(edges.len(), 0);
-        for (i, e) in edges.iter().enumerate() {
-            let p = &mut counts[e.a as usize];
-            order[*p as usize] = i as u32;
-            *p += 1;
-        }
-        self.merged.clear();
-        let mut start = 0;
-        for &end in counts.iter() {
-            let run = &mut order[start..end as usize];
-            start = end as usize;
-            run.sort_unstable_by_key(|&i| (edges[i as usize].b, i));
-            let mut last = u32::MAX;
-            for &i in run.iter() {
-                let e = edges[i as usize];
-                if e.b != last {
-                    self.merged.push(e);
-                    last = e.b;
-                } else {
-                    let old = self.merged.last_mut().expect("a pair was pushed");
-                    if e.height < old.height
-                        || (e.height == old.height && (e.na, e.nb) < (old.na, old.nb))
-                    {
-                        *old = e;
-                    }
-                }
-            }
-        }
-        std::mem::swap(&mut self.edges, &mut self.merged);
     }
 
     /// Lowest pass per adjacent basin-graph node pair, walking each lake's tree, ordered
