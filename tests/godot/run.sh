@@ -14,7 +14,8 @@
 #   7. renders the rills, dunes, weathering and graph scenes (the built-in recipes of those names,
 #      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
 #      materials' colours
-#   8. renders the planet scene (PlanetWorld), which checks itself and its frame
+#   8. renders the large scene (the built-in `large` recipe, 2049², coarse to fine)
+#   9. renders the planet scene (PlanetWorld), which checks itself and its frame
 #
 # Exits non-zero on any failure; the last line is `godot: N passed, M failed`.
 set -uo pipefail
@@ -170,6 +171,11 @@ echo "==> rendering the graph scene under Xvfb"
 # Graph: one material; its rivers, drawn as ribbons from get_rivers(), are the water checked.
 render_and_check graph res://graph.tscn "$ART/godot-graph.png" --small="$ART/godot-graph-960.png"
 echo "screenshot: $ART/godot-graph.png"
+
+echo "==> rendering the large scene under Xvfb"
+# Large: the built-in `large` recipe, 2049² with stream power coarse to fine.
+render_and_check large res://large.tscn "$ART/godot-large.png" --small="$ART/godot-large-960.png"
+echo "screenshot: $ART/godot-large.png"
 
 echo "==> rendering the planet scene under Xvfb"
 # PlanetWorld steps a 20,000-point planet live; planet.gd checks it (mesh, sample, pick,

@@ -38,6 +38,11 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         DEFAULT_RECIPE,
     ),
     (
+        "large",
+        "a 100 km range at 50 m (2049²) in seconds: stream power eroding coarse to fine",
+        include_str!("../../recipes/large.ron"),
+    ),
+    (
         "coupled",
         "stream power and thermal hillslopes sharing one time loop (TimeLoop, Every)",
         include_str!("../../recipes/coupled.ron"),
