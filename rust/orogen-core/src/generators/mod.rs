@@ -2,3 +2,4 @@
 
 pub mod faults;
 pub mod noise;
+mod perlin;
