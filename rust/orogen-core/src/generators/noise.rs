@@ -11,6 +11,9 @@
 //! same features in metres.
 //! Octave seeds, rotations and offsets come from a `ChaCha8Rng` of the recipe seed; rows
 //! are filled in parallel, each cell on its own, so the bytes do not depend on threads.
+//! Within a row the cells go in batches of 8 or 16 lanes (`eval_points`), compiled for the
+//! best SIMD level of the CPU; each lane runs the one-cell operations in the same order,
+//! so the bytes do not depend on the level either.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -556,15 +559,16 @@ fn eval_lanes(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
     eval_points::<8>(sampler, xs, ys, out)
 }
 
-/// [`eval_points`] eight at a time compiled for AVX2: the same source as [`eval_lanes`],
-/// and no FMA (Rust never fuses `a * b + c` by itself), so the bits do not change.
+/// [`eval_points`] sixteen at a time compiled for AVX2 (two registers a value: more work
+/// in flight than eight, about 8 % faster): the same source as [`eval_lanes`], and no FMA
+/// (Rust never fuses `a * b + c` by itself), so the bits do not change.
 ///
 /// # Safety
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn eval_avx2(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
-    eval_points::<8>(sampler, xs, ys, out)
+    eval_points::<16>(sampler, xs, ys, out)
 }
 
 /// [`eval_points`] sixteen at a time compiled for AVX-512, as [`eval_avx2`].

@@ -139,7 +139,7 @@ pub(crate) enum Level {
     Scalar,
     /// Eight points at a time, baseline instructions (SSE2 on x86-64).
     Lanes,
-    /// Eight points at a time in AVX2 registers.
+    /// Sixteen points at a time in AVX2 registers.
     #[cfg(target_arch = "x86_64")]
     Avx2,
     /// Sixteen points at a time in AVX-512 registers.
