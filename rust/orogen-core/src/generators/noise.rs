@@ -262,25 +262,13 @@ impl Basis {
     fn get(&self, u: f64, v: f64) -> f64 {
         use noise::NoiseFn;
         let n = match self {
-            Basis::Perlin(b) => return b.get(u, v),
+            // Out of line, so that this stays small enough to inline where the other
+            // bases are called one point at a time (Perlin goes through `get_lanes`).
+            Basis::Perlin(b) => return b.get_one(u, v),
             Basis::OpenSimplex(b) => b.get([u, v]),
             Basis::SuperSimplex(b) => b.get([u, v]),
         };
         n.clamp(-1.0, 1.0)
-    }
-
-    /// [`Basis::get`] on each lane. Perlin runs all lanes at once (it vectorises); the
-    /// other bases run one lane after the other.
-    #[inline(always)]
-    fn get_lanes<const N: usize>(&self, u: &[f64; N], v: &[f64; N], out: &mut [f64; N]) {
-        match self {
-            Basis::Perlin(b) => b.get_lanes(u, v, out),
-            other => {
-                for i in 0..N {
-                    out[i] = other.get(u[i], v[i]);
-                }
-            }
-        }
     }
 }
 
@@ -301,15 +289,25 @@ struct Octave {
 
 impl Octave {
     /// n(freq·R·p + offset) at each lane's point `(x[i], y[i])`, without the amplitude.
+    /// Perlin runs all lanes at once (it vectorises); the other bases one after the other,
+    /// each point handed over as it is computed (as fast as before batching).
     #[inline(always)]
     fn sample_lanes<const N: usize>(&self, x: &[f64; N], y: &[f64; N], out: &mut [f64; N]) {
-        let (mut u, mut v) = ([0.0; N], [0.0; N]);
         let (c, s) = (self.fcos, self.fsin);
-        for i in 0..N {
-            u[i] = (c * x[i] - s * y[i]) + self.du;
-            v[i] = (s * x[i] + c * y[i]) + self.dv;
+        if let Basis::Perlin(b) = &self.basis {
+            let (mut u, mut v) = ([0.0; N], [0.0; N]);
+            for i in 0..N {
+                u[i] = (c * x[i] - s * y[i]) + self.du;
+                v[i] = (s * x[i] + c * y[i]) + self.dv;
+            }
+            b.get_lanes(&u, &v, out);
+        } else {
+            for i in 0..N {
+                let u = (c * x[i] - s * y[i]) + self.du;
+                let v = (s * x[i] + c * y[i]) + self.dv;
+                out[i] = self.basis.get(u, v);
+            }
         }
-        self.basis.get_lanes(&u, &v, out);
     }
 }
 

@@ -81,6 +81,12 @@ impl Perlin {
         self.cell(ix, iy, fx, fy) as f64
     }
 
+    /// [`Perlin::get`], not inlined.
+    #[inline(never)]
+    pub(crate) fn get_one(&self, u: f64, v: f64) -> f64 {
+        self.get(u, v)
+    }
+
     /// The noise at fraction `(fx, fy)` of lattice cell `(ix, iy)` (wrapped to 32 bits).
     #[inline(always)]
     fn cell(&self, ix: u32, iy: u32, fx: f32, fy: f32) -> f32 {
