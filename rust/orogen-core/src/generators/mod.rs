@@ -4,3 +4,4 @@
 pub mod fastnoise;
 pub mod faults;
 pub mod noise;
+mod perlin;

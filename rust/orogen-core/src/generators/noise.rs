@@ -11,6 +11,9 @@
 //! same features in metres.
 //! Octave seeds, rotations and offsets come from a `ChaCha8Rng` of the recipe seed; rows
 //! are filled in parallel, each cell on its own, so the bytes do not depend on threads.
+//! Within a row the cells go in batches of 8 or 16 lanes (`eval_points`), compiled for the
+//! best SIMD level of the CPU; each lane runs the one-cell operations in the same order,
+//! so the bytes do not depend on the level either.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -24,6 +27,7 @@ use crate::field::{Grid, Heightfield, ScalarMap};
 use crate::generators::fastnoise::{self, FastNoiseLiteParams};
 pub use crate::generators::faults::MAX_HEIGHT;
 use crate::generators::faults::{FaultSet, Faults};
+use crate::generators::perlin::{Level, Perlin};
 
 /// Largest accepted octave count.
 pub const MAX_OCTAVES: u32 = 32;
@@ -257,7 +261,7 @@ impl NoiseParams {
 /// One of the noise functions, seeded.
 #[derive(Clone)]
 enum Basis {
-    Perlin(noise::Perlin),
+    Perlin(Perlin),
     OpenSimplex(noise::OpenSimplex),
     SuperSimplex(noise::SuperSimplex),
 }
@@ -265,7 +269,7 @@ enum Basis {
 impl Basis {
     fn new(kind: NoiseBasis, seed: u32) -> Self {
         match kind {
-            NoiseBasis::Perlin => Basis::Perlin(noise::Perlin::new(seed)),
+            NoiseBasis::Perlin => Basis::Perlin(Perlin::new(seed)),
             NoiseBasis::OpenSimplex => Basis::OpenSimplex(noise::OpenSimplex::new(seed)),
             NoiseBasis::SuperSimplex => Basis::SuperSimplex(noise::SuperSimplex::new(seed)),
             // Never sampled: `generate_cancellable` hands this basis to `fastnoise` first.
@@ -278,7 +282,9 @@ impl Basis {
     fn get(&self, u: f64, v: f64) -> f64 {
         use noise::NoiseFn;
         let n = match self {
-            Basis::Perlin(b) => b.get([u, v]),
+            // Out of line, so that this stays small enough to inline where the other
+            // bases are called one point at a time (Perlin goes through `get_lanes`).
+            Basis::Perlin(b) => return b.get_one(u, v),
             Basis::OpenSimplex(b) => b.get([u, v]),
             Basis::SuperSimplex(b) => b.get([u, v]),
         };
@@ -294,18 +300,34 @@ struct Octave {
     freq: f64,
     /// Metres.
     amp: f64,
-    cos: f64,
-    sin: f64,
+    /// freq·cos and freq·sin of the octave's rotation.
+    fcos: f64,
+    fsin: f64,
     du: f64,
     dv: f64,
 }
 
 impl Octave {
-    #[inline]
-    fn sample(&self, x: f64, y: f64) -> f64 {
-        let u = self.freq * (self.cos * x - self.sin * y) + self.du;
-        let v = self.freq * (self.sin * x + self.cos * y) + self.dv;
-        self.basis.get(u, v)
+    /// n(freq·R·p + offset) at each lane's point `(x[i], y[i])`, without the amplitude.
+    /// Perlin runs all lanes at once (it vectorises); the other bases one after the other,
+    /// each point handed over as it is computed (as fast as before batching).
+    #[inline(always)]
+    fn sample_lanes<const N: usize>(&self, x: &[f64; N], y: &[f64; N], out: &mut [f64; N]) {
+        let (c, s) = (self.fcos, self.fsin);
+        if let Basis::Perlin(b) = &self.basis {
+            let (mut u, mut v) = ([0.0; N], [0.0; N]);
+            for i in 0..N {
+                u[i] = (c * x[i] - s * y[i]) + self.du;
+                v[i] = (s * x[i] + c * y[i]) + self.dv;
+            }
+            b.get_lanes(&u, &v, out);
+        } else {
+            for i in 0..N {
+                let u = (c * x[i] - s * y[i]) + self.du;
+                let v = (s * x[i] + c * y[i]) + self.dv;
+                out[i] = self.basis.get(u, v);
+            }
+        }
     }
 }
 
@@ -344,12 +366,13 @@ fn draw_octaves(rng: &mut ChaCha8Rng, series: &OctaveSeries) -> Vec<Octave> {
             } else {
                 (0.0, 1.0, 0.0, 0.0)
             };
+            let freq = base_freq * lacunarity.powi(i as i32);
             Octave {
                 basis: Basis::new(basis, seed),
-                freq: base_freq * lacunarity.powi(i as i32),
+                freq,
                 amp: amp * persistence.powi(i as i32),
-                cos,
-                sin,
+                fcos: freq * cos,
+                fsin: freq * sin,
                 du,
                 dv,
             }
@@ -443,53 +466,155 @@ impl Sampler {
         worst
     }
 
-    /// Height at a point in metres, before faults.
-    #[inline]
-    fn height(&self, mut x: f64, mut y: f64) -> f64 {
+    /// Heights at the points `(x[i], y[i])` in metres, before faults. Each lane goes
+    /// through the same operations in the same order whatever `N`, so a point's height
+    /// does not depend on the batch it is in.
+    #[inline(always)]
+    fn heights<const N: usize>(&self, x: &[f64; N], y: &[f64; N]) -> [f64; N] {
+        let (mut x, mut y) = (*x, *y);
+        let mut n = [0.0; N];
         if let Some((wx, wy, strength)) = &self.warp {
-            let dx: f64 = wx.iter().map(|o| o.amp * o.sample(x, y)).sum();
-            let dy: f64 = wy.iter().map(|o| o.amp * o.sample(x, y)).sum();
-            x += strength * dx;
-            y += strength * dy;
+            let (mut dx, mut dy) = ([0.0; N], [0.0; N]);
+            for o in wx {
+                o.sample_lanes(&x, &y, &mut n);
+                for i in 0..N {
+                    dx[i] += o.amp * n[i];
+                }
+            }
+            for o in wy {
+                o.sample_lanes(&x, &y, &mut n);
+                for i in 0..N {
+                    dy[i] += o.amp * n[i];
+                }
+            }
+            for i in 0..N {
+                x[i] += strength * dx[i];
+                y[i] += strength * dy[i];
+            }
         }
         if let Some((c, s, inv)) = self.stretch {
-            // Into the stretch frame, shrink the along-axis coordinate, back out.
-            let along = (c * x + s * y) * inv;
-            let across = -s * x + c * y;
-            x = c * along - s * across;
-            y = s * along + c * across;
+            for i in 0..N {
+                // Into the stretch frame, shrink the along-axis coordinate, back out.
+                let along = (c * x[i] + s * y[i]) * inv;
+                let across = -s * x[i] + c * y[i];
+                x[i] = c * along - s * across;
+                y[i] = s * along + c * across;
+            }
         }
-        let t = match self.kind {
-            NoiseKind::Fbm => self.octaves.iter().map(|o| o.amp * o.sample(x, y)).sum(),
-            NoiseKind::Ridged => self
-                .octaves
-                .iter()
-                .map(|o| o.amp * (1.0 - o.sample(x, y).abs()))
-                .sum(),
+        let mut t = [0.0; N];
+        match self.kind {
+            NoiseKind::Fbm => {
+                for o in &self.octaves {
+                    o.sample_lanes(&x, &y, &mut n);
+                    for i in 0..N {
+                        t[i] += o.amp * n[i];
+                    }
+                }
+            }
+            NoiseKind::Ridged => {
+                for o in &self.octaves {
+                    o.sample_lanes(&x, &y, &mut n);
+                    for i in 0..N {
+                        t[i] += o.amp * (1.0 - n[i].abs());
+                    }
+                }
+            }
             NoiseKind::Multifractal | NoiseKind::RidgedMultifractal => {
                 let ridged = self.kind == NoiseKind::RidgedMultifractal;
-                let mut t = 0.0;
                 for (k, o) in self.octaves.iter().enumerate() {
-                    let n = o.sample(x, y);
-                    let b = if ridged { 1.0 - n.abs() } else { n };
-                    let alpha = if k == 0 {
-                        1.0
+                    o.sample_lanes(&x, &y, &mut n);
+                    let norm = if k == 0 {
+                        0.0
                     } else {
-                        let norm = self.partial_sums[k - 1];
-                        let u = if norm > 0.0 { t / norm } else { 0.0 };
-                        // Galin 2019 §3.1.3: α(t_k) weights the next octave by the sum so far.
-                        if ridged {
-                            (2.0 * u).clamp(0.0, 2.0)
-                        } else {
-                            (1.0 + u).clamp(0.0, 2.0)
-                        }
+                        self.partial_sums[k - 1]
                     };
-                    t += alpha * o.amp * b;
+                    for i in 0..N {
+                        let b = if ridged { 1.0 - n[i].abs() } else { n[i] };
+                        let alpha = if k == 0 {
+                            1.0
+                        } else {
+                            let u = if norm > 0.0 { t[i] / norm } else { 0.0 };
+                            // Galin 2019 §3.1.3: α(t_k) weights the next octave by the sum
+                            // so far.
+                            if ridged {
+                                (2.0 * u).clamp(0.0, 2.0)
+                            } else {
+                                (1.0 + u).clamp(0.0, 2.0)
+                            }
+                        };
+                        t[i] += alpha * o.amp * b;
+                    }
                 }
-                t
             }
-        };
-        t + self.offset
+        }
+        for v in &mut t {
+            *v += self.offset;
+        }
+        t
+    }
+}
+
+/// Heights (before faults) at the points `(xs[i], ys[i])` into `out`, `N` points at a time;
+/// the last batch is padded with zeros and its padding dropped.
+#[inline(always)]
+fn eval_points<const N: usize>(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
+    for ((xs, ys), out) in xs.chunks(N).zip(ys.chunks(N)).zip(out.chunks_mut(N)) {
+        let m = xs.len();
+        let (mut x, mut y) = ([0.0; N], [0.0; N]);
+        x[..m].copy_from_slice(xs);
+        y[..m].copy_from_slice(ys);
+        out.copy_from_slice(&sampler.heights(&x, &y)[..m]);
+    }
+}
+
+/// [`eval_points`] one point at a time: the scalar reference of the batched levels.
+fn eval_scalar(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
+    eval_points::<1>(sampler, xs, ys, out)
+}
+
+/// [`eval_points`] eight at a time, baseline instructions.
+fn eval_lanes(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
+    eval_points::<8>(sampler, xs, ys, out)
+}
+
+/// [`eval_points`] sixteen at a time compiled for AVX2 (two registers a value: more work
+/// in flight than eight, about 8 % faster): the same source as [`eval_lanes`], and no FMA
+/// (Rust never fuses `a * b + c` by itself), so the bits do not change.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn eval_avx2(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
+    eval_points::<16>(sampler, xs, ys, out)
+}
+
+/// [`eval_points`] sixteen at a time compiled for AVX-512, as [`eval_avx2`].
+///
+/// # Safety
+/// The CPU must have AVX-512 F, VL, DQ and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
+unsafe fn eval_avx512(sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
+    eval_points::<16>(sampler, xs, ys, out)
+}
+
+/// Heights (before faults) at the points `(xs[i], ys[i])` into `out`, at `level` (in
+/// baseline batches if this CPU cannot run it).
+fn eval_at(level: Level, sampler: &Sampler, xs: &[f64], ys: &[f64], out: &mut [f64]) {
+    assert!(xs.len() == ys.len() && xs.len() == out.len());
+    if !level.supported() {
+        return eval_lanes(sampler, xs, ys, out);
+    }
+    match level {
+        Level::Scalar => eval_scalar(sampler, xs, ys, out),
+        Level::Lanes => eval_lanes(sampler, xs, ys, out),
+        // SAFETY: the CPU has AVX2, checked above.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { eval_avx2(sampler, xs, ys, out) },
+        // SAFETY: the CPU has these AVX-512 subsets, checked above.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { eval_avx512(sampler, xs, ys, out) },
     }
 }
 
@@ -505,6 +630,17 @@ pub fn generate_cancellable(
     grid: Grid,
     seed: u64,
     cancel: &AtomicBool,
+) -> Result<Heightfield> {
+    generate_at(params, grid, seed, cancel, Level::best())
+}
+
+/// [`generate_cancellable`] with the points evaluated at `level`.
+fn generate_at(
+    params: &NoiseParams,
+    grid: Grid,
+    seed: u64,
+    cancel: &AtomicBool,
+    level: Level,
 ) -> Result<Heightfield> {
     params.validate("noise")?;
     if let NoiseBasis::FastNoiseLite(f) = &params.basis {
@@ -548,9 +684,12 @@ pub fn generate_cancellable(
                 return;
             }
             let py = y as f64 * csy;
-            for (x, out) in row.iter_mut().enumerate() {
-                let px = x as f64 * csx;
-                let mut h = sampler.height(px, py);
+            let xs: Vec<f64> = (0..row.len()).map(|x| x as f64 * csx).collect();
+            let ys = vec![py; row.len()];
+            let mut hs = vec![0.0; row.len()];
+            eval_at(level, &sampler, &xs, &ys, &mut hs);
+            for ((out, &h), &px) in row.iter_mut().zip(&hs).zip(&xs) {
+                let mut h = h;
                 if let Some(f) = &faults {
                     h += f.displacement(px, py);
                 }
@@ -736,6 +875,138 @@ mod tests {
         let b = run(4);
         let bits = |h: &Heightfield| h.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a), bits(&b));
+    }
+
+    /// A random recipe of every kind and basis, with or without rotation, stretch, warp and
+    /// faults.
+    fn random_params(rng: &mut ChaCha8Rng) -> NoiseParams {
+        let kinds = [
+            NoiseKind::Fbm,
+            NoiseKind::Ridged,
+            NoiseKind::Multifractal,
+            NoiseKind::RidgedMultifractal,
+        ];
+        let bases = [
+            NoiseBasis::Perlin,
+            NoiseBasis::Perlin,
+            NoiseBasis::OpenSimplex,
+            NoiseBasis::SuperSimplex,
+        ];
+        NoiseParams {
+            kind: kinds[rng.random_range(0..4)],
+            basis: bases[rng.random_range(0..4)],
+            octaves: rng.random_range(1..=10),
+            wavelength: rng.random_range(50.0..50_000.0),
+            lacunarity: rng.random_range(1.2..3.5),
+            persistence: rng.random_range(0.0..=1.0),
+            amplitude: rng.random_range(-2000.0..2000.0),
+            offset: rng.random_range(-500.0..500.0),
+            rotate_octaves: rng.random_bool(0.7),
+            stretch: if rng.random_bool(0.5) {
+                rng.random_range(0.05..20.0)
+            } else {
+                1.0
+            },
+            stretch_angle: rng.random_range(-360.0..360.0),
+            warp: rng.random_bool(0.5).then(|| Warp {
+                strength: rng.random_range(0.0..5000.0),
+                wavelength: rng.random_range(100.0..50_000.0),
+                octaves: rng.random_range(1..=8),
+            }),
+            faults: rng.random_bool(0.3).then(|| Faults {
+                count: rng.random_range(1..30),
+                circles: rng.random_bool(0.5),
+                width: rng.random_range(0.0..300.0),
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn bits(h: &[f64]) -> Vec<u64> {
+        h.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn every_simd_level_matches_the_scalar_path_bit_for_bit_at_random_points() {
+        let levels = Level::available();
+        eprintln!("levels on this machine: {levels:?}");
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        for case in 0..400 {
+            let p = random_params(&mut rng);
+            p.validate("t").unwrap();
+            let sampler = Sampler::new(&p, rng.random());
+            // Points up to 10⁵ wavelengths out, fewer where the finest octave would pass
+            // MAX_NOISE_COORD there (`generate` refuses such extents).
+            let extent = p.wavelength as f64 * 1e5;
+            let reach = sampler.max_coord(extent, extent);
+            let extent = if reach > MAX_NOISE_COORD {
+                extent * MAX_NOISE_COORD / reach
+            } else {
+                extent
+            };
+            // Not a multiple of any batch width: the last batch is padded.
+            let count = rng.random_range(1..300);
+            let xs: Vec<f64> = (0..count).map(|_| rng.random_range(0.0..extent)).collect();
+            let ys: Vec<f64> = (0..count).map(|_| rng.random_range(0.0..extent)).collect();
+            let mut reference = vec![0.0; count];
+            eval_at(Level::Scalar, &sampler, &xs, &ys, &mut reference);
+            assert!(reference.iter().all(|h| h.is_finite()));
+            for &level in &levels {
+                let mut out = vec![0.0; count];
+                eval_at(level, &sampler, &xs, &ys, &mut out);
+                assert_eq!(bits(&out), bits(&reference), "case {case} {level:?} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_simd_level_and_thread_count_gives_the_same_grid() {
+        let levels = Level::available();
+        let kinds = [
+            NoiseKind::Fbm,
+            NoiseKind::Ridged,
+            NoiseKind::Multifractal,
+            NoiseKind::RidgedMultifractal,
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(34);
+        let mut cases: Vec<NoiseParams> = kinds
+            .iter()
+            .map(|&kind| NoiseParams {
+                kind,
+                warp: Some(Warp::default()),
+                stretch: 3.0,
+                stretch_angle: 20.0,
+                faults: Some(Faults::default()),
+                ..Default::default()
+            })
+            .collect();
+        cases.extend((0..12).map(|_| random_params(&mut rng)));
+        let grids = [
+            Grid::new(37, 29, 70.0).unwrap(),
+            Grid::new(1, 5, 300.0).unwrap(),
+        ];
+        let f32_bits = |h: &Heightfield| h.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for (c, p) in cases.iter().enumerate() {
+            for g in grids {
+                let run = |threads: usize, level: Level| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap()
+                        .install(|| generate_at(p, g, 5, &AtomicBool::new(false), level))
+                        .unwrap()
+                };
+                let reference = f32_bits(&run(1, Level::Scalar));
+                for &level in &levels {
+                    for threads in [1, 3] {
+                        let h = run(threads, level);
+                        assert_eq!(f32_bits(&h), reference, "case {c} {level:?} {threads}");
+                    }
+                }
+                // The public entry point runs the best level.
+                assert_eq!(f32_bits(&generate(p, g, 5).unwrap()), reference);
+            }
+        }
     }
 
     #[test]
