@@ -273,7 +273,7 @@ impl Basis {
             NoiseBasis::OpenSimplex => Basis::OpenSimplex(noise::OpenSimplex::new(seed)),
             NoiseBasis::SuperSimplex => Basis::SuperSimplex(noise::SuperSimplex::new(seed)),
             // Never sampled: `generate_cancellable` hands this basis to `fastnoise` first.
-            NoiseBasis::FastNoiseLite(_) => Basis::Perlin(noise::Perlin::new(seed)),
+            NoiseBasis::FastNoiseLite(_) => Basis::Perlin(Perlin::new(seed)),
         }
     }
 
