@@ -666,17 +666,7 @@ fn generate_at(
         .faults
         .as_ref()
         .map(|f| FaultSet::draw(f, ex, ey, seed));
-    let mut data = Vec::new();
-    data.try_reserve_exact(grid.len()).map_err(|_| {
-        OrogenError::invalid(
-            "size",
-            format!(
-                "cannot allocate {} noise heights (out of memory)",
-                grid.len()
-            ),
-        )
-    })?;
-    data.resize(grid.len(), 0.0f32);
+    let mut data = crate::state::buffer(grid.len(), 0.0f32, "noise height")?;
     data.par_chunks_mut(grid.width)
         .enumerate()
         .for_each(|(y, row)| {
