@@ -497,3 +497,46 @@ fn a_graph_run_shows_its_growing_relief_live_through_the_gaussian_preview() {
         "the preview follows the uplifted nodes: {highs:?}"
     );
 }
+
+#[test]
+fn a_lake_floor_the_primitives_lay_at_the_water_level_is_all_lake() {
+    // The built-in graph recipe's large lake, at a quarter of the pixels: the primitives
+    // flatten its floor at the level. No dry pixel may stand at a lake's level right beside
+    // it (before, the flat floor counted as dry land and only the channels cut below the
+    // level showed as water).
+    let r = Recipe::built_in("graph")
+        .unwrap()
+        .apply_override("size=(513, 513)")
+        .and_then(|r| r.apply_override("cell_size=400.0"))
+        .unwrap();
+    let w = bake(&r);
+    let grid = w.grid();
+    let scalar = |name: &str| match &w.maps[name] {
+        orogen_core::MapData::Scalar(m) => m.data.clone(),
+        _ => panic!("{name} is not scalar"),
+    };
+    let (depth, surface) = (scalar("lake_depth"), scalar("water_surface"));
+    let h = &w.height.data;
+    let lake_pixels = depth.iter().filter(|&&d| d > 0.0).count();
+    assert!(
+        lake_pixels > 500,
+        "the recipe's lake is gone ({lake_pixels} pixels)"
+    );
+    let mut dry_at_level = 0;
+    for y in 1..grid.height - 1 {
+        for x in 1..grid.width - 1 {
+            let i = grid.index(x, y);
+            if depth[i] > 0.0 {
+                continue;
+            }
+            let beside_lake_at_its_level = [i - 1, i + 1, i - grid.width, i + grid.width]
+                .iter()
+                .any(|&j| depth[j] > 0.0 && (h[i] - surface[j]).abs() < 1e-3);
+            dry_at_level += usize::from(beside_lake_at_its_level);
+        }
+    }
+    assert_eq!(
+        dry_at_level, 0,
+        "{dry_at_level} dry pixels at a lake's level beside it"
+    );
+}

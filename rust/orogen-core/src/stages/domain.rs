@@ -10,6 +10,13 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+/// Depth, metres, given to a lake's pixels whose ground the primitives laid at the water
+/// level.
+const FLAT_LAKE_DEPTH: f32 = 0.01;
+/// How far, metres, the ground drawn may stand above a lake's interpolated level and still
+/// count as that lake's flat floor (the level rounded through f32 and the interpolation).
+const FLAT_LAKE_TOLERANCE: f32 = 1e-3;
+
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::{Field, Grid, ScalarMap};
 use crate::flow::hydrology::{Hydrology, Params as HydrologyProcess};
@@ -268,14 +275,24 @@ impl GraphDomain {
         )?;
         // Lakes only where a node of the pixel's triangle is under water (the surface drawn
         // dips below the nodes' linear mesh along valleys; that is not a lake), and water
-        // never below the ground drawn.
+        // never below the ground drawn. The primitives lay a lake's floor flat at its level
+        // (lakes replace the ground, Génevaux et al. 2013), so there the water is as high as
+        // the ground, to rounding: such a pixel gets a lake's depth anyway, a centimetre, so
+        // maps and previews show the whole lake and not only the channels cut below it.
+        let mut lake_depth = vec![0.0f32; water.len()];
         water
             .par_iter_mut()
-            .zip(&heights)
-            .zip(&wet)
-            .for_each(|((w, h), l)| *w = if *l > 0.0 { w.max(*h) } else { *h });
+            .zip(&mut lake_depth)
+            .zip(heights.par_iter().zip(&wet))
+            .for_each(|((w, d), (h, l))| {
+                if *l > 0.0 && *w >= *h - FLAT_LAKE_TOLERANCE {
+                    *w = w.max(*h);
+                    *d = (*w - h).max(FLAT_LAKE_DEPTH);
+                } else {
+                    *w = *h;
+                }
+            });
         drop(wet);
-        let lake_depth: Vec<f32> = water.par_iter().zip(&heights).map(|(w, h)| w - h).collect();
         let rivers: Vec<u8> = drainage
             .par_iter()
             .map(|&d| u8::from(d >= threshold))
