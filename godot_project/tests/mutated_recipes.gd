@@ -165,26 +165,29 @@ func _load_bases() -> void:
 func _shrink(base: Dictionary, w: int, h: int, rng: RandomNumberGenerator) -> String:
 	var r: TerrainRecipe = TerrainRecipe.new()
 	r.ron = base["ron"]
-	var err: String = ""
-	# A Graph domain needs its nodes to fit the shrunk grid: four node spacings across the
+	# The size and a Graph domain's spacing change together, in one from_dict: set_value
+	# checks the whole recipe, and neither order of two calls fits every size (the old
+	# spacing may leave no node in the shrunk grid; a spacing fitted to it makes too many
+	# nodes over the recipe's own extent). A Graph domain gets four node spacings across the
 	# shorter side, or the grid domain when the grid has no area.
 	var d: Dictionary = r.to_dict()
+	d["size"] = [w, h]
 	if typeof(d.get("domain")) == TYPE_DICTIONARY and (d["domain"] as Dictionary).has("Graph"):
 		var cs: Variant = d.get("cell_size", 1.0)
 		var dx: float = float(cs[0]) if typeof(cs) == TYPE_ARRAY else float(cs)
 		var dy: float = float(cs[1]) if typeof(cs) == TYPE_ARRAY else dx
 		var side: float = min((w - 1) * dx, (h - 1) * dy)
 		if side > 0.0:
-			err = r.set_value("domain.Graph.spacing", "%f" % (side / 4.0))
+			(d["domain"]["Graph"] as Dictionary)["spacing"] = side / 4.0
 		else:
-			err = r.set_value("domain", "Grid")
+			d["domain"] = "Grid"
 	# A planet shrinks to a few thousand points and a few steps.
-	if d.get("planet") != null:
-		var ep: String = r.set_value("planet", "(points: %d, plates: %d, steps: %d)" % [
-			rng.randi_range(200, 3000), rng.randi_range(1, 12), rng.randi_range(1, 8)])
-		err = ep if err.is_empty() else err
-	var e0: String = r.set_value("size", "(%d, %d)" % [w, h])
-	err = e0 if err.is_empty() else err
+	if typeof(d.get("planet")) == TYPE_DICTIONARY:
+		var planet: Dictionary = d["planet"]
+		planet["points"] = rng.randi_range(200, 3000)
+		planet["plates"] = rng.randi_range(1, 12)
+		planet["steps"] = rng.randi_range(1, 8)
+	var err: String = r.from_dict(d)
 	var stages: Array = r.to_dict().get("stages", [])
 	for i: int in range(stages.size()):
 		var body: Variant = (stages[i] as Dictionary).values()[0]
