@@ -1063,7 +1063,9 @@ func test_hydraulic_water_live() -> void:
 
 ## Not a pass/fail timing test: reports how long the main thread spends handling the
 ## worker's messages per frame (poll: signals + uploading the latest snapshot) while a 513²
-## run streams live updates; the target is well under 16 ms.
+## run streams live updates, and per frame while the finished result is applied (images,
+## textures, collision, a slice per poll); the target is well under 16 ms. Asserts only that
+## the result arrived.
 func test_frame_time_at_512() -> void:
 	var terrain: TerrainWorld = make_scene(recipe_from("big.ron"))
 	var sim: ErosionSimulator = sim_of(terrain)
@@ -1074,20 +1076,22 @@ func test_frame_time_at_512() -> void:
 	sim.set_process(false)
 	var worst: int = 0
 	var frames: int = 0
-	var final_poll: int = 0
+	var worst_final: int = 0
+	var final_polls: int = 0
 	var t0: int = Time.get_ticks_msec()
 	while sim.is_running() and Time.get_ticks_msec() - t0 < 120000:
 		await process_frame
 		var before: int = Time.get_ticks_usec()
 		sim.poll()
 		var took: int = Time.get_ticks_usec() - before
-		if sim.is_running():
+		if sim.is_finishing() or not sim.is_running():
+			worst_final = max(worst_final, took)
+			final_polls += 1
+		else:
 			worst = max(worst, took)
 			frames += 1
 			if took > 4000:
 				print("    slow poll %.2f ms at frame %d" % [took / 1000.0, frames])
-		else:
-			final_poll = took
 	check(not sim.is_running(), "finished")
 	check(terrain.data != null and terrain.data.get_width() == 513, "513² result applied")
-	print("  measured: 513² run, %d frames, %d steps; longest poll while running %.2f ms; final poll (result -> TerrainData, display, collision) %.2f ms" % [frames, snapshots[0], worst / 1000.0, final_poll / 1000.0])
+	print("  measured: 513² run, %d frames, %d steps; longest poll while running %.2f ms; applying the result (TerrainData, display, collision) took %d polls, the longest %.2f ms" % [frames, snapshots[0], worst / 1000.0, final_polls, worst_final / 1000.0])

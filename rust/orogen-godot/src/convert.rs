@@ -153,6 +153,112 @@ pub fn f32_bytes(values: &[f32]) -> PackedByteArray {
     PackedFloat32Array::from(values).to_byte_array()
 }
 
+/// The pixel formats Orogen's maps use (Godot's `Image.Format`, as plain data).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pixels {
+    /// One 32-bit float (`FORMAT_RF`).
+    Rf,
+    /// One byte (`FORMAT_L8`).
+    L8,
+    /// Three bytes (`FORMAT_RGB8`).
+    Rgb8,
+    /// Four bytes (`FORMAT_RGBA8`).
+    Rgba8,
+    /// Two 32-bit floats (`FORMAT_RGF`).
+    Rgf,
+}
+
+impl Pixels {
+    fn format(self) -> Format {
+        match self {
+            Pixels::Rf => Format::RF,
+            Pixels::L8 => Format::L8,
+            Pixels::Rgb8 => Format::RGB8,
+            Pixels::Rgba8 => Format::RGBA8,
+            Pixels::Rgf => Format::RGF,
+        }
+    }
+}
+
+/// An image's bytes as plain Rust data: made on any thread (a simulator's worker), turned
+/// into a Godot `Image` on the main thread by [`ImageBytes::to_image`] (a copy).
+pub struct ImageBytes {
+    pub width: usize,
+    pub height: usize,
+    pub pixels: Pixels,
+    pub bytes: Vec<u8>,
+}
+
+impl ImageBytes {
+    /// f32 values (metres, m/yr, m², …) as `FORMAT_RF` bytes.
+    pub fn scalar(grid: Grid, values: &[f32]) -> ImageBytes {
+        let mut bytes = Vec::with_capacity(values.len() * 4);
+        for v in values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        ImageBytes::new(grid, Pixels::Rf, bytes)
+    }
+
+    fn new(grid: Grid, pixels: Pixels, bytes: Vec<u8>) -> ImageBytes {
+        ImageBytes {
+            width: grid.width,
+            height: grid.height,
+            pixels,
+            bytes,
+        }
+    }
+
+    /// A map as the bytes [`map_image`] makes of it.
+    pub fn map(map: &MapData) -> ImageBytes {
+        match map {
+            MapData::Scalar(m) => ImageBytes::scalar(m.grid, &m.data),
+            MapData::Mask(m) => {
+                let bytes = m.data.iter().map(|&v| if v != 0 { 255 } else { 0 });
+                ImageBytes::new(m.grid, Pixels::L8, bytes.collect())
+            }
+            MapData::Labels(m) => {
+                let mut bytes = Vec::with_capacity(m.data.len() * 3);
+                for &id in &m.data {
+                    let c = label_code(id);
+                    bytes.extend_from_slice(&[
+                        (c & 255) as u8,
+                        ((c >> 8) & 255) as u8,
+                        (c >> 16) as u8,
+                    ]);
+                }
+                ImageBytes::new(m.grid, Pixels::Rgb8, bytes)
+            }
+            MapData::Index(m) => ImageBytes::new(m.grid, Pixels::L8, m.data.clone()),
+            MapData::Rgba(m) => ImageBytes::new(
+                m.grid,
+                Pixels::Rgba8,
+                m.data.iter().flatten().copied().collect(),
+            ),
+            MapData::Vector(m) => {
+                let mut bytes = Vec::with_capacity(m.data.len() * 8);
+                for v in &m.data {
+                    bytes.extend_from_slice(&v[0].to_le_bytes());
+                    bytes.extend_from_slice(&v[1].to_le_bytes());
+                }
+                ImageBytes::new(m.grid, Pixels::Rgf, bytes)
+            }
+        }
+    }
+
+    /// The Godot image (main thread).
+    pub fn to_image(&self) -> Result<Gd<Image>, String> {
+        let (w, h, format) = (self.width as i32, self.height as i32, self.pixels.format());
+        Image::create_from_data(
+            w,
+            h,
+            false,
+            format,
+            &PackedByteArray::from(self.bytes.as_slice()),
+        )
+        .ok_or_else(|| format!("Godot could not create a {w}x{h} {format:?} image"))
+    }
+}
+
 fn image(grid: Grid, format: Format, bytes: &PackedByteArray) -> Result<Gd<Image>, String> {
     let (w, h) = (grid.width as i32, grid.height as i32);
     Image::create_from_data(w, h, false, format, bytes)
@@ -208,58 +314,7 @@ pub fn label_id(code: u32) -> u32 {
 /// (0 or 255), labels `FORMAT_RGB8` (a distinct colour per id, black for 0), indices
 /// `FORMAT_L8` (as they are), splat weights `FORMAT_RGBA8`, vectors `FORMAT_RGF`.
 pub fn map_image(map: &MapData) -> Result<Gd<Image>, String> {
-    match map {
-        MapData::Scalar(m) => scalar_image(m.grid, &m.data),
-        MapData::Mask(m) => {
-            let bytes: Vec<u8> = m
-                .data
-                .iter()
-                .map(|&v| if v != 0 { 255 } else { 0 })
-                .collect();
-            image(m.grid, Format::L8, &PackedByteArray::from(bytes.as_slice()))
-        }
-        MapData::Labels(m) => {
-            let mut bytes = Vec::with_capacity(m.data.len() * 3);
-            for &id in &m.data {
-                let c = label_code(id);
-                bytes.extend_from_slice(&[
-                    (c & 255) as u8,
-                    ((c >> 8) & 255) as u8,
-                    (c >> 16) as u8,
-                ]);
-            }
-            image(
-                m.grid,
-                Format::RGB8,
-                &PackedByteArray::from(bytes.as_slice()),
-            )
-        }
-        MapData::Index(m) => image(
-            m.grid,
-            Format::L8,
-            &PackedByteArray::from(m.data.as_slice()),
-        ),
-        MapData::Rgba(m) => {
-            let bytes: Vec<u8> = m.data.iter().flatten().copied().collect();
-            image(
-                m.grid,
-                Format::RGBA8,
-                &PackedByteArray::from(bytes.as_slice()),
-            )
-        }
-        MapData::Vector(m) => {
-            let mut bytes = Vec::with_capacity(m.data.len() * 8);
-            for v in &m.data {
-                bytes.extend_from_slice(&v[0].to_le_bytes());
-                bytes.extend_from_slice(&v[1].to_le_bytes());
-            }
-            image(
-                m.grid,
-                Format::RGF,
-                &PackedByteArray::from(bytes.as_slice()),
-            )
-        }
-    }
+    ImageBytes::map(map).to_image()
 }
 
 /// An image as f32 values (converted to `FORMAT_RF` first when it is another format).

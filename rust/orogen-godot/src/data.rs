@@ -81,15 +81,15 @@ impl TerrainData {
         let grid = world.grid();
         let heights = convert::scalar_image(grid, &world.height.data)?;
         let mut maps = VarDictionary::new();
-        for (name, map) in world.all_maps() {
-            if name == names::HEIGHT {
-                continue;
-            }
-            let img = convert::map_image(&map)?;
-            maps.set(
-                &GString::from(name.as_str()).to_variant(),
-                &img.to_variant(),
-            );
+        let mut set = |name: &str, img: Gd<Image>| {
+            maps.set(&GString::from(name).to_variant(), &img.to_variant());
+        };
+        set(
+            names::UPLIFT,
+            convert::scalar_image(grid, &world.uplift.data)?,
+        );
+        for (name, map) in &world.maps {
+            set(name, convert::map_image(map)?);
         }
         // A hydraulic run's water is kept even when the recipe's `outputs` do not ask for
         // it, so the terrain still shows it when set from this resource (undo, a saved .res).
@@ -97,12 +97,15 @@ impl TerrainData {
             &world.sim.water_depth,
             world.maps.contains_key(names::WATER_DEPTH),
         ) {
-            let img = convert::scalar_image(grid, water)?;
-            maps.set(
-                &GString::from(names::WATER_DEPTH).to_variant(),
-                &img.to_variant(),
-            );
+            set(names::WATER_DEPTH, convert::scalar_image(grid, water)?);
         }
+        Ok(TerrainData::assemble(heights, maps, world))
+    }
+
+    /// A resource of `heights` and `maps` (images made from `world`), with `world`'s cell
+    /// size and a Graph domain's rivers and nodes.
+    pub fn assemble(heights: Gd<Image>, maps: VarDictionary, world: &World) -> Gd<TerrainData> {
+        let grid = world.grid();
         let mut data = TerrainData::new_gd();
         {
             let mut d = data.bind_mut();
@@ -126,7 +129,7 @@ impl TerrainData {
                 d.graph_drainage = PackedFloat32Array::from(nodes.drainage.as_slice());
             }
         }
-        Ok(data)
+        data
     }
 
     /// Distance between rows, metres: `cell_size_y`, or `cell_size` when that is 0.

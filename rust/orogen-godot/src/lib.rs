@@ -15,6 +15,7 @@ use godot::prelude::*;
 pub mod convert;
 pub mod data;
 pub mod planet;
+pub mod prepared;
 pub mod recipe;
 pub mod simulator;
 pub mod terrain;

@@ -14,15 +14,17 @@ use std::sync::mpsc::{self, Sender, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use godot::classes::{INode, Node};
+use godot::classes::{INode, Image, Node};
 use godot::prelude::*;
 use orogen_core::field::Grid;
 use orogen_core::runner::{run_recipe, Event};
-use orogen_core::{OrogenError, Recipe, World};
+use orogen_core::{OrogenError, Recipe};
 
+use crate::convert::ImageBytes;
 use crate::data::TerrainData;
+use crate::prepared::Prepared;
 use crate::recipe::TerrainRecipe;
-use crate::terrain::TerrainWorld;
+use crate::terrain::{ApplyJob, TerrainWorld};
 
 /// Shortest time between two live snapshots (at most ~15 per second).
 const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(66);
@@ -75,7 +77,7 @@ enum Msg {
         iteration: u32,
         snapshot: Option<Snapshot>,
     },
-    Finished(Box<World>),
+    Finished(Box<Prepared>),
     Failed(String),
 }
 
@@ -108,6 +110,8 @@ pub struct ErosionSimulator {
     pub(crate) free_when_done: bool,
     /// The worker's last word, held until its thread has ended.
     pending: Option<Outcome>,
+    /// A finished run's result being turned into images and applied, a slice per frame.
+    delivery: Option<Delivery>,
     result: Option<Gd<TerrainData>>,
     base: Base<Node>,
 }
@@ -123,6 +127,7 @@ impl INode for ErosionSimulator {
             apply_on_finish: true,
             worker: None,
             pending: None,
+            delivery: None,
             free_when_done: false,
             result: None,
             base,
@@ -137,13 +142,14 @@ impl INode for ErosionSimulator {
         if let Some(mut worker) = self.worker.take() {
             worker.cancel_and_join();
         }
+        self.delivery = None;
         self.base_mut().set_process(false);
     }
 }
 
 /// What `poll` found, to act on after the messages were drained.
 enum Outcome {
-    Finished(Box<World>),
+    Finished(Box<Prepared>),
     Failed(String),
 }
 
@@ -192,7 +198,15 @@ impl ErosionSimulator {
     /// True from `start()` until `finished` or `failed` was emitted.
     #[func]
     pub fn is_running(&self) -> bool {
-        self.worker.is_some()
+        self.worker.is_some() || self.delivery.is_some()
+    }
+
+    /// True while a finished run's result is being applied: the run itself is over, and
+    /// its images, textures and collision are made a slice per frame (a few frames; a
+    /// `cancel()` then no longer stops it). `finished` follows.
+    #[func]
+    pub fn is_finishing(&self) -> bool {
+        self.worker.is_none() && self.delivery.is_some()
     }
 
     /// The terrain of the last finished run (null before).
@@ -211,6 +225,10 @@ impl ErosionSimulator {
     /// `_process`; callable by hand when the node is not in a tree). Never blocks.
     #[func]
     pub fn poll(&mut self) {
+        if self.delivery.is_some() {
+            self.deliver_slices();
+            return;
+        }
         let Some(worker) = &mut self.worker else {
             return;
         };
@@ -300,18 +318,21 @@ impl ErosionSimulator {
                     let _ = handle.join();
                 }
             }
-            self.base_mut().set_process(false);
             match self.pending.take() {
-                Some(Outcome::Finished(world)) => self.deliver(*world),
+                Some(Outcome::Finished(prepared)) => {
+                    self.delivery = Some(Delivery::new(*prepared));
+                    self.deliver_slices();
+                }
                 Some(Outcome::Failed(message)) => {
+                    self.base_mut().set_process(false);
                     self.signals()
                         .failed()
                         .emit(&GString::from(message.as_str()));
+                    if self.free_when_done {
+                        self.base_mut().queue_free();
+                    }
                 }
-                None => {}
-            }
-            if self.free_when_done {
-                self.base_mut().queue_free();
+                None => self.base_mut().set_process(false),
             }
         }
     }
@@ -377,12 +398,16 @@ impl ErosionSimulator {
         }
         let threads = self.threads.max(0) as usize;
         let live = self.live_update;
+        // Collision regions are made on the worker when the result will reach a terrain
+        // with collision on.
+        let collision =
+            self.apply_on_finish && terrain.as_ref().is_some_and(|t| t.bind().collision_on());
         let (tx, rx) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
         let handle = std::thread::Builder::new()
             .name("orogen-simulator".into())
-            .spawn(move || work(recipe, base_dir, threads, live, flag, tx))
+            .spawn(move || work(recipe, base_dir, threads, live, collision, flag, tx))
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
         self.worker = Some(Worker::new(handle, rx, cancel));
         self.pending = None;
@@ -390,23 +415,125 @@ impl ErosionSimulator {
         Ok(())
     }
 
-    fn deliver(&mut self, world: World) {
-        match TerrainData::from_world(&world) {
-            Ok(data) => {
-                self.result = Some(data.clone());
-                if self.apply_on_finish {
-                    if let Some(mut terrain) = self.terrain_node() {
-                        // Handlers of the terrain's `data_changed` may call back into this
-                        // simulator (get_result, is_running): allow it while we wait.
-                        let _reentrant = self.base_mut();
-                        terrain.bind_mut().apply_result(data, world);
-                    }
-                }
-                self.signals().finished().emit();
+    /// Does slices of the delivery until `DELIVERY_BUDGET` is spent (at least one), then,
+    /// once all are done, emits `finished` (or `failed`).
+    fn deliver_slices(&mut self) {
+        let start = Instant::now();
+        let outcome = loop {
+            let Some(mut delivery) = self.delivery.take() else {
+                return;
+            };
+            let step = self.delivery_slice(&mut delivery);
+            self.delivery = Some(delivery);
+            match step {
+                Ok(false) if start.elapsed() < DELIVERY_BUDGET => continue,
+                Ok(false) => return,
+                Ok(true) => break Ok(()),
+                Err(e) => break Err(e),
             }
+        };
+        self.delivery = None;
+        self.base_mut().set_process(false);
+        match outcome {
+            Ok(()) => self.signals().finished().emit(),
             Err(e) => self.signals().failed().emit(&GString::from(e.as_str())),
         }
+        if self.free_when_done {
+            self.base_mut().queue_free();
+        }
     }
+
+    /// One slice of `delivery`: an image, the resource, or a piece of the terrain's update.
+    /// Ok(true) once all is done.
+    fn delivery_slice(&mut self, d: &mut Delivery) -> Result<bool, String> {
+        match &mut d.stage {
+            Stage::Images(k) => {
+                let k = *k;
+                let prepared = d
+                    .prepared
+                    .as_mut()
+                    .ok_or("the result was already applied")?;
+                if k == 0 {
+                    d.heights = Some(take_image(&mut prepared.heights)?);
+                } else if let Some((name, bytes)) = prepared.maps.get_mut(k - 1) {
+                    let img = take_image(bytes)?;
+                    d.maps.set(
+                        &GString::from(name.as_str()).to_variant(),
+                        &img.to_variant(),
+                    );
+                }
+                d.stage = if k < prepared.maps.len() {
+                    Stage::Images(k + 1)
+                } else {
+                    Stage::Data
+                };
+                Ok(false)
+            }
+            Stage::Data => {
+                let heights = d.heights.take().ok_or("the result has no heights")?;
+                let maps = std::mem::take(&mut d.maps);
+                let prepared = d.prepared.take().ok_or("the result was already applied")?;
+                let data = TerrainData::assemble(heights, maps, &prepared.world);
+                self.result = Some(data.clone());
+                let terrain = if self.apply_on_finish {
+                    self.terrain_node()
+                } else {
+                    None
+                };
+                let Some(mut terrain) = terrain else {
+                    return Ok(true);
+                };
+                let job = terrain.bind_mut().begin_apply(data, prepared);
+                d.stage = Stage::Apply(terrain, Box::new(job));
+                Ok(false)
+            }
+            Stage::Apply(terrain, job) => {
+                // Handlers of the terrain's `data_changed` may call back into this
+                // simulator (get_result, is_running): allow it while we wait.
+                let _reentrant = self.base_mut();
+                Ok(terrain.bind_mut().apply_slice(job))
+            }
+        }
+    }
+}
+
+/// Main-thread time a frame may spend applying a finished run (at least one slice runs).
+const DELIVERY_BUDGET: Duration = Duration::from_millis(6);
+
+/// A finished run on its way to the terrain.
+struct Delivery {
+    /// The run's result until the `TerrainData` is made (then the terrain's job has it).
+    prepared: Option<Prepared>,
+    stage: Stage,
+    heights: Option<Gd<Image>>,
+    maps: VarDictionary,
+}
+
+enum Stage {
+    /// Making image `k` (0 the heights, then `prepared.maps[k - 1]`).
+    Images(usize),
+    /// Assembling the `TerrainData`.
+    Data,
+    /// Applying it to the terrain.
+    Apply(Gd<TerrainWorld>, Box<ApplyJob>),
+}
+
+impl Delivery {
+    fn new(prepared: Prepared) -> Delivery {
+        Delivery {
+            prepared: Some(prepared),
+            stage: Stage::Images(0),
+            heights: None,
+            maps: VarDictionary::new(),
+        }
+    }
+}
+
+/// The image of `bytes`, whose memory is freed.
+fn take_image(bytes: &mut ImageBytes) -> Result<Gd<Image>, String> {
+    let img = bytes.to_image();
+    bytes.bytes = Vec::new();
+    img
 }
 
 /// The worker thread: its own rayon pool, the run, messages out.
@@ -415,6 +542,7 @@ fn work(
     base_dir: PathBuf,
     threads: usize,
     live: bool,
+    collision: bool,
     cancel: Arc<AtomicBool>,
     tx: Sender<Msg>,
 ) {
@@ -497,10 +625,11 @@ fn work(
     };
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         pool.install(|| run_recipe(&recipe, &base_dir, &cancel, &mut observer))
+            .map(|out| Prepared::new(out.world, collision))
     }));
     drop(pool);
     let msg = match run {
-        Ok(Ok(out)) => Msg::Finished(Box::new(out.world)),
+        Ok(Ok(prepared)) => Msg::Finished(Box::new(prepared)),
         Ok(Err(OrogenError::Cancelled)) => Msg::Failed("cancelled".into()),
         Ok(Err(e)) => Msg::Failed(e.to_string()),
         Err(panic) => {

@@ -27,6 +27,7 @@ use orogen_core::{MapData, World};
 
 use crate::convert;
 use crate::data::TerrainData;
+use crate::prepared::{slim, Prepared};
 use crate::recipe::TerrainRecipe;
 use crate::simulator::ErosionSimulator;
 
@@ -54,7 +55,8 @@ pub struct TerrainWorld {
     #[var(set = set_collision_enabled)]
     collision_enabled: bool,
 
-    /// The data decoded to plain Rust (heights and maps), for queries and `save_maps`.
+    /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
+    /// for queries; its maps live only in `data` (see [`slim`]).
     world: Option<World>,
     mesh_instance: Option<Gd<MeshInstance3D>>,
     mesh_quads: (usize, usize),
@@ -66,7 +68,8 @@ pub struct TerrainWorld {
     /// A hydraulic run's water depth (RF), updated in place.
     water_texture: Option<Gd<ImageTexture>>,
     body: Option<Gd<StaticBody3D>>,
-    shape: Option<Gd<HeightMapShape3D>>,
+    /// The collision's regions (`HeightMapShape3D` each), in `collision_regions` order.
+    shapes: Vec<Gd<CollisionShape3D>>,
     base: Base<Node3D>,
 }
 
@@ -86,7 +89,7 @@ impl INode3D for TerrainWorld {
             colour_texture: None,
             water_texture: None,
             body: None,
-            shape: None,
+            shapes: Vec::new(),
             base,
         }
     }
@@ -235,11 +238,12 @@ impl TerrainWorld {
     /// Returns "" or the error.
     #[func]
     pub fn save_maps(&self, dir: GString) -> GString {
-        let Some(world) = &self.world else {
-            return GString::from("TerrainWorld has no terrain data to save");
+        let world = match self.full_world() {
+            Ok(w) => w,
+            Err(e) => return GString::from(e.as_str()),
         };
         let dir = convert::globalize(&dir.to_string());
-        match orogen_core::bake::write_maps(world, &dir) {
+        match orogen_core::bake::write_maps(&world, &dir) {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }
@@ -308,14 +312,116 @@ impl TerrainWorld {
         self.show_colours(colours.map(|c| (grid, c)));
     }
 
-    /// Sets `data` whose decoded form is `world` (a simulator's result; skips decoding the
-    /// images again), rebuilds display and collision and emits `data_changed`.
-    pub fn apply_result(&mut self, data: Gd<TerrainData>, world: World) {
-        self.data = Some(data);
-        self.world = Some(world);
-        self.rebuild_display();
-        self.rebuild_collision();
-        self.signals().data_changed().emit();
+    /// Whether the terrain keeps a collision body.
+    pub fn collision_on(&self) -> bool {
+        self.collision_enabled
+    }
+
+    /// Starts applying a simulator's result: `data` whose decoded form is `prepared`'s
+    /// world. [`TerrainWorld::apply_slice`] then does it a piece per call.
+    pub fn begin_apply(&mut self, data: Gd<TerrainData>, prepared: Prepared) -> ApplyJob {
+        let Prepared {
+            world,
+            range,
+            drainage_log_max,
+            lakes,
+            collision,
+            ..
+        } = prepared;
+        ApplyJob {
+            data,
+            world: Some(world),
+            range,
+            drainage_log_max,
+            lakes,
+            collision,
+            next: 0,
+        }
+    }
+
+    /// Does the next piece of `job` (about a texture upload or a collision region, a few
+    /// milliseconds at 1025²): first the data and heights, then each map's texture, then
+    /// the collision a region at a time; emits `data_changed` with the last. Returns true
+    /// once done.
+    pub fn apply_slice(&mut self, job: &mut ApplyJob) -> bool {
+        const MAPS: usize = 7;
+        let step = job.next;
+        job.next += 1;
+        let data = job.data.clone();
+        match step {
+            0 => {
+                let world = job.world.take();
+                let grid = world.as_ref().map(|w| w.grid());
+                self.data = Some(data.clone());
+                self.world = world;
+                let heights = data.bind().heights.clone();
+                if let (Some(grid), Some(img)) = (grid, heights) {
+                    self.show_heights(grid, &img, job.range.0, job.range.1);
+                }
+                if let Some(m) = &mut self.material {
+                    m.set_shader_parameter("drainage_log_max", &job.drainage_log_max.to_variant());
+                }
+                self.map_textures.clear();
+            }
+            1..MAPS => {
+                let d = data.bind();
+                let map = |name: &str| {
+                    d.maps
+                        .get(&GString::from(name).to_variant())
+                        .and_then(|v| v.try_to::<Gd<Image>>().ok())
+                };
+                match step {
+                    1 => self.bind_map("drainage", "has_drainage", map(names::DRAINAGE)),
+                    2 => {
+                        let img = job.lakes.take().and_then(|b| b.to_image().ok());
+                        self.bind_map("lake_depth", "has_lake_depth", img);
+                    }
+                    3 => self.bind_map("rivers", "has_rivers", map(names::RIVERS)),
+                    4 => self.bind_map("nodata", "has_nodata", map(names::NODATA)),
+                    5 => {
+                        let img =
+                            map(names::SURFACE_COLOUR).filter(|i| i.get_format() == Format::RGBA8);
+                        let img = img.map(|i| {
+                            let mut copy = Image::new_gd();
+                            copy.copy_from(&i);
+                            copy.generate_mipmaps();
+                            copy
+                        });
+                        self.show_colour_image(img);
+                    }
+                    _ => {
+                        let img = map(names::WATER_DEPTH).filter(|i| i.get_format() == Format::RF);
+                        self.show_water_image(img);
+                    }
+                }
+            }
+            _ => {
+                let region = step - MAPS;
+                let usable = self.collision_enabled
+                    && self
+                        .world
+                        .as_ref()
+                        .is_some_and(|w| w.grid().width >= 2 && w.grid().height >= 2);
+                if !usable {
+                    self.remove_collision();
+                } else {
+                    if job.collision.is_none() {
+                        // Collision was off when the run started: build the regions now.
+                        job.collision = self.world.as_ref().map(|w| collision_regions(&w.height));
+                    }
+                    if let Some((spacing, regions)) = &mut job.collision {
+                        if region < regions.len() {
+                            let r = std::mem::take(&mut regions[region]);
+                            self.set_collision_region(region, regions.len(), *spacing, &r);
+                            return false;
+                        }
+                    }
+                }
+                self.signals().data_changed().emit();
+                return true;
+            }
+        }
+        false
     }
 
     fn read_heightmap(&self, path: &str, nodata: Option<f32>) -> Result<World, String> {
@@ -410,7 +516,7 @@ impl TerrainWorld {
             }
         }
         self.show_maps(&world);
-        self.world = Some(world);
+        self.world = Some(slim(world));
     }
 
     /// Makes sure the display mesh fits `grid` (rebuilt only when the quad count changes).
@@ -475,9 +581,9 @@ impl TerrainWorld {
     /// Binds the maps the shader uses: the hydrology maps (drainage, lake depth, rivers), the
     /// surface colour and a hydraulic run's water depth.
     fn show_maps(&mut self, world: &World) {
-        let Some(mut material) = self.material.clone() else {
+        if self.material.is_none() {
             return;
-        };
+        }
         self.map_textures.clear();
         let scalar = |name: &str| match world.maps.get(name) {
             Some(MapData::Scalar(m)) => Some(m),
@@ -485,40 +591,24 @@ impl TerrainWorld {
         };
         let drainage = scalar(names::DRAINAGE);
         let log_max = drainage.map_or(1.0, |m| (1.0 + m.min_max().1.max(0.0)).ln());
-        material.set_shader_parameter("drainage_log_max", &log_max.to_variant());
-        let mut bind =
-            |this: &mut Self, uniform: &'static str, flag: &str, img: Option<Gd<Image>>| match img
-                .and_then(|i| ImageTexture::create_from_image(&i))
-            {
-                Some(tex) => {
-                    material.set_shader_parameter(uniform, &tex.to_variant());
-                    material.set_shader_parameter(flag, &true.to_variant());
-                    this.map_textures.push((uniform, tex));
-                }
-                None => {
-                    material.set_shader_parameter(uniform, &Variant::nil());
-                    material.set_shader_parameter(flag, &false.to_variant());
-                }
-            };
-        bind(
-            self,
-            "drainage",
-            "has_drainage",
-            drainage.and_then(|m| convert::scalar_image(m.grid, &m.data).ok()),
-        );
+        if let Some(m) = &mut self.material {
+            m.set_shader_parameter("drainage_log_max", &log_max.to_variant());
+        }
+        let img = drainage.and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
+        self.bind_map("drainage", "has_drainage", img);
         let lakes = scalar(names::LAKE_DEPTH)
             .and_then(|m| convert::scalar_image(m.grid, &drawn_lakes(m.grid, &m.data)).ok());
-        bind(self, "lake_depth", "has_lake_depth", lakes);
+        self.bind_map("lake_depth", "has_lake_depth", lakes);
         let rivers = world
             .maps
             .get(names::RIVERS)
             .and_then(|m| convert::map_image(m).ok());
-        bind(self, "rivers", "has_rivers", rivers);
+        self.bind_map("rivers", "has_rivers", rivers);
         let nodata = match world.maps.get(names::NODATA) {
             Some(m @ MapData::Mask(_)) => convert::map_image(m).ok(),
             _ => None,
         };
-        bind(self, "nodata", "has_nodata", nodata);
+        self.bind_map("nodata", "has_nodata", nodata);
         let colours = match world.maps.get(names::SURFACE_COLOUR) {
             Some(MapData::Rgba(m)) => Some((m.grid, m.data.as_slice())),
             _ => None,
@@ -532,10 +622,35 @@ impl TerrainWorld {
         self.show_water(water);
     }
 
+    /// Binds `img` (a new texture) to the shader's `uniform` and sets `flag`, or unbinds it
+    /// and clears `flag` (`None`).
+    fn bind_map(&mut self, uniform: &'static str, flag: &str, img: Option<Gd<Image>>) {
+        let Some(material) = &mut self.material else {
+            return;
+        };
+        self.map_textures.retain(|(u, _)| *u != uniform);
+        match img.and_then(|i| ImageTexture::create_from_image(&i)) {
+            Some(tex) => {
+                material.set_shader_parameter(uniform, &tex.to_variant());
+                material.set_shader_parameter(flag, &true.to_variant());
+                self.map_textures.push((uniform, tex));
+            }
+            None => {
+                material.set_shader_parameter(uniform, &Variant::nil());
+                material.set_shader_parameter(flag, &false.to_variant());
+            }
+        }
+    }
+
     /// Draws water `Some((grid, depth))` metres deep where it is deeper than the shader's
     /// `water_depth_min`, or no such water (`None`).
     fn show_water(&mut self, water: Option<(Grid, &[f32])>) {
         let img = water.and_then(|(grid, w)| convert::scalar_image(grid, w).ok());
+        self.show_water_image(img);
+    }
+
+    /// [`TerrainWorld::show_water`] of an `RF` image.
+    fn show_water_image(&mut self, img: Option<Gd<Image>>) {
         if let Some(material) = &mut self.material {
             bind_texture(
                 material,
@@ -551,6 +666,11 @@ impl TerrainWorld {
     /// or by slope and height (`None`). The texture is updated in place when it fits.
     fn show_colours(&mut self, colours: Option<(Grid, &[[u8; 4]])>) {
         let img = colours.and_then(|(grid, c)| convert::colour_image(grid, c).ok());
+        self.show_colour_image(img);
+    }
+
+    /// [`TerrainWorld::show_colours`] of a mipmapped `RGBA8` image.
+    fn show_colour_image(&mut self, img: Option<Gd<Image>>) {
         if let Some(material) = &mut self.material {
             bind_texture(
                 material,
@@ -562,53 +682,145 @@ impl TerrainWorld {
         }
     }
 
+    /// The data decoded whole (maps included) with the Graph domain's rivers and nodes and
+    /// the planet this terrain keeps, for `save_maps`.
+    fn full_world(&self) -> Result<World, String> {
+        let (Some(data), Some(kept)) = (&self.data, &self.world) else {
+            return Err("TerrainWorld has no terrain data to save".into());
+        };
+        let mut world = data.bind().to_world()?;
+        world.rivers = kept.rivers.clone();
+        world.graph_nodes = kept.graph_nodes.clone();
+        world.planet = kept.planet.clone();
+        Ok(world)
+    }
+
+    /// Removes the collision body.
+    fn remove_collision(&mut self) {
+        if let Some(mut body) = self.body.take() {
+            body.queue_free();
+        }
+        self.shapes.clear();
+    }
+
     /// Rebuilds (or removes) the collision body from the current heights.
     fn rebuild_collision(&mut self) {
         let grid = self.world.as_ref().map(|w| w.grid());
         let usable = self.collision_enabled && grid.is_some_and(|g| g.width >= 2 && g.height >= 2);
         if !usable {
-            if let Some(mut body) = self.body.take() {
-                body.queue_free();
-            }
-            self.shape = None;
+            self.remove_collision();
             return;
         }
         let Some(world) = &self.world else {
             return;
         };
-        let c = collision_samples(&world.height);
-        let cs = c.spacing;
-        let mut shape = self.shape.clone().unwrap_or_else(HeightMapShape3D::new_gd);
-        shape.set_map_width(c.width as i32);
-        shape.set_map_depth(c.depth as i32);
-        shape.set_map_data(&PackedFloat32Array::from(c.heights.as_slice()));
+        let (spacing, regions) = collision_regions(&world.height);
+        for (k, r) in regions.iter().enumerate() {
+            self.set_collision_region(k, regions.len(), spacing, r);
+        }
+    }
+
+    /// Sets region `k` of `count` of the collision (creating the body, and the shapes when
+    /// their count changes, on the first).
+    fn set_collision_region(&mut self, k: usize, count: usize, spacing: f32, r: &CollisionRegion) {
         if self.body.is_none() {
             let mut body = StaticBody3D::new_alloc();
             body.set_name("TerrainCollision");
-            let mut cshape = CollisionShape3D::new_alloc();
-            cshape.set_name("Shape");
-            cshape.set_shape(&shape);
-            body.add_child(&cshape);
             self.base_mut()
                 .add_child_ex(&body)
                 .internal(InternalMode::FRONT)
                 .done();
             self.body = Some(body);
         }
-        if let Some(body) = &self.body {
-            if let Some(mut cshape) = body
-                .get_node_or_null("Shape")
-                .and_then(|n| n.try_cast::<CollisionShape3D>().ok())
-            {
-                cshape.set_shape(&shape);
-                cshape.set_transform(Transform3D::new(
-                    Basis::from_scale(Vector3::splat(cs)),
-                    Vector3::ZERO,
-                ));
+        let Some(body) = self.body.clone() else {
+            return;
+        };
+        if k == 0 && self.shapes.len() != count {
+            for mut old in self.shapes.drain(..) {
+                old.queue_free();
+            }
+            for i in 0..count {
+                let mut cshape = CollisionShape3D::new_alloc();
+                cshape.set_name(&format!("Shape{i}"));
+                cshape.set_shape(&HeightMapShape3D::new_gd());
+                body.clone().add_child(&cshape);
+                self.shapes.push(cshape);
             }
         }
-        self.shape = Some(shape);
+        let Some(cshape) = self.shapes.get_mut(k) else {
+            return;
+        };
+        let mut shape = cshape
+            .get_shape()
+            .and_then(|s| s.try_cast::<HeightMapShape3D>().ok())
+            .unwrap_or_else(HeightMapShape3D::new_gd);
+        shape.set_map_width(r.width as i32);
+        shape.set_map_depth(r.depth as i32);
+        shape.set_map_data(&PackedFloat32Array::from(r.heights.as_slice()));
+        cshape.set_shape(&shape);
+        cshape.set_transform(Transform3D::new(
+            Basis::from_scale(Vector3::splat(spacing)),
+            Vector3::new(r.centre.0 * spacing, 0.0, r.centre.1 * spacing),
+        ));
     }
+}
+
+/// A simulator's result being applied to a terrain a slice at a time (see
+/// [`TerrainWorld::apply_slice`]).
+pub struct ApplyJob {
+    data: Gd<TerrainData>,
+    world: Option<World>,
+    range: (f32, f32),
+    drainage_log_max: f32,
+    lakes: Option<convert::ImageBytes>,
+    collision: Option<(f32, Vec<CollisionRegion>)>,
+    next: usize,
+}
+
+/// Samples per side of a collision region, less one: regions share their edge samples.
+/// A 1025² terrain gets 16 regions, each a quick `set_map_data`.
+const COLLISION_REGION_QUADS: usize = 256;
+
+/// One `HeightMapShape3D` of the collision: `width × depth` samples (heights divided by the
+/// spacing) centred `centre` samples (x, z) from the terrain's centre.
+#[derive(Default)]
+pub struct CollisionRegion {
+    width: usize,
+    depth: usize,
+    centre: (f32, f32),
+    heights: Vec<f32>,
+}
+
+/// The collision samples of `height` (see [`collision_samples`]) as regions of at most
+/// `COLLISION_REGION_QUADS + 1` samples a side, and their spacing, metres.
+pub fn collision_regions(height: &Heightfield) -> (f32, Vec<CollisionRegion>) {
+    let c = collision_samples(height);
+    // First sample and sample count of each region along an axis of `n ≥ 2` samples.
+    let starts = |n: usize| -> Vec<(usize, usize)> {
+        (0..n.saturating_sub(1))
+            .step_by(COLLISION_REGION_QUADS)
+            .map(|s| (s, COLLISION_REGION_QUADS.min(n - 1 - s) + 1))
+            .collect()
+    };
+    let mut regions = Vec::new();
+    for &(j0, d) in &starts(c.depth) {
+        for &(i0, w) in &starts(c.width) {
+            let mut heights = Vec::with_capacity(w * d);
+            for j in j0..j0 + d {
+                heights.extend_from_slice(&c.heights[j * c.width + i0..j * c.width + i0 + w]);
+            }
+            regions.push(CollisionRegion {
+                width: w,
+                depth: d,
+                centre: (
+                    i0 as f32 + (w - 1) as f32 * 0.5 - (c.width - 1) as f32 * 0.5,
+                    j0 as f32 + (d - 1) as f32 * 0.5 - (c.depth - 1) as f32 * 0.5,
+                ),
+                heights,
+            });
+        }
+    }
+    (c.spacing, regions)
 }
 
 /// The samples of the terrain's `HeightMapShape3D`, which puts sample `(i, j)` at
@@ -666,7 +878,7 @@ const LAKE_DEPTH_MIN: f32 = 0.05;
 
 /// The lake depth map as drawn: lakes (4-connected cells deeper than `LAKE_DEPTH_MIN`) of
 /// fewer than `MIN_DRAWN_LAKE_CELLS` cells set to 0. The map itself is not changed.
-fn drawn_lakes(grid: Grid, depth: &[f32]) -> Vec<f32> {
+pub(crate) fn drawn_lakes(grid: Grid, depth: &[f32]) -> Vec<f32> {
     let (w, h) = (grid.width, grid.height);
     let mut out = depth.to_vec();
     let mut seen = vec![false; depth.len()];
@@ -859,6 +1071,51 @@ mod tests {
             if dx == dy {
                 assert_eq!((c.width, c.depth), (w, h));
             }
+        }
+    }
+
+    /// Every collision sample, at its position in the terrain's centred frame, equals the
+    /// one region sample (or the equal ones on shared edges) that lands there; regions are
+    /// at most `COLLISION_REGION_QUADS + 1` a side and tile the terrain without gaps.
+    #[test]
+    fn collision_regions_tile_the_samples_exactly() {
+        for (w, h) in [(2, 2), (3, 700), (257, 257), (258, 513), (1025, 300)] {
+            let grid = Grid::new(w, h, 2.0).unwrap();
+            let data = (0..grid.len())
+                .map(|n| (n as f32 * 0.37).sin() * 50.0)
+                .collect();
+            let field = Heightfield::from_vec(grid, data, "noise").unwrap();
+            let whole = collision_samples(&field);
+            let (spacing, regions) = collision_regions(&field);
+            assert_eq!(spacing, whole.spacing);
+            let mut hits = vec![0u32; w * h];
+            for r in &regions {
+                assert!(r.width >= 2 && r.depth >= 2);
+                assert!(
+                    r.width <= COLLISION_REGION_QUADS + 1 && r.depth <= COLLISION_REGION_QUADS + 1
+                );
+                assert_eq!(r.heights.len(), r.width * r.depth);
+                for j in 0..r.depth {
+                    for i in 0..r.width {
+                        // The sample's position from the terrain's centre, in samples.
+                        let x = r.centre.0 + i as f32 - (r.width - 1) as f32 * 0.5;
+                        let z = r.centre.1 + j as f32 - (r.depth - 1) as f32 * 0.5;
+                        let gi = x + (w - 1) as f32 * 0.5;
+                        let gj = z + (h - 1) as f32 * 0.5;
+                        assert!(
+                            gi.fract() == 0.0 && gj.fract() == 0.0,
+                            "{w}x{h}: off-grid sample"
+                        );
+                        let n = gj as usize * w + gi as usize;
+                        assert_eq!(r.heights[j * r.width + i], whole.heights[n]);
+                        hits[n] += 1;
+                    }
+                }
+            }
+            assert!(
+                hits.iter().all(|&k| k >= 1),
+                "{w}x{h}: a sample no region covers"
+            );
         }
     }
 }

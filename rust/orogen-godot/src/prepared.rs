@@ -1,0 +1,99 @@
+//! A finished run made ready for the main thread on the simulator's worker (issue #13, no
+//! hitch when a run finishes): every map as image bytes, the lakes as drawn, the collision
+//! regions, and the world slimmed to what `TerrainWorld` keeps for its queries. The main
+//! thread then only copies bytes into Godot images and textures, a slice per frame.
+//!
+//! Memory: each map is turned into bytes and dropped in turn, and the world's simulation
+//! state and layers are dropped first, so the result never exists twice on this side.
+
+use orogen_core::field::Grid;
+use orogen_core::state::Layers;
+use orogen_core::world::names;
+use orogen_core::{MapData, World};
+
+use crate::convert::ImageBytes;
+use crate::terrain::{collision_regions, drawn_lakes, CollisionRegion};
+
+/// A run's result, ready to be applied a slice at a time.
+pub struct Prepared {
+    /// The world without maps, layers or simulation state: heights, uplift, nodata, a
+    /// Graph domain's rivers and nodes, a planet (what `TerrainWorld` keeps).
+    pub world: World,
+    /// The heights, `FORMAT_RF`.
+    pub heights: ImageBytes,
+    /// Every other map as `TerrainData.maps` holds it, by name (uplift first; a hydraulic
+    /// run's water depth always among them).
+    pub maps: Vec<(String, ImageBytes)>,
+    /// Lowest and highest height, metres.
+    pub range: (f32, f32),
+    /// ln(1 + largest drainage), for the shader's drainage shading.
+    pub drainage_log_max: f32,
+    /// The lake depth as drawn (lakes of a few cells left out).
+    pub lakes: Option<ImageBytes>,
+    /// The collision's regions (when the terrain had collision on at the start).
+    pub collision: Option<(f32, Vec<CollisionRegion>)>,
+}
+
+impl Prepared {
+    /// Turns `world` into image bytes (and `collision` regions when asked), dropping its
+    /// maps one by one.
+    pub fn new(mut world: World, collision: bool) -> Prepared {
+        let grid = world.grid();
+        // The state a run leaves behind: only a hydraulic run's water is kept (as a map).
+        let sim = std::mem::take(&mut world.sim);
+        let produced = std::mem::take(&mut world.maps);
+        world = slim(world);
+        let mut maps = vec![(
+            names::UPLIFT.to_string(),
+            ImageBytes::scalar(grid, &world.uplift.data),
+        )];
+        let mut drainage_log_max = 1.0;
+        let mut lakes = None;
+        let mut has_water = false;
+        for (name, map) in produced {
+            // (`map` is dropped at the end of each turn: one map at a time exists twice.)
+            if let MapData::Scalar(m) = &map {
+                if name == names::DRAINAGE {
+                    drainage_log_max = (1.0 + m.min_max().1.max(0.0)).ln();
+                } else if name == names::LAKE_DEPTH {
+                    lakes = Some(ImageBytes::scalar(m.grid, &drawn_lakes(m.grid, &m.data)));
+                }
+            }
+            has_water |= name == names::WATER_DEPTH;
+            maps.push((name, ImageBytes::map(&map)));
+        }
+        if let (Some(water), false) = (&sim.water_depth, has_water) {
+            maps.push((
+                names::WATER_DEPTH.to_string(),
+                ImageBytes::scalar(grid, water),
+            ));
+        }
+        drop(sim);
+        let range = world.height.min_max();
+        Prepared {
+            heights: ImageBytes::scalar(grid, &world.height.data),
+            maps,
+            range,
+            drainage_log_max,
+            lakes,
+            collision: collision.then(|| collision_regions(&world.height)),
+            world,
+        }
+    }
+
+    /// The grid of the heights.
+    pub fn grid(&self) -> Grid {
+        self.world.grid()
+    }
+}
+
+/// `world` without what `TerrainWorld` does not keep once the maps are images: maps, layers,
+/// materials, simulation state and a Graph domain's graph.
+pub fn slim(mut world: World) -> World {
+    world.maps.clear();
+    world.layers = Layers::none();
+    world.materials.clear();
+    world.sim = Default::default();
+    world.graph = None;
+    world
+}
