@@ -71,10 +71,9 @@ func region_size() -> int:
 ## Writes the terrain for Terrain3D (TerrainWorld.save_for_terrain3d) into `dir`, tiles of
 ## `region_size` (0: the one chosen in the dock). Returns "" or the error, also shown in the dock.
 func save_for_terrain3d_to(dir: String, size := 0) -> String:
-	if size == 0:
-		size = region_size()
+	var chosen := size if size != 0 else region_size()
 	return _save_for("terrain3d", dir, func(t: Node, abs_dir: String) -> String:
-		return String(t.call(&"save_for_terrain3d", abs_dir, size)))
+		return String(t.call(&"save_for_terrain3d", abs_dir, chosen)))
 
 
 ## Writes the terrain for HTerrain (TerrainWorld.save_for_hterrain) into `dir`. Returns "" or
