@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::error::{OrogenError, Result};
 use crate::world::{names, MapData, World};
 
-use super::Encoder;
+use super::write::Encoder;
 
 /// The window `[x0, x0 + tw) × [y0, y0 + th)` of a `w × h` row-major map; samples outside
 /// the map repeat the nearest edge sample (so a padded border continues the terrain flat

@@ -24,7 +24,7 @@ use crate::field::{Field, Grid, ScalarMap};
 use crate::world::World;
 
 use super::export::{add_manifest_and_readme, splat_weights, surface_colour, window};
-use super::Encoder;
+use super::write::{write_all_or_nothing, Encoder};
 
 /// HTerrain's smallest and largest resolutions (`HTerrainData.MIN_RESOLUTION`, `MAX_RESOLUTION`).
 pub const MIN_RESOLUTION: usize = 65;
@@ -52,7 +52,7 @@ pub fn resolution(width: usize, height: usize) -> Result<usize> {
 /// `README.txt`, `export.json`. Returns the paths written.
 pub fn write_hterrain(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
     let files = files(world, dir, None)?;
-    super::write_all_or_nothing(dir, files)
+    write_all_or_nothing(dir, files)
 }
 
 /// The files of the export, `bake_json` (if any) among them as `bake.json`.

@@ -23,7 +23,7 @@ use crate::field::{Field, Grid, ScalarMap};
 use crate::world::World;
 
 use super::export::{add_manifest_and_readme, surface_colour, window};
-use super::Encoder;
+use super::write::{write_all_or_nothing, Encoder};
 
 /// Terrain3D's region sizes (`Terrain3D::RegionSize`).
 pub const REGION_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
@@ -122,7 +122,7 @@ pub fn tile_name(kind: &str, x: usize, z: usize, ext: &str) -> String {
 /// `export.json`. Returns the paths written.
 pub fn write_terrain3d(world: &World, dir: &Path, region_size: usize) -> Result<Vec<PathBuf>> {
     let files = files(world, dir, region_size, None)?;
-    super::write_all_or_nothing(dir, files)
+    write_all_or_nothing(dir, files)
 }
 
 /// The files of the export, `bake_json` (if any) among them as `bake.json`.

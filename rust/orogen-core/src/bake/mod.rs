@@ -11,8 +11,6 @@
 //! interrupted bake leaves the previous outputs whole, and a finished one leaves no file
 //! of an earlier bake beside its own (files the earlier bake did not write are kept).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 mod export;
@@ -20,6 +18,9 @@ pub mod export_hterrain;
 pub mod export_terrain3d;
 pub mod folder;
 pub mod preview;
+mod write;
+
+use write::{write_all_or_nothing, Encoder};
 
 use crate::error::{OrogenError, Result};
 use crate::recipe::Recipe;
@@ -28,8 +29,6 @@ use crate::world::{names, MapData, World};
 
 /// Largest side of `preview.png`, pixels; bigger worlds are shown at a coarser stride.
 pub const PREVIEW_MAX_SIDE: usize = 4096;
-
-pub(crate) type Encoder<'a> = Box<dyn FnOnce(&mut BufWriter<File>, &Path) -> Result<()> + 'a>;
 
 /// Creates `dir` (and its parents) if missing; the error names the folder.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
@@ -53,39 +52,6 @@ fn check_map_name(name: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Writes every file of `files` into a staging folder, then puts it in place of `dir`
-/// in one step. Nothing is replaced unless every file was written.
-fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result<Vec<PathBuf>> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(OrogenError::bad_file(dir, "is not a folder"));
-    }
-    let staged = folder::stage(dir)?;
-    let mut out = Vec::with_capacity(files.len());
-    for (name, encode) in files {
-        let path = staged.join(&name);
-        // Errors name the file the user asked for, not the staging folder's copy.
-        let shown = dir.join(&name);
-        let written = File::create(&path)
-            .map_err(|e| OrogenError::io("cannot create", &shown, e))
-            .and_then(|file| {
-                let mut w = BufWriter::new(file);
-                encode(&mut w, &shown)?;
-                let file = w
-                    .into_inner()
-                    .map_err(|e| OrogenError::io("cannot write", &shown, e.into_error()))?;
-                file.sync_all()
-                    .map_err(|e| OrogenError::io("cannot write", &shown, e))
-            });
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&staged);
-            return Err(e);
-        }
-        out.push(dir.join(&name));
-    }
-    folder::commit(&staged, dir)?;
-    Ok(out)
 }
 
 /// Writes `height.exr`, `height.png`, `height.r16`, `preview.png` and every map of
