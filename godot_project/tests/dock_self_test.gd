@@ -289,6 +289,20 @@ func _run_all() -> void:
 			% ", ".join(files))
 	var baked := ResourceLoader.load(BAKE_DIR.path_join("terrain.res"), "", ResourceLoader.CACHE_MODE_IGNORE)
 	_check(baked != null and baked.get_class() == String(new_data.get_class()), "terrain.res loads back as TerrainData")
+	# Save for Terrain3D / HTerrain (the folders get the addons' files and a README.txt).
+	var t3d_dir := ProjectSettings.globalize_path("user://orogen_editor_test_terrain3d")
+	var t3d_err := String(dock.call(&"save_for_terrain3d_to", t3d_dir, 64))
+	_check(t3d_err == "" and FileAccess.file_exists(t3d_dir.path_join("height_0_0.exr"))
+			and FileAccess.file_exists(t3d_dir.path_join("README.txt")),
+			"Save for Terrain3D writes the region tiles and a README.txt %s" % t3d_err)
+	var ht_dir := ProjectSettings.globalize_path("user://orogen_editor_test_hterrain")
+	var ht_err := String(dock.call(&"save_for_hterrain_to", ht_dir))
+	_check(ht_err == "" and FileAccess.file_exists(ht_dir.path_join("height.exr"))
+			and FileAccess.file_exists(ht_dir.path_join("splat.png")),
+			"Save for HTerrain writes height.exr and splat.png %s" % ht_err)
+	_check(String(dock.call(&"save_for_terrain3d_to", t3d_dir, 100)).contains("region-size")
+			and String(dock.call(&"get_error_text")).contains("region-size"),
+			"a region size Terrain3D has not shows an error naming region-size")
 
 	# RON export / import.
 	_check(String(dock.call(&"export_ron", RON_PATH)) == "" and FileAccess.file_exists(RON_PATH),
@@ -304,7 +318,8 @@ func _run_all() -> void:
 	var bake := _part(dock, &"bake")
 	var dialog := bake.get(&"_file_dialog") as EditorFileDialog
 	var modes := {"import": EditorFileDialog.FILE_MODE_OPEN_FILE,
-			"export": EditorFileDialog.FILE_MODE_SAVE_FILE, "bake": EditorFileDialog.FILE_MODE_OPEN_DIR}
+			"export": EditorFileDialog.FILE_MODE_SAVE_FILE, "bake": EditorFileDialog.FILE_MODE_OPEN_DIR,
+			"terrain3d": EditorFileDialog.FILE_MODE_OPEN_DIR, "hterrain": EditorFileDialog.FILE_MODE_OPEN_DIR}
 	for action: String in modes:
 		bake.call(&"open_file_dialog", action)
 		await _frames(2)

@@ -1,7 +1,8 @@
 @tool
 extends RefCounted
-## The Orogen dock's files: "Bake to Folder…" (every map and terrain.res) and the recipe's RON
-## import and export, through one editor file dialog.
+## The Orogen dock's files: "Bake to Folder…" (every map and terrain.res), "Save for
+## Terrain3D…" and "Save for HTerrain…" (what those addons' importers take, with a README.txt of
+## the import steps) and the recipe's RON import and export, through one editor file dialog.
 
 const Context := preload("dock_context.gd")
 const UI := preload("dock_ui.gd")
@@ -11,8 +12,12 @@ signal recipe_imported
 
 var _ctx: Context
 var _bake_button: Button
+var _terrain3d_button: Button
+var _hterrain_button: Button
+## Terrain3D's region size for "Save for Terrain3D…".
+var _region_size: OptionButton
 var _file_dialog: EditorFileDialog
-## What the open file dialog is for: "import", "export" or "bake".
+## What the open file dialog is for: "import", "export", "bake", "terrain3d" or "hterrain".
 var _file_action := ""
 
 
@@ -26,6 +31,25 @@ func build(parent: Control, dialog_host: Node) -> void:
 			"Write every map (EXR, 16-bit PNG, R16) and terrain.res into a folder.",
 			func() -> void: open_file_dialog("bake"))
 	parent.add_child(_bake_button)
+	var row := HBoxContainer.new()
+	_terrain3d_button = UI.button("Save for Terrain3D…", &"Save",
+			"Write region-sized tiles Terrain3D imports: 32-bit float heights, control maps "
+			+ "(autoshader), the colour map of layered terrains, and a README.txt.",
+			func() -> void: open_file_dialog("terrain3d"))
+	_terrain3d_button.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	row.add_child(_terrain3d_button)
+	_region_size = OptionButton.new()
+	_region_size.tooltip_text = "Terrain3D's region size (Regions > Region Size)."
+	for size: int in [64, 128, 256, 512, 1024, 2048]:
+		_region_size.add_item(str(size), size)
+	_region_size.select(_region_size.get_item_index(256))
+	row.add_child(_region_size)
+	parent.add_child(row)
+	_hterrain_button = UI.button("Save for HTerrain…", &"Save",
+			"Write a 2ⁿ+1 square HTerrain imports: a 32-bit float EXR height, an RGBA8 splat map "
+			+ "(weights summing to 255), the colour map of layered terrains, and a README.txt.",
+			func() -> void: open_file_dialog("hterrain"))
+	parent.add_child(_hterrain_button)
 	_file_dialog = EditorFileDialog.new()
 	_file_dialog.access = EditorFileDialog.ACCESS_RESOURCES
 	_file_dialog.file_selected.connect(_on_file_chosen)
@@ -35,6 +59,44 @@ func build(parent: Control, dialog_host: Node) -> void:
 
 func update_ui() -> void:
 	_bake_button.disabled = _ctx.generating or not _ctx.has_data()
+	_terrain3d_button.disabled = _bake_button.disabled
+	_hterrain_button.disabled = _bake_button.disabled
+
+
+## The region size chosen for "Save for Terrain3D…".
+func region_size() -> int:
+	return _region_size.get_selected_id()
+
+
+## Writes the terrain for Terrain3D (TerrainWorld.save_for_terrain3d) into `dir`, tiles of
+## `region_size` (0: the one chosen in the dock). Returns "" or the error, also shown in the dock.
+func save_for_terrain3d_to(dir: String, size := 0) -> String:
+	var chosen := size if size != 0 else region_size()
+	return _save_for("terrain3d", dir, func(t: Node, abs_dir: String) -> String:
+		return String(t.call(&"save_for_terrain3d", abs_dir, chosen)))
+
+
+## Writes the terrain for HTerrain (TerrainWorld.save_for_hterrain) into `dir`. Returns "" or
+## the error, also shown in the dock.
+func save_for_hterrain_to(dir: String) -> String:
+	return _save_for("hterrain", dir, func(t: Node, abs_dir: String) -> String:
+		return String(t.call(&"save_for_hterrain", abs_dir)))
+
+
+func _save_for(addon: String, dir: String, save: Callable) -> String:
+	var terrain := _ctx.terrain
+	if terrain == null:
+		return _ctx.show_error("Select a TerrainWorld first.")
+	if terrain.get(&"data") == null:
+		return _ctx.show_error("Nothing to save: generate the terrain first.")
+	var err := String(save.call(terrain, ProjectSettings.globalize_path(dir)))
+	if err != "":
+		return _ctx.show_error("Save for %s failed: %s" % [addon, err])
+	_ctx.scan_filesystem()
+	_ctx.clear_error()
+	_ctx.set_status("Saved for %s to %s (README.txt there has the import steps)"
+			% ["Terrain3D" if addon == "terrain3d" else "HTerrain", dir])
+	return ""
 
 
 ## Bakes the terrain's maps (EXR, 16-bit PNG, R16: TerrainWorld.save_maps) and its TerrainData
@@ -87,7 +149,8 @@ func export_ron(path: String) -> String:
 	return ""
 
 
-## Opens the file dialog for `action`: "import" or "export" (a .ron file), "bake" (a folder).
+## Opens the file dialog for `action`: "import" or "export" (a .ron file), "bake",
+## "terrain3d" or "hterrain" (a folder).
 func open_file_dialog(action: String) -> void:
 	_file_action = action
 	_file_dialog.clear_filters()
@@ -105,6 +168,12 @@ func open_file_dialog(action: String) -> void:
 		"bake":
 			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_DIR
 			_file_dialog.title = "Bake Terrain to Folder"
+		"terrain3d":
+			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_DIR
+			_file_dialog.title = "Save for Terrain3D (region size %d) to Folder" % region_size()
+		"hterrain":
+			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_DIR
+			_file_dialog.title = "Save for HTerrain to Folder"
 	_file_dialog.popup_file_dialog()
 
 
@@ -116,3 +185,7 @@ func _on_file_chosen(path: String) -> void:
 			export_ron(path)
 		"bake":
 			bake_to(path)
+		"terrain3d":
+			save_for_terrain3d_to(path)
+		"hterrain":
+			save_for_hterrain_to(path)

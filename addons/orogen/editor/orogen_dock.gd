@@ -140,6 +140,14 @@ func bake_to(dir: String) -> String:
 	return bake.bake_to(dir)
 
 
+func save_for_terrain3d_to(dir: String, region_size := 0) -> String:
+	return bake.save_for_terrain3d_to(dir, region_size)
+
+
+func save_for_hterrain_to(dir: String) -> String:
+	return bake.save_for_hterrain_to(dir)
+
+
 func import_ron(path: String) -> String:
 	return bake.import_ron(path)
 

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! orogen bake [RECIPE] [--out DIR] [--set PATH=VALUE]... [--threads N] [--quiet]
+//!             [--target maps|terrain3d|hterrain] [--region-size N]
 //! orogen recipe default
 //! orogen materials
 //! orogen info FILE [--size W,H]
@@ -89,6 +90,42 @@ struct BakeArgs {
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+    /// What to write: Orogen's maps (default), region tiles for Terrain3D, or a 2ⁿ+1
+    /// height, splat and colour map for HTerrain. Each folder gets a README.txt with the
+    /// import steps.
+    #[arg(long, value_enum, default_value_t = TargetArg::Maps)]
+    target: TargetArg,
+    /// Terrain3D region size, 64 to 2048, a power of two (default 256). Only with
+    /// `--target terrain3d`.
+    #[arg(long, value_name = "N")]
+    region_size: Option<usize>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum TargetArg {
+    /// height.exr/.png/.r16, preview.png, every map, bake.json.
+    Maps,
+    /// height_X_Z.exr, control_X_Z.exr, color_X_Z.png tiles of one region each.
+    Terrain3d,
+    /// height.exr, splat.png, color.png on a 2ⁿ+1 square.
+    Hterrain,
+}
+
+/// The bake target of the arguments; errors name `--region-size`.
+fn target_of(args: &BakeArgs) -> Result<orogen_core::bake::Target, Failure> {
+    use orogen_core::bake::{export_terrain3d, Target};
+    match (args.target, args.region_size) {
+        (TargetArg::Terrain3d, size) => {
+            let region_size = size.unwrap_or(export_terrain3d::DEFAULT_REGION_SIZE);
+            export_terrain3d::check_region_size(region_size).map_err(Failure::from_core)?;
+            Ok(Target::Terrain3d { region_size })
+        }
+        (_, Some(n)) => Err(Failure::usage(format!(
+            "--region-size {n} applies only to --target terrain3d"
+        ))),
+        (TargetArg::Maps, None) => Ok(Target::Maps),
+        (TargetArg::Hterrain, None) => Ok(Target::HTerrain),
+    }
 }
 
 /// `8G`, `512M`, `64K` (powers of 1024) or a number of bytes.
@@ -391,7 +428,13 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
             .build_global()
             .map_err(|e| Failure::runtime(format!("cannot start {n} threads: {e}")))?;
     }
+    let target = target_of(&args)?;
     let (recipe, base_dir) = load_recipe(&args)?;
+    // Refuse a size or region size the target cannot hold before the run, where the
+    // recipe gives the size (a heightmap source is checked again once it is read).
+    if let Ok(grid) = recipe.grid() {
+        target.check(grid).map_err(Failure::from_core)?;
+    }
     orogen_core::runner::check_memory(&recipe, args.max_memory).map_err(Failure::from_core)?;
     prepare_out_dir(&args.out)?;
 
@@ -431,14 +474,24 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     };
 
     WRITING.store(true, Ordering::SeqCst);
-    let files = orogen_core::bake::write_bake(
+    let files = orogen_core::bake::write_bake_target(
         &args.out,
+        target,
         &recipe,
         &output.world,
         &output.timings,
         args.recipe.as_deref(),
     )
-    .map_err(|e| Failure::runtime(format!("{e} (the earlier outputs are unchanged)")))?;
+    .map_err(|e| {
+        let code = match e {
+            OrogenError::InvalidParameter { .. } => 2,
+            _ => 1,
+        };
+        Failure {
+            code,
+            message: format!("{e} (the earlier outputs are unchanged)"),
+        }
+    })?;
     WRITING.store(false, Ordering::SeqCst);
     for left in orogen_core::bake::folder::leftovers(&args.out) {
         eprintln!(

@@ -739,3 +739,125 @@ fn non_square_cells_bake_from_set_and_bad_pairs_exit_2_naming_cell_size() {
         assert_bad_input(&o, &["cell_size"]);
     }
 }
+
+/// Reads a one-channel f32 EXR's samples with the core reader.
+fn exr_samples(path: &Path) -> (usize, usize, Vec<u32>) {
+    let map = orogen_core::io::exr::read_exr(path).unwrap();
+    (
+        map.width(),
+        map.height(),
+        map.data.iter().map(|v| v.to_bits()).collect(),
+    )
+}
+
+#[test]
+fn bake_targets_for_terrain3d_and_hterrain_hold_the_same_heights() {
+    let tmp = tempfile::tempdir().unwrap();
+    let maps = bake_ok(tmp.path(), "maps", &[]);
+    let (w, h, heights) = exr_samples(&maps.join("height.exr"));
+    assert_eq!((w, h), (65, 65));
+
+    let t3d = bake_ok(
+        tmp.path(),
+        "t3d",
+        &["--target", "terrain3d", "--region-size", "64"],
+    );
+    let names = files_of(&t3d);
+    for f in [
+        "README.txt",
+        "bake.json",
+        "export.json",
+        "height_1_1.exr",
+        "control_1_1.exr",
+    ] {
+        assert!(names.iter().any(|n| n == f), "{f} missing: {names:?}");
+    }
+    assert_eq!(names.iter().filter(|n| n.starts_with("height_")).count(), 4);
+    for (tx, tz) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let (tw, th, tile) = exr_samples(&t3d.join(format!("height_{tx}_{tz}.exr")));
+        assert_eq!((tw, th), (64, 64));
+        for j in 0..64 {
+            for i in 0..64 {
+                let (x, y) = ((tx * 64 + i).min(64), (tz * 64 + j).min(64));
+                assert_eq!(tile[j * 64 + i], heights[y * 65 + x]);
+            }
+        }
+    }
+
+    let ht = bake_ok(tmp.path(), "ht", &["--target", "hterrain"]);
+    let (n, _, hh) = exr_samples(&ht.join("height.exr"));
+    assert_eq!(n, 65);
+    assert_eq!(hh, heights);
+    let readme = std::fs::read_to_string(ht.join("README.txt")).unwrap();
+    assert!(readme.contains("Import maps"), "{readme}");
+}
+
+#[test]
+fn bad_region_sizes_and_targets_are_refused_naming_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["63", "100", "4096", "0"] {
+        let o = orogen(
+            tmp.path(),
+            &[
+                "bake",
+                "--out",
+                "o",
+                "--set",
+                SMALL,
+                "--target",
+                "terrain3d",
+                "--region-size",
+                bad,
+            ],
+        );
+        assert_bad_input(&o, &["region-size", bad]);
+    }
+    let o = orogen(
+        tmp.path(),
+        &[
+            "bake",
+            "--out",
+            "o",
+            "--set",
+            SMALL,
+            "--target",
+            "hterrain",
+            "--region-size",
+            "64",
+        ],
+    );
+    assert_bad_input(&o, &["--region-size", "terrain3d"]);
+    let o = orogen(tmp.path(), &["bake", "--out", "o", "--target", "unity"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unity"), "{}", stderr(&o));
+    // Too many regions for Terrain3D, and too big for HTerrain: refused before the run.
+    let o = orogen(
+        tmp.path(),
+        &[
+            "bake",
+            "--out",
+            "o",
+            "--set",
+            "size=(4097,4097)",
+            "--target",
+            "terrain3d",
+            "--region-size",
+            "64",
+        ],
+    );
+    assert_bad_input(&o, &["region-size", "256"]);
+    let o = orogen(
+        tmp.path(),
+        &[
+            "bake",
+            "--out",
+            "o",
+            "--set",
+            "size=(4100,300)",
+            "--target",
+            "hterrain",
+        ],
+    );
+    assert_bad_input(&o, &["size", "4097"]);
+    assert!(!tmp.path().join("o").exists());
+}

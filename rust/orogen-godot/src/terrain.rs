@@ -249,6 +249,48 @@ impl TerrainWorld {
         }
     }
 
+    /// Writes the terrain for Terrain3D into `dir` (replacing the folder in one step, as
+    /// `save_maps` does): `region_size²` tiles `height_X_Z.exr` (f32 metres),
+    /// `control_X_Z.exr` (autoshader on, holes past the edge), `color_X_Z.png` (layered
+    /// terrains), `README.txt` with the import steps and `export.json` (tile positions).
+    /// `region_size` is one of Terrain3D's: 64, 128, 256, 512, 1024, 2048. Returns "" or
+    /// the error, which names `region-size` for a size Terrain3D has not.
+    #[func]
+    pub fn save_for_terrain3d(&self, dir: GString, region_size: i64) -> GString {
+        let Some(world) = &self.world else {
+            return GString::from("TerrainWorld has no terrain data to save");
+        };
+        let Ok(region_size) = usize::try_from(region_size) else {
+            let e = orogen_core::OrogenError::invalid(
+                "region-size",
+                format!("{region_size} is not a Terrain3D region size (64 to 2048)"),
+            );
+            return GString::from(e.to_string().as_str());
+        };
+        let dir = convert::globalize(&dir.to_string());
+        match orogen_core::bake::export_terrain3d::write_terrain3d(world, &dir, region_size) {
+            Ok(_) => GString::new(),
+            Err(e) => GString::from(e.to_string().as_str()),
+        }
+    }
+
+    /// Writes the terrain for HTerrain into `dir` (replacing the folder in one step):
+    /// `height.exr` (f32 metres) and `splat.png` (RGBA8, weights summing to 255) on the
+    /// smallest 2ⁿ+1 square that holds the terrain (its samples unchanged, the rest
+    /// repeating the edge), `color.png` (layered terrains), `README.txt` with the import
+    /// steps and `export.json`. Returns "" or the error.
+    #[func]
+    pub fn save_for_hterrain(&self, dir: GString) -> GString {
+        let Some(world) = &self.world else {
+            return GString::from("TerrainWorld has no terrain data to save");
+        };
+        let dir = convert::globalize(&dir.to_string());
+        match orogen_core::bake::export_hterrain::write_hterrain(world, &dir) {
+            Ok(_) => GString::new(),
+            Err(e) => GString::from(e.to_string().as_str()),
+        }
+    }
+
     /// The `ShaderMaterial` the terrain is drawn with (its uniforms: `sea_level`, colours,
     /// `has_surface_colour`, …), or null before the terrain was first shown.
     #[func]

@@ -193,8 +193,35 @@ fn inner_folder(path: &Path) -> OrogenError {
     )
 }
 
-/// Names of the files the bake in `dir` wrote, from its `bake.json`; `None` without one.
+/// Names of the files the bake in `dir` wrote, from its `bake.json` and the `files` of its
+/// `export.json` (an export for Terrain3D or HTerrain); `None` without either.
 fn written_by_earlier_bake(dir: &Path) -> Option<BTreeSet<String>> {
+    let exported = written_by_earlier_export(dir);
+    match (written_by_bake_json(dir), exported) {
+        (Some(mut a), Some(b)) => {
+            a.extend(b);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+/// The `files` list of `dir/export.json`.
+fn written_by_earlier_export(dir: &Path) -> Option<BTreeSet<String>> {
+    let text = std::fs::read_to_string(dir.join("export.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let names = json
+        .get("files")?
+        .as_array()?
+        .iter()
+        .filter_map(|f| f.as_str())
+        .filter(|f| !f.contains(['/', '\\']))
+        .map(String::from)
+        .collect();
+    Some(names)
+}
+
+fn written_by_bake_json(dir: &Path) -> Option<BTreeSet<String>> {
     let text = std::fs::read_to_string(dir.join("bake.json")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     let mut names: BTreeSet<String> = FIXED.iter().map(|s| s.to_string()).collect();

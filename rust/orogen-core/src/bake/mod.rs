@@ -11,12 +11,16 @@
 //! interrupted bake leaves the previous outputs whole, and a finished one leaves no file
 //! of an earlier bake beside its own (files the earlier bake did not write are kept).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
+mod export;
+pub mod export_hterrain;
+pub mod export_terrain3d;
 pub mod folder;
 pub mod preview;
+mod write;
+
+use write::{write_all_or_nothing, Encoder};
 
 use crate::error::{OrogenError, Result};
 use crate::recipe::Recipe;
@@ -25,8 +29,6 @@ use crate::world::{names, MapData, World};
 
 /// Largest side of `preview.png`, pixels; bigger worlds are shown at a coarser stride.
 pub const PREVIEW_MAX_SIDE: usize = 4096;
-
-type Encoder<'a> = Box<dyn FnOnce(&mut BufWriter<File>, &Path) -> Result<()> + 'a>;
 
 /// Creates `dir` (and its parents) if missing; the error names the folder.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
@@ -50,39 +52,6 @@ fn check_map_name(name: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Writes every file of `files` into a staging folder, then puts it in place of `dir`
-/// in one step. Nothing is replaced unless every file was written.
-fn write_all_or_nothing(dir: &Path, files: Vec<(String, Encoder<'_>)>) -> Result<Vec<PathBuf>> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(OrogenError::bad_file(dir, "is not a folder"));
-    }
-    let staged = folder::stage(dir)?;
-    let mut out = Vec::with_capacity(files.len());
-    for (name, encode) in files {
-        let path = staged.join(&name);
-        // Errors name the file the user asked for, not the staging folder's copy.
-        let shown = dir.join(&name);
-        let written = File::create(&path)
-            .map_err(|e| OrogenError::io("cannot create", &shown, e))
-            .and_then(|file| {
-                let mut w = BufWriter::new(file);
-                encode(&mut w, &shown)?;
-                let file = w
-                    .into_inner()
-                    .map_err(|e| OrogenError::io("cannot write", &shown, e.into_error()))?;
-                file.sync_all()
-                    .map_err(|e| OrogenError::io("cannot write", &shown, e))
-            });
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&staged);
-            return Err(e);
-        }
-        out.push(dir.join(&name));
-    }
-    folder::commit(&staged, dir)?;
-    Ok(out)
 }
 
 /// Writes `height.exr`, `height.png`, `height.r16`, `preview.png` and every map of
@@ -109,6 +78,60 @@ pub fn write_bake(
         )
     })?;
     write_folder(world, dir, Some(text))
+}
+
+/// What a bake writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// Orogen's own maps ([`write_maps`]).
+    #[default]
+    Maps,
+    /// Region tiles for Terrain3D ([`export_terrain3d`]).
+    Terrain3d { region_size: usize },
+    /// A 2ⁿ+1 square height, splat and colour map for HTerrain ([`export_hterrain`]).
+    HTerrain,
+}
+
+impl Target {
+    /// Checks, before a run, that the world `grid` can be written for this target
+    /// (region size, size limits, square cells); errors name the field.
+    pub fn check(&self, grid: crate::field::Grid) -> Result<()> {
+        match *self {
+            Target::Maps => Ok(()),
+            Target::Terrain3d { region_size } => {
+                export_terrain3d::layout(grid, region_size).map(|_| ())
+            }
+            Target::HTerrain => export_hterrain::resolution(grid.width, grid.height).map(|_| ()),
+        }
+    }
+}
+
+/// [`write_bake`] for any [`Target`]: the target's files plus `bake.json`, in one step.
+pub fn write_bake_target(
+    dir: &Path,
+    target: Target,
+    recipe: &Recipe,
+    world: &World,
+    timings: &[StageTiming],
+    recipe_path: Option<&Path>,
+) -> Result<Vec<PathBuf>> {
+    let text = bake_json(recipe, world, timings, recipe_path).map_err(|e| {
+        OrogenError::bad_file(
+            dir.join("bake.json"),
+            format!("cannot build bake.json: {e}"),
+        )
+    })?;
+    match target {
+        Target::Maps => write_folder(world, dir, Some(text)),
+        Target::Terrain3d { region_size } => {
+            let files = export_terrain3d::files(world, dir, region_size, Some(text))?;
+            write_all_or_nothing(dir, files)
+        }
+        Target::HTerrain => {
+            let files = export_hterrain::files(world, dir, Some(text))?;
+            write_all_or_nothing(dir, files)
+        }
+    }
 }
 
 fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<PathBuf>> {
