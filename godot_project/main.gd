@@ -4,7 +4,9 @@ extends Node3D
 ## sea plane) and strata.tscn (layered rock cut into mesas, no sea).
 ##
 ## Command-line options (after `--`): `--orogen-screenshot=PATH` saves one frame to PATH once
-## the terrain is finished and quits (used by tests/godot/run.sh).
+## the terrain is finished and quits (used by tests/godot/run.sh); `--orogen-views=PREFIX` saves
+## PREFIX-overview.png, PREFIX-valley.png and PREFIX-ridge.png from three camera positions (the
+## orbit, low over a valley, and close to the highest ground looking across it) and quits.
 
 @onready var terrain: TerrainWorld = $Terrain
 @onready var simulator: ErosionSimulator = $Terrain/Simulator
@@ -20,12 +22,16 @@ extends Node3D
 
 var orbit_speed: float = 0.05
 var screenshot_path: String = ""
+var views_prefix: String = ""
 
 
 func _ready() -> void:
 	for arg: String in OS.get_cmdline_user_args():
 		if arg.begins_with("--orogen-screenshot="):
 			screenshot_path = arg.get_slice("=", 1)
+			orbit_speed = 0.0
+		elif arg.begins_with("--orogen-views="):
+			views_prefix = arg.get_slice("=", 1)
 			orbit_speed = 0.0
 	simulator.progress.connect(_on_progress)
 	simulator.failed.connect(_on_failed)
@@ -38,6 +44,8 @@ func _ready() -> void:
 	_frame_camera()
 	if screenshot_path != "":
 		_save_screenshot()
+	elif views_prefix != "":
+		_save_views()
 
 
 ## Called once the terrain is finished, before the screenshot: scenes add to it here.
@@ -57,7 +65,7 @@ func _on_progress(stage_index: int, stage: String, fraction: float) -> void:
 func _on_failed(message: String) -> void:
 	status.text = "Orogen failed: " + message
 	push_error("Orogen demo: " + message)
-	if screenshot_path != "":
+	if screenshot_path != "" or views_prefix != "":
 		get_tree().quit(1)
 
 
@@ -105,4 +113,54 @@ func _save_screenshot() -> void:
 		get_tree().quit(1)
 		return
 	print("orogen-demo: screenshot saved to ", screenshot_path)
+	get_tree().quit(0)
+
+
+## The highest point of the height map (x, z in the terrain's local metres, y its height).
+func _highest_point() -> Vector3:
+	var img: Image = terrain.get_map("height")
+	var best := Vector3(0.0, -INF, 0.0)
+	var w: int = img.get_width()
+	var d: int = img.get_height()
+	for y: int in range(0, d, 2):
+		for x: int in range(0, w, 2):
+			var h: float = img.get_pixel(x, y).r
+			if h > best.y:
+				best = Vector3(x, h, y)
+	var dx: float = terrain.data.cell_size
+	var dz: float = terrain.data.cell_size_y if terrain.data.cell_size_y > 0.0 else dx
+	return Vector3((best.x - (w - 1) * 0.5) * dx, best.y, (best.z - (d - 1) * 0.5) * dz)
+
+
+## Saves three views (see the header) and quits.
+func _save_views() -> void:
+	set_process(false)
+	var extent: float = _extent()
+	var top: Vector3 = _highest_point()
+	var views: Array = [
+		["overview", Callable(self, "_frame_camera")],
+		["valley", func() -> void:
+			# Low over the terrain's edge, looking in along the ground towards the high point.
+			var from := Vector3(-top.x * 0.2 + extent * 0.45, 0.0, -top.z * 0.2 + extent * 0.45)
+			from.y = terrain.get_height(from.x, from.z) + extent * 0.03
+			camera.look_at_from_position(from, Vector3(top.x, top.y * 0.5, top.z), Vector3.UP)],
+		["ridge", func() -> void:
+			# Beside the highest ground, a little above it, looking across and down.
+			var from := top + Vector3(extent * 0.08, extent * 0.015, extent * 0.08)
+			from.y = max(from.y, terrain.get_height(from.x, from.z) + extent * 0.01)
+			camera.look_at_from_position(from, top + Vector3(-extent * 0.2, -top.y * 0.6, -extent * 0.05), Vector3.UP)],
+	]
+	for view: Array in views:
+		(view[1] as Callable).call()
+		for i: int in range(8):
+			await get_tree().process_frame
+		await RenderingServer.frame_post_draw
+		var path: String = "%s-%s.png" % [views_prefix, view[0]]
+		DirAccess.make_dir_recursive_absolute(path.get_base_dir())
+		var img: Image = get_viewport().get_texture().get_image()
+		if img.save_png(path) != OK:
+			push_error("Orogen demo: cannot save " + path)
+			get_tree().quit(1)
+			return
+		print("orogen-demo: view saved to ", path)
 	get_tree().quit(0)

@@ -26,9 +26,12 @@ func status_mib(key: String) -> float:
 
 func run() -> void:
 	var side: int = 1025
+	var live: bool = true
 	for arg: String in OS.get_cmdline_user_args():
 		if arg.begins_with("--size="):
 			side = int(arg.trim_prefix("--size="))
+		elif arg == "--no-live":
+			live = false
 	var recipe: TerrainRecipe = TerrainRecipe.default_recipe()
 	var err: String = recipe.set_value("size", "(%d, %d)" % [side, side])
 	if err != "":
@@ -39,7 +42,7 @@ func run() -> void:
 	terrain.recipe = recipe
 	root.add_child(terrain)
 	var sim: ErosionSimulator = ErosionSimulator.new()
-	sim.live_update = true
+	sim.live_update = live
 	sim.apply_on_finish = true
 	terrain.add_child(sim)
 	await process_frame

@@ -11,6 +11,7 @@
 #      imports the HTerrain one with a real HTerrain in a scratch project (SKIPPED without it)
 #   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3), saves a screenshot into
 #      test-artifacts/ and checks it shows terrain, water and sky
+#   5b. renders the demo from three camera positions at 1600x900 and checks each
 #   6. renders the strata scene the same way and checks it shows terrain, sky and the colours
 #      of several of its materials
 #   7. renders the rills, dunes, weathering and graph scenes (the built-in recipes of those names,
@@ -170,6 +171,30 @@ render_and_check() { # name, scene, screenshot, check options...
 echo "==> rendering the demo under Xvfb (llvmpipe)"
 render_and_check demo res://main.tscn "$ART/godot-demo.png" --small="$ART/godot-demo-960.png"
 echo "screenshot: $ART/godot-demo.png (960x540 copy: $ART/godot-demo-960.png)"
+
+echo "==> the demo from three camera positions at 1600x900 (issue #13)"
+# The overview (the orbit), low over a valley, and beside the highest ground: each must show
+# terrain, water and sky. The demo grows its terrain once and saves the three frames.
+rm -f "$ART"/godot-view-*.png
+timeout 600 "${GODOT[@]}" --xvfb --audio-driver Dummy --resolution 1600x900 --path godot_project res://main.tscn -- \
+    --orogen-views="$ART/godot-view" >"$WORK/render-views.log" 2>&1
+if grep -qE 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-views.log"; then
+    grep -E -A1 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-views.log" | head -n 10
+    fail_step "demo views: errors in the output"
+fi
+for view in overview valley ridge; do
+    shot="$ART/godot-view-$view.png"
+    if [[ -f $shot ]]; then
+        timeout 120 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
+            --image="$shot" --small="$ART/godot-view-$view-960.png" >"$WORK/shot-view-$view.log" 2>&1
+        grep -E '^(PASS|FAIL) |^  screenshot' "$WORK/shot-view-$view.log"
+        tally "$WORK/shot-view-$view.log" "demo $view view check"
+    else
+        tail -n 20 "$WORK/render-views.log"
+        fail_step "the demo saves its $view view"
+    fi
+done
+echo "screenshots: $ART/godot-view-{overview,valley,ridge}.png"
 
 echo "==> rendering the strata scene under Xvfb"
 # Its recipe's materials: sandstone, shale, sand (granite, grey, is not told apart).
