@@ -18,6 +18,7 @@ pub mod export_hterrain;
 pub mod export_terrain3d;
 pub mod folder;
 pub mod preview;
+pub mod water_display;
 mod write;
 
 use write::{write_all_or_nothing, Encoder};
