@@ -28,6 +28,10 @@ pub const DEFAULT_RADIUS: u32 = 128;
 /// Smallest `R` the morph zone allows (it spans `R/2 + 1` to `R - 2` quads).
 pub const MIN_RADIUS: u32 = 8;
 
+/// Terrains up to `2 · WHOLE_RADIUS - 4` cells across (513² included) are drawn whole, one
+/// vertex per cell (about 267k vertices at 513²), when that `R` is larger than the LOD's.
+pub const WHOLE_RADIUS: u32 = 260;
+
 /// A level-of-detail layout: `R` and the coarsest level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -40,14 +44,20 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout for a terrain of `width × depth` cells with at most `radius` quads per
-    /// level half-width: a terrain level 0 covers from its middle is one level of every cell
-    /// (its `R` just large enough); otherwise as few levels as cover the terrain from any
-    /// centre on it: `(R - 2)·2^top ≥ cells - 1`.
+    /// The layout for a terrain of `width × depth` cells with `radius` quads per level
+    /// half-width: see `with_whole`, with `WHOLE_RADIUS`.
     pub fn for_terrain(width: usize, depth: usize, radius: u32) -> Layout {
+        Layout::with_whole(width, depth, radius, WHOLE_RADIUS)
+    }
+
+    /// The layout for a terrain of `width × depth` cells with `radius` quads per level
+    /// half-width: a terrain one level of `max(radius, whole)` covers from its middle is one
+    /// level of every cell (its `R` just large enough); otherwise as few levels as cover the
+    /// terrain from any centre on it: `(R - 2)·2^top ≥ cells - 1`.
+    pub fn with_whole(width: usize, depth: usize, radius: u32, whole: u32) -> Layout {
         let radius = (radius.max(MIN_RADIUS) + 1) & !1;
         let extent = (width.max(depth).max(2) - 1) as u64;
-        if extent + 4 <= 2 * radius as u64 {
+        if extent + 4 <= 2 * radius.max(whole) as u64 {
             let r = (((extent + 4).div_ceil(2) as u32).max(MIN_RADIUS) + 1) & !1;
             return Layout {
                 radius: r,
@@ -304,7 +314,7 @@ mod tests {
     fn levels_tile_the_terrain_exactly_once() {
         let mut rng = Rng(0x1234_5678_9abc_def1);
         for (radius, cells) in [(8u32, 97usize), (12, 301), (16, 129), (8, 24)] {
-            let layout = Layout::for_terrain(cells, cells, radius);
+            let layout = Layout::with_whole(cells, cells, radius, 0);
             let mesh = build(layout);
             for _ in 0..12 {
                 let cam = [
@@ -373,7 +383,7 @@ mod tests {
     fn borders_between_levels_are_closed_and_heights_equal() {
         let mut rng = Rng(0x0bad_cafe_f00d_d00d);
         for (radius, cells) in [(8u32, 1025usize), (16, 4097), (10, 700)] {
-            let layout = Layout::for_terrain(cells, cells, radius);
+            let layout = Layout::with_whole(cells, cells, radius, 0);
             assert!(layout.top >= 2, "several levels");
             let mesh = build(layout);
             for _ in 0..16 {
@@ -428,7 +438,7 @@ mod tests {
         let mut rng = Rng(42);
         for radius in [8u32, 12, 128] {
             let cells = 4097;
-            let layout = Layout::for_terrain(cells, cells, radius);
+            let layout = Layout::with_whole(cells, cells, radius, 0);
             for _ in 0..40 {
                 let cam = [rng.next() * 4096.0, rng.next() * 4096.0];
                 let u = uniforms(layout, layout.centre(cam, [cells, cells]), cells);
@@ -462,11 +472,12 @@ mod tests {
         }
     }
 
-    /// Vertex counts stay within the 1.5M budget for every terrain size up to 16385², and the
-    /// default draws 4097² with full detail near the camera.
+    /// Vertex counts stay within the 1.5M budget for every terrain size up to 16385²;
+    /// terrains up to 513² are drawn whole, larger ones through the LOD; a whole terrain's
+    /// single level covers it.
     #[test]
     fn vertex_budget() {
-        for cells in [2usize, 65, 257, 513, 1025, 2049, 4097, 8193, 16385] {
+        for cells in [2usize, 65, 257, 513, 600, 1025, 2049, 4097, 8193, 16385] {
             let layout = Layout::for_terrain(cells, cells, DEFAULT_RADIUS);
             let mesh = build(layout);
             assert!(
@@ -474,8 +485,14 @@ mod tests {
                 "{cells}²: {} vertices",
                 mesh.vertices.len()
             );
-            if cells > 300 {
-                assert!(!layout.fixed && layout.radius == DEFAULT_RADIUS);
+            assert_eq!(layout.fixed, cells <= 513, "{cells}²");
+            if layout.fixed {
+                let c = layout.centre([0.0, 0.0], [cells, cells]);
+                let s = 2.0 * (c[0] / 2.0).floor();
+                let r = layout.radius as f32;
+                assert!(s - r <= 0.0 && s + r >= (cells - 1) as f32, "{cells}²");
+            } else {
+                assert_eq!(layout.radius, DEFAULT_RADIUS);
             }
         }
     }

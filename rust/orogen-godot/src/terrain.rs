@@ -1,6 +1,7 @@
-//! `TerrainWorld`: draws a terrain the way Terrain3D does (a grid mesh built once and
-//! displaced on the GPU from a 32-bit float height texture), keeps a `HeightMapShape3D`
-//! collision in step with the heights, and answers height/normal/map queries.
+//! `TerrainWorld`: draws a terrain the way Terrain3D does (a geometry clipmap built once,
+//! centred on the camera and displaced on the GPU from a 32-bit float height texture; see
+//! `clipmap`), keeps a `HeightMapShape3D` collision in step with the heights, and answers
+//! height/normal/map queries.
 //!
 //! Coordinates: local x = east, z = south (image rows), y = up; 1 unit = 1 metre; the
 //! terrain is centred on the origin, so cell `(i, j)` lies at
@@ -16,8 +17,8 @@ use godot::classes::image::Format;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    ArrayMesh, CollisionShape3D, HeightMapShape3D, INode3D, Image, ImageTexture, MeshInstance3D,
-    Node3D, Shader, ShaderMaterial, StaticBody3D,
+    ArrayMesh, Camera3D, CollisionShape3D, EditorInterface, Engine, HeightMapShape3D, INode3D,
+    Image, ImageTexture, MeshInstance3D, Node3D, Shader, ShaderMaterial, StaticBody3D,
 };
 use godot::prelude::*;
 use orogen_core::field::{CellSize, Grid, Heightfield};
@@ -25,6 +26,7 @@ use orogen_core::io::heightmap::{Format as MapFormat, HeightmapSource};
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
 
+use crate::clipmap::{self, Layout};
 use crate::convert;
 use crate::data::TerrainData;
 use crate::recipe::TerrainRecipe;
@@ -32,10 +34,6 @@ use crate::simulator::ErosionSimulator;
 
 /// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
 const SHADER: &str = include_str!("../../../addons/orogen/runtime/terrain.gdshader");
-
-/// Most quads per side of the display mesh. Larger terrains keep this mesh (the shader
-/// still shades every texture cell), so a 2049² terrain draws 512² quads.
-const MAX_MESH_QUADS: usize = 512;
 
 /// A terrain in the scene: display, collision and queries over a `TerrainData`.
 #[derive(GodotClass)]
@@ -53,11 +51,22 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_collision_enabled)]
     collision_enabled: bool,
+    /// Level of detail: quads from the camera to the edge of each clipmap level (even, at
+    /// least 8). Level 0 draws every cell within about this many cells of the camera; each
+    /// coarser level doubles the step. A terrain up to 513² cells (or up to about twice
+    /// this many cells across) is drawn whole at full detail.
+    #[export]
+    #[var(set = set_lod_radius)]
+    lod_radius: i32,
 
     /// The data decoded to plain Rust (heights and maps), for queries and `save_maps`.
     world: Option<World>,
     mesh_instance: Option<Gd<MeshInstance3D>>,
-    mesh_quads: (usize, usize),
+    /// The clipmap layout the mesh was built for, its vertex and index counts.
+    lod: Option<(Layout, usize, usize)>,
+    /// The grid the LOD follows the camera over, and the centre last sent to the shader.
+    lod_grid: Option<Grid>,
+    lod_centre: [f32; 2],
     material: Option<Gd<ShaderMaterial>>,
     height_texture: Option<Gd<ImageTexture>>,
     map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
@@ -66,7 +75,8 @@ pub struct TerrainWorld {
     /// A hydraulic run's water depth (RF), updated in place.
     water_texture: Option<Gd<ImageTexture>>,
     body: Option<Gd<StaticBody3D>>,
-    shape: Option<Gd<HeightMapShape3D>>,
+    /// The collision regions' shapes and their sample rectangles `(x0, z0, width, depth)`.
+    shapes: Vec<(Gd<HeightMapShape3D>, [usize; 4])>,
     base: Base<Node3D>,
 }
 
@@ -77,16 +87,19 @@ impl INode3D for TerrainWorld {
             recipe: None,
             data: None,
             collision_enabled: true,
+            lod_radius: clipmap::DEFAULT_RADIUS as i32,
             world: None,
             mesh_instance: None,
-            mesh_quads: (0, 0),
+            lod: None,
+            lod_grid: None,
+            lod_centre: [f32::NAN; 2],
             material: None,
             height_texture: None,
             map_textures: Vec::new(),
             colour_texture: None,
             water_texture: None,
             body: None,
-            shape: None,
+            shapes: Vec::new(),
             base,
         }
     }
@@ -102,6 +115,10 @@ impl INode3D for TerrainWorld {
                 }
             }
         }
+    }
+
+    fn process(&mut self, _delta: f64) {
+        self.follow_camera();
     }
 }
 
@@ -137,6 +154,50 @@ impl TerrainWorld {
     pub fn set_collision_enabled(&mut self, enabled: bool) {
         self.collision_enabled = enabled;
         self.rebuild_collision();
+    }
+
+    /// Sets the clipmap's `R` (see `lod_radius`) and rebuilds the mesh when it changes.
+    #[func]
+    pub fn set_lod_radius(&mut self, radius: i32) {
+        self.lod_radius = radius.clamp(clipmap::MIN_RADIUS as i32, 4096);
+        if let Some(grid) = self.lod_grid {
+            self.prepare_mesh(grid);
+        }
+    }
+
+    /// The level-of-detail mesh: `radius` (R), `levels`, `vertices` and `triangles` it holds
+    /// (every vertex is submitted each frame; zero-area triangles included), `full_detail`
+    /// (whether it draws every cell of the terrain) and `centre` (the LOD centre in cell
+    /// coordinates). Empty before the terrain is first shown.
+    #[func]
+    pub fn get_lod_info(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        if let Some((layout, vertices, indices)) = self.lod {
+            d.set("radius", layout.radius as i64);
+            d.set("levels", layout.top as i64 + 1);
+            d.set("vertices", vertices as i64);
+            d.set("triangles", (indices / 3) as i64);
+            d.set("full_detail", layout.fixed);
+            d.set(
+                "centre",
+                Vector2::new(self.lod_centre[0], self.lod_centre[1]),
+            );
+        }
+        d
+    }
+
+    /// Moves the level-of-detail centre to the camera now (it follows the active camera
+    /// every frame; the editor's 3D viewport camera in the editor).
+    #[func]
+    pub fn follow_camera(&mut self) {
+        let Some(camera) = self.active_camera() else {
+            return;
+        };
+        if !self.base().is_inside_tree() || !camera.is_inside_tree() {
+            return;
+        }
+        let local = self.base().to_local(camera.get_global_position());
+        self.set_lod_centre_local(local);
     }
 
     /// Terrain height (metres) at local `x`, `z`, bilinear between cells, clamped to the
@@ -413,19 +474,68 @@ impl TerrainWorld {
         self.world = Some(world);
     }
 
-    /// Makes sure the display mesh fits `grid` (rebuilt only when the quad count changes).
+    /// Makes sure the display mesh (the clipmap) fits `grid`: rebuilt only when its layout
+    /// changes, its uniforms set, and the LOD centre placed on the camera.
     pub fn prepare_mesh(&mut self, grid: Grid) {
         self.ensure_display_nodes();
-        let quads = (
-            (grid.width.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
-            (grid.height.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
-        );
-        if quads != self.mesh_quads {
-            let mesh = grid_mesh(quads.0, quads.1);
+        let layout = Layout::for_terrain(grid.width, grid.height, self.lod_radius as u32);
+        if self.lod.map(|l| l.0) != Some(layout) {
+            let mesh = clipmap::build(layout);
+            let counts = (mesh.vertices.len(), mesh.indices.len());
+            let mesh = clipmap_mesh(&mesh);
             if let Some(mi) = &mut self.mesh_instance {
                 mi.set_mesh(&mesh);
             }
-            self.mesh_quads = quads;
+            self.lod = Some((layout, counts.0, counts.1));
+        }
+        if let Some(m) = &mut self.material {
+            m.set_shader_parameter("lod_radius", &(layout.radius as f32).to_variant());
+            m.set_shader_parameter("lod_top", &(layout.top as f32).to_variant());
+        }
+        let moved = self.lod_grid != Some(grid);
+        self.lod_grid = Some(grid);
+        if moved {
+            // The terrain's middle until a camera is found.
+            self.lod_centre = [f32::NAN; 2];
+            self.set_lod_centre_local(Vector3::ZERO);
+        }
+        self.follow_camera();
+    }
+
+    /// The camera the LOD follows: the editor's 3D viewport camera in the editor, else the
+    /// viewport's current camera.
+    fn active_camera(&self) -> Option<Gd<Camera3D>> {
+        if Engine::singleton().is_editor_hint() {
+            if let Some(cam) = EditorInterface::singleton()
+                .get_editor_viewport_3d()
+                .and_then(|v| v.get_camera_3d())
+            {
+                return Some(cam);
+            }
+        }
+        if !self.base().is_inside_tree() {
+            return None;
+        }
+        self.base().get_viewport()?.get_camera_3d()
+    }
+
+    /// Sets the LOD centre for a camera at local position `local` (clamped to the terrain;
+    /// the terrain's middle for a terrain drawn whole), if it moved.
+    fn set_lod_centre_local(&mut self, local: Vector3) {
+        let (Some(grid), Some((layout, _, _))) = (self.lod_grid, self.lod) else {
+            return;
+        };
+        let (fx, fz) = cell_coords(grid, local.x, local.z);
+        let centre = layout.centre([fx, fz], [grid.width, grid.height]);
+        if centre == self.lod_centre {
+            return;
+        }
+        self.lod_centre = centre;
+        if let Some(m) = &mut self.material {
+            m.set_shader_parameter(
+                "lod_centre",
+                &Vector2::new(centre[0], centre[1]).to_variant(),
+            );
         }
     }
 
@@ -562,7 +672,10 @@ impl TerrainWorld {
         }
     }
 
-    /// Rebuilds (or removes) the collision body from the current heights.
+    /// Rebuilds (or removes) the collision body from the current heights: one
+    /// `HeightMapShape3D` per region of at most `COLLISION_REGION + 1` samples a side (one
+    /// region up to `2 · COLLISION_REGION + 1`), updated in place when the regions are the
+    /// same.
     fn rebuild_collision(&mut self) {
         let grid = self.world.as_ref().map(|w| w.grid());
         let usable = self.collision_enabled && grid.is_some_and(|g| g.width >= 2 && g.height >= 2);
@@ -570,7 +683,7 @@ impl TerrainWorld {
             if let Some(mut body) = self.body.take() {
                 body.queue_free();
             }
-            self.shape = None;
+            self.shapes.clear();
             return;
         }
         let Some(world) = &self.world else {
@@ -578,37 +691,84 @@ impl TerrainWorld {
         };
         let c = collision_samples(&world.height);
         let cs = c.spacing;
-        let mut shape = self.shape.clone().unwrap_or_else(HeightMapShape3D::new_gd);
-        shape.set_map_width(c.width as i32);
-        shape.set_map_depth(c.depth as i32);
-        shape.set_map_data(&PackedFloat32Array::from(c.heights.as_slice()));
-        if self.body.is_none() {
+        let rects = collision_regions(c.width, c.depth);
+        let same = self.body.is_some()
+            && self.shapes.len() == rects.len()
+            && self.shapes.iter().zip(&rects).all(|(s, r)| s.1 == *r);
+        if !same {
+            if let Some(mut body) = self.body.take() {
+                body.queue_free();
+            }
+            self.shapes.clear();
             let mut body = StaticBody3D::new_alloc();
             body.set_name("TerrainCollision");
-            let mut cshape = CollisionShape3D::new_alloc();
-            cshape.set_name("Shape");
-            cshape.set_shape(&shape);
-            body.add_child(&cshape);
+            for (n, rect) in rects.iter().enumerate() {
+                let shape = HeightMapShape3D::new_gd();
+                let mut cshape = CollisionShape3D::new_alloc();
+                cshape.set_name(&if rects.len() == 1 {
+                    "Shape".to_string()
+                } else {
+                    format!("Shape{n}")
+                });
+                cshape.set_shape(&shape);
+                // The shape centres its samples on its origin: place the region's centre.
+                let centre = |start: usize, len: usize, total: usize| {
+                    (start as f32 + (len - 1) as f32 * 0.5 - (total - 1) as f32 * 0.5) * cs
+                };
+                cshape.set_transform(Transform3D::new(
+                    Basis::from_scale(Vector3::splat(cs)),
+                    Vector3::new(
+                        centre(rect[0], rect[2], c.width),
+                        0.0,
+                        centre(rect[1], rect[3], c.depth),
+                    ),
+                ));
+                body.add_child(&cshape);
+                self.shapes.push((shape, *rect));
+            }
             self.base_mut()
                 .add_child_ex(&body)
                 .internal(InternalMode::FRONT)
                 .done();
             self.body = Some(body);
         }
-        if let Some(body) = &self.body {
-            if let Some(mut cshape) = body
-                .get_node_or_null("Shape")
-                .and_then(|n| n.try_cast::<CollisionShape3D>().ok())
-            {
-                cshape.set_shape(&shape);
-                cshape.set_transform(Transform3D::new(
-                    Basis::from_scale(Vector3::splat(cs)),
-                    Vector3::ZERO,
-                ));
+        let mut buf = Vec::new();
+        for (shape, [x0, z0, w, d]) in &mut self.shapes {
+            buf.clear();
+            for j in *z0..*z0 + *d {
+                buf.extend_from_slice(&c.heights[j * c.width + *x0..j * c.width + *x0 + *w]);
             }
+            shape.set_map_width(*w as i32);
+            shape.set_map_depth(*d as i32);
+            shape.set_map_data(&PackedFloat32Array::from(buf.as_slice()));
         }
-        self.shape = Some(shape);
     }
+}
+
+/// Quads per side of a collision region of a large terrain.
+const COLLISION_REGION: usize = 512;
+
+/// The collision regions of a `width × depth` sample grid, `(x0, z0, w, d)` each: the whole
+/// grid when no side exceeds `2 · COLLISION_REGION + 1` samples, else tiles of
+/// `COLLISION_REGION` quads that share their edge samples (the last ones smaller).
+fn collision_regions(width: usize, depth: usize) -> Vec<[usize; 4]> {
+    if width.max(depth) <= 2 * COLLISION_REGION + 1 {
+        return vec![[0, 0, width, depth]];
+    }
+    let spans = |n: usize| -> Vec<(usize, usize)> {
+        (0..n - 1)
+            .step_by(COLLISION_REGION)
+            .map(|s| (s, (COLLISION_REGION + 1).min(n - s)))
+            .collect()
+    };
+    let (xs, zs) = (spans(width), spans(depth));
+    let mut out = Vec::with_capacity(xs.len() * zs.len());
+    for &(z0, d) in &zs {
+        for &(x0, w) in &xs {
+            out.push([x0, z0, w, d]);
+        }
+    }
+    out
 }
 
 /// The samples of the terrain's `HeightMapShape3D`, which puts sample `(i, j)` at
@@ -744,30 +904,16 @@ fn bind_texture(
     }
 }
 
-/// A flat `qx × qz` quad grid over `[0,1]²` in x/z (y = 0), triangles facing up.
-fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
-    let mut verts = Vec::with_capacity((qx + 1) * (qz + 1));
-    for j in 0..=qz {
-        for i in 0..=qx {
-            verts.push(Vector3::new(
-                i as f32 / qx as f32,
-                0.0,
-                j as f32 / qz as f32,
-            ));
-        }
-    }
-    let mut indices = Vec::with_capacity(qx * qz * 6);
-    let row = qx as i32 + 1;
-    for j in 0..qz as i32 {
-        for i in 0..qx as i32 {
-            let a = j * row + i;
-            let b = a + 1;
-            let c = a + row;
-            let d = c + 1;
-            // Clockwise seen from above (+y): Godot's front faces.
-            indices.extend_from_slice(&[a, b, c, b, d, c]);
-        }
-    }
+/// The clipmap as an `ArrayMesh`: `VERTEX = (kx, level, kz)`, flip quads' corner in `UV`
+/// and their flag in `UV2` (see `clipmap`).
+fn clipmap_mesh(m: &clipmap::Mesh) -> Gd<ArrayMesh> {
+    let verts: Vec<Vector3> = m
+        .vertices
+        .iter()
+        .map(|v| Vector3::new(v[0], v[1], v[2]))
+        .collect();
+    let uv: Vec<Vector2> = m.quads.iter().map(|q| Vector2::new(q[0], q[1])).collect();
+    let uv2: Vec<Vector2> = m.flags.iter().map(|f| Vector2::new(f[0], f[1])).collect();
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
     arrays.set(
@@ -775,8 +921,16 @@ fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
         &PackedVector3Array::from(verts.as_slice()).to_variant(),
     );
     arrays.set(
+        ArrayType::TEX_UV.ord() as usize,
+        &PackedVector2Array::from(uv.as_slice()).to_variant(),
+    );
+    arrays.set(
+        ArrayType::TEX_UV2.ord() as usize,
+        &PackedVector2Array::from(uv2.as_slice()).to_variant(),
+    );
+    arrays.set(
         ArrayType::INDEX.ord() as usize,
-        &PackedInt32Array::from(indices.as_slice()).to_variant(),
+        &PackedInt32Array::from(m.indices.as_slice()).to_variant(),
     );
     let mut mesh = ArrayMesh::new_gd();
     mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
@@ -805,6 +959,36 @@ mod tests {
             0.0, 0.0, 0.0, 0.0, 0.0, 0.01,
         ];
         assert_eq!(drawn, want);
+    }
+
+    /// Collision regions tile the samples: every quad in exactly one region, neighbours
+    /// sharing their edge samples, each at least 2 samples a side.
+    #[test]
+    fn collision_regions_tile_the_samples() {
+        for (w, d) in [
+            (2, 2),
+            (1025, 1025),
+            (1026, 700),
+            (2049, 2049),
+            (4097, 1500),
+            (1100, 3),
+        ] {
+            let regions = collision_regions(w, d);
+            if w.max(d) <= 2 * COLLISION_REGION + 1 {
+                assert_eq!(regions, vec![[0, 0, w, d]]);
+            }
+            let mut quads = vec![0u8; (w - 1) * (d - 1)];
+            for &[x0, z0, rw, rd] in &regions {
+                assert!(rw >= 2 && rd >= 2 && rw <= COLLISION_REGION + 1 || regions.len() == 1);
+                assert!(x0 + rw <= w && z0 + rd <= d);
+                for j in z0..z0 + rd - 1 {
+                    for i in x0..x0 + rw - 1 {
+                        quads[j * (w - 1) + i] += 1;
+                    }
+                }
+            }
+            assert!(quads.iter().all(|&q| q == 1), "{w}×{d}");
+        }
     }
 
     /// A plane over non-square cells: the collision samples lie on the same plane wherever
