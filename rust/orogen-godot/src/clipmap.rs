@@ -276,14 +276,15 @@ mod tests {
         }
     }
 
-    /// A rough height: bilinear between pseudo-random values at integer cells.
+    /// A rough height: bilinear between values at integer cells, a 40 m wave along x plus
+    /// up to 3 m of pseudo-random roughness per cell.
     fn terrain(x: f32, z: f32) -> f32 {
         let v = |i: i64, j: i64| {
             let mut h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ (j as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
             h ^= h >> 29;
             h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            (h >> 40) as f32 / 65536.0 * 3.0 + (i as f32 * 0.05).sin() * 40.0
+            (h >> 40) as f32 / (1u32 << 24) as f32 * 3.0 + (i as f32 * 0.05).sin() * 40.0
         };
         let (fx, fz) = (x.floor(), z.floor());
         let (tx, tz) = (x - fx, z - fz);
@@ -469,6 +470,65 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The drawn surface's height at each of `points` (cell coordinates): interpolated in
+    /// the one triangle that contains it (none: NaN).
+    fn surface(mesh: &Mesh, u: &Uniforms, points: &[[f32; 2]]) -> Vec<f32> {
+        let pos = placed(mesh, u);
+        let mut out = vec![f32::NAN; points.len()];
+        for t in mesh.indices.chunks(3) {
+            let [Some(a), Some(b), Some(c)] = [0, 1, 2].map(|i| pos[t[i] as usize]) else {
+                continue;
+            };
+            let det = (b[0] - a[0]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[0] - a[0]);
+            if det == 0.0 {
+                continue;
+            }
+            for (p, h) in points.iter().zip(out.iter_mut()) {
+                let wb = ((p[0] - a[0]) * (c[2] - a[2]) - (p[1] - a[2]) * (c[0] - a[0])) / det;
+                let wc = ((b[0] - a[0]) * (p[1] - a[2]) - (b[2] - a[2]) * (p[0] - a[0])) / det;
+                if wb > 0.0 && wc > 0.0 && wb + wc < 1.0 {
+                    *h = a[1] + wb * (b[1] - a[1]) + wc * (c[1] - a[1]);
+                }
+            }
+        }
+        out
+    }
+
+    /// No popping: as the centre crosses a level's snapping step (where the levels' grids
+    /// jump by two quads), the drawn surface moves by no more than the tiny step would move
+    /// it anyway, because the region a level hands over is fully morphed to the coarser one.
+    #[test]
+    fn surface_does_not_pop_when_levels_move() {
+        let mut rng = Rng(7);
+        // 2^n + 1 cells: every level's grid ends on the terrain's edge (elsewhere a coarse
+        // quad clamped at the far edge is cut differently from the finer level's, and the
+        // hand-over there moves the surface by a few centimetres).
+        let cells = 513;
+        let layout = Layout::with_whole(cells, cells, 10, 0);
+        let mesh = build(layout);
+        let points: Vec<[f32; 2]> = (0..3000)
+            .map(|_| [rng.next() * 512.0, rng.next() * 512.0])
+            .collect();
+        for _ in 0..8 {
+            let level = (rng.next() * (layout.top + 1) as f32) as i32;
+            let step = 2f32.powi(level + 1);
+            let snap = step * (rng.next() * 500.0 / step).floor().max(1.0);
+            let z = rng.next() * 512.0;
+            let eps = 1e-3;
+            let before = surface(&mesh, &uniforms(layout, [snap - eps, z], cells), &points);
+            let after = surface(&mesh, &uniforms(layout, [snap + eps, z], cells), &points);
+            let mut worst = 0.0f32;
+            for (b, a) in before.iter().zip(&after) {
+                assert!(b.is_finite() && a.is_finite(), "a point is not drawn");
+                worst = worst.max((b - a).abs());
+            }
+            assert!(
+                worst < 0.05,
+                "centre x crossing {snap} (level {level}): moved {worst} m"
+            );
         }
     }
 
