@@ -28,6 +28,9 @@ pub const DEFAULT_RADIUS: u32 = 128;
 /// Smallest `R` the morph zone allows (it spans `R/2 + 1` to `R - 2` quads).
 pub const MIN_RADIUS: u32 = 8;
 
+/// Largest `R`: the mesh stays under 1.5M vertices up to 65537² cells (1.18M there).
+pub const MAX_RADIUS: u32 = 192;
+
 /// Terrains up to `2 · WHOLE_RADIUS - 4` cells across (513² included) are drawn whole, one
 /// vertex per cell (about 267k vertices at 513²), when that `R` is larger than the LOD's.
 pub const WHOLE_RADIUS: u32 = 260;
@@ -55,7 +58,7 @@ impl Layout {
     /// level of every cell (its `R` just large enough); otherwise as few levels as cover the
     /// terrain from any centre on it: `(R - 2)·2^top ≥ cells - 1`.
     pub fn with_whole(width: usize, depth: usize, radius: u32, whole: u32) -> Layout {
-        let radius = (radius.max(MIN_RADIUS) + 1) & !1;
+        let radius = (radius.clamp(MIN_RADIUS, MAX_RADIUS) + 1) & !1;
         let extent = (width.max(depth).max(2) - 1) as u64;
         if extent + 4 <= 2 * radius.max(whole) as u64 {
             let r = (((extent + 4).div_ceil(2) as u32).max(MIN_RADIUS) + 1) & !1;
@@ -530,6 +533,14 @@ mod tests {
                 "centre x crossing {snap} (level {level}): moved {worst} m"
             );
         }
+    }
+
+    /// The largest `R` stays within the 1.5M budget up to 65537² cells.
+    #[test]
+    fn largest_radius_within_budget() {
+        let layout = Layout::for_terrain(65537, 65537, u32::MAX);
+        assert_eq!((layout.radius, layout.top), (MAX_RADIUS, 9));
+        assert!(build(layout).vertices.len() <= 1_500_000);
     }
 
     /// Vertex counts stay within the 1.5M budget for every terrain size up to 16385²;

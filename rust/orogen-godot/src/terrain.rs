@@ -51,8 +51,8 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_collision_enabled)]
     collision_enabled: bool,
-    /// Level of detail: quads from the camera to the edge of each clipmap level (even, at
-    /// least 8). Level 0 draws every cell within about this many cells of the camera; each
+    /// Level of detail: quads from the camera to the edge of each clipmap level (even, 8 to
+    /// 192). Level 0 draws every cell within about this many cells of the camera; each
     /// coarser level doubles the step. A terrain up to 513² cells (or up to about twice
     /// this many cells across) is drawn whole at full detail.
     #[export]
@@ -159,7 +159,7 @@ impl TerrainWorld {
     /// Sets the clipmap's `R` (see `lod_radius`) and rebuilds the mesh when it changes.
     #[func]
     pub fn set_lod_radius(&mut self, radius: i32) {
-        self.lod_radius = radius.clamp(clipmap::MIN_RADIUS as i32, 4096);
+        self.lod_radius = radius.clamp(clipmap::MIN_RADIUS as i32, clipmap::MAX_RADIUS as i32);
         if let Some(grid) = self.lod_grid {
             self.prepare_mesh(grid);
         }
