@@ -18,6 +18,8 @@
 #      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
 #      materials' colours
 #   8. renders the large scene (the built-in `large` recipe, 2049², coarse to fine)
+#   8b. renders 1025², 2049² and 4097² noise terrains through the LOD clipmap (lod.tscn),
+#      which checks vertex counts, the LOD centre, cracks and collision regions itself
 #   9. renders the planet scene (PlanetWorld), which checks itself and its frame
 #
 # Exits non-zero on any failure; the last line is `godot: N passed, M failed`.
@@ -224,6 +226,21 @@ echo "==> rendering the large scene under Xvfb"
 # Large: the built-in `large` recipe, 2049² with stream power coarse to fine.
 render_and_check large res://large.tscn "$ART/godot-large.png" --small="$ART/godot-large-960.png"
 echo "screenshot: $ART/godot-large.png"
+
+echo "==> LOD: 1025², 2049² and 4097² terrains through the clipmap under Xvfb"
+# lod.gd checks each size itself: at most 1.5M vertices, the frame's primitives are the
+# clipmap's triangles, the LOD centre follows the camera, no background through the terrain
+# (no cracks), collision regions match the heights; saves the 4097² frames at 1600x900.
+rm -f "$ART/godot-lod.png" "$ART/godot-lod-far.png"
+OROGEN_XVFB_SIZE=1600x900x24 timeout 900 "${GODOT[@]}" --xvfb --audio-driver Dummy --resolution 1600x900 \
+    --path godot_project res://lod.tscn -- --orogen-screenshot="$ART/godot-lod.png" >"$WORK/render-lod.log" 2>&1
+grep -E '^(PASS|FAIL) |^  measured' "$WORK/render-lod.log"
+tally "$WORK/render-lod.log" "lod scene"
+if grep -qE 'SCRIPT ERROR|^ERROR:' "$WORK/render-lod.log"; then
+    grep -E -A1 'SCRIPT ERROR|^ERROR:' "$WORK/render-lod.log" | head -n 10
+    fail_step "lod run: engine errors in the output"
+fi
+echo "screenshots: $ART/godot-lod.png, $ART/godot-lod-far.png"
 
 echo "==> rendering the planet scene under Xvfb"
 # PlanetWorld steps a 20,000-point planet live; planet.gd checks it (mesh, sample, pick,

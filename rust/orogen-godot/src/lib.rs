@@ -12,6 +12,7 @@
 
 use godot::prelude::*;
 
+pub mod clipmap;
 pub mod convert;
 pub mod data;
 pub mod planet;

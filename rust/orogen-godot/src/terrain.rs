@@ -1,6 +1,7 @@
-//! `TerrainWorld`: draws a terrain the way Terrain3D does (a grid mesh built once and
-//! displaced on the GPU from a 32-bit float height texture), keeps a `HeightMapShape3D`
-//! collision in step with the heights, and answers height/normal/map queries.
+//! `TerrainWorld`: draws a terrain the way Terrain3D does (a geometry clipmap built once,
+//! centred on the camera and displaced on the GPU from a 32-bit float height texture; see
+//! `clipmap`), keeps a `HeightMapShape3D` collision in step with the heights, and answers
+//! height/normal/map queries.
 //!
 //! Coordinates: local x = east, z = south (image rows), y = up; 1 unit = 1 metre; the
 //! terrain is centred on the origin, so cell `(i, j)` lies at
@@ -16,8 +17,8 @@ use godot::classes::image::Format;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::node::InternalMode;
 use godot::classes::{
-    ArrayMesh, CollisionShape3D, HeightMapShape3D, INode3D, Image, ImageTexture, MeshInstance3D,
-    Node3D, Shader, ShaderMaterial, StaticBody3D,
+    ArrayMesh, Camera3D, CollisionShape3D, EditorInterface, Engine, HeightMapShape3D, INode3D,
+    Image, ImageTexture, MeshInstance3D, Node3D, Shader, ShaderMaterial, StaticBody3D,
 };
 use godot::prelude::*;
 use orogen_core::field::{CellSize, Grid, Heightfield};
@@ -25,6 +26,7 @@ use orogen_core::io::heightmap::{Format as MapFormat, HeightmapSource};
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
 
+use crate::clipmap::{self, Layout};
 use crate::convert;
 use crate::data::TerrainData;
 use crate::prepared::{slim, Prepared};
@@ -33,10 +35,6 @@ use crate::simulator::ErosionSimulator;
 
 /// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
 const SHADER: &str = include_str!("../../../addons/orogen/runtime/terrain.gdshader");
-
-/// Most quads per side of the display mesh. Larger terrains keep this mesh (the shader
-/// still shades every texture cell), so a 2049² terrain draws 512² quads.
-const MAX_MESH_QUADS: usize = 512;
 
 /// A terrain in the scene: display, collision and queries over a `TerrainData`.
 #[derive(GodotClass)]
@@ -54,12 +52,23 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_collision_enabled)]
     collision_enabled: bool,
+    /// Level of detail: quads from the camera to the edge of each clipmap level (even, 8 to
+    /// 192). Level 0 draws every cell within about this many cells of the camera; each
+    /// coarser level doubles the step. A terrain up to 513² cells (or up to about twice
+    /// this many cells across) is drawn whole at full detail.
+    #[export]
+    #[var(set = set_lod_radius)]
+    lod_radius: i32,
 
     /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
     /// for queries; its maps live only in `data` (see [`slim`]).
     world: Option<World>,
     mesh_instance: Option<Gd<MeshInstance3D>>,
-    mesh_quads: (usize, usize),
+    /// The clipmap layout the mesh was built for, its vertex and index counts.
+    lod: Option<(Layout, usize, usize)>,
+    /// The grid the LOD follows the camera over, and the centre last sent to the shader.
+    lod_grid: Option<Grid>,
+    lod_centre: [f32; 2],
     material: Option<Gd<ShaderMaterial>>,
     height_texture: Option<Gd<ImageTexture>>,
     map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
@@ -80,9 +89,12 @@ impl INode3D for TerrainWorld {
             recipe: None,
             data: None,
             collision_enabled: true,
+            lod_radius: clipmap::DEFAULT_RADIUS as i32,
             world: None,
             mesh_instance: None,
-            mesh_quads: (0, 0),
+            lod: None,
+            lod_grid: None,
+            lod_centre: [f32::NAN; 2],
             material: None,
             height_texture: None,
             map_textures: Vec::new(),
@@ -105,6 +117,10 @@ impl INode3D for TerrainWorld {
                 }
             }
         }
+    }
+
+    fn process(&mut self, _delta: f64) {
+        self.follow_camera();
     }
 }
 
@@ -140,6 +156,50 @@ impl TerrainWorld {
     pub fn set_collision_enabled(&mut self, enabled: bool) {
         self.collision_enabled = enabled;
         self.rebuild_collision();
+    }
+
+    /// Sets the clipmap's `R` (see `lod_radius`) and rebuilds the mesh when it changes.
+    #[func]
+    pub fn set_lod_radius(&mut self, radius: i32) {
+        self.lod_radius = radius.clamp(clipmap::MIN_RADIUS as i32, clipmap::MAX_RADIUS as i32);
+        if let Some(grid) = self.lod_grid {
+            self.prepare_mesh(grid);
+        }
+    }
+
+    /// The level-of-detail mesh: `radius` (R), `levels`, `vertices` and `triangles` it holds
+    /// (every vertex is submitted each frame; zero-area triangles included), `full_detail`
+    /// (whether it draws every cell of the terrain) and `centre` (the LOD centre in cell
+    /// coordinates). Empty before the terrain is first shown.
+    #[func]
+    pub fn get_lod_info(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        if let Some((layout, vertices, indices)) = self.lod {
+            d.set("radius", layout.radius as i64);
+            d.set("levels", layout.top as i64 + 1);
+            d.set("vertices", vertices as i64);
+            d.set("triangles", (indices / 3) as i64);
+            d.set("full_detail", layout.fixed);
+            d.set(
+                "centre",
+                Vector2::new(self.lod_centre[0], self.lod_centre[1]),
+            );
+        }
+        d
+    }
+
+    /// Moves the level-of-detail centre to the camera now (it follows the active camera
+    /// every frame; the editor's 3D viewport camera in the editor).
+    #[func]
+    pub fn follow_camera(&mut self) {
+        let Some(camera) = self.active_camera() else {
+            return;
+        };
+        if !self.base().is_inside_tree() || !camera.is_inside_tree() {
+            return;
+        }
+        let local = self.base().to_local(camera.get_global_position());
+        self.set_lod_centre_local(local);
     }
 
     /// Terrain height (metres) at local `x`, `z`, bilinear between cells, clamped to the
@@ -561,19 +621,68 @@ impl TerrainWorld {
         self.world = Some(slim(world));
     }
 
-    /// Makes sure the display mesh fits `grid` (rebuilt only when the quad count changes).
+    /// Makes sure the display mesh (the clipmap) fits `grid`: rebuilt only when its layout
+    /// changes, its uniforms set, and the LOD centre placed on the camera.
     pub fn prepare_mesh(&mut self, grid: Grid) {
         self.ensure_display_nodes();
-        let quads = (
-            (grid.width.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
-            (grid.height.saturating_sub(1)).clamp(1, MAX_MESH_QUADS),
-        );
-        if quads != self.mesh_quads {
-            let mesh = grid_mesh(quads.0, quads.1);
+        let layout = Layout::for_terrain(grid.width, grid.height, self.lod_radius as u32);
+        if self.lod.map(|l| l.0) != Some(layout) {
+            let mesh = clipmap::build(layout);
+            let counts = (mesh.vertices.len(), mesh.indices.len());
+            let mesh = clipmap_mesh(&mesh);
             if let Some(mi) = &mut self.mesh_instance {
                 mi.set_mesh(&mesh);
             }
-            self.mesh_quads = quads;
+            self.lod = Some((layout, counts.0, counts.1));
+        }
+        if let Some(m) = &mut self.material {
+            m.set_shader_parameter("lod_radius", &(layout.radius as f32).to_variant());
+            m.set_shader_parameter("lod_top", &(layout.top as f32).to_variant());
+        }
+        let moved = self.lod_grid != Some(grid);
+        self.lod_grid = Some(grid);
+        if moved {
+            // The terrain's middle until a camera is found.
+            self.lod_centre = [f32::NAN; 2];
+            self.set_lod_centre_local(Vector3::ZERO);
+        }
+        self.follow_camera();
+    }
+
+    /// The camera the LOD follows: the editor's 3D viewport camera in the editor, else the
+    /// viewport's current camera.
+    fn active_camera(&self) -> Option<Gd<Camera3D>> {
+        if Engine::singleton().is_editor_hint() {
+            if let Some(cam) = EditorInterface::singleton()
+                .get_editor_viewport_3d()
+                .and_then(|v| v.get_camera_3d())
+            {
+                return Some(cam);
+            }
+        }
+        if !self.base().is_inside_tree() {
+            return None;
+        }
+        self.base().get_viewport()?.get_camera_3d()
+    }
+
+    /// Sets the LOD centre for a camera at local position `local` (clamped to the terrain;
+    /// the terrain's middle for a terrain drawn whole), if it moved.
+    fn set_lod_centre_local(&mut self, local: Vector3) {
+        let (Some(grid), Some((layout, _, _))) = (self.lod_grid, self.lod) else {
+            return;
+        };
+        let (fx, fz) = cell_coords(grid, local.x, local.z);
+        let centre = layout.centre([fx, fz], [grid.width, grid.height]);
+        if centre == self.lod_centre {
+            return;
+        }
+        self.lod_centre = centre;
+        if let Some(m) = &mut self.material {
+            m.set_shader_parameter(
+                "lod_centre",
+                &Vector2::new(centre[0], centre[1]).to_variant(),
+            );
         }
     }
 
@@ -998,30 +1107,16 @@ fn bind_texture(
     }
 }
 
-/// A flat `qx × qz` quad grid over `[0,1]²` in x/z (y = 0), triangles facing up.
-fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
-    let mut verts = Vec::with_capacity((qx + 1) * (qz + 1));
-    for j in 0..=qz {
-        for i in 0..=qx {
-            verts.push(Vector3::new(
-                i as f32 / qx as f32,
-                0.0,
-                j as f32 / qz as f32,
-            ));
-        }
-    }
-    let mut indices = Vec::with_capacity(qx * qz * 6);
-    let row = qx as i32 + 1;
-    for j in 0..qz as i32 {
-        for i in 0..qx as i32 {
-            let a = j * row + i;
-            let b = a + 1;
-            let c = a + row;
-            let d = c + 1;
-            // Clockwise seen from above (+y): Godot's front faces.
-            indices.extend_from_slice(&[a, b, c, b, d, c]);
-        }
-    }
+/// The clipmap as an `ArrayMesh`: `VERTEX = (kx, level, kz)`, flip quads' corner in `UV`
+/// and their flag in `UV2` (see `clipmap`).
+fn clipmap_mesh(m: &clipmap::Mesh) -> Gd<ArrayMesh> {
+    let verts: Vec<Vector3> = m
+        .vertices
+        .iter()
+        .map(|v| Vector3::new(v[0], v[1], v[2]))
+        .collect();
+    let uv: Vec<Vector2> = m.quads.iter().map(|q| Vector2::new(q[0], q[1])).collect();
+    let uv2: Vec<Vector2> = m.flags.iter().map(|f| Vector2::new(f[0], f[1])).collect();
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
     arrays.set(
@@ -1029,8 +1124,16 @@ fn grid_mesh(qx: usize, qz: usize) -> Gd<ArrayMesh> {
         &PackedVector3Array::from(verts.as_slice()).to_variant(),
     );
     arrays.set(
+        ArrayType::TEX_UV.ord() as usize,
+        &PackedVector2Array::from(uv.as_slice()).to_variant(),
+    );
+    arrays.set(
+        ArrayType::TEX_UV2.ord() as usize,
+        &PackedVector2Array::from(uv2.as_slice()).to_variant(),
+    );
+    arrays.set(
         ArrayType::INDEX.ord() as usize,
-        &PackedInt32Array::from(indices.as_slice()).to_variant(),
+        &PackedInt32Array::from(m.indices.as_slice()).to_variant(),
     );
     let mut mesh = ArrayMesh::new_gd();
     mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
@@ -1117,8 +1220,8 @@ mod tests {
     }
 
     /// Every collision sample, at its position in the terrain's centred frame, equals the
-    /// one region sample (or the equal ones on shared edges) that lands there; regions are
-    /// at most `COLLISION_REGION_QUADS + 1` a side and tile the terrain without gaps.
+    /// region samples that land there; regions are at most `COLLISION_REGION_QUADS + 1` a
+    /// side, share their edge samples, and hold every quad exactly once.
     #[test]
     fn collision_regions_tile_the_samples_exactly() {
         for (w, h) in [(2, 2), (3, 700), (257, 257), (258, 513), (1025, 300)] {
@@ -1130,7 +1233,7 @@ mod tests {
             let whole = collision_samples(&field);
             let (spacing, regions) = collision_regions(&field);
             assert_eq!(spacing, whole.spacing);
-            let mut hits = vec![0u32; w * h];
+            let mut quads = vec![0u32; (w - 1) * (h - 1)];
             for r in &regions {
                 assert!(r.width >= 2 && r.depth >= 2);
                 assert!(
@@ -1150,13 +1253,15 @@ mod tests {
                         );
                         let n = gj as usize * w + gi as usize;
                         assert_eq!(r.heights[j * r.width + i], whole.heights[n]);
-                        hits[n] += 1;
+                        if i + 1 < r.width && j + 1 < r.depth {
+                            quads[gj as usize * (w - 1) + gi as usize] += 1;
+                        }
                     }
                 }
             }
             assert!(
-                hits.iter().all(|&k| k >= 1),
-                "{w}x{h}: a sample no region covers"
+                quads.iter().all(|&k| k == 1),
+                "{w}x{h}: a quad not in exactly one region"
             );
         }
     }

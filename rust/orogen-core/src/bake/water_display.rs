@@ -86,12 +86,11 @@ pub fn water_display(grid: Grid, surface: &[f32], drainage: &[f32], rivers: &[u8
     // Clamped below at one cell outside the banks (all a renderer's bank needs).
     let mut channel = vec![-cell; n];
     let pos = |i: usize| ((i % w) as f32 * dx, (i / w) as f32 * dy);
-    for i in 0..n {
-        if rivers.get(i).is_none_or(|&r| r == 0) {
+    for (i, &r) in recv.iter().enumerate() {
+        if rivers.get(i).is_none_or(|&m| m == 0) {
             continue;
         }
-        // The link from this cell to its receiver (a point where it has none).
-        let r = recv[i];
+        // The link from this cell to its receiver `r` (a point where it has none).
         let (a, b) = (pos(i), pos(r));
         let (ha, hb) = (half_width(i), half_width(r).max(half_width(i)));
         let reach = ha.max(hb) + cell;
