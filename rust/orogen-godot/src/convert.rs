@@ -166,6 +166,8 @@ pub enum Pixels {
     Rgba8,
     /// Two 32-bit floats (`FORMAT_RGF`).
     Rgf,
+    /// Two bytes (`FORMAT_RG8`).
+    Rg8,
 }
 
 impl Pixels {
@@ -176,6 +178,7 @@ impl Pixels {
             Pixels::Rgb8 => Format::RGB8,
             Pixels::Rgba8 => Format::RGBA8,
             Pixels::Rgf => Format::RGF,
+            Pixels::Rg8 => Format::RG8,
         }
     }
 }
@@ -206,6 +209,44 @@ impl ImageBytes {
             pixels,
             bytes,
         }
+    }
+
+    /// Unit vectors as `RG8` bytes, `(v + 1) / 2` scaled to 0..255.
+    pub fn directions(grid: Grid, dirs: &[[f32; 2]]) -> ImageBytes {
+        let byte = |v: f32| ((v.clamp(-1.0, 1.0) * 0.5 + 0.5) * 255.0).round() as u8;
+        let bytes = dirs.iter().flat_map(|d| [byte(d[0]), byte(d[1])]).collect();
+        ImageBytes::new(grid, Pixels::Rg8, bytes)
+    }
+
+    /// The channel field and flow map a renderer draws rivers with (see
+    /// `orogen_core::bake::water_display`), when `world` has a `rivers` mask and a
+    /// `drainage` map; receivers on its `water_surface` (else the heights).
+    pub fn river_display(world: &orogen_core::World) -> Option<(ImageBytes, ImageBytes)> {
+        use orogen_core::world::names;
+        let (Some(MapData::Mask(rivers)), Some(MapData::Scalar(drainage))) = (
+            world.maps.get(names::RIVERS),
+            world.maps.get(names::DRAINAGE),
+        ) else {
+            return None;
+        };
+        let grid = world.grid();
+        if rivers.grid != grid || drainage.grid != grid {
+            return None;
+        }
+        let surface = match world.maps.get(names::WATER_SURFACE) {
+            Some(MapData::Scalar(m)) if m.grid == grid => &m.data,
+            _ => &world.height.data,
+        };
+        let d = orogen_core::bake::water_display::water_display(
+            grid,
+            surface,
+            &drainage.data,
+            &rivers.data,
+        );
+        Some((
+            ImageBytes::scalar(grid, &d.channel),
+            ImageBytes::directions(grid, &d.flow),
+        ))
     }
 
     /// A map as the bytes [`map_image`] makes of it.

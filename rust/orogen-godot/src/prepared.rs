@@ -30,6 +30,8 @@ pub struct Prepared {
     pub drainage_log_max: f32,
     /// The lake depth as drawn (lakes of a few cells left out).
     pub lakes: Option<ImageBytes>,
+    /// The river channel field and flow map (with a `rivers` and a `drainage` map).
+    pub river_display: Option<(ImageBytes, ImageBytes)>,
     /// The collision's regions (when the terrain had collision on at the start).
     pub collision: Option<(f32, Vec<CollisionRegion>)>,
 }
@@ -41,6 +43,7 @@ impl Prepared {
         let grid = world.grid();
         // The state a run leaves behind: only a hydraulic run's water is kept (as a map).
         let sim = std::mem::take(&mut world.sim);
+        let river_display = ImageBytes::river_display(&world);
         let produced = std::mem::take(&mut world.maps);
         world = slim(world);
         let mut maps = vec![(
@@ -76,6 +79,7 @@ impl Prepared {
             range,
             drainage_log_max,
             lakes,
+            river_display,
             collision: collision.then(|| collision_regions(&world.height)),
             world,
         }

@@ -427,6 +427,7 @@ impl TerrainWorld {
             range,
             drainage_log_max,
             lakes,
+            river_display,
             collision,
             ..
         } = prepared;
@@ -436,7 +437,9 @@ impl TerrainWorld {
             range,
             drainage_log_max,
             lakes,
+            river_display,
             collision,
+            flow: None,
             next: 0,
         }
     }
@@ -446,7 +449,7 @@ impl TerrainWorld {
     /// the collision a region at a time; emits `data_changed` with the last. Returns true
     /// once done.
     pub fn apply_slice(&mut self, job: &mut ApplyJob) -> bool {
-        const MAPS: usize = 7;
+        const MAPS: usize = 8;
         let step = job.next;
         job.next += 1;
         let data = job.data.clone();
@@ -478,7 +481,16 @@ impl TerrainWorld {
                         let img = job.lakes.take().and_then(|b| b.to_image().ok());
                         self.bind_map("lake_depth", "has_lake_depth", img);
                     }
-                    3 => self.bind_map("rivers", "has_rivers", map(names::RIVERS)),
+                    3 => {
+                        self.bind_map("rivers", "has_rivers", map(names::RIVERS));
+                        let (channel, flow) = match job.river_display.take() {
+                            Some((c, f)) => (c.to_image().ok(), f.to_image().ok()),
+                            None => (None, None),
+                        };
+                        self.bind_map("river_channel", "has_river_channel", channel);
+                        job.flow = flow;
+                    }
+                    7 => self.bind_map("flow_map", "has_flow_map", job.flow.take()),
                     4 => self.bind_map("nodata", "has_nodata", map(names::NODATA)),
                     5 => {
                         let img =
@@ -755,6 +767,12 @@ impl TerrainWorld {
             .get(names::RIVERS)
             .and_then(|m| convert::map_image(m).ok());
         self.bind_map("rivers", "has_rivers", rivers);
+        let (channel, flow) = match convert::ImageBytes::river_display(world) {
+            Some((c, f)) => (c.to_image().ok(), f.to_image().ok()),
+            None => (None, None),
+        };
+        self.bind_map("river_channel", "has_river_channel", channel);
+        self.bind_map("flow_map", "has_flow_map", flow);
         let nodata = match world.maps.get(names::NODATA) {
             Some(m @ MapData::Mask(_)) => convert::map_image(m).ok(),
             _ => None,
@@ -924,7 +942,10 @@ pub struct ApplyJob {
     range: (f32, f32),
     drainage_log_max: f32,
     lakes: Option<convert::ImageBytes>,
+    river_display: Option<(convert::ImageBytes, convert::ImageBytes)>,
     collision: Option<(f32, Vec<CollisionRegion>)>,
+    /// The flow map's image, made with the channel's and bound a slice later.
+    flow: Option<Gd<Image>>,
     next: usize,
 }
 
