@@ -16,8 +16,8 @@ use crate::terrain::{collision_regions, drawn_lakes, CollisionRegion};
 
 /// A run's result, ready to be applied a slice at a time.
 pub struct Prepared {
-    /// The world without maps, layers or simulation state: heights, uplift, nodata, a
-    /// Graph domain's rivers and nodes, a planet (what `TerrainWorld` keeps).
+    /// The world without maps, layers or simulation state: heights, uplift, nodata,
+    /// materials, a Graph domain's rivers and nodes, a planet (what `TerrainWorld` keeps).
     pub world: World,
     /// The heights, `FORMAT_RF`.
     pub heights: ImageBytes,
@@ -92,11 +92,11 @@ impl Prepared {
 }
 
 /// `world` without what `TerrainWorld` does not keep once the maps are images: maps, layers,
-/// materials, simulation state and a Graph domain's graph.
+/// simulation state and a Graph domain's graph (the materials' names and colours stay, for
+/// the exports' splat channels).
 pub fn slim(mut world: World) -> World {
     world.maps.clear();
     world.layers = Layers::none();
-    world.materials.clear();
     world.sim = Default::default();
     world.graph = None;
     world

@@ -317,8 +317,9 @@ impl TerrainWorld {
     /// the error, which names `region-size` for a size Terrain3D has not.
     #[func]
     pub fn save_for_terrain3d(&self, dir: GString, region_size: i64) -> GString {
-        let Some(world) = &self.world else {
-            return GString::from("TerrainWorld has no terrain data to save");
+        let world = match self.full_world() {
+            Ok(w) => w,
+            Err(e) => return GString::from(e.as_str()),
         };
         let Ok(region_size) = usize::try_from(region_size) else {
             let e = orogen_core::OrogenError::invalid(
@@ -328,7 +329,7 @@ impl TerrainWorld {
             return GString::from(e.to_string().as_str());
         };
         let dir = convert::globalize(&dir.to_string());
-        match orogen_core::bake::export_terrain3d::write_terrain3d(world, &dir, region_size) {
+        match orogen_core::bake::export_terrain3d::write_terrain3d(&world, &dir, region_size) {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }
@@ -341,11 +342,12 @@ impl TerrainWorld {
     /// steps and `export.json`. Returns "" or the error.
     #[func]
     pub fn save_for_hterrain(&self, dir: GString) -> GString {
-        let Some(world) = &self.world else {
-            return GString::from("TerrainWorld has no terrain data to save");
+        let world = match self.full_world() {
+            Ok(w) => w,
+            Err(e) => return GString::from(e.as_str()),
         };
         let dir = convert::globalize(&dir.to_string());
-        match orogen_core::bake::export_hterrain::write_hterrain(world, &dir) {
+        match orogen_core::bake::export_hterrain::write_hterrain(&world, &dir) {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }
@@ -851,8 +853,8 @@ impl TerrainWorld {
         }
     }
 
-    /// The data decoded whole (maps included) with the Graph domain's rivers and nodes and
-    /// the planet this terrain keeps, for `save_maps`.
+    /// The data decoded whole (maps included) with the Graph domain's rivers and nodes, the
+    /// materials and the planet this terrain keeps, for `save_maps` and the exports.
     fn full_world(&self) -> Result<World, String> {
         let (Some(data), Some(kept)) = (&self.data, &self.world) else {
             return Err("TerrainWorld has no terrain data to save".into());
@@ -861,6 +863,7 @@ impl TerrainWorld {
         world.rivers = kept.rivers.clone();
         world.graph_nodes = kept.graph_nodes.clone();
         world.planet = kept.planet.clone();
+        world.materials = kept.materials.clone();
         Ok(world)
     }
 

@@ -70,6 +70,44 @@ pub fn receivers(grid: Grid, surface: &[f32]) -> Vec<usize> {
         .collect()
 }
 
+/// Where each river runs through its cells, metres: a river cell's centre averaged with
+/// its receiver's and its main donor's (the river cell draining into it with the largest
+/// drainage), weights 1 : 2 : 1, so D8's zig-zags (east, south-east, east, …) become the
+/// straight line they stand for; other cells at their centres.
+pub fn river_centres(
+    grid: Grid,
+    recv: &[usize],
+    drainage: &[f32],
+    rivers: &[u8],
+) -> Vec<(f32, f32)> {
+    let (w, dx, dy) = (grid.width, grid.dx(), grid.dy());
+    let pos = |i: usize| ((i % w) as f32 * dx, (i / w) as f32 * dy);
+    let is_river = |i: usize| rivers.get(i).is_some_and(|&m| m != 0);
+    let mut donor: Vec<Option<usize>> = vec![None; grid.len()];
+    for (i, &r) in recv.iter().enumerate() {
+        if r != i && is_river(i) && is_river(r) {
+            let better = donor[r].is_none_or(|d| drainage.get(i) > drainage.get(d));
+            if better {
+                donor[r] = Some(i);
+            }
+        }
+    }
+    (0..grid.len())
+        .map(|i| {
+            let p = pos(i);
+            if !is_river(i) {
+                return p;
+            }
+            let up = donor[i].map_or(p, pos);
+            let down = if is_river(recv[i]) { pos(recv[i]) } else { p };
+            (
+                0.25 * (up.0 + 2.0 * p.0 + down.0),
+                0.25 * (up.1 + 2.0 * p.1 + down.1),
+            )
+        })
+        .collect()
+}
+
 /// The channel field and flow map of the `rivers` cells (non-zero), with widths from
 /// `drainage` (m³/yr, see the module) and receivers on `surface` (the water surface, or the
 /// heights).
@@ -86,12 +124,13 @@ pub fn water_display(grid: Grid, surface: &[f32], drainage: &[f32], rivers: &[u8
     // Clamped below at one cell outside the banks (all a renderer's bank needs).
     let mut channel = vec![-cell; n];
     let pos = |i: usize| ((i % w) as f32 * dx, (i / w) as f32 * dy);
+    let centre = river_centres(grid, &recv, drainage, rivers);
     for (i, &r) in recv.iter().enumerate() {
         if rivers.get(i).is_none_or(|&m| m == 0) {
             continue;
         }
         // The link from this cell to its receiver `r` (a point where it has none).
-        let (a, b) = (pos(i), pos(r));
+        let (a, b) = (centre[i], centre[r]);
         let (ha, hb) = (half_width(i), half_width(r).max(half_width(i)));
         let reach = ha.max(hb) + cell;
         let (x0, x1) = (a.0.min(b.0) - reach, a.0.max(b.0) + reach);
@@ -200,7 +239,8 @@ mod tests {
         let drainage = vec![1.0e9f32; grid.len()];
         let d = water_display(grid, &surface, &drainage, &rivers);
         let hw = 0.5 * WIDTH_COEFF * (1.0e9f32 / SECONDS_PER_YEAR).sqrt();
-        for k in 0..31 {
+        // (The first cell's link starts a quarter of the way to the next: smoothing.)
+        for k in 1..31 {
             let on = d.channel[k * 32 + k];
             assert!((on - hw).abs() < 1e-3, "on the river: {on} vs {hw}");
             // The cell beside the diagonal is 7.07 m from it.
@@ -236,6 +276,7 @@ mod tests {
             let rivers: Vec<u8> = (0..grid.len()).map(|_| (rnd() < 0.1) as u8).collect();
             let d = water_display(grid, &surface, &drainage, &rivers);
             let recv = receivers(grid, &surface);
+            let centre = river_centres(grid, &recv, &drainage, &rivers);
             let cell = 10.0f32;
             let hw = |i: usize| {
                 (0.5 * WIDTH_COEFF * (drainage[i] / SECONDS_PER_YEAR).sqrt())
@@ -245,7 +286,7 @@ mod tests {
             for p in 0..grid.len() {
                 let mut best = -cell;
                 for i in (0..grid.len()).filter(|&i| rivers[i] != 0) {
-                    let (a, b) = (pos(i), pos(recv[i]));
+                    let (a, b) = (centre[i], centre[recv[i]]);
                     let (ha, hb) = (hw(i), hw(recv[i]).max(hw(i)));
                     let q = pos(p);
                     // Closest point by dense sampling of the segment.
@@ -263,5 +304,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A river stepping east, south-east, east, … (slope 1/2 in cells): the smoothed centres
+    /// of its inner cells lie on the straight line y = x/2 − 1/4, which the cell centres
+    /// miss by a quarter cell either way.
+    #[test]
+    fn a_zig_zag_river_runs_straight() {
+        let grid = Grid::new(24, 16, 10.0).unwrap();
+        let mut surface = vec![1000.0f32; grid.len()];
+        let mut rivers = vec![0u8; grid.len()];
+        let path: Vec<(usize, usize)> = (0..20).map(|x| (x, x / 2)).collect();
+        for (k, &(x, y)) in path.iter().enumerate() {
+            surface[y * 24 + x] = 100.0 - k as f32;
+            rivers[y * 24 + x] = 1;
+        }
+        let drainage: Vec<f32> = (0..grid.len()).map(|i| (i % 24) as f32 * 1e6).collect();
+        let recv = receivers(grid, &surface);
+        let centre = river_centres(grid, &recv, &drainage, &rivers);
+        let mut raw_worst = 0.0f32;
+        for &(x, y) in &path[1..19] {
+            let (cx, cy) = centre[y * 24 + x];
+            let line = |x: f32| (x / 2.0 - 2.5) * 1.0;
+            assert!((cy - line(cx)).abs() < 1e-3, "({x}, {y}): ({cx}, {cy})");
+            raw_worst = raw_worst.max((y as f32 * 10.0 - line(x as f32 * 10.0)).abs());
+        }
+        assert!(
+            (raw_worst - 2.5).abs() < 1e-3,
+            "cell centres miss by {raw_worst}"
+        );
     }
 }
