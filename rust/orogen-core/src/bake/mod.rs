@@ -72,13 +72,7 @@ pub fn write_bake(
     timings: &[StageTiming],
     recipe_path: Option<&Path>,
 ) -> Result<Vec<PathBuf>> {
-    let text = bake_json(recipe, world, timings, recipe_path).map_err(|e| {
-        OrogenError::bad_file(
-            dir.join("bake.json"),
-            format!("cannot build bake.json: {e}"),
-        )
-    })?;
-    write_folder(world, dir, Some(text))
+    write_bake_target(dir, Target::Maps, recipe, world, timings, recipe_path)
 }
 
 /// What a bake writes.
