@@ -6,7 +6,7 @@
 //!    [`values`] (per-node inputs), [`neighbourhood`] (grid, graph, outlets), [`mesh`]
 //!    (graphs from points), [`state`] (layered terrain, simulation state);
 //! 2. processes over plain data: [`flow`] (routing, lakes, hydrology), [`eroders`]
-//!    (stream power, thermal), [`generators`] (noise, faults), [`io`] (file formats), [`rasterise`] (graph to
+//!    (stream power, thermal), [`edit`] (brushes), [`generators`] (noise, faults), [`io`] (file formats), [`rasterise`] (graph to
 //!    heightfield, rivers), [`planet`] (tectonic plates on a sphere);
 //! 3. stages: [`stages`] (recipe entries adapted to processes, the time loop) and the
 //!    [`world`] they work on;
@@ -15,6 +15,7 @@
 //! 6. [`bake`]: writes a world's maps and `bake.json`.
 
 pub mod bake;
+pub mod edit;
 pub mod eroders;
 pub mod error;
 pub mod field;

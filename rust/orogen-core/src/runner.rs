@@ -394,3 +394,86 @@ pub fn run_recipe(
     world.export_layers();
     Ok(RunOutput { world, timings })
 }
+
+/// Maps a live run takes up between two steps (painted in the editor); `None` leaves
+/// that input as it was.
+#[derive(Clone, Debug, Default)]
+pub struct LiveMaps {
+    /// Uplift rate, m/yr, over any grid (resampled to the world's).
+    pub uplift: Option<crate::field::ScalarMap>,
+    /// Precipitation, m/yr (≥ 0), over any grid (resampled to the world's).
+    pub precipitation: Option<crate::field::ScalarMap>,
+}
+
+/// Live erosion: the recipe's first `StreamPower` stage (the defaults when it has none),
+/// at its finest level and without its tolerance, stepped over `world` until `stop` is
+/// set (the world is then kept: this is not a cancel). Between two steps `take_maps` may
+/// hand over new uplift or precipitation maps; the stage then restarts from the current
+/// terrain with them. Each step is reported as [`Event::Step`]; at the end the stage's
+/// end maps (hydrology) are written. Returns the steps run.
+pub fn run_live(
+    recipe: &Recipe,
+    base_dir: &Path,
+    world: &mut World,
+    stop: &AtomicBool,
+    take_maps: &mut dyn FnMut() -> Option<LiveMaps>,
+    observer: &mut dyn FnMut(Event<'_>),
+) -> Result<u32> {
+    use crate::stages::stream_power::{Schedule, StreamPowerParams};
+    use crate::stages::StageKind;
+    world.require_grid("live erosion")?;
+    let (index, mut params) = recipe
+        .stages
+        .iter()
+        .enumerate()
+        .find_map(|(i, s)| s.stream_power().map(|p| (i, p.clone())))
+        .unwrap_or_else(|| (0, StreamPowerParams::default()));
+    params.schedule = Schedule::Fine;
+    params.tolerance = None;
+    let field = format!("stages[{index}].StreamPower");
+    params.validate(&field)?;
+    let env = crate::stages::Env {
+        base_dir,
+        field: field.clone(),
+        index,
+        in_loop: false,
+    };
+    let name = "StreamPower";
+    let mut run = params.start(world, &env)?;
+    let mut steps = 0u32;
+    while !stop.load(Ordering::Relaxed) {
+        if let Some(maps) = take_maps() {
+            let grid = world.grid();
+            if let Some(u) = maps.uplift {
+                let mut u = u.resampled(grid);
+                u.grid = grid;
+                world.uplift = u;
+            }
+            if let Some(p) = maps.precipitation {
+                params.precipitation =
+                    Some(crate::stages::source::ScalarSource::Values(Arc::new(p)));
+            }
+            run = params.start(world, &env)?;
+        }
+        run.step(world)?;
+        world.hold_nodata();
+        steps += 1;
+        if let Some((what, cell, value)) = world.first_non_finite() {
+            return Err(OrogenError::Numerical {
+                field,
+                reason: format!(
+                    "live erosion left {value} in `{what}` at cell {cell}: reduce the painted \
+                     uplift or precipitation, `k` or `dt`"
+                ),
+            });
+        }
+        observer(Event::Step {
+            index,
+            name,
+            iteration: steps,
+            world,
+        });
+    }
+    run.finish(world)?;
+    Ok(steps)
+}

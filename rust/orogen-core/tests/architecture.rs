@@ -36,7 +36,9 @@ fn layer_of(top: &str) -> Option<(usize, &'static str)> {
         "error" | "field" | "schema" | "values" | "neighbourhood" | "mesh" | "state" => {
             Some((0, "vocabulary"))
         }
-        "flow" | "eroders" | "generators" | "io" | "rasterise" | "planet" => Some((1, "processes")),
+        "flow" | "eroders" | "edit" | "generators" | "io" | "rasterise" | "planet" => {
+            Some((1, "processes"))
+        }
         "stages" | "world" => Some((2, "stages")),
         "recipe" => Some((3, "recipe")),
         "runner" => Some((4, "runner")),

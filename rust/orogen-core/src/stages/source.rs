@@ -201,7 +201,8 @@ impl TerrainSource {
 pub enum ScalarSource {
     /// The same value everywhere.
     Constant(f32),
-    /// An 8- or 16-bit grayscale PNG: black maps to `min`, white to `max`.
+    /// An 8- or 16-bit grayscale PNG: black maps to `min`, white to `max`. A 32-bit float
+    /// EXR (`.exr`) maps its value `v` to `min + v·(max − min)`.
     Image { path: String, min: f32, max: f32 },
     /// Noise normalised over the grid to `[0, 1]`, then mapped to `[min, max]`.
     Noise {
@@ -213,6 +214,11 @@ pub enum ScalarSource {
     /// `Planet(region: (lat: 10.0, lon: 175.0, width_km: 400.0))` gives its uplift rate,
     /// m/yr. Only the recipe's `uplift` can take it.
     Planet(PlanetSource),
+    /// Values held in memory, one per cell of their own grid (resampled to the run's
+    /// grid like an image): a map painted in the Godot editor. Never in a recipe file;
+    /// saved, such a map is an `Image` (a 32-bit float EXR with `min: 0, max: 1`).
+    #[serde(skip)]
+    Values(std::sync::Arc<ScalarMap>),
 }
 
 impl Default for ScalarSource {
@@ -239,6 +245,18 @@ impl ScalarSource {
                 check_finite(&format!("{field}.max"), *max as f64)
             }
             ScalarSource::Planet(p) => p.validate(&format!("{field}.Planet")),
+            ScalarSource::Values(map) => match map.data.iter().position(|v| !v.is_finite()) {
+                Some(i) => Err(OrogenError::invalid(
+                    field,
+                    format!(
+                        "the painted map has {} at cell ({}, {})",
+                        map.data[i],
+                        i % map.grid.width.max(1),
+                        i / map.grid.width.max(1)
+                    ),
+                )),
+                None => Ok(()),
+            },
         }
     }
 
@@ -270,6 +288,13 @@ impl ScalarSource {
                     format!("range must be >= 0, got min {min}, max {max}"),
                 ))
             }
+            ScalarSource::Values(map) => match map.data.iter().find(|v| **v < 0.0) {
+                Some(v) => Err(OrogenError::invalid(
+                    field,
+                    format!("the painted map must be >= 0, has {v}"),
+                )),
+                None => Ok(()),
+            },
             _ => Ok(()),
         }
     }
@@ -312,7 +337,16 @@ fn resolve_inner(
         ScalarSource::Constant(v) => Ok(ScalarMap::filled(grid, *v)),
         ScalarSource::Image { path, min, max } => {
             let full = crate::io::resolve_path(base_dir, path);
-            let unit = crate::io::read_gray_image(&full)?;
+            // A 32-bit float EXR (a painted map saved from Godot) keeps its values exactly
+            // (with `min: 0, max: 1` they are used as they are).
+            let is_exr = full
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+            let unit = if is_exr {
+                crate::io::exr::read_exr(&full)?
+            } else {
+                crate::io::read_gray_image(&full)?
+            };
             let mut map = unit.resampled(grid);
             map.grid = grid;
             map_to_range(&mut map, *min, *max);
@@ -329,6 +363,11 @@ fn resolve_inner(
             "source.Planet",
             "only the recipe's `uplift` (and `terrain`) can come from the planet",
         )),
+        ScalarSource::Values(map) => {
+            let mut out = map.resampled(grid);
+            out.grid = grid;
+            Ok(out)
+        }
     }
 }
 
