@@ -51,6 +51,10 @@ func _run_all() -> void:
 		test_hydraulic_water_live,
 		test_graph_rivers,
 		test_frame_time_at_512,
+		test_paint_stroke_stays_in_radius_and_undoes,
+		test_paint_api_refuses_bad_input,
+		test_painted_run_for_cli_comparison,
+		test_live_erosion_while_painting,
 	]
 	await run_tests(tests)
 	finish()
@@ -1095,3 +1099,178 @@ func test_frame_time_at_512() -> void:
 	check(not sim.is_running(), "finished")
 	check(terrain.data != null and terrain.data.get_width() == 513, "513² result applied")
 	print("  measured: 513² run, %d frames, %d steps; longest poll while running %.2f ms; applying the result (TerrainData, display, collision) took %d polls, the longest %.2f ms" % [frames, snapshots[0], worst / 1000.0, final_polls, worst_final / 1000.0])
+
+
+# --- painting (issue #13) ------------------------------------------------------------------
+
+const Painter := preload("res://addons/orogen/runtime/painter.gd")
+
+
+## Distance from `p` to the segment `a`–`b` (x, z).
+func seg_dist(p: Vector2, a: Vector2, b: Vector2) -> float:
+	var ab := b - a
+	var t := 0.0 if ab.length_squared() == 0.0 else clampf((p - a).dot(ab) / ab.length_squared(), 0.0, 1.0)
+	return p.distance_to(a + ab * t)
+
+
+## A scripted stroke changes the uplift only within the brush's radius of its path; undo puts
+## the map back byte for byte (and an unpainted map back to unpainted); redo repeats it.
+func test_paint_stroke_stays_in_radius_and_undoes() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
+	var w := 129
+	var h := 97
+	var cell := 50.0
+	var ur := UndoRedo.new()
+	var p = Painter.new()
+	p.map = "uplift"
+	p.radius = 600.0
+	p.value = 0.002
+	p.strength = 0.8
+	p.falloff = 0.5
+	check(not terrain.has_paint("uplift"), "unpainted at first")
+	# Stroke 1 makes the map (from the recipe's constant 0.001 m/yr).
+	check(p.begin_stroke(terrain, Vector3(-1500, 0, 0)) == "", "begin stroke 1")
+	p.stroke_to(Vector3(-500, 0, 300))
+	check(p.end_stroke(ur), "stroke 1 changed the map")
+	var after1: PackedFloat32Array = terrain.get_paint_values("uplift")
+	check(after1.size() == w * h, "one value per cell (%d)" % after1.size())
+	# Stroke 2 from (-200, 100) to (1400, -800).
+	var a := Vector2(-200, 100)
+	var b := Vector2(1400, -800)
+	p.mode = "subtract"
+	p.value = 0.0005
+	check(p.begin_stroke(terrain, Vector3(a.x, 0, a.y)) == "", "begin stroke 2")
+	p.stroke_to(Vector3(b.x, 0, b.y))
+	check(p.end_stroke(ur), "stroke 2 changed the map")
+	var after2: PackedFloat32Array = terrain.get_paint_values("uplift")
+	var changed := 0
+	var outside := 0
+	for j in h:
+		for i in w:
+			var k := j * w + i
+			if after2[k] == after1[k]:
+				continue
+			changed += 1
+			var pos := Vector2((i - (w - 1) * 0.5) * cell, (j - (h - 1) * 0.5) * cell)
+			# Dabs sit on the path, every quarter radius up to its last whole step.
+			if seg_dist(pos, a, b) >= p.radius:
+				outside += 1
+	check(changed > 100, "stroke 2 changed %d cells" % changed)
+	check(outside == 0, "%d changed cells lie outside the brush's radius of its path" % outside)
+	check(ur.undo(), "undo stroke 2")
+	check(terrain.get_paint_values("uplift").to_byte_array() == after1.to_byte_array(), "undo restores the map byte for byte")
+	check(ur.undo(), "undo stroke 1")
+	check(not terrain.has_paint("uplift"), "undoing the first stroke leaves the map unpainted")
+	check(ur.redo() and ur.redo(), "redo both")
+	check(terrain.get_paint_values("uplift").to_byte_array() == after2.to_byte_array(), "redo repeats the strokes byte for byte")
+	# The painted map is a property saved with the scene.
+	var img: Image = terrain.uplift_paint
+	check(img != null and img.get_size() == Vector2i(w, h) and img.get_format() == Image.FORMAT_RF, "uplift_paint is a %dx%d RF image" % [w, h])
+	var copy: TerrainWorld = TerrainWorld.new()
+	copy.uplift_paint = img
+	check(copy.get_paint_values("uplift").to_byte_array() == after2.to_byte_array(), "the property round-trips the map")
+	copy.free()
+	ur.free()
+	terrain.queue_free()
+
+
+func test_paint_api_refuses_bad_input() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
+	check("precipitation" in String(terrain.begin_paint("rain")), "an unknown map is refused, naming the maps")
+	check("radius" in String(terrain.paint_dab("uplift", Vector3.ZERO, "add", -1.0, 0.5, 0.5, 1.0)), "a negative radius is refused by name")
+	check("mode" in String(terrain.paint_dab("uplift", Vector3.ZERO, "blur", 100.0, 0.5, 0.5, 1.0)), "an unknown mode is refused by name")
+	check("strength" in String(terrain.paint_dab("uplift", Vector3.ZERO, "add", 100.0, 2.0, 0.5, 1.0)), "strength over 1 is refused by name")
+	check("cells" in String(terrain.set_paint_values("uplift", PackedFloat32Array([1.0, 2.0]))), "values of the wrong size are refused")
+	var bad := PackedFloat32Array()
+	bad.resize(129 * 97)
+	bad.fill(-1.0)
+	check(">= 0" in String(terrain.set_paint_values("precipitation", bad)), "negative rain is refused")
+	bad.fill(0.0)
+	bad[7] = NAN
+	check("nan" in String(terrain.set_paint_values("uplift", bad)).to_lower(), "NaN is refused")
+	check(terrain.import_paint("uplift", "/nonexistent/map.png", 0.0, 1.0).length() > 0, "a missing file is refused")
+	# Precipitation is floored at 0 by a subtracting brush.
+	check(terrain.paint_dab("precipitation", Vector3.ZERO, "subtract", 800.0, 1.0, 0.0, 50.0) == "", "subtract rain")
+	var rain: PackedFloat32Array = terrain.get_paint_values("precipitation")
+	var lo := INF
+	for v: float in rain:
+		lo = minf(lo, v)
+	check(lo == 0.0, "rain floored at 0 (lowest %f)" % lo)
+	# The ray picks the terrain's surface.
+	var sim: ErosionSimulator = sim_of(terrain)
+	sim.start()
+	check(await wait_done(sim, 120000), "finished")
+	var hit: Variant = terrain.intersect_ray(Vector3(300, 5000, -200), Vector3(0, -1, 0))
+	check(hit is Vector3 and absf((hit as Vector3).y - terrain.get_height(300, -200)) < 0.05, "a ray straight down hits the height (%s vs %f)" % [hit, terrain.get_height(300, -200)])
+	var slant: Variant = terrain.intersect_ray(Vector3(-4000, 3000, 0), Vector3(1, -0.8, 0.1).normalized())
+	check(slant is Vector3 and absf((slant as Vector3).y - terrain.get_height((slant as Vector3).x, (slant as Vector3).z)) < 0.05, "a slanted ray lands on the surface")
+	check(terrain.intersect_ray(Vector3(0, 5000, 0), Vector3(0, 1, 0)) == null, "a ray upwards misses")
+	terrain.queue_free()
+
+
+## Paints uplift and rain on the equivalence terrain, saves the painted uplift as EXR and runs
+## the recipe; run.sh then bakes the same recipe with that EXR through the CLI and compares
+## the height files byte for byte.
+func test_painted_run_for_cli_comparison() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
+	var p = Painter.new()
+	p.radius = 900.0
+	p.value = 0.003
+	check(p.begin_stroke(terrain, Vector3(-2000, 0, -800)) == "", "begin stroke")
+	p.stroke_to(Vector3(1500, 0, 900))
+	p.end_stroke(null)
+	var dir: String = out_dir.path_join("painted")
+	DirAccess.make_dir_recursive_absolute(dir)
+	check(terrain.save_paint("uplift", dir.path_join("uplift.exr")) == "", "save the painted uplift")
+	var sim: ErosionSimulator = sim_of(terrain)
+	sim.live_update = true
+	check(sim.start(), "start")
+	check(await wait_done(sim, 120000), "finished")
+	check(terrain.save_maps(dir.path_join("godot")) == "", "save maps")
+	# The painted uplift is the run's.
+	var up: Image = terrain.get_map("uplift")
+	check(up != null and floats_of(up).to_byte_array() == terrain.get_paint_values("uplift").to_byte_array(), "the run's uplift map is the painted one")
+	terrain.queue_free()
+
+
+## Live erosion on a 513² terrain while a script paints strokes: prints the refresh rate;
+## asserts only that the terrain updated.
+func test_live_erosion_while_painting() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("big.ron"))
+	var sim: ErosionSimulator = sim_of(terrain)
+	check(sim.start_live(), "start_live")
+	var p = Painter.new()
+	p.radius = 4000.0
+	p.value = 0.004
+	# Wait for the first view (the start terrain is made on the worker).
+	var t0 := Time.get_ticks_msec()
+	while sim.get_refresh_count() == 0 and Time.get_ticks_msec() - t0 < 60000:
+		await process_frame
+	check(sim.get_refresh_count() > 0, "a first live view arrived")
+	var c0 := sim.get_refresh_count()
+	var start := Time.get_ticks_msec()
+	var strokes := 0
+	var x := -12000.0
+	while Time.get_ticks_msec() - start < 4000:
+		if not p.is_stroking():
+			p.begin_stroke(terrain, Vector3(x, 0, -10000))
+			strokes += 1
+		else:
+			x += 2000.0
+			p.stroke_to(Vector3(x, 0, -10000 + x * 0.3))
+			if x > 12000.0:
+				p.end_stroke(null)
+				x = -12000.0
+		await process_frame
+	if p.is_stroking():
+		p.end_stroke(null)
+	var seconds := (Time.get_ticks_msec() - start) / 1000.0
+	var views := sim.get_refresh_count() - c0
+	print("  measured: live erosion at 513² while painting (%d strokes): %d terrain refreshes in %.1f s = %.1f per second" % [strokes, views, seconds, views / seconds])
+	check(views > 0, "the terrain refreshed while painting")
+	check(sim.is_live(), "still live")
+	sim.cancel()
+	check(await wait_done(sim, 60000), "stopping live applies the terrain")
+	check(terrain.data != null and terrain.data.get_width() == 513, "the eroded 513² terrain is the terrain's data")
+	check(terrain.get_map_names().has("drainage"), "with its drainage")
+	terrain.queue_free()

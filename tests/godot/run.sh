@@ -7,6 +7,8 @@
 #   4. runs godot_project/tests/run_tests.gd headless (classes, recipe API, CLI equality,
 #      signal order, cancel, failures, queries, collision, threads, save/load), then
 #      godot_project/tests/mutated_recipes.gd (200 mutated recipes through ErosionSimulator)
+#   4a. bakes the equivalence recipe with the uplift map the headless tests painted and
+#      compares it with Godot's run byte for byte
 #   4b. checks the Terrain3D and HTerrain exports (godot_project/tests/hterrain_export.gd) and
 #      imports the HTerrain one with a real HTerrain in a scratch project (SKIPPED without it)
 #   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3), saves a screenshot into
@@ -17,6 +19,7 @@
 #   7. renders the rills, dunes, weathering and graph scenes (the built-in recipes of those names,
 #      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
 #      materials' colours
+#   7b. renders the painting demo (paint.tscn): live erosion while a script paints uplift
 #   8. renders the large scene (the built-in `large` recipe, 2049², coarse to fine)
 #   8b. renders 1025², 2049² and 4097² noise terrains through the LOD clipmap (lod.tscn),
 #      which checks vertex counts, the LOD centre, cracks and collision regions itself
@@ -104,6 +107,39 @@ timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/run_tes
     --recipes="$RECIPES" --bake="$WORK/bake" --out="$WORK/out" >"$WORK/tests.log" 2>&1
 grep -E '^(PASS|FAIL) |^  measured' "$WORK/tests.log"
 tally "$WORK/tests.log" "headless tests"
+
+# A run from a painted uplift map (test_painted_run_for_cli_comparison saved the map and
+# the run's maps) bakes to the same bytes as the CLI given that map as an EXR image.
+echo "==> painted uplift: the Godot run against orogen bake with the same map"
+PAINTED="$WORK/out/painted"
+if [[ -f $PAINTED/uplift.exr && -f $PAINTED/godot/height.exr ]]; then
+    if "$OROGEN" bake "$RECIPES/equiv.ron" --quiet \
+        --set "uplift=Image(path: \"$PAINTED/uplift.exr\", min: 0.0, max: 1.0)" \
+        --out "$PAINTED/cli" >"$WORK/painted-bake.log" 2>&1; then
+        same=1
+        count=0
+        for f in "$PAINTED"/cli/*; do
+            f=$(basename "$f")
+            [[ $f == bake.json ]] && continue
+            count=$((count + 1))
+            if ! cmp -s "$PAINTED/cli/$f" "$PAINTED/godot/$f"; then
+                same=0
+                echo "  $f differs"
+            fi
+        done
+        if [[ $same -eq 1 && $count -ge 5 ]]; then
+            echo "PASS painted uplift: Godot's $count files equal the CLI's byte for byte"
+            passed=$((passed + 1))
+        else
+            fail_step "painted uplift: Godot's run differs from the CLI's bake of the same map"
+        fi
+    else
+        tail -n 20 "$WORK/painted-bake.log"
+        fail_step "orogen bake with the painted uplift map"
+    fi
+else
+    fail_step "painted uplift: the Godot test saved no map or heights under $PAINTED"
+fi
 
 # 200 mutated recipes through ErosionSimulator (issue #11): each ends in one finished or
 # failed(message), none hangs, no thread is left, and Godot exits cleanly. The seed is
@@ -203,6 +239,12 @@ echo "==> rendering the strata scene under Xvfb"
 render_and_check strata res://strata.tscn "$ART/godot-strata.png" --small="$ART/godot-strata-960.png" \
     "--materials=196,112,68;84,92,128;222,180,90;150,140,138"
 echo "screenshot: $ART/godot-strata.png (960x540 copy: $ART/godot-strata-960.png)"
+
+# The painting demo: live erosion of the built-in `paint` recipe while a script paints an
+# S-shaped range of uplift (it prints the refresh rate it saw), then the terrain applied.
+echo "==> rendering the painting demo under Xvfb (paint.tscn)"
+render_and_check paint res://paint.tscn "$ART/godot-paint.png" --small="$ART/godot-paint-960.png"
+grep -E '^orogen-paint: [0-9]+ live refreshes' "$WORK/render-paint.log"
 
 echo "==> rendering the rills, dunes and weathering scenes under Xvfb"
 # Rills: one material; the rain water still running in the rills is the water checked. That

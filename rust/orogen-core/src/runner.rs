@@ -409,8 +409,9 @@ pub struct LiveMaps {
 /// at its finest level and without its tolerance, stepped over `world` until `stop` is
 /// set (the world is then kept: this is not a cancel). Between two steps `take_maps` may
 /// hand over new uplift or precipitation maps; the stage then restarts from the current
-/// terrain with them. Each step is reported as [`Event::Step`]; at the end the stage's
-/// end maps (hydrology) are written. Returns the steps run.
+/// terrain with them. Each step is reported as [`Event::Step`]; at the end the hydrology
+/// maps of where it stopped are written (as the stage's `hydrology: true` does). Returns
+/// the steps run.
 pub fn run_live(
     recipe: &Recipe,
     base_dir: &Path,
@@ -430,6 +431,8 @@ pub fn run_live(
         .unwrap_or_else(|| (0, StreamPowerParams::default()));
     params.schedule = Schedule::Fine;
     params.tolerance = None;
+    // The kept terrain's rivers and lakes are those of where it stopped.
+    params.hydrology = true;
     let field = format!("stages[{index}].StreamPower");
     params.validate(&field)?;
     let env = crate::stages::Env {

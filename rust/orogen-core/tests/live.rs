@@ -67,10 +67,14 @@ fn live_erosion_is_the_batch_stage_step_for_step() {
             .world;
         let live = live(&r, 12, None);
         assert_eq!(bits(&batch.height.data), bits(&live.height.data));
+        // Live always ends with the hydrology maps of where it stopped.
         let names = |w: &World| w.maps.keys().cloned().collect::<Vec<_>>();
-        assert_eq!(names(&batch), names(&live));
+        assert!(live.maps.contains_key("drainage"), "{:?}", names(&live));
         if hydrology {
-            assert!(live.maps.contains_key("drainage"), "{:?}", names(&live));
+            assert_eq!(names(&batch), names(&live));
+            for (name, map) in &batch.maps {
+                assert_eq!(Some(map), live.maps.get(name), "{name}");
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ use godot::prelude::*;
 pub mod clipmap;
 pub mod convert;
 pub mod data;
+pub mod paint;
 pub mod planet;
 pub mod prepared;
 pub mod recipe;

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use godot::classes::{INode, Image, Node};
 use godot::prelude::*;
 use orogen_core::field::Grid;
-use orogen_core::runner::{run_recipe, Event};
-use orogen_core::{OrogenError, Recipe};
+use orogen_core::runner::{initial_world_cancellable, run_live, run_recipe, Event, LiveMaps};
+use orogen_core::{OrogenError, Recipe, World};
 
 use crate::convert::ImageBytes;
 use crate::data::TerrainData;
@@ -113,6 +113,11 @@ pub struct ErosionSimulator {
     /// A finished run's result being turned into images and applied, a slice per frame.
     delivery: Option<Delivery>,
     result: Option<Gd<TerrainData>>,
+    /// A live run's line to its worker: painted maps go down it, and the terrain's paint
+    /// revision they were sent at.
+    live: Option<(Sender<LiveMaps>, i64)>,
+    /// Live views shown since the last `start`/`start_live` (snapshots applied).
+    refreshes: i64,
     base: Base<Node>,
 }
 
@@ -130,6 +135,8 @@ impl INode for ErosionSimulator {
             delivery: None,
             free_when_done: false,
             result: None,
+            live: None,
+            refreshes: 0,
             base,
         }
     }
@@ -187,7 +194,40 @@ impl ErosionSimulator {
         }
     }
 
-    /// Asks the run to stop; it stops within one step and then emits `failed("cancelled")`.
+    /// Live erosion: the recipe's stream power (its first `StreamPower` stage, at its
+    /// finest level) runs step after step from the terrain as it is now (or the recipe's
+    /// start when the terrain has no data), with the terrain's painted uplift and
+    /// precipitation, which it takes up within a step whenever they are painted. The
+    /// terrain is redrawn about 10–15 times a second. It runs until `cancel()`, which
+    /// stops it within a step and applies the eroded terrain (`finished` follows).
+    /// Returns false (and emits `failed`) when it cannot start.
+    #[func]
+    pub fn start_live(&mut self) -> bool {
+        match self.try_start_live() {
+            Ok(()) => true,
+            Err(message) => {
+                self.signals()
+                    .failed()
+                    .emit(&GString::from(message.as_str()));
+                false
+            }
+        }
+    }
+
+    /// True while a live run (`start_live`) goes on.
+    #[func]
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Live views shown on the terrain since the last start (each one a redraw).
+    #[func]
+    pub fn get_refresh_count(&self) -> i64 {
+        self.refreshes
+    }
+
+    /// Asks the run to stop; it stops within one step and then emits `failed("cancelled")`
+    /// (a live run is kept instead: its terrain is applied and `finished` follows).
     #[func]
     pub fn cancel(&mut self) {
         if let Some(worker) = &self.worker {
@@ -229,6 +269,7 @@ impl ErosionSimulator {
             self.deliver_slices();
             return;
         }
+        self.send_live_maps();
         let Some(worker) = &mut self.worker else {
             return;
         };
@@ -299,6 +340,7 @@ impl ErosionSimulator {
         if let Some(snap) = snapshot {
             if self.live_update {
                 if let Some(mut terrain) = self.terrain_node() {
+                    self.refreshes += 1;
                     terrain.bind_mut().preview(
                         snap.grid,
                         &snap.heights,
@@ -313,6 +355,7 @@ impl ErosionSimulator {
             self.pending = Some(outcome);
         }
         if finished_thread {
+            self.live = None;
             if let Some(mut worker) = self.worker.take() {
                 if let Some(handle) = worker.handle.take() {
                     let _ = handle.join();
@@ -380,10 +423,15 @@ impl ErosionSimulator {
                 .and_then(|t| t.bind().recipe_resource())
                 .ok_or("no recipe: set the simulator's or the terrain's `recipe`")?,
         };
-        let (recipe, base_dir) = {
+        let (mut recipe, base_dir) = {
             let r = recipe_res.bind();
             (r.parsed_valid()?, r.base_dir())
         };
+        // The terrain's painted uplift and precipitation take the recipe's place.
+        if let Some(t) = &terrain {
+            let (uplift, precipitation) = t.bind().paint_maps().shared();
+            recipe.paint_over(uplift, precipitation);
+        }
         // Build the terrain's display mesh now rather than at the first live update.
         if let (Some(t), Ok(grid)) = (&terrain, recipe.grid()) {
             if self.live_update || self.apply_on_finish {
@@ -411,8 +459,107 @@ impl ErosionSimulator {
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
         self.worker = Some(Worker::new(handle, rx, cancel));
         self.pending = None;
+        self.refreshes = 0;
         self.base_mut().set_process(true);
         Ok(())
+    }
+
+    fn try_start_live(&mut self) -> Result<(), String> {
+        if self.worker.is_some() || self.delivery.is_some() {
+            return Err("a run is already going; cancel it first".into());
+        }
+        if !(0..=MAX_THREADS).contains(&self.threads) {
+            return Err(format!(
+                "invalid value for `threads`: must be between 0 (one per CPU) and {MAX_THREADS}, got {}",
+                self.threads
+            ));
+        }
+        let terrain = self.terrain_node().ok_or_else(|| {
+            format!(
+                "no TerrainWorld at `{}` to erode live (set `terrain`)",
+                self.terrain
+            )
+        })?;
+        let recipe_res = match &self.recipe {
+            Some(r) => r.clone(),
+            None => terrain
+                .bind()
+                .recipe_resource()
+                .ok_or("no recipe: set the simulator's or the terrain's `recipe`")?,
+        };
+        let (recipe, base_dir) = {
+            let r = recipe_res.bind();
+            (r.parsed_valid()?, r.base_dir())
+        };
+        let (world, maps, revision, collision) = {
+            let t = terrain.bind();
+            let paint = t.paint_maps();
+            let maps = LiveMaps {
+                uplift: paint.get(0).cloned(),
+                precipitation: paint.get(1).cloned(),
+            };
+            (
+                t.live_world()?,
+                maps,
+                paint.revision() as i64,
+                t.collision_on(),
+            )
+        };
+        if world.is_none() {
+            if let Ok(grid) = recipe.grid() {
+                terrain.clone().bind_mut().prepare_mesh(grid);
+            }
+        }
+        let threads = self.threads.max(0) as usize;
+        let (tx, rx) = mpsc::channel();
+        let (maps_tx, maps_rx) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let job = LiveJob {
+            recipe,
+            base_dir,
+            world,
+            maps,
+            maps_rx,
+        };
+        let handle = std::thread::Builder::new()
+            .name("orogen-live".into())
+            .spawn(move || work_live(job, threads, collision, flag, tx))
+            .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
+        self.worker = Some(Worker::new(handle, rx, cancel));
+        self.live = Some((maps_tx, revision));
+        self.pending = None;
+        self.refreshes = 0;
+        self.apply_on_finish = true;
+        self.live_update = true;
+        self.base_mut().set_process(true);
+        Ok(())
+    }
+
+    /// Sends the terrain's painted maps to a live run when they changed since last sent.
+    fn send_live_maps(&mut self) {
+        let Some((_, sent)) = &self.live else {
+            return;
+        };
+        let sent = *sent;
+        let Some(terrain) = self.terrain_node() else {
+            return;
+        };
+        let t = terrain.bind();
+        let paint = t.paint_maps();
+        let now = paint.revision() as i64;
+        if now == sent {
+            return;
+        }
+        let maps = LiveMaps {
+            uplift: paint.get(0).cloned(),
+            precipitation: paint.get(1).cloned(),
+        };
+        drop(t);
+        if let Some((tx, rev)) = &mut self.live {
+            let _ = tx.send(maps);
+            *rev = now;
+        }
     }
 
     /// Does slices of the delivery until `DELIVERY_BUDGET` is spent (at least one), then,
@@ -536,18 +683,9 @@ fn take_image(bytes: &mut ImageBytes) -> Result<Gd<Image>, String> {
     img
 }
 
-/// The worker thread: its own rayon pool, the run, messages out.
-fn work(
-    recipe: Recipe,
-    base_dir: PathBuf,
-    threads: usize,
-    live: bool,
-    collision: bool,
-    cancel: Arc<AtomicBool>,
-    tx: Sender<Msg>,
-) {
-    let _alive = LiveThread::enter();
-    let pool = rayon::ThreadPoolBuilder::new()
+/// A rayon pool of `threads` (0: one per CPU) counted in `LIVE_THREADS`.
+fn make_pool(threads: usize) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("orogen-pool-{i}"))
         .start_handler(|_| {
@@ -556,17 +694,16 @@ fn work(
         .exit_handler(|_| {
             LIVE_THREADS.fetch_sub(1, Ordering::SeqCst);
         })
-        .build();
-    let pool = match pool {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = tx.send(Msg::Failed(format!("cannot start the thread pool: {e}")));
-            return;
-        }
-    };
+        .build()
+        .map_err(|e| format!("cannot start the thread pool: {e}"))
+}
+
+/// Turns the core's events into messages: progress at most every `PROGRESS_INTERVAL`,
+/// each step, and with `live` a snapshot at most every `SNAPSHOT_INTERVAL`.
+fn observer(tx: &Sender<Msg>, live: bool) -> impl FnMut(Event<'_>) + '_ {
     let mut last_snapshot: Option<Instant> = None;
     let mut last_progress: Option<(Instant, usize)> = None;
-    let mut observer = |event: Event<'_>| match event {
+    move |event: Event<'_>| match event {
         Event::StageStarted { index, name, .. } => {
             last_progress = Some((Instant::now(), index));
             let _ = tx.send(Msg::Progress {
@@ -622,13 +759,12 @@ fn work(
             });
         }
         Event::StageFinished { .. } => {}
-    };
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pool.install(|| run_recipe(&recipe, &base_dir, &cancel, &mut observer))
-            .map(|out| Prepared::new(out.world, collision))
-    }));
-    drop(pool);
-    let msg = match run {
+    }
+}
+
+/// The last message of a run that ended with `run`.
+fn last_message(run: std::thread::Result<Result<Prepared, OrogenError>>) -> Msg {
+    match run {
         Ok(Ok(prepared)) => Msg::Finished(Box::new(prepared)),
         Ok(Err(OrogenError::Cancelled)) => Msg::Failed("cancelled".into()),
         Ok(Err(e)) => Msg::Failed(e.to_string()),
@@ -640,6 +776,95 @@ fn work(
                 .unwrap_or_else(|| "unknown panic".into());
             Msg::Failed(format!("internal error in the simulation: {what}"))
         }
+    }
+}
+
+/// The worker thread: its own rayon pool, the run, messages out.
+fn work(
+    recipe: Recipe,
+    base_dir: PathBuf,
+    threads: usize,
+    live: bool,
+    collision: bool,
+    cancel: Arc<AtomicBool>,
+    tx: Sender<Msg>,
+) {
+    let _alive = LiveThread::enter();
+    let pool = match make_pool(threads) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(e));
+            return;
+        }
     };
+    let mut observer = observer(&tx, live);
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| run_recipe(&recipe, &base_dir, &cancel, &mut observer))
+            .map(|out| Prepared::new(out.world, collision))
+    }));
+    drop(pool);
+    let msg = last_message(run);
+    drop(observer);
+    let _ = tx.send(msg);
+}
+
+/// What a live run starts from.
+struct LiveJob {
+    recipe: Recipe,
+    base_dir: PathBuf,
+    /// The terrain as it is (None: the recipe's initial world, made on the worker).
+    world: Option<World>,
+    /// The painted maps at the start.
+    maps: LiveMaps,
+    /// Maps painted since (the newest wins).
+    maps_rx: mpsc::Receiver<LiveMaps>,
+}
+
+/// The live worker: stream power step after step until `stop`, then the terrain back.
+fn work_live(
+    job: LiveJob,
+    threads: usize,
+    collision: bool,
+    stop: Arc<AtomicBool>,
+    tx: Sender<Msg>,
+) {
+    let _alive = LiveThread::enter();
+    let pool = match make_pool(threads) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(e));
+            return;
+        }
+    };
+    let mut observer = observer(&tx, true);
+    let LiveJob {
+        recipe,
+        base_dir,
+        world,
+        maps,
+        maps_rx,
+    } = job;
+    let mut first = Some(maps);
+    let mut take = move || first.take().or_else(|| maps_rx.try_iter().last());
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| {
+            let mut world = match world {
+                Some(w) => w,
+                None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
+            };
+            run_live(
+                &recipe,
+                &base_dir,
+                &mut world,
+                &stop,
+                &mut take,
+                &mut observer,
+            )?;
+            Ok(Prepared::new(world, collision))
+        })
+    }));
+    drop(pool);
+    let msg = last_message(run);
+    drop(observer);
     let _ = tx.send(msg);
 }

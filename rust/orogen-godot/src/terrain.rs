@@ -47,7 +47,7 @@ pub struct TerrainWorld {
     /// The current terrain; setting it rebuilds display and collision.
     #[export]
     #[var(set = set_data)]
-    data: Option<Gd<TerrainData>>,
+    pub(crate) data: Option<Gd<TerrainData>>,
     /// Whether a `StaticBody3D` with a `HeightMapShape3D` follows the heights.
     #[export]
     #[var(set = set_collision_enabled)]
@@ -59,17 +59,27 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_lod_radius)]
     lod_radius: i32,
+    /// Painted uplift, m/yr, one value per cell (`FORMAT_RF`); null: the recipe's `uplift`.
+    /// The dock's brushes paint it; it is saved with the scene.
+    #[export]
+    #[var(get = get_uplift_paint, set = set_uplift_paint)]
+    uplift_paint: PhantomVar<Option<Gd<Image>>>,
+    /// Painted precipitation, m/yr (≥ 0), one value per cell (`FORMAT_RF`); null: the
+    /// recipe's. Runs use it for every `StreamPower` stage.
+    #[export]
+    #[var(get = get_precipitation_paint, set = set_precipitation_paint)]
+    precipitation_paint: PhantomVar<Option<Gd<Image>>>,
 
     /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
     /// for queries; its maps live only in `data` (see [`slim`]).
-    world: Option<World>,
+    pub(crate) world: Option<World>,
     mesh_instance: Option<Gd<MeshInstance3D>>,
     /// The clipmap layout the mesh was built for, its vertex and index counts.
     lod: Option<(Layout, usize, usize)>,
     /// The grid the LOD follows the camera over, and the centre last sent to the shader.
     lod_grid: Option<Grid>,
     lod_centre: [f32; 2],
-    material: Option<Gd<ShaderMaterial>>,
+    pub(crate) material: Option<Gd<ShaderMaterial>>,
     height_texture: Option<Gd<ImageTexture>>,
     map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
     /// The surface colour of a layered terrain (RGBA8, mipmapped), updated in place.
@@ -79,6 +89,8 @@ pub struct TerrainWorld {
     body: Option<Gd<StaticBody3D>>,
     /// The collision's regions (`HeightMapShape3D` each), in `collision_regions` order.
     shapes: Vec<Gd<CollisionShape3D>>,
+    /// Painted uplift and precipitation (see `paint`).
+    pub(crate) paint: crate::paint::PaintMaps,
     base: Base<Node3D>,
 }
 
@@ -90,6 +102,8 @@ impl INode3D for TerrainWorld {
             data: None,
             collision_enabled: true,
             lod_radius: clipmap::DEFAULT_RADIUS as i32,
+            uplift_paint: PhantomVar::default(),
+            precipitation_paint: PhantomVar::default(),
             world: None,
             mesh_instance: None,
             lod: None,
@@ -102,6 +116,7 @@ impl INode3D for TerrainWorld {
             water_texture: None,
             body: None,
             shapes: Vec::new(),
+            paint: Default::default(),
             base,
         }
     }
@@ -126,6 +141,31 @@ impl INode3D for TerrainWorld {
 
 #[godot_api]
 impl TerrainWorld {
+    /// A painted map changed (`uplift` or `precipitation`): a dab, an undo, an import or
+    /// a clear.
+    #[signal]
+    pub(crate) fn paint_changed(map: GString);
+
+    #[func]
+    fn get_uplift_paint(&self) -> Option<Gd<Image>> {
+        self.get_paint_image("uplift".into())
+    }
+
+    #[func]
+    fn set_uplift_paint(&mut self, img: Option<Gd<Image>>) {
+        self.set_paint_image(0, img);
+    }
+
+    #[func]
+    fn get_precipitation_paint(&self) -> Option<Gd<Image>> {
+        self.get_paint_image("precipitation".into())
+    }
+
+    #[func]
+    fn set_precipitation_paint(&mut self, img: Option<Gd<Image>>) {
+        self.set_paint_image(1, img);
+    }
+
     /// Emitted after `data` changed and display and collision were rebuilt.
     #[signal]
     fn data_changed();
@@ -855,7 +895,7 @@ impl TerrainWorld {
 
     /// The data decoded whole (maps included) with the Graph domain's rivers and nodes, the
     /// materials and the planet this terrain keeps, for `save_maps` and the exports.
-    fn full_world(&self) -> Result<World, String> {
+    pub(crate) fn full_world(&self) -> Result<World, String> {
         let (Some(data), Some(kept)) = (&self.data, &self.world) else {
             return Err("TerrainWorld has no terrain data to save".into());
         };

@@ -115,8 +115,36 @@ impl Brush {
 
     /// One dab centred at `centre` (metres from the first cell). Returns the cells it
     /// may have changed as `(x0, y0, x1, y1)`, ends exclusive (None: the dab misses the
-    /// map).
+    /// map). Dabs add up: see [`Brush::stroke_dab`] for a stroke that does not.
     pub fn dab(&self, map: &mut ScalarMap, centre: [f32; 2]) -> Result<Option<[usize; 4]>> {
+        self.dab_over(map, centre, None)
+    }
+
+    /// One dab of a stroke that began with the map as `base` (same size): add, subtract
+    /// and set change a cell at most as much as one dab would change `base` there, however
+    /// many of the stroke's dabs overlap it, so a stroke's effect does not depend on how
+    /// densely it is dabbed (smoothing still adds up).
+    pub fn stroke_dab(
+        &self,
+        map: &mut ScalarMap,
+        centre: [f32; 2],
+        base: &[f32],
+    ) -> Result<Option<[usize; 4]>> {
+        if base.len() != map.data.len() {
+            return Err(OrogenError::invalid(
+                "base",
+                format!("has {} values for a map of {}", base.len(), map.data.len()),
+            ));
+        }
+        self.dab_over(map, centre, Some(base))
+    }
+
+    fn dab_over(
+        &self,
+        map: &mut ScalarMap,
+        centre: [f32; 2],
+        base: Option<&[f32]>,
+    ) -> Result<Option<[usize; 4]>> {
         self.validate()?;
         if !(centre[0].is_finite() && centre[1].is_finite()) {
             return Err(OrogenError::invalid(
@@ -150,10 +178,19 @@ impl Brush {
                 }
                 let i = y * width + x;
                 let v = map.data[i];
+                // Within a stroke: what this dab alone would make of the stroke's start.
+                let b = base.map_or(v, |b| b[i]);
                 let new = match self.mode {
-                    BrushMode::Add => v + self.value * wgt,
-                    BrushMode::Subtract => v - self.value * wgt,
-                    BrushMode::Set => v + (self.value - v) * wgt,
+                    BrushMode::Add => v.max(b + self.value * wgt),
+                    BrushMode::Subtract => v.min(b - self.value * wgt),
+                    BrushMode::Set => {
+                        let t = b + (self.value - b) * wgt;
+                        if (t - self.value).abs() < (v - self.value).abs() {
+                            t
+                        } else {
+                            v
+                        }
+                    }
                     BrushMode::Smooth => {
                         let src = before.as_deref().unwrap_or(&map.data);
                         let (mut sum, mut n) = (0.0f32, 0.0f32);
@@ -295,6 +332,50 @@ mod tests {
         dig.dab(&mut m, [70.0, 50.0]).unwrap();
         assert!(m.data.iter().all(|&v| v >= 0.0));
         assert_eq!(m.data[10 * 30 + 14], 0.0);
+    }
+
+    #[test]
+    fn a_stroke_adds_at_most_one_dab_however_dense() {
+        let base = map(60, 20, 10.0, 1.0);
+        let brush = Brush {
+            radius: 50.0,
+            strength: 0.5,
+            value: 2.0,
+            ..Default::default()
+        };
+        // One dab per cell along a line: every cell on it ends at 1 + 0.5 · 2 = 2.
+        let mut m = base.clone();
+        for x in 5..55 {
+            brush
+                .stroke_dab(&mut m, [x as f32 * 10.0, 100.0], &base.data)
+                .unwrap();
+        }
+        for x in 10..50 {
+            assert!(
+                (m.data[10 * 60 + x] - 2.0).abs() < 1e-6,
+                "{}",
+                m.data[10 * 60 + x]
+            );
+        }
+        assert!(m.data.iter().all(|&v| (1.0..=2.0 + 1e-6).contains(&v)));
+        // Dabs that add up instead climb far higher.
+        let mut free = base.clone();
+        for x in 5..55 {
+            brush.dab(&mut free, [x as f32 * 10.0, 100.0]).unwrap();
+        }
+        assert!(free.data[10 * 60 + 30] > 4.0);
+        // Set within a stroke never overshoots towards or past its value.
+        let set = Brush {
+            mode: BrushMode::Set,
+            value: 0.0,
+            ..brush
+        };
+        let mut s = base.clone();
+        for x in 5..55 {
+            set.stroke_dab(&mut s, [x as f32 * 10.0, 100.0], &base.data)
+                .unwrap();
+        }
+        assert!((s.data[10 * 60 + 30] - 0.5).abs() < 1e-6);
     }
 
     #[test]

@@ -73,6 +73,11 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         include_str!("../../recipes/weathering.ron"),
     ),
     (
+        "paint",
+        "a plain to paint uplift and rain on in Godot with live erosion; baked alone, low hills",
+        include_str!("../../recipes/paint.ron"),
+    ),
+    (
         "planet",
         "a tectonic planet of drifting, colliding plates, baked as equirectangular maps",
         include_str!("../../recipes/planet.ron"),
@@ -135,6 +140,25 @@ fn ron_options() -> ron::Options {
 }
 
 impl Recipe {
+    /// Maps painted in the editor take the place of the recipe's: `uplift` for the
+    /// recipe's uplift, `precipitation` for every `StreamPower` stage's (a loop's too).
+    pub fn paint_over(
+        &mut self,
+        uplift: Option<std::sync::Arc<crate::field::ScalarMap>>,
+        precipitation: Option<std::sync::Arc<crate::field::ScalarMap>>,
+    ) {
+        if let Some(u) = uplift {
+            self.uplift = ScalarSource::Values(u);
+        }
+        if let Some(p) = precipitation {
+            for stage in &mut self.stages {
+                for sp in stage.stream_power_mut() {
+                    sp.precipitation = Some(ScalarSource::Values(p.clone()));
+                }
+            }
+        }
+    }
+
     /// The embedded default recipe.
     pub fn default_recipe() -> Recipe {
         Recipe::from_ron_str(DEFAULT_RECIPE, "<embedded default>")

@@ -116,6 +116,22 @@ macro_rules! stage_list {
                 }
             }
 
+            /// Every `StreamPower` stage's or process's parameters, to change them.
+            pub fn stream_power_mut(&mut self) -> Vec<&mut StreamPowerParams> {
+                match self {
+                    Stage::StreamPower(p) => vec![p],
+                    Stage::TimeLoop(l) => l
+                        .processes
+                        .iter_mut()
+                        .filter_map(|p| match p {
+                            Process::StreamPower(p) => Some(p),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            }
+
             pub fn kind(&self) -> &dyn StageKind {
                 match self {
                     $( Stage::$name(p) => p, )*

@@ -1,0 +1,492 @@
+//! Painting a `TerrainWorld`'s uplift and precipitation (FastFlow's authoring loop,
+//! seed 002): the maps, brush dabs, undo's whole-map get and set, import, save and clear,
+//! picking the terrain under a ray, and the brush circle in the shader.
+//!
+//! A painted map replaces the recipe's `uplift` (m/yr), or every `StreamPower` stage's
+//! `precipitation` (m/yr), in the runs of an `ErosionSimulator` on this terrain and in a
+//! live run while it is painted. Saved (`save_paint`) it is a 32-bit float EXR, which a
+//! recipe takes as `Image(path: "uplift.exr", min: 0.0, max: 1.0)` and bakes to the same
+//! bytes.
+
+use std::sync::Arc;
+
+use godot::classes::Image;
+use godot::prelude::*;
+use orogen_core::edit::{Brush, BrushMode};
+use orogen_core::field::{Grid, ScalarMap};
+use orogen_core::recipe::ScalarSource;
+use orogen_core::stages::source::{PRECIPITATION_SEED, UPLIFT_SEED};
+
+use crate::convert;
+use crate::terrain::TerrainWorld;
+
+/// The maps a brush paints, in slot order.
+pub const MAPS: [&str; 2] = ["uplift", "precipitation"];
+
+/// Precipitation where a recipe has none, m/yr: with it discharge equals drainage area,
+/// so painting rain starts from the erosion the recipe had.
+const DEFAULT_PRECIPITATION: f32 = 1.0;
+
+/// The painted maps of a terrain (None: the recipe's) and a counter bumped by every change.
+#[derive(Default)]
+pub struct PaintMaps {
+    maps: [Option<ScalarMap>; 2],
+    revision: u64,
+    /// The stroke going on: its map's slot and values when it began (`begin_paint`).
+    stroke: Option<(usize, Vec<f32>)>,
+}
+
+impl PaintMaps {
+    /// The slot of map `name`, or an error naming it.
+    pub fn slot(name: &str) -> Result<usize, String> {
+        MAPS.iter().position(|m| *m == name).ok_or_else(|| {
+            format!("no paintable map `{name}`: the maps are `uplift` and `precipitation`")
+        })
+    }
+
+    pub fn get(&self, slot: usize) -> Option<&ScalarMap> {
+        self.maps[slot].as_ref()
+    }
+
+    /// Sets (or with None clears) a map; bumps the revision.
+    pub fn set(&mut self, slot: usize, map: Option<ScalarMap>) {
+        self.maps[slot] = map;
+        self.revision += 1;
+        self.stroke = None;
+    }
+
+    pub fn get_mut(&mut self, slot: usize) -> Option<&mut ScalarMap> {
+        self.revision += 1;
+        self.maps[slot].as_mut()
+    }
+
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The maps a run takes (uplift, precipitation).
+    pub fn shared(&self) -> (Option<Arc<ScalarMap>>, Option<Arc<ScalarMap>>) {
+        (
+            self.maps[0].clone().map(Arc::new),
+            self.maps[1].clone().map(Arc::new),
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.maps.iter().all(Option::is_none)
+    }
+}
+
+#[godot_api(secondary)]
+impl TerrainWorld {
+    /// The maps a brush paints: `uplift` (m/yr) and `precipitation` (m/yr).
+    #[func]
+    pub fn get_paint_map_names() -> PackedStringArray {
+        MAPS.iter().map(|m| GString::from(*m)).collect()
+    }
+
+    /// Whether map `name` is painted (else runs take the recipe's).
+    #[func]
+    pub fn has_paint(&self, name: GString) -> bool {
+        PaintMaps::slot(&name.to_string()).is_ok_and(|s| self.paint.get(s).is_some())
+    }
+
+    /// A counter that changes whenever a painted map does.
+    #[func]
+    pub fn get_paint_revision(&self) -> i64 {
+        self.paint.revision() as i64
+    }
+
+    /// Starts painting map `name`: when it is not painted yet it starts as the values runs
+    /// use now (the current terrain's uplift, the recipe's precipitation, or 1 m/yr).
+    /// Returns "" or the error.
+    /// Until `end_paint`, dabs on it form one stroke: a stroke raises (or lowers, or sets)
+    /// a cell at most as much as one dab would, however densely it is dabbed.
+    #[func]
+    pub fn begin_paint(&mut self, name: GString) -> GString {
+        match self.ensure_paint(&name.to_string()) {
+            Ok(slot) => {
+                let base = self.paint.get(slot).map(|m| m.data.clone());
+                self.paint.stroke = base.map(|b| (slot, b));
+                GString::new()
+            }
+            Err(e) => GString::from(e.as_str()),
+        }
+    }
+
+    /// Ends the stroke `begin_paint` began (later dabs add up again).
+    #[func]
+    pub fn end_paint(&mut self) {
+        self.paint.stroke = None;
+    }
+
+    /// One brush dab on map `name` at `position` (global; only x and z count), part of the
+    /// stroke `begin_paint` began if there is one: `mode` is
+    /// `add`, `subtract`, `smooth` or `set`; `radius` metres; `strength` and `falloff`
+    /// 0–1; `value` the amount (or the value `set` paints) in the map's units, m/yr.
+    /// Precipitation stays ≥ 0. Returns "" or the error (naming the field at fault).
+    #[func]
+    #[allow(clippy::too_many_arguments)]
+    pub fn paint_dab(
+        &mut self,
+        name: GString,
+        position: Vector3,
+        mode: GString,
+        radius: f32,
+        strength: f32,
+        falloff: f32,
+        value: f32,
+    ) -> GString {
+        let name_s = name.to_string();
+        let result = (|| -> Result<(), String> {
+            let mode = BrushMode::parse(&mode.to_string()).map_err(|e| e.to_string())?;
+            let slot = self.ensure_paint(&name_s)?;
+            let local = self.base().to_local(position);
+            let brush = Brush {
+                mode,
+                radius,
+                strength,
+                falloff,
+                value,
+                floor: if slot == 1 { 0.0 } else { f32::NEG_INFINITY },
+            };
+            let stroke = self.paint.stroke.take();
+            let map = self.paint.get_mut(slot).ok_or("the map was not made")?;
+            let grid = map.grid;
+            let centre = [
+                local.x + (grid.width as f32 - 1.0) * 0.5 * grid.dx(),
+                local.z + (grid.height as f32 - 1.0) * 0.5 * grid.dy(),
+            ];
+            let done = match &stroke {
+                Some((s, base)) if *s == slot && base.len() == map.data.len() => {
+                    brush.stroke_dab(map, centre, base)
+                }
+                _ => brush.dab(map, centre),
+            };
+            self.paint.stroke = stroke;
+            done.map_err(|e| e.to_string())?;
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                self.signals().paint_changed().emit(&name);
+                GString::new()
+            }
+            Err(e) => GString::from(e.as_str()),
+        }
+    }
+
+    /// Map `name`'s values, row by row (empty when it is not painted): for undo.
+    #[func]
+    pub fn get_paint_values(&self, name: GString) -> PackedFloat32Array {
+        PaintMaps::slot(&name.to_string())
+            .ok()
+            .and_then(|s| self.paint.get(s))
+            .map_or_else(PackedFloat32Array::new, |m| {
+                PackedFloat32Array::from(m.data.as_slice())
+            })
+    }
+
+    /// Sets map `name` to `values` (as `get_paint_values` gave them; empty clears it).
+    /// Returns "" or the error (a wrong size or a value that is not finite).
+    #[func]
+    pub fn set_paint_values(&mut self, name: GString, values: PackedFloat32Array) -> GString {
+        let result = (|| -> Result<(), String> {
+            let slot = PaintMaps::slot(&name.to_string())?;
+            if values.is_empty() {
+                self.paint.set(slot, None);
+                return Ok(());
+            }
+            let grid = match self.paint.get(slot) {
+                Some(m) => m.grid,
+                None => self.paint_grid()?,
+            };
+            let data = values.as_slice().to_vec();
+            if data.len() != grid.len() {
+                return Err(format!(
+                    "values for `{name}`: {} numbers, but the terrain has {}×{} = {} cells",
+                    data.len(),
+                    grid.width,
+                    grid.height,
+                    grid.len()
+                ));
+            }
+            check_values(&name.to_string(), slot, &data)?;
+            self.paint.set(slot, Some(ScalarMap { grid, data }));
+            Ok(())
+        })();
+        self.paint_result(&name, result)
+    }
+
+    /// Forgets map `name`'s paint: runs take the recipe's again.
+    #[func]
+    pub fn clear_paint(&mut self, name: GString) {
+        if let Ok(slot) = PaintMaps::slot(&name.to_string()) {
+            self.paint.set(slot, None);
+            self.signals().paint_changed().emit(&name);
+        }
+    }
+
+    /// Paints map `name` from an image: a grayscale PNG (black `min`, white `max`, m/yr)
+    /// or a 32-bit float EXR (`min + v·(max − min)`), resampled to the terrain's grid.
+    /// Returns "" or the error.
+    #[func]
+    pub fn import_paint(&mut self, name: GString, path: GString, min: f32, max: f32) -> GString {
+        let result = (|| -> Result<(), String> {
+            let slot = PaintMaps::slot(&name.to_string())?;
+            let grid = self.paint_grid()?;
+            let full = convert::globalize(&path.to_string());
+            let source = ScalarSource::Image {
+                path: full.display().to_string(),
+                min,
+                max,
+            };
+            let map = source
+                .resolve(grid, 0, std::path::Path::new("."))
+                .map_err(|e| e.to_string())?;
+            check_values(&name.to_string(), slot, &map.data)?;
+            self.paint.set(slot, Some(map));
+            Ok(())
+        })();
+        self.paint_result(&name, result)
+    }
+
+    /// Writes map `name` as a one-channel 32-bit float EXR at `path`, which a recipe takes
+    /// as `Image(path: ..., min: 0.0, max: 1.0)` (the CLI then bakes what this terrain
+    /// runs). Returns "" or the error.
+    #[func]
+    pub fn save_paint(&self, name: GString, path: GString) -> GString {
+        let result = (|| -> Result<(), String> {
+            let slot = PaintMaps::slot(&name.to_string())?;
+            let map = self
+                .paint
+                .get(slot)
+                .ok_or_else(|| format!("`{name}` is not painted"))?;
+            let full = convert::globalize(&path.to_string());
+            orogen_core::io::exr::write_exr(&full, map).map_err(|e| e.to_string())
+        })();
+        match result {
+            Ok(()) => GString::new(),
+            Err(e) => GString::from(e.as_str()),
+        }
+    }
+
+    /// Map `name` as an image (`FORMAT_RF`, m/yr), or null when it is not painted.
+    #[func]
+    pub fn get_paint_image(&self, name: GString) -> Option<Gd<Image>> {
+        let slot = PaintMaps::slot(&name.to_string()).ok()?;
+        let map = self.paint.get(slot)?;
+        convert::scalar_image(map.grid, &map.data).ok()
+    }
+
+    /// Where the ray from `origin` along `direction` (global) first meets the terrain's
+    /// heights, global; null when it misses. Marches a quarter cell at a time, then bisects.
+    #[func]
+    pub fn intersect_ray(&self, origin: Vector3, direction: Vector3) -> Variant {
+        let Some(world) = &self.world else {
+            return Variant::nil();
+        };
+        let xf = self.base().get_global_transform();
+        let inv = xf.affine_inverse();
+        let o = inv * origin;
+        let d = (inv.basis * direction).normalized();
+        let grid = world.grid();
+        let half = Vector2::new(
+            (grid.width as f32 - 1.0) * 0.5 * grid.dx(),
+            (grid.height as f32 - 1.0) * 0.5 * grid.dy(),
+        );
+        let above = |p: Vector3| p.y - self.get_height(p.x, p.z);
+        let inside = |p: Vector3| p.x.abs() <= half.x && p.z.abs() <= half.y;
+        // Clip the ray to the terrain's box in x and z.
+        let (mut t0, mut t1) = (0.0f32, f32::INFINITY);
+        for (o, d, h) in [(o.x, d.x, half.x), (o.z, d.z, half.y)] {
+            if d.abs() < 1e-9 {
+                if o.abs() > h {
+                    return Variant::nil();
+                }
+            } else {
+                let (a, b) = ((-h - o) / d, (h - o) / d);
+                t0 = t0.max(a.min(b));
+                t1 = t1.min(a.max(b));
+            }
+        }
+        // And to the heights' range in y.
+        let (lo, hi) = orogen_core::field::finite_min_max(&world.height.data);
+        if d.y.abs() < 1e-9 {
+            if o.y < lo - 1.0 || o.y > hi + 1.0 {
+                return Variant::nil();
+            }
+        } else {
+            let (a, b) = ((lo - 1.0 - o.y) / d.y, (hi + 1.0 - o.y) / d.y);
+            t0 = t0.max(a.min(b));
+            t1 = t1.min(a.max(b));
+        }
+        if t0 > t1 || !t1.is_finite() {
+            return Variant::nil();
+        }
+        let step = 0.25 * grid.dx().min(grid.dy());
+        let mut t = t0;
+        let mut prev = (t, above(o + d * t));
+        if prev.1 < 0.0 {
+            return Variant::nil(); // starts under the terrain
+        }
+        let max_steps = (((t1 - t0) / step).ceil() as usize).min(1 << 22);
+        for _ in 0..max_steps {
+            t = (t + step).min(t1);
+            let p = o + d * t;
+            let a = above(p);
+            if a <= 0.0 && inside(p) {
+                let (mut lo, mut hi) = (prev.0, t);
+                for _ in 0..24 {
+                    let mid = 0.5 * (lo + hi);
+                    if above(o + d * mid) > 0.0 {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                return (xf * (o + d * hi)).to_variant();
+            }
+            prev = (t, a);
+            if t >= t1 {
+                break;
+            }
+        }
+        Variant::nil()
+    }
+
+    /// Shows (or hides) the brush circle: centre `position` (global), `radius` metres.
+    #[func]
+    pub fn set_brush_indicator(&mut self, visible: bool, position: Vector3, radius: f32) {
+        let local = self.base().to_local(position);
+        if let Some(m) = self.material.as_mut() {
+            m.set_shader_parameter("brush_visible", &visible.to_variant());
+            m.set_shader_parameter("brush_centre", &Vector2::new(local.x, local.z).to_variant());
+            m.set_shader_parameter("brush_radius", &radius.max(0.0).to_variant());
+        }
+    }
+}
+
+impl TerrainWorld {
+    /// The painted maps.
+    pub fn paint_maps(&self) -> &PaintMaps {
+        &self.paint
+    }
+
+    /// The terrain as a live run starts from it: its data decoded, without the maps of
+    /// the run that made it (the live run writes its own); None without data.
+    pub fn live_world(&self) -> Result<Option<orogen_core::World>, String> {
+        if self.data.is_none() {
+            return Ok(None);
+        }
+        let mut world = self.full_world()?;
+        world.maps.clear();
+        Ok(Some(world))
+    }
+
+    /// The grid painted maps are made on: the terrain's, else its recipe's.
+    fn paint_grid(&self) -> Result<Grid, String> {
+        if let Some(w) = &self.world {
+            return Ok(w.grid());
+        }
+        let recipe = self
+            .recipe_resource()
+            .ok_or("the terrain has neither data nor a recipe to paint over")?;
+        let parsed = recipe.bind().parsed()?;
+        parsed.grid().map_err(|e| e.to_string())
+    }
+
+    /// The slot of map `name`, made from what runs use now if it is not painted yet.
+    fn ensure_paint(&mut self, name: &str) -> Result<usize, String> {
+        let slot = PaintMaps::slot(name)?;
+        let grid = self.paint_grid()?;
+        if let Some(map) = self.paint.get(slot) {
+            // A map loaded with the scene, or made for another size: onto this grid.
+            if map.grid != grid {
+                let mut map = map.resampled(grid);
+                map.grid = grid;
+                self.paint.set(slot, Some(map));
+            }
+            return Ok(slot);
+        }
+        let recipe = self
+            .recipe_resource()
+            .map(|r| {
+                let r = r.bind();
+                (r.parsed(), r.base_dir())
+            })
+            .and_then(|(p, dir)| p.ok().map(|p| (p, dir)));
+        let map = if slot == 0 {
+            match (&self.world, &recipe) {
+                (Some(w), _) if w.uplift.grid.len() == grid.len() => w.uplift.clone(),
+                (_, Some((r, dir))) if r.uplift.planet().is_none() => r
+                    .uplift
+                    .resolve(grid, r.seed ^ UPLIFT_SEED, dir)
+                    .map_err(|e| e.to_string())?,
+                (_, Some(_)) => {
+                    return Err(
+                        "the recipe's uplift comes from its planet: generate the terrain \
+                         first, then paint over its uplift"
+                            .into(),
+                    )
+                }
+                _ => ScalarMap::filled(grid, 0.0),
+            }
+        } else {
+            let source = recipe.as_ref().and_then(|(r, dir)| {
+                r.stages
+                    .iter()
+                    .find_map(|s| s.stream_power())
+                    .and_then(|p| p.precipitation.clone())
+                    .map(|s| (s, r.seed, dir.clone()))
+            });
+            match source {
+                Some((s, seed, dir)) => s
+                    .resolve(grid, seed ^ PRECIPITATION_SEED, &dir)
+                    .map_err(|e| e.to_string())?,
+                None => ScalarMap::filled(grid, DEFAULT_PRECIPITATION),
+            }
+        };
+        self.paint.set(slot, Some(map));
+        Ok(slot)
+    }
+
+    /// Sets a painted map from an image (the scene's saved property); an image that is
+    /// not usable is reported and leaves the map unpainted.
+    pub(crate) fn set_paint_image(&mut self, slot: usize, img: Option<Gd<Image>>) {
+        let map = img.and_then(|img| {
+            let made = convert::image_grid(&img, 1.0, 1.0, MAPS[slot]).and_then(|grid| {
+                let data = convert::image_f32(&img);
+                check_values(MAPS[slot], slot, &data)?;
+                Ok(ScalarMap { grid, data })
+            });
+            made.map_err(|e| godot_error!("TerrainWorld: painted {}: {e}", MAPS[slot]))
+                .ok()
+        });
+        self.paint.set(slot, map);
+        self.signals().paint_changed().emit(MAPS[slot]);
+    }
+
+    fn paint_result(&mut self, name: &GString, result: Result<(), String>) -> GString {
+        match result {
+            Ok(()) => {
+                self.signals().paint_changed().emit(name);
+                GString::new()
+            }
+            Err(e) => GString::from(e.as_str()),
+        }
+    }
+}
+
+/// Refuses values a run would refuse: not finite, or negative precipitation.
+fn check_values(name: &str, slot: usize, data: &[f32]) -> Result<(), String> {
+    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+        return Err(format!("`{name}` has {} at value {i}", data[i]));
+    }
+    if slot == 1 {
+        if let Some(v) = data.iter().find(|v| **v < 0.0) {
+            return Err(format!("`{name}` must be >= 0, has {v}"));
+        }
+    }
+    Ok(())
+}
