@@ -75,15 +75,18 @@ func _on_selection_changed() -> void:
 	_content.call(&"set_planet", DockScript.pick_planet(nodes))
 
 
-## A selected PlanetWorld takes viewport clicks while the dock's Pick is on.
+## A selected PlanetWorld takes viewport clicks while the dock's Pick is on; a selected
+## TerrainWorld takes brush strokes while the dock's Paint is on.
 func _handles(object: Object) -> bool:
-	return DockScript.PlanetPart.is_planet(object)
+	return DockScript.PlanetPart.is_planet(object) or DockScript.is_terrain(object)
 
 
 func _forward_3d_gui_input(camera: Camera3D, event: InputEvent) -> int:
-	if _content == null or _content.get(&"planet_part") == null:
+	if _content == null:
 		return EditorPlugin.AFTER_GUI_INPUT_PASS
-	if _content.planet_part.pick_from_viewport(camera, event):
+	if _content.paint != null and _content.paint.forward_input(camera, event):
+		return EditorPlugin.AFTER_GUI_INPUT_STOP
+	if _content.get(&"planet_part") != null and _content.planet_part.pick_from_viewport(camera, event):
 		return EditorPlugin.AFTER_GUI_INPUT_STOP
 	return EditorPlugin.AFTER_GUI_INPUT_PASS
 

@@ -378,6 +378,7 @@ func _run_all() -> void:
 			and _connections(terrain, &"recipe_changed", dock) == 1,
 			"following it again connects once to each of its signals")
 
+	await _check_paint(dock, terrain, ur)
 	await _check_planet(dock, terrain)
 	_select(terrain)
 	await _frames(2)
@@ -395,6 +396,69 @@ func _run_all() -> void:
 	_check(EditorInterface.is_plugin_enabled("orogen") and _find_dock() != null,
 			"enabling the plugin adds the dock again")
 	_cleanup()
+
+
+## The Paint section: a stroke through the plugin's viewport input paints the uplift as one
+## undo step; Clear is undoable; Live erosion runs while painting, keeps Generate off, and
+## turning it off applies the eroded terrain.
+func _check_paint(dock: Control, terrain: Node3D, ur: UndoRedo) -> void:
+	var paint: RefCounted = dock.call(&"get_paint_part")
+	if not _check(paint != null, "the dock has a Paint section"):
+		return
+	var painter: RefCounted = paint.get(&"painter")
+	painter.set(&"radius", 600.0)
+	paint.call(&"set_active", true)
+	var vp := EditorInterface.get_editor_viewport_3d(0)
+	var cam := vp.get_camera_3d()
+	# Look straight down on the terrain's middle from above.
+	cam.global_transform = Transform3D(Basis.looking_at(Vector3.DOWN, Vector3.FORWARD), Vector3(0, 20000, 0))
+	var centre := Vector2(vp.size) * 0.5
+	var press := InputEventMouseButton.new()
+	press.button_index = MOUSE_BUTTON_LEFT
+	press.pressed = true
+	press.position = centre
+	var used := int(_plugin.call(&"_forward_3d_gui_input", cam, press))
+	var motion := InputEventMouseMotion.new()
+	motion.position = centre + Vector2(40, 0)
+	motion.button_mask = MOUSE_BUTTON_MASK_LEFT
+	cam.global_transform = Transform3D(Basis.looking_at(Vector3.DOWN, Vector3.FORWARD), Vector3(0, 20000, 0))
+	_plugin.call(&"_forward_3d_gui_input", cam, motion)
+	var release := InputEventMouseButton.new()
+	release.button_index = MOUSE_BUTTON_LEFT
+	release.pressed = false
+	release.position = motion.position
+	_plugin.call(&"_forward_3d_gui_input", cam, release)
+	_check(used == EditorPlugin.AFTER_GUI_INPUT_STOP and bool(terrain.call(&"has_paint", "uplift")),
+			"a left drag in the viewport with Paint on paints the uplift")
+	var painted: PackedFloat32Array = terrain.call(&"get_paint_values", "uplift")
+	ur.undo()
+	_check(not bool(terrain.call(&"has_paint", "uplift")), "undo takes the stroke back (one step)")
+	ur.redo()
+	_check(PackedFloat32Array(terrain.call(&"get_paint_values", "uplift")).to_byte_array()
+			== painted.to_byte_array(), "redo paints it again, byte for byte")
+	paint.call(&"clear_map", "uplift")
+	_check(not bool(terrain.call(&"has_paint", "uplift")), "Clear forgets the painted uplift")
+	ur.undo()
+	_check(bool(terrain.call(&"has_paint", "uplift")), "undo brings it back")
+	paint.call(&"set_active", false)
+	_check(int(_plugin.call(&"_forward_3d_gui_input", cam, press)) == EditorPlugin.AFTER_GUI_INPUT_PASS,
+			"with Paint off the viewport's clicks pass")
+
+	# Live erosion.
+	_check(String(paint.call(&"set_live", true)) == "" and bool(paint.call(&"is_live")), "Live erosion starts")
+	var sim: Node = paint.call(&"get_live_simulator")
+	_check(await _wait_for(func() -> bool: return int(sim.call(&"get_refresh_count")) > 2),
+			"the terrain refreshes while live")
+	_check(not bool(dock.call(&"generate")), "Generate waits while live erosion runs")
+	painter.call(&"begin_stroke", terrain, Vector3(0, 0, 0))
+	painter.call(&"end_stroke", null)
+	var before: Resource = terrain.get(&"data")
+	paint.call(&"set_live", false)
+	_check(await _wait_for(func() -> bool: return not bool(paint.call(&"is_live"))), "Live erosion stops")
+	_check(terrain.get(&"data") != before and terrain.get(&"data") != null,
+			"stopping applies the eroded terrain")
+	_check(not bool(_part(dock, &"ctx").get(&"live")), "the dock is idle again")
+	terrain.call(&"clear_paint", "uplift")
 
 
 ## The planet part: selecting a PlanetWorld shows it; Simulate runs the plates off the main

@@ -19,6 +19,8 @@ var undo: EditorUndoRedoManager = null
 var terrain: Node3D = null
 ## True while a generation runs (kept by the run part).
 var generating := false
+## True while the Paint section's live erosion runs (Generate waits for it).
+var live := false
 ## The recipe and RON text the form was built from. A form edit records its new RON here, so
 ## the dock does not take it for an outside change and rebuild the control under the mouse.
 var shown_recipe: Resource = null

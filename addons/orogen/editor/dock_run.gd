@@ -74,6 +74,9 @@ func build(parent: Control, sim_host: Node) -> void:
 func generate() -> bool:
 	if _ctx.generating:
 		return false
+	if _ctx.live:
+		_ctx.show_error("Live erosion is on: turn it off first.")
+		return false
 	var terrain := _ctx.terrain
 	var recipe := _ctx.recipe()
 	if terrain == null or recipe == null:
@@ -154,7 +157,7 @@ func reset_progress() -> void:
 
 func update_ui() -> void:
 	var running := _ctx.generating
-	_generate_button.disabled = running or _ctx.recipe() == null
+	_generate_button.disabled = running or _ctx.live or _ctx.recipe() == null
 	_cancel_button.disabled = not running or _cancel_requested
 	_progress.visible = running or _progress.value > 0.0
 	_progress_label.visible = running or _progress_label.text != ""

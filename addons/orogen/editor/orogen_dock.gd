@@ -20,6 +20,7 @@ const Run := preload("dock_run.gd")
 const Maps := preload("dock_maps.gd")
 const Bake := preload("dock_bake.gd")
 const PlanetPart := preload("dock_planet.gd")
+const Paint := preload("dock_paint.gd")
 
 ## Emitted after a generation ends: `ok` is false when it failed or was cancelled.
 signal generation_ended(ok: bool, message: String)
@@ -30,6 +31,7 @@ var form := Form.new(ctx)
 var run := Run.new(ctx)
 var maps := Maps.new(ctx)
 var bake := Bake.new(ctx)
+var paint := Paint.new(ctx)
 ## The planet part, shown while a PlanetWorld is selected.
 var planet_part: RefCounted = null
 
@@ -62,6 +64,7 @@ func _ready() -> void:
 	run.state_changed.connect(_update_buttons)
 	run.maps_changed.connect(maps.mark_dirty)
 	maps.refreshed.connect(_update_buttons)
+	paint.live_changed.connect(_update_buttons)
 	form.file_dialog_requested.connect(bake.open_file_dialog)
 	bake.recipe_imported.connect(form.rebuild)
 	_update_all()
@@ -73,6 +76,7 @@ func _ready() -> void:
 ## dock to another slot also takes it out of the tree and back.
 func shutdown() -> void:
 	run.shutdown()
+	paint.shutdown()
 	_connect_terrain(null)
 
 
@@ -84,6 +88,7 @@ func set_terrain(node: Node) -> void:
 	if terrain == ctx.terrain:
 		return
 	_connect_terrain(terrain)
+	paint.follow(terrain)
 	ctx.shown_recipe = null
 	ctx.shown_ron = ""
 	maps.clear()
@@ -178,6 +183,11 @@ func get_stage_panels() -> Array[Node]:
 	return form.get_stage_panels()
 
 
+## The Paint section (dock_paint.gd): its `painter`, set_live, import_map, clear_map.
+func get_paint_part() -> RefCounted:
+	return paint
+
+
 ## The materials and strata editor (dock_layers.gd): add_material, set_value, add_stratum, …
 func get_layers_form() -> RefCounted:
 	return form.layers
@@ -249,6 +259,7 @@ func _build_ui() -> void:
 	ctx.error_label = validation
 	form.build(_body, self)
 	maps.build(_body)
+	paint.build(_body, self)
 	bake.build(_body, self)
 	if planet_part == null:
 		planet_part = PlanetPart.new(ctx.undo)
@@ -268,6 +279,7 @@ func _process(delta: float) -> void:
 		_update_all()
 	run.process(delta)
 	maps.process(delta)
+	paint.process(delta)
 
 
 func _update_all() -> void:

@@ -1,0 +1,363 @@
+@tool
+extends RefCounted
+## The Orogen dock's Paint section: brushes that paint the followed terrain's uplift and
+## precipitation in the 3D viewport (FastFlow's authoring loop, seed 002), their settings,
+## the painted maps' thumbnails with Import, Save and Clear, and the Live toggle, which keeps
+## the terrain eroding (ErosionSimulator.start_live) from where it is while you paint.
+##
+## Each stroke, import and clear is one undo step. Turning Live off applies the eroded terrain.
+
+const Context := preload("dock_context.gd")
+const UI := preload("dock_ui.gd")
+const MapPreview := preload("map_preview.gd")
+const Painter := preload("../runtime/painter.gd")
+
+const MAPS: Array[String] = ["uplift", "precipitation"]
+const MODES: Array[String] = ["add", "subtract", "smooth", "set"]
+## Seconds between thumbnail refreshes while painting.
+const THUMB_SECONDS := 0.25
+
+## A live run started or stopped (the run buttons follow).
+signal live_changed
+
+var painter := Painter.new()
+var _ctx: Context
+var _host: Node
+var _paint_toggle: Button
+var _map_option: OptionButton
+var _mode_option: OptionButton
+var _radius: SpinBox
+var _strength: SpinBox
+var _falloff: SpinBox
+var _value: SpinBox
+var _live: CheckButton
+var _live_label: Label
+var _tiles := {}
+var _live_sim: Node = null
+var _followed: Node3D = null
+var _thumb_dirty := true
+var _thumb_timer := 0.0
+var _dialog: FileDialog = null
+var _dialog_map := ""
+
+
+func _init(ctx: Context) -> void:
+	_ctx = ctx
+
+
+func build(parent: Control, host: Node) -> void:
+	_host = host
+	parent.add_child(UI.section("Paint"))
+	var row := HBoxContainer.new()
+	_paint_toggle = Button.new()
+	_paint_toggle.text = "Paint"
+	_paint_toggle.toggle_mode = true
+	_paint_toggle.icon = EditorInterface.get_editor_theme().get_icon(&"Edit", &"EditorIcons")
+	_paint_toggle.tooltip_text = "Paint the selected map in the 3D viewport (left drag). " \
+			+ "Each stroke is one undo step."
+	_paint_toggle.toggled.connect(func(_on: bool) -> void: _hide_brush())
+	row.add_child(_paint_toggle)
+	_map_option = OptionButton.new()
+	for m: String in MAPS:
+		_map_option.add_item(m.capitalize())
+	_map_option.tooltip_text = "The map a stroke paints (m/yr)."
+	_map_option.item_selected.connect(_on_map_selected)
+	_map_option.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	row.add_child(_map_option)
+	_mode_option = OptionButton.new()
+	for m: String in MODES:
+		_mode_option.add_item(m.capitalize())
+	_mode_option.tooltip_text = "Add, subtract, smooth or set the map under the brush."
+	_mode_option.item_selected.connect(func(i: int) -> void: painter.mode = MODES[i])
+	row.add_child(_mode_option)
+	parent.add_child(row)
+
+	var grid := GridContainer.new()
+	grid.columns = 2
+	_radius = _spin(grid, "Size (m)", 10.0, 100000.0, 10.0, painter.radius,
+			"Brush radius, metres.", func(v: float) -> void: painter.radius = v)
+	_strength = _spin(grid, "Strength", 0.0, 1.0, 0.01, painter.strength,
+			"Share of the change one dab makes.", func(v: float) -> void: painter.strength = v)
+	_falloff = _spin(grid, "Falloff", 0.0, 1.0, 0.01, painter.falloff,
+			"Share of the radius over which the brush fades out.",
+			func(v: float) -> void: painter.falloff = v)
+	_value = _spin(grid, "Value (m/yr)", 0.0, 100.0, 0.0001, painter.value,
+			"Amount added or subtracted at the brush's centre, or the value Set paints; " \
+			+ "the white of an imported PNG.", func(v: float) -> void: painter.value = v)
+	parent.add_child(grid)
+
+	_live = CheckButton.new()
+	_live.text = "Live erosion"
+	_live.tooltip_text = "Keep the terrain eroding from where it is, with the painted maps, " \
+			+ "while you paint. Turning it off keeps the eroded terrain."
+	_live.toggled.connect(func(on: bool) -> void:
+		var err := set_live(on)
+		if err != "":
+			_ctx.show_error(err))
+	parent.add_child(_live)
+	_live_label = Label.new()
+	_live_label.modulate = Color(1, 1, 1, 0.7)
+	parent.add_child(_live_label)
+
+	var flow := HFlowContainer.new()
+	for m: String in MAPS:
+		var box := VBoxContainer.new()
+		var title := Label.new()
+		title.text = m.capitalize()
+		box.add_child(title)
+		var tex := TextureRect.new()
+		tex.custom_minimum_size = Vector2(96, 96)
+		tex.expand_mode = TextureRect.EXPAND_IGNORE_SIZE
+		tex.stretch_mode = TextureRect.STRETCH_KEEP_ASPECT_CENTERED
+		box.add_child(tex)
+		var buttons := HBoxContainer.new()
+		buttons.add_child(UI.icon_button(&"Load", "Import a grayscale PNG (black 0, white Value) " \
+				+ "or a float EXR (m/yr as they are).", _open_dialog.bind(m, true)))
+		buttons.add_child(UI.icon_button(&"Save", "Save as a float EXR a recipe can take: " \
+				+ "Image(path: \"….exr\", min: 0.0, max: 1.0).", _open_dialog.bind(m, false)))
+		buttons.add_child(UI.icon_button(&"Remove", "Clear: runs take the recipe's map again.",
+				func() -> void: clear_map(m)))
+		box.add_child(buttons)
+		flow.add_child(box)
+		_tiles[m] = tex
+	parent.add_child(flow)
+
+
+func _spin(grid: GridContainer, text: String, lo: float, hi: float, step: float, v: float,
+		tip: String, changed: Callable) -> SpinBox:
+	grid.add_child(UI.label(text, tip))
+	var s := SpinBox.new()
+	s.min_value = lo
+	s.max_value = hi
+	s.step = step
+	s.value = v
+	s.tooltip_text = tip
+	s.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	s.value_changed.connect(changed)
+	grid.add_child(s)
+	return s
+
+
+func _on_map_selected(i: int) -> void:
+	painter.map = MAPS[i]
+	painter.value = Painter.default_value(painter.map)
+	_value.set_value_no_signal(painter.value)
+
+
+## Whether viewport input paints (the Paint toggle is on and a terrain is followed).
+func is_active() -> bool:
+	return _paint_toggle != null and _paint_toggle.button_pressed and _ctx.terrain != null
+
+
+func set_active(on: bool) -> void:
+	_paint_toggle.button_pressed = on
+
+
+## Handles a 3D viewport event while painting; true when it was used (a stroke).
+func forward_input(camera: Camera3D, event: InputEvent) -> bool:
+	var terrain := _ctx.terrain
+	if terrain == null or not is_active():
+		return false
+	if event is InputEventMouse:
+		var pos: Vector2 = (event as InputEventMouse).position
+		var hit: Variant = terrain.call(&"intersect_ray", camera.project_ray_origin(pos),
+				camera.project_ray_normal(pos))
+		if hit == null:
+			terrain.call(&"set_brush_indicator", false, Vector3.ZERO, painter.radius)
+		else:
+			terrain.call(&"set_brush_indicator", true, hit, painter.radius)
+		if event is InputEventMouseButton:
+			var mb := event as InputEventMouseButton
+			if mb.button_index != MOUSE_BUTTON_LEFT:
+				return false
+			if mb.pressed and hit != null:
+				var err := painter.begin_stroke(terrain, hit)
+				if err != "":
+					_ctx.show_error(err)
+				_thumb_dirty = true
+				return true
+			if not mb.pressed and painter.is_stroking():
+				painter.end_stroke(_ctx.undo)
+				_thumb_dirty = true
+				return true
+		elif event is InputEventMouseMotion and painter.is_stroking():
+			if hit != null:
+				painter.stroke_to(hit)
+				_thumb_dirty = true
+			return true
+	return false
+
+
+func _hide_brush() -> void:
+	if _ctx.terrain != null and is_instance_valid(_ctx.terrain):
+		_ctx.terrain.call(&"set_brush_indicator", false, Vector3.ZERO, painter.radius)
+
+
+## Clears `map_name`'s paint as one undo step.
+func clear_map(map_name: String) -> void:
+	var terrain := _ctx.terrain
+	if terrain == null:
+		return
+	var before: PackedFloat32Array = terrain.call(&"get_paint_values", map_name)
+	if before.is_empty():
+		return
+	_record(terrain, "Clear painted %s" % map_name, map_name, before, PackedFloat32Array())
+
+
+## Paints `map_name` from an image file as one undo step; "" or the error.
+func import_map(map_name: String, path: String) -> String:
+	var terrain := _ctx.terrain
+	if terrain == null:
+		return "no terrain"
+	var before: PackedFloat32Array = terrain.call(&"get_paint_values", map_name)
+	var exr := path.get_extension().to_lower() == "exr"
+	var err := String(terrain.call(&"import_paint", map_name, path, 0.0,
+			1.0 if exr else painter.value))
+	if err != "":
+		return err
+	var after: PackedFloat32Array = terrain.call(&"get_paint_values", map_name)
+	terrain.call(&"set_paint_values", map_name, before)
+	_record(terrain, "Import painted %s" % map_name, map_name, before, after)
+	return ""
+
+
+func _record(terrain: Node3D, action: String, map_name: String, before: PackedFloat32Array,
+		after: PackedFloat32Array) -> void:
+	if _ctx.undo == null:
+		terrain.call(&"set_paint_values", map_name, after)
+	else:
+		_ctx.undo.create_action(action)
+		_ctx.undo.add_do_method(terrain, &"set_paint_values", map_name, after)
+		_ctx.undo.add_undo_method(terrain, &"set_paint_values", map_name, before)
+		_ctx.undo.commit_action()
+	_thumb_dirty = true
+
+
+func _open_dialog(map_name: String, open: bool) -> void:
+	if _dialog == null:
+		_dialog = EditorFileDialog.new()
+		_dialog.access = EditorFileDialog.ACCESS_FILESYSTEM
+		_dialog.file_selected.connect(_on_file_selected)
+		_host.add_child(_dialog)
+	_dialog_map = map_name
+	_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_FILE if open \
+			else EditorFileDialog.FILE_MODE_SAVE_FILE
+	_dialog.filters = PackedStringArray(["*.png, *.exr ; Maps"] if open else ["*.exr ; Float EXR"])
+	_dialog.title = ("Import painted %s" if open else "Save painted %s") % map_name
+	_dialog.set_meta(&"open", open)
+	_dialog.popup_file_dialog()
+
+
+func _on_file_selected(path: String) -> void:
+	var err := ""
+	if bool(_dialog.get_meta(&"open")):
+		err = import_map(_dialog_map, path)
+	elif _ctx.terrain != null:
+		err = String(_ctx.terrain.call(&"save_paint", _dialog_map, path))
+	if err != "":
+		_ctx.show_error(err)
+
+
+## Starts or stops live erosion on the followed terrain; "" or the error.
+func set_live(on: bool) -> String:
+	if on == is_live():
+		return ""
+	if not on:
+		if _live_sim != null:
+			_live_sim.call(&"cancel")
+		_live_label.text = "Stopping: applying the eroded terrain…"
+		return ""
+	var terrain := _ctx.terrain
+	if terrain == null:
+		_live.set_pressed_no_signal(false)
+		return "Select a TerrainWorld first."
+	if _ctx.generating:
+		_live.set_pressed_no_signal(false)
+		return "A generation is running; wait for it or cancel it."
+	if _live_sim == null:
+		_live_sim = ClassDB.instantiate(Context.SIMULATOR_CLASS)
+		_live_sim.name = "OrogenLiveSimulator"
+		_host.add_child(_live_sim)
+		_live_sim.connect(&"finished", _on_live_ended.bind(""))
+		_live_sim.connect(&"failed", func(message: String) -> void: _on_live_ended(message))
+	_live_sim.set(&"terrain", _live_sim.get_path_to(terrain))
+	_live_sim.set(&"recipe", null)
+	if not bool(_live_sim.call(&"start_live")):
+		_live.set_pressed_no_signal(false)
+		return "Live erosion could not start."
+	_ctx.live = true
+	_live.set_pressed_no_signal(true)
+	_live_label.text = "Eroding live…"
+	live_changed.emit()
+	return ""
+
+
+func is_live() -> bool:
+	return _live_sim != null and bool(_live_sim.call(&"is_running"))
+
+
+## The live simulator (null before the first live run), for tests.
+func get_live_simulator() -> Node:
+	return _live_sim
+
+
+func _on_live_ended(message: String) -> void:
+	_ctx.live = false
+	_live.set_pressed_no_signal(false)
+	_live_label.text = "" if message == "" else "Live erosion stopped: %s" % message
+	if message != "":
+		_ctx.show_error(message)
+	_thumb_dirty = true
+	live_changed.emit()
+
+
+## Follows the dock's terrain: stops a live run on the one it leaves.
+func follow(terrain: Node3D) -> void:
+	if terrain == _followed:
+		return
+	if is_live():
+		_live_sim.call(&"cancel")
+	if _followed != null and is_instance_valid(_followed):
+		_followed.call(&"set_brush_indicator", false, Vector3.ZERO, painter.radius)
+		if _followed.is_connected(&"paint_changed", _on_paint_changed):
+			_followed.disconnect(&"paint_changed", _on_paint_changed)
+	_followed = terrain
+	if terrain != null and terrain.has_signal(&"paint_changed"):
+		terrain.connect(&"paint_changed", _on_paint_changed)
+	_thumb_dirty = true
+
+
+func _on_paint_changed(_map: String) -> void:
+	_thumb_dirty = true
+
+
+func process(delta: float) -> void:
+	_thumb_timer -= delta
+	if _thumb_dirty and _thumb_timer <= 0.0:
+		_thumb_dirty = false
+		_thumb_timer = THUMB_SECONDS
+		refresh()
+	if is_live() and _live_sim != null:
+		_live_label.text = "Eroding live: %d views" % int(_live_sim.call(&"get_refresh_count"))
+
+
+## Redraws the painted maps' thumbnails.
+func refresh() -> void:
+	var terrain := _ctx.terrain
+	for m: String in MAPS:
+		var tex: TextureRect = _tiles.get(m)
+		if tex == null:
+			continue
+		var img: Image = null
+		if terrain != null and is_instance_valid(terrain):
+			img = terrain.call(&"get_paint_image", m)
+		var made := MapPreview.make(m, img)
+		tex.texture = made["texture"]
+		tex.tooltip_text = "%s: not painted (the recipe's)" % m if img == null else \
+				"%s: %.3g to %.3g m/yr" % [m, made["min"], made["max"]]
+
+
+func shutdown() -> void:
+	if _live_sim != null and is_instance_valid(_live_sim):
+		_live_sim.call(&"cancel")
+	follow(null)
