@@ -1,7 +1,7 @@
 extends Node3D
 ## Orogen demo: grows a terrain at load (ErosionSimulator on TerrainWorld's recipe), shows it
 ## growing live, then orbits the camera around it. Used by main.tscn (a mountain range and a
-## sea plane) and strata.tscn (layered rock cut into mesas, no sea).
+## sea: TerrainWorld's `sea_enabled`) and strata.tscn (layered rock cut into mesas, no sea).
 ##
 ## Command-line options (after `--`): `--orogen-screenshot=PATH` saves one frame to PATH once
 ## the terrain is finished and quits (used by tests/godot/run.sh); `--orogen-views=PREFIX` saves
@@ -11,8 +11,6 @@ extends Node3D
 @onready var terrain: TerrainWorld = $Terrain
 @onready var simulator: ErosionSimulator = $Terrain/Simulator
 @onready var camera: Camera3D = $Camera
-## The sea plane, if the scene has one.
-@onready var water: MeshInstance3D = get_node_or_null(^"Water") as MeshInstance3D
 @onready var status: Label = $HUD/Status
 
 ## Camera height and orbit radius as fractions of the terrain's extent.
@@ -94,10 +92,6 @@ func _frame_camera() -> void:
 	camera.look_at_from_position(pos, Vector3(0.0, 0.0, extent * 0.06 * sin(orbit_angle)), Vector3.UP)
 	camera.far = extent * 4.0
 	camera.near = extent * 0.0005
-	if water != null:
-		# Wider than the far plane reaches, so the sea ends at the far plane (a straight
-		# line, hidden in main.tscn's depth fog), never at the plane's own edge.
-		(water.mesh as PlaneMesh).size = Vector2(extent * 12.0, extent * 12.0)
 
 
 func _save_screenshot() -> void:

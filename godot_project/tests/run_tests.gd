@@ -55,6 +55,7 @@ func _run_all() -> void:
 		test_paint_api_refuses_bad_input,
 		test_painted_run_for_cli_comparison,
 		test_live_erosion_while_painting,
+		test_sea_plane,
 	]
 	await run_tests(tests)
 	finish()
@@ -1273,4 +1274,29 @@ func test_live_erosion_while_painting() -> void:
 	check(await wait_done(sim, 60000), "stopping live applies the terrain")
 	check(terrain.data != null and terrain.data.get_width() == 513, "the eroded 513² terrain is the terrain's data")
 	check(terrain.get_map_names().has("drainage"), "with its drainage")
+	terrain.queue_free()
+
+
+## `sea_enabled` puts a water plane at `sea_level`, twelve times the terrain across (so it
+## reaches past the horizon), tells the shader the level, and takes it away again.
+func test_sea_plane() -> void:
+	var terrain: TerrainWorld = make_scene(recipe_from("equiv.ron"))
+	var sim: ErosionSimulator = sim_of(terrain)
+	sim.start()
+	check(await wait_done(sim, 120000), "finished")
+	check(terrain.get_sea_mesh() == null, "no sea by default")
+	terrain.sea_level = 12.5
+	terrain.sea_enabled = true
+	var sea: MeshInstance3D = terrain.get_sea_mesh()
+	if not check(sea != null and sea.get_parent() == terrain, "the sea is a child of the terrain"):
+		return
+	check(is_equal_approx(sea.global_position.y, 12.5), "at sea level (%f)" % sea.global_position.y)
+	var extent := maxf(128 * 50.0, 96 * 50.0)
+	check(is_equal_approx((sea.mesh as PlaneMesh).size.x, extent * 12.0), "twelve terrains across (%s)" % (sea.mesh as PlaneMesh).size)
+	check(is_equal_approx(float(terrain.get_terrain_material().get_shader_parameter("sea_level")), 12.5), "the shader knows the level")
+	terrain.sea_level = -3.0
+	check(is_equal_approx(sea.global_position.y, -3.0), "moving the level moves the plane")
+	terrain.sea_enabled = false
+	check(terrain.get_sea_mesh() == null, "turning the sea off takes it away")
+	check(float(terrain.get_terrain_material().get_shader_parameter("sea_level")) < -1e8, "and the shader's sea")
 	terrain.queue_free()

@@ -33,6 +33,8 @@ var _value: SpinBox
 var _live: CheckButton
 var _live_label: Label
 var _tiles := {}
+## Map name → the line under its thumbnail (its range, or that it is the recipe's).
+var _notes := {}
 var _live_sim: Node = null
 var _followed: Node3D = null
 var _thumb_dirty := true
@@ -110,6 +112,10 @@ func build(parent: Control, host: Node) -> void:
 		tex.expand_mode = TextureRect.EXPAND_IGNORE_SIZE
 		tex.stretch_mode = TextureRect.STRETCH_KEEP_ASPECT_CENTERED
 		box.add_child(tex)
+		var note := Label.new()
+		note.modulate = Color(1, 1, 1, 0.7)
+		box.add_child(note)
+		_notes[m] = note
 		var buttons := HBoxContainer.new()
 		buttons.add_child(UI.icon_button(&"Load", "Import a grayscale PNG (black 0, white Value) " \
 				+ "or a float EXR (m/yr as they are).", _open_dialog.bind(m, true)))
@@ -353,8 +359,13 @@ func refresh() -> void:
 			img = terrain.call(&"get_paint_image", m)
 		var made := MapPreview.make(m, img)
 		tex.texture = made["texture"]
+		var note: Label = _notes.get(m)
+		if note != null:
+			note.text = "the recipe's" if img == null else "%s–%s" % [
+					String.num(made["min"], 4), String.num(made["max"], 4)]
 		tex.tooltip_text = "%s: not painted (the recipe's)" % m if img == null else \
-				"%s: %.3g to %.3g m/yr" % [m, made["min"], made["max"]]
+				"%s: %s to %s m/yr" % [m, String.num_scientific(made["min"]),
+				String.num_scientific(made["max"])]
 
 
 func shutdown() -> void:

@@ -13,12 +13,14 @@
 //!
 //! Nodata cells (a `nodata` mask among the maps: a DEM's holes) are not drawn.
 
+use godot::classes::base_material_3d::Transparency;
 use godot::classes::image::Format;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::node::InternalMode;
 use godot::classes::{
     ArrayMesh, Camera3D, CollisionShape3D, EditorInterface, Engine, HeightMapShape3D, INode3D,
-    Image, ImageTexture, MeshInstance3D, Node3D, Shader, ShaderMaterial, StaticBody3D,
+    Image, ImageTexture, MeshInstance3D, Node3D, PlaneMesh, Shader, ShaderMaterial,
+    StandardMaterial3D, StaticBody3D,
 };
 use godot::prelude::*;
 use orogen_core::field::{CellSize, Grid, Heightfield};
@@ -59,6 +61,15 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_lod_radius)]
     lod_radius: i32,
+    /// A sea: a flat water plane at `sea_level` reaching past the horizon, with the terrain
+    /// under it drawn as sea floor and sand along its shores.
+    #[export]
+    #[var(set = set_sea_enabled)]
+    sea_enabled: bool,
+    /// The sea's surface, metres (in the terrain's heights).
+    #[export]
+    #[var(set = set_sea_level)]
+    sea_level: f32,
     /// Painted uplift, m/yr, one value per cell (`FORMAT_RF`); null: the recipe's `uplift`.
     /// The dock's brushes paint it; it is saved with the scene.
     #[export]
@@ -91,6 +102,8 @@ pub struct TerrainWorld {
     shapes: Vec<Gd<CollisionShape3D>>,
     /// Painted uplift and precipitation (see `paint`).
     pub(crate) paint: crate::paint::PaintMaps,
+    /// The sea plane while `sea_enabled`.
+    sea: Option<Gd<MeshInstance3D>>,
     base: Base<Node3D>,
 }
 
@@ -102,6 +115,9 @@ impl INode3D for TerrainWorld {
             data: None,
             collision_enabled: true,
             lod_radius: clipmap::DEFAULT_RADIUS as i32,
+            sea_enabled: false,
+            sea_level: 0.0,
+            sea: None,
             uplift_paint: PhantomVar::default(),
             precipitation_paint: PhantomVar::default(),
             world: None,
@@ -123,6 +139,7 @@ impl INode3D for TerrainWorld {
 
     fn ready(&mut self) {
         self.rebuild();
+        self.update_sea();
         // Build the display mesh for the recipe's size now (scene load), not in the middle of
         // a run's live updates.
         if self.world.is_none() {
@@ -196,6 +213,28 @@ impl TerrainWorld {
     pub fn set_collision_enabled(&mut self, enabled: bool) {
         self.collision_enabled = enabled;
         self.rebuild_collision();
+    }
+
+    #[func]
+    pub fn set_sea_enabled(&mut self, enabled: bool) {
+        self.sea_enabled = enabled;
+        self.update_sea();
+    }
+
+    #[func]
+    pub fn set_sea_level(&mut self, level: f32) {
+        if level.is_finite() {
+            self.sea_level = level;
+        } else {
+            godot_error!("TerrainWorld: sea_level must be finite, got {level}");
+        }
+        self.update_sea();
+    }
+
+    /// The sea plane (an internal child), or null while `sea_enabled` is off.
+    #[func]
+    pub fn get_sea_mesh(&self) -> Option<Gd<MeshInstance3D>> {
+        self.sea.clone()
     }
 
     /// Sets the clipmap's `R` (see `lod_radius`) and rebuilds the mesh when it changes.
@@ -781,6 +820,9 @@ impl TerrainWorld {
             ));
             mi.set_visible(true);
         }
+        if self.sea_enabled {
+            self.update_sea();
+        }
     }
 
     /// Binds the maps the shader uses: the hydrology maps (drainage, lake depth, rivers), the
@@ -890,6 +932,55 @@ impl TerrainWorld {
                 "has_surface_colour",
                 img,
             );
+        }
+    }
+
+    /// Makes, moves, sizes or removes the sea plane, and tells the shader where the sea is.
+    fn update_sea(&mut self) {
+        let level = if self.sea_enabled {
+            self.sea_level
+        } else {
+            -1.0e9
+        };
+        if let Some(m) = &mut self.material {
+            m.set_shader_parameter("sea_level", &level.to_variant());
+        }
+        if !self.sea_enabled {
+            if let Some(mut sea) = self.sea.take() {
+                sea.queue_free();
+            }
+            return;
+        }
+        // Twelve times the terrain across: past any far plane a view of it needs, so the
+        // sea ends at the horizon, never at its own edge.
+        let extent = self
+            .lod_grid
+            .map(|g| {
+                ((g.width.max(2) - 1) as f32 * g.dx()).max((g.height.max(2) - 1) as f32 * g.dy())
+            })
+            .unwrap_or(25_600.0);
+        if self.sea.is_none() {
+            let mut material = StandardMaterial3D::new_gd();
+            material.set_transparency(Transparency::ALPHA);
+            material.set_albedo(Color::from_rgba(0.04, 0.13, 0.22, 0.92));
+            material.set_specular(0.35);
+            material.set_roughness(0.15);
+            let mut plane = PlaneMesh::new_gd();
+            plane.set_material(&material);
+            let mut mi = MeshInstance3D::new_alloc();
+            mi.set_name("Sea");
+            mi.set_mesh(&plane);
+            self.base_mut()
+                .add_child_ex(&mi)
+                .internal(InternalMode::BACK)
+                .done();
+            self.sea = Some(mi);
+        }
+        if let Some(mi) = &mut self.sea {
+            if let Some(mut plane) = mi.get_mesh().and_then(|m| m.try_cast::<PlaneMesh>().ok()) {
+                plane.set_size(Vector2::new(extent * 12.0, extent * 12.0));
+            }
+            mi.set_position(Vector3::new(0.0, self.sea_level, 0.0));
         }
     }
 
