@@ -26,4 +26,39 @@ mod worker;
 struct OrogenExtension;
 
 #[gdextension]
-unsafe impl ExtensionLibrary for OrogenExtension {}
+unsafe impl ExtensionLibrary for OrogenExtension {
+    fn on_stage_init(stage: InitStage) {
+        if stage == InitStage::Scene {
+            malloc::keep_large_blocks_out_of_the_heap();
+        }
+    }
+}
+
+/// glibc's allocator, tuned for a run in the editor's or a game's process.
+mod malloc {
+    /// Pins glibc's mmap threshold at 4 MiB. By default glibc raises it to the size of
+    /// each large block freed (up to 32 MiB), after which blocks of several MiB, a run's
+    /// per-step buffers and live snapshots among them, come from per-thread heaps that
+    /// keep them. A 1025² run in headless Godot (`scripts/bench-godot-apply.sh`) peaked at
+    /// 303–321 MiB that way and at 255 MiB with the threshold pinned (the CLI's whole bake:
+    /// 93 MiB); at 1 MiB it was 244 MiB but the 1025² load 8–15 % slower, while at 4 MiB the
+    /// load (`scripts/bench-godot-load.sh`) is the same within noise. Blocks of 4 MiB and
+    /// more are then mapped and returned when freed. Left alone when the user set
+    /// `MALLOC_MMAP_THRESHOLD_`, and with another C library.
+    pub fn keep_large_blocks_out_of_the_heap() {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+                const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+                extern "C" {
+                    fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+                }
+                // SAFETY: mallopt only sets an allocator parameter; any value is accepted
+                // or refused (returns 0), never undefined.
+                unsafe {
+                    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+                }
+            }
+        }
+    }
+}
