@@ -779,16 +779,12 @@ fn last_message(run: std::thread::Result<Result<Prepared, OrogenError>>) -> Msg 
     }
 }
 
-/// The worker thread: its own rayon pool, the run, messages out.
-fn work(
-    recipe: Recipe,
-    base_dir: PathBuf,
-    threads: usize,
-    live: bool,
-    collision: bool,
-    cancel: Arc<AtomicBool>,
-    tx: Sender<Msg>,
-) {
+/// A worker thread's frame: its own rayon pool, `job` run in it with the observer of
+/// `observer(live)`, a panic caught, and the last message sent.
+fn on_worker<F>(threads: usize, live: bool, tx: Sender<Msg>, job: F)
+where
+    F: FnOnce(&mut dyn FnMut(Event<'_>)) -> Result<Prepared, OrogenError> + Send,
+{
     let _alive = LiveThread::enter();
     let pool = match make_pool(threads) {
         Ok(p) => p,
@@ -799,13 +795,28 @@ fn work(
     };
     let mut observer = observer(&tx, live);
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pool.install(|| run_recipe(&recipe, &base_dir, &cancel, &mut observer))
-            .map(|out| Prepared::new(out.world, collision))
+        pool.install(|| job(&mut observer))
     }));
     drop(pool);
     let msg = last_message(run);
     drop(observer);
     let _ = tx.send(msg);
+}
+
+/// The worker thread of a run: the recipe, then its result prepared for the terrain.
+fn work(
+    recipe: Recipe,
+    base_dir: PathBuf,
+    threads: usize,
+    live: bool,
+    collision: bool,
+    cancel: Arc<AtomicBool>,
+    tx: Sender<Msg>,
+) {
+    on_worker(threads, live, tx, move |observer| {
+        run_recipe(&recipe, &base_dir, &cancel, observer)
+            .map(|out| Prepared::new(out.world, collision))
+    });
 }
 
 /// What a live run starts from.
@@ -828,15 +839,6 @@ fn work_live(
     stop: Arc<AtomicBool>,
     tx: Sender<Msg>,
 ) {
-    let _alive = LiveThread::enter();
-    let pool = match make_pool(threads) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = tx.send(Msg::Failed(e));
-            return;
-        }
-    };
-    let mut observer = observer(&tx, true);
     let LiveJob {
         recipe,
         base_dir,
@@ -846,25 +848,12 @@ fn work_live(
     } = job;
     let mut first = Some(maps);
     let mut take = move || first.take().or_else(|| maps_rx.try_iter().last());
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pool.install(|| {
-            let mut world = match world {
-                Some(w) => w,
-                None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
-            };
-            run_live(
-                &recipe,
-                &base_dir,
-                &mut world,
-                &stop,
-                &mut take,
-                &mut observer,
-            )?;
-            Ok(Prepared::new(world, collision))
-        })
-    }));
-    drop(pool);
-    let msg = last_message(run);
-    drop(observer);
-    let _ = tx.send(msg);
+    on_worker(threads, true, tx, move |observer| {
+        let mut world = match world {
+            Some(w) => w,
+            None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
+        };
+        run_live(&recipe, &base_dir, &mut world, &stop, &mut take, observer)?;
+        Ok(Prepared::new(world, collision))
+    });
 }
