@@ -24,9 +24,18 @@ struct Case {
 }
 
 fn random_case(seed: u64) -> Case {
+    random_case_sized(seed, 40..=64, 30..=64)
+}
+
+/// [`random_case`] with the width and height drawn from the given ranges.
+fn random_case_sized(
+    seed: u64,
+    widths: std::ops::RangeInclusive<usize>,
+    heights: std::ops::RangeInclusive<usize>,
+) -> Case {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let w = rng.random_range(40..=64);
-    let h = rng.random_range(30..=64);
+    let w = rng.random_range(widths);
+    let h = rng.random_range(heights);
     let cell = [1.0f32, 30.0, 100.0][rng.random_range(0..3)];
     let grid = Grid::new(w, h, cell).unwrap();
     let coarse = rng.random_range(3..10);
@@ -613,44 +622,59 @@ impl orogen_core::flow::Neighbourhood for AdjacencyGraph {
     }
 }
 
+/// Routes `case` on the raster grid and on the same grid as a shuffled explicit graph
+/// (the generic code paths of every algorithm), asserting the same bytes.
+fn assert_generic_routes_like_raster(case: &Case, seed: u64) {
+    use rand::seq::SliceRandom;
+    let g = case.grid;
+    let n = g.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mask = outlet_mask(case);
+    let adj = (0..n)
+        .map(|i| {
+            let mut v: Vec<(u32, f32)> = neighbours(g, i)
+                .into_iter()
+                .map(|(j, d)| (j as u32, d))
+                .collect();
+            v.shuffle(&mut rng);
+            v
+        })
+        .collect();
+    let open = (0..n)
+        .map(|i| mask[i] && !case.outlets.sea_level.is_some_and(|s| case.heights[i] <= s))
+        .collect();
+    let graph_nb = AdjacencyGraph {
+        adj,
+        open,
+        area: g.cell_area(),
+    };
+    let mut generic = FlowRouter::with_neighbourhood(graph_nb, case.outlets.sea_level).unwrap();
+    let mut raster = FlowRouter::new(g, &case.outlets).unwrap();
+    for mode in MODES {
+        let (mut h1, mut h2) = (case.heights.clone(), case.heights.clone());
+        let a = raster.route(&mut h1, mode).unwrap().clone();
+        let b = generic.route(&mut h2, mode).unwrap().clone();
+        assert_eq!(a.receivers, b.receivers, "seed {seed} {mode:?}");
+        assert_eq!(a.dist, b.dist, "seed {seed} {mode:?}");
+        assert_eq!(a.stack, b.stack, "seed {seed} {mode:?}");
+        assert_eq!(h1, h2, "seed {seed} {mode:?}");
+    }
+}
+
 #[test]
 fn generic_neighbourhood_routes_like_the_raster_grid() {
-    use rand::seq::SliceRandom;
     for seed in 600..640 {
-        let case = random_case(seed);
-        let g = case.grid;
-        let n = g.len();
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mask = outlet_mask(&case);
-        let adj = (0..n)
-            .map(|i| {
-                let mut v: Vec<(u32, f32)> = neighbours(g, i)
-                    .into_iter()
-                    .map(|(j, d)| (j as u32, d))
-                    .collect();
-                v.shuffle(&mut rng);
-                v
-            })
-            .collect();
-        let open = (0..n)
-            .map(|i| mask[i] && !case.outlets.sea_level.is_some_and(|s| case.heights[i] <= s))
-            .collect();
-        let graph_nb = AdjacencyGraph {
-            adj,
-            open,
-            area: g.cell_area(),
-        };
-        let mut generic = FlowRouter::with_neighbourhood(graph_nb, case.outlets.sea_level).unwrap();
-        let mut raster = FlowRouter::new(g, &case.outlets).unwrap();
-        for mode in MODES {
-            let (mut h1, mut h2) = (case.heights.clone(), case.heights.clone());
-            let a = raster.route(&mut h1, mode).unwrap().clone();
-            let b = generic.route(&mut h2, mode).unwrap().clone();
-            assert_eq!(a.receivers, b.receivers, "seed {seed} {mode:?}");
-            assert_eq!(a.dist, b.dist, "seed {seed} {mode:?}");
-            assert_eq!(a.stack, b.stack, "seed {seed} {mode:?}");
-            assert_eq!(h1, h2, "seed {seed} {mode:?}");
-        }
+        assert_generic_routes_like_raster(&random_case(seed), seed);
+    }
+}
+
+/// Grids wider than one tile and taller than one band of the raster pass scan: its tiles'
+/// spanning forests must give the tree the whole-lake walk gives.
+#[test]
+fn tiled_pass_scan_routes_like_the_generic_neighbourhood() {
+    for seed in 700..712 {
+        let case = random_case_sized(seed, 129..=420, 33..=110);
+        assert_generic_routes_like_raster(&case, seed);
     }
 }
 

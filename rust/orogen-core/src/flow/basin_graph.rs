@@ -5,12 +5,14 @@
 //! lowest pair of neighbouring nodes in two different basins (pass height = the higher of
 //! the two); lakes join the outlet trees along a minimum spanning tree of the basin graph
 //! (Kruskal with a union-find), O(N + M log M) for N nodes and M lakes. On a raster grid
-//! each band of rows first keeps only its own minimum spanning forest (the cycle property:
-//! an edge that is the highest of some cycle is in no minimum spanning tree), so the global
-//! Kruskal sorts about one edge per lake instead of three.
+//! each tile of 32 × 128 cells first keeps only its own minimum spanning forest (the cycle
+//! property: an edge that is the highest of some cycle is in no minimum spanning tree), so
+//! the global Kruskal sorts about one edge per lake instead of three, and each tile's table
+//! of passes stays in cache.
 
 use rayon::prelude::*;
 
+use crate::flow::graph::prefetch;
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
 
 /// Where one lake overflows: the pass it drains through, chosen by the spanning tree.
@@ -56,10 +58,14 @@ const SCAN_CHUNKS: usize = 16;
 /// not depend on it.
 const BAND_ROWS: usize = 32;
 
+/// Columns per tile of a band: each tile's lowest passes and their spanning forest are found
+/// in a table small enough to stay in cache. The tree does not depend on it.
+const TILE_COLUMNS: usize = 128;
+
 /// An empty slot of [`BandScan`]'s table (no pair of node numbers below `u32::MAX` makes it).
 const EMPTY: u64 = u64::MAX;
 
-/// Scratch for the raster pass scan of one band of rows: the lowest pass per basin-graph
+/// Scratch for the raster pass scan of one band of rows, a tile at a time: the lowest pass per basin-graph
 /// node pair, found through an open-addressing table keyed by `(a << 32) | b`.
 #[derive(Debug, Default)]
 struct BandScan {
@@ -74,8 +80,8 @@ struct BandScan {
     /// The pair offered last and its index in `edges`.
     last_key: u64,
     last_edge: u32,
-    /// The band's minimum spanning forest: `edges` that no cycle of the band's edges makes
-    /// the highest (only these can be in the whole graph's tree), lowest first.
+    /// The band's tiles' minimum spanning forests: `edges` that no cycle of their tile's
+    /// edges makes the highest (only these can be in the whole graph's tree), lowest first.
     forest: Vec<Edge>,
     /// Open-addressing table from basin-graph node to local node number.
     node_keys: Vec<u32>,
@@ -214,16 +220,17 @@ impl BandScan {
         });
     }
 
-    /// Every pair of neighbouring cells in rows `y0..y1` (and the row below) whose basins
-    /// differ, each pair once: from each cell to its E, SW, S and SE neighbours.
+    /// Every pair of neighbouring cells from a cell of the tile `x0..x1` × `y0..y1` whose
+    /// basins differ, each pair once: from each cell to its E, SW, S and SE neighbours.
+    #[allow(clippy::too_many_arguments)]
     fn scan(
         &mut self,
         grid: &RasterGrid,
         heights: &[f32],
         basins: &[u32],
         n_outlets: usize,
-        y0: usize,
-        y1: usize,
+        (x0, x1): (usize, usize),
+        (y0, y1): (usize, usize),
     ) {
         self.reset();
         let (w, h) = (grid.grid().width, grid.grid().height);
@@ -234,32 +241,37 @@ impl BandScan {
         let dist = [d[4], d[5], d[6], d[7]];
         let mut diff = std::mem::take(&mut self.diff);
         diff.clear();
-        diff.resize(w, 0);
+        diff.resize(x1 - x0, 0);
+        // The tile's columns with all four forward neighbours (when a row below exists).
+        let (i0, i1) = (x0.max(1), x1.min(w - 1));
         for y in y0..y1 {
             let row = y * w;
             let here = &basins[row..row + w];
             // Per cell, the forward neighbours in another basin (a loop that vectorises).
             if y + 1 < h {
                 let below = &basins[row + w..row + 2 * w];
-                for (x, m) in diff[1..w - 1].iter_mut().enumerate() {
-                    let b = here[x + 1];
-                    *m = u8::from(here[x + 2] != b)
-                        | u8::from(below[x] != b) << 1
-                        | u8::from(below[x + 1] != b) << 2
-                        | u8::from(below[x + 2] != b) << 3;
+                for (x, m) in (i0..i1).zip(diff[i0 - x0..i1 - x0].iter_mut()) {
+                    let b = here[x];
+                    *m = u8::from(here[x + 1] != b)
+                        | u8::from(below[x - 1] != b) << 1
+                        | u8::from(below[x] != b) << 2
+                        | u8::from(below[x + 1] != b) << 3;
                 }
-                diff[0] = u8::from(here[1] != here[0])
-                    | u8::from(below[0] != here[0]) << 2
-                    | u8::from(below[1] != here[0]) << 3;
-                diff[w - 1] = u8::from(below[w - 2] != here[w - 1]) << 1
-                    | u8::from(below[w - 1] != here[w - 1]) << 2;
+                if x0 == 0 {
+                    diff[0] = u8::from(here[1] != here[0])
+                        | u8::from(below[0] != here[0]) << 2
+                        | u8::from(below[1] != here[0]) << 3;
+                }
+                if x1 == w {
+                    diff[w - 1 - x0] = u8::from(below[w - 2] != here[w - 1]) << 1
+                        | u8::from(below[w - 1] != here[w - 1]) << 2;
+                }
             } else {
-                for (x, m) in diff[..w - 1].iter_mut().enumerate() {
-                    *m = u8::from(here[x + 1] != here[x]);
+                for (x, m) in (x0..x1).zip(diff.iter_mut()) {
+                    *m = u8::from(x + 1 < w && here[x + 1] != here[x]);
                 }
-                diff[w - 1] = 0;
             }
-            for (x, &m) in diff.iter().enumerate() {
+            for (x, &m) in (x0..x1).zip(diff.iter()) {
                 let mut m = m;
                 while m != 0 {
                     let k = m.trailing_zeros() as usize;
@@ -272,13 +284,13 @@ impl BandScan {
         self.diff = diff;
     }
 
-    /// Kruskal over the band's edges alone (local node numbers, everything in cache). By the
-    /// cycle property an edge left out is the highest of a cycle of the band's edges, so it
-    /// is not in the whole graph's tree either: the global Kruskal only needs the forests.
-    /// Band edges of one node pair that other bands also found are kept (the global order
+    /// Kruskal over the tile's edges alone (local node numbers, everything in cache), added to
+    /// the band's forest. By the cycle property an edge left out is the highest of a cycle of
+    /// the tile's edges, so it is not in the whole graph's tree either: the global Kruskal
+    /// only needs the forests.
+    /// Tile edges of one node pair that other tiles also found are kept (the global order
     /// [`sort_by_pass`] ranks them like the lowest pass of the pair first).
     fn spanning_forest(&mut self) {
-        self.forest.clear();
         let m = self.edges.len();
         if m == 0 {
             return;
@@ -322,12 +334,14 @@ impl BandScan {
         self.parent.extend(0..n_local);
         self.rank.clear();
         self.rank.resize(n_local as usize, 0);
+        let mut joined = 0;
         for &key in &self.sort_keys {
             let i = key as u32 as usize;
             let [a, b] = self.ends[i];
             if union(&mut self.parent, &mut self.rank, a, b) {
                 self.forest.push(self.edges[i]);
-                if self.forest.len() + 1 == n_local as usize {
+                joined += 1;
+                if joined + 1 == n_local as usize {
                     break;
                 }
             }
@@ -348,8 +362,13 @@ pub(crate) struct BasinGraph {
     parent: Vec<u32>,
     rank: Vec<u8>,
     tree: Vec<u32>,
+    /// Per tree edge, its two graph nodes.
+    tree_ends: Vec<[u32; 2]>,
     adj_offsets: Vec<u32>,
-    adj: Vec<u32>,
+    /// `(neighbour << 32) | tree edge` per node, from `adj_offsets`.
+    adj: Vec<u64>,
+    /// Per lake reached from the outlets, in order: its `adj` entry from its parent.
+    reached: Vec<u64>,
     visited: Vec<bool>,
     queue: Vec<u32>,
 }
@@ -522,7 +541,13 @@ fn sort_by_pass(
             .enumerate()
             .map(|(i, e)| (u64::from(ordered_bits(e.height)) << 32) | i as u64),
     );
-    radix_sort_high(keys, scratch, counts);
+    if keys.len() < 1024 {
+        // A tile's few edges: the radix sort's counts would cost more than the keys. The
+        // index in the low bits keeps equal heights in index order, as the stable radix does.
+        keys.sort_unstable();
+    } else {
+        radix_sort_high(keys, scratch, counts);
+    }
     // Equal heights (rare, short runs): by node pair, then pass nodes.
     let mut s = 0;
     while s < keys.len() {
@@ -588,25 +613,38 @@ impl BasinGraph {
         self.rank.clear();
         self.rank.resize(n_nodes, 0);
         self.tree.clear();
-        for &key in &self.keys {
+        self.tree_ends.clear();
+        let keys = &self.keys[..];
+        for (k, &key) in keys.iter().enumerate() {
+            // The edges come in height order, from all over the graph: ask for the edge
+            // 16 ahead, and for the sets of the one 8 ahead (whose edge came 8 ago).
+            if let Some(&ahead) = keys.get(k + 16) {
+                prefetch(edges, ahead as u32 as usize);
+            }
+            if let Some(&ahead) = keys.get(k + 8) {
+                let e = &edges[ahead as u32 as usize];
+                prefetch(&self.parent, e.a as usize);
+                prefetch(&self.parent, e.b as usize);
+            }
             let e = key as u32;
             let edge = &edges[e as usize];
             if !union(&mut self.parent, &mut self.rank, edge.a, edge.b) {
                 continue;
             }
             self.tree.push(e);
+            self.tree_ends.push([edge.a, edge.b]);
             if self.tree.len() + 1 == n_nodes {
                 break;
             }
         }
 
         // 3. Orient the tree away from the outlets: each lake drains towards its parent.
+        //    Adjacency lists of (neighbour, tree edge), each node's in tree order.
         self.adj_offsets.clear();
         self.adj_offsets.resize(n_nodes + 1, 0);
-        for &e in &self.tree {
-            let edge = &edges[e as usize];
-            self.adj_offsets[edge.a as usize] += 1;
-            self.adj_offsets[edge.b as usize] += 1;
+        for &[a, b] in &self.tree_ends {
+            self.adj_offsets[a as usize] += 1;
+            self.adj_offsets[b as usize] += 1;
         }
         let mut sum = 0;
         for o in self.adj_offsets.iter_mut() {
@@ -615,52 +653,61 @@ impl BasinGraph {
         }
         self.adj.clear();
         self.adj.resize(sum as usize, 0);
-        for &e in self.tree.iter().rev() {
-            let edge = &edges[e as usize];
-            for v in [edge.a, edge.b] {
+        for (t, &[a, b]) in self.tree_ends.iter().enumerate().rev() {
+            for (v, other) in [(a, b), (b, a)] {
                 self.adj_offsets[v as usize] -= 1;
-                self.adj[self.adj_offsets[v as usize] as usize] = e;
+                self.adj[self.adj_offsets[v as usize] as usize] =
+                    (u64::from(other) << 32) | t as u64;
             }
         }
+        // Breadth first from the outlets: the order of the passes.
         self.visited.clear();
         self.visited.resize(n_nodes, false);
         self.visited[0] = true;
         self.queue.clear();
         self.queue.push(0);
+        self.reached.clear();
         let mut head = 0;
         while head < self.queue.len() {
-            let u = self.queue[head];
+            let u = self.queue[head] as usize;
             head += 1;
             let (s, t) = (
-                self.adj_offsets[u as usize] as usize,
-                self.adj_offsets[u as usize + 1] as usize,
+                self.adj_offsets[u] as usize,
+                self.adj_offsets[u + 1] as usize,
             );
-            for k in s..t {
-                let edge = &edges[self.adj[k] as usize];
-                let (v, from, to) = if edge.a == u {
-                    (edge.b, edge.nb, edge.na)
-                } else {
-                    (edge.a, edge.na, edge.nb)
-                };
+            for &entry in &self.adj[s..t] {
+                let v = (entry >> 32) as u32;
                 if self.visited[v as usize] {
                     continue;
                 }
                 self.visited[v as usize] = true;
                 self.queue.push(v);
-                passes.push(Pass {
-                    pit: roots[n_outlets + v as usize - 1],
-                    from,
-                    to,
-                    height: edge.height,
-                    dist: edge.dist,
-                });
+                self.reached.push(entry);
             }
         }
+        // Each reached lake's pass, gathered in parallel in that order.
+        let tree = &self.tree;
+        passes.par_extend(self.reached.par_iter().map(|&entry| {
+            let (v, t) = ((entry >> 32) as u32, entry as u32 as usize);
+            let edge = &edges[tree[t] as usize];
+            let (from, to) = if edge.a == v {
+                (edge.na, edge.nb)
+            } else {
+                (edge.nb, edge.na)
+            };
+            Pass {
+                pit: roots[n_outlets + v as usize - 1],
+                from,
+                to,
+                height: edge.height,
+                dist: edge.dist,
+            }
+        }));
     }
 
-    /// The candidate edges on a raster grid: bands of rows scanned in parallel, each band's
-    /// lowest pass per node pair reduced to the band's minimum spanning forest, the forests
-    /// concatenated in band order.
+    /// The candidate edges on a raster grid: bands of rows scanned in parallel, a tile at a
+    /// time, each tile's lowest pass per node pair reduced to its minimum spanning forest,
+    /// the forests concatenated in band and tile order.
     fn raster_edges(
         &mut self,
         grid: &RasterGrid,
@@ -671,16 +718,21 @@ impl BasinGraph {
         let h = grid.grid().height;
         let bands = h.div_ceil(BAND_ROWS);
         self.bands.resize_with(bands, BandScan::default);
+        let w = grid.grid().width;
+        let tiles = w.div_ceil(TILE_COLUMNS);
         self.bands.par_iter_mut().enumerate().for_each(|(k, band)| {
-            band.scan(
-                grid,
-                heights,
-                basins,
-                n_outlets,
-                h * k / bands,
-                h * (k + 1) / bands,
-            );
-            band.spanning_forest();
+            band.forest.clear();
+            for t in 0..tiles {
+                band.scan(
+                    grid,
+                    heights,
+                    basins,
+                    n_outlets,
+                    (w * t / tiles, w * (t + 1) / tiles),
+                    (h * k / bands, h * (k + 1) / bands),
+                );
+                band.spanning_forest();
+            }
         });
         self.edges.clear();
         for band in &self.bands[..bands] {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
-use crate::flow::graph::FlowGraph;
+use crate::flow::graph::{prefetch, FlowGraph};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
 /// Nodes per chunk when listing roots in parallel.
@@ -97,12 +97,13 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     block_start: Vec<u32>,
     /// Second stack buffer, swapped with the graph's after carving.
     stack_tmp: Vec<u32>,
-    /// Nodes on a reversed (carved) chain, cleared as they are placed.
-    on_chain: Vec<bool>,
+    /// Per pass, the length of the chain [`carve`] reversed (pass node to pit).
+    chain_lens: Vec<u32>,
     /// Per old tree, the tree it belongs to after carving.
     new_label: Vec<u32>,
-    /// Per carved lake: its old tree, where its block starts in the new stack, chain length.
-    lake_moves: Vec<[u32; 3]>,
+    /// Per carved lake: where its block starts in the old stack, the block's length, where
+    /// it starts in the new stack, and its chain's length.
+    lake_moves: Vec<[u32; 4]>,
     /// Per run of trees: its nodes in stack order and where each tree starts (then the end).
     bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
     /// Per chunk of nodes: its outlet roots and pit roots.
@@ -167,7 +168,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             pit_stack_start: n,
             block_start: Vec::new(),
             stack_tmp: buffer(n, 0u32, "flow stack")?,
-            on_chain: buffer(n, false, "flow stack")?,
+            chain_lens: Vec::new(),
             new_label: Vec::new(),
             lake_moves: Vec::new(),
             bfs_runs: Vec::new(),
@@ -278,7 +279,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             &self.block_start,
             &mut self.passes,
         );
-        carve(&mut self.graph, &self.passes);
+        carve(&mut self.graph, &self.passes, &mut self.chain_lens);
         self.restack_after_carve();
         if let SinkMode::Fill { epsilon } = mode {
             if self.surface.len() != heights.len() {
@@ -491,7 +492,6 @@ impl<N: Neighbourhood> FlowRouter<N> {
         let old = &self.graph.stack[..];
         let out = &mut self.stack_tmp[..];
         let basins = &mut self.basins[..];
-        let on_chain = &mut self.on_chain[..];
         let block_start = &self.block_start[..];
         let n_out = self.n_outlet_roots;
         let n_roots = self.roots.len();
@@ -500,64 +500,79 @@ impl<N: Neighbourhood> FlowRouter<N> {
         label.clear();
         label.extend(0..n_out as u32);
         label.resize(n_roots, n_roots as u32);
-        // 1. Sequential, in pass order: each lake's label (its parent's, known already),
-        //    its chain written receiver-first and marked, and where its block goes.
+        // 1. Sequential, in pass order: each lake's label (its parent's, known already) and
+        //    where its block goes.
         let mut len = self.pit_stack_start;
-        out[..len].copy_from_slice(&old[..len]);
         let moves = &mut self.lake_moves;
         moves.clear();
-        for p in &self.passes {
+        let passes = &self.passes[..];
+        for (k, (p, &chain)) in passes.iter().zip(&self.chain_lens).enumerate() {
+            if let Some(ahead) = passes.get(k + 16) {
+                prefetch(&*basins, ahead.pit as usize);
+                prefetch(&*basins, ahead.to as usize);
+            }
             let b = basins[p.pit as usize] as usize;
             label[b] = label[basins[p.to as usize] as usize];
-            let start = len;
-            let mut c = p.pit;
-            loop {
-                out[len] = c;
-                len += 1;
-                on_chain[c as usize] = true;
-                if c == p.from {
-                    break;
-                }
-                c = rcv[c as usize];
-            }
-            out[start..len].reverse();
-            moves.push([b as u32, start as u32, (len - start) as u32]);
-            len = start + (block_start[b + 1] - block_start[b]) as usize;
+            let (s, e) = (block_start[b], block_start[b + 1]);
+            moves.push([s, e - s, len as u32, chain]);
+            len += (e - s) as usize;
         }
         let placed_end = len;
-        // 2. Parallel over runs of lakes: each block's other nodes in their old order, after
-        //    its chain. Runs own consecutive parts of the new stack.
+        // 2. Parallel over runs of lakes (each owning its part of the new stack): each
+        //    block's chain, receiver first, then its other nodes in their old order.
         let runs = BFS_GROUPS.min(moves.len()).max(1);
         let mut parts = Vec::with_capacity(runs);
-        let mut rest = &mut out[self.pit_stack_start..placed_end];
+        let (head, mut rest) = out[..placed_end].split_at_mut(self.pit_stack_start);
+        // The outlet trees keep their place.
+        head.copy_from_slice(&old[..self.pit_stack_start]);
         let mut base = self.pit_stack_start;
         for r in 0..runs {
             let (first, last) = (moves.len() * r / runs, moves.len() * (r + 1) / runs);
-            let end = moves.get(last).map_or(placed_end, |m| m[1] as usize);
+            let end = moves.get(last).map_or(placed_end, |m| m[2] as usize);
             let (part, tail) = rest.split_at_mut(end - base);
             parts.push((&moves[first..last], base, part));
             rest = tail;
             base = end;
         }
-        let on_chain_ro = &*on_chain;
         parts.into_par_iter().for_each(|(moves, base, part)| {
-            for &[b, start, chain] in moves {
-                let b = b as usize;
-                let mut k = start as usize - base + chain as usize;
-                let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
-                for &c in &old[s..e] {
-                    if !on_chain_ro[c as usize] {
-                        part[k] = c;
-                        k += 1;
+            let mut sorted = Vec::new();
+            for (k, &[s, blen, start, chain]) in moves.iter().enumerate() {
+                if let Some(ahead) = moves.get(k + 8) {
+                    prefetch(old, ahead[0] as usize);
+                }
+                let (s, blen, chain) = (s as usize, blen as usize, chain as usize);
+                let block = &mut part[start as usize - base..][..blen];
+                // The chain from the pit (its block's first node) up to the pass node,
+                // written from the back.
+                let mut c = old[s];
+                for slot in block[..chain].iter_mut().rev() {
+                    *slot = c;
+                    c = rcv[c as usize];
+                }
+                let (chain_nodes, others) = block.split_at_mut(chain);
+                let old_block = &old[s..s + blen];
+                let mut k = 0;
+                if chain <= 8 {
+                    for &c in old_block {
+                        if !chain_nodes.contains(&c) {
+                            others[k] = c;
+                            k += 1;
+                        }
+                    }
+                } else {
+                    sorted.clear();
+                    sorted.extend_from_slice(chain_nodes);
+                    sorted.sort_unstable();
+                    for &c in old_block {
+                        if sorted.binary_search(&c).is_err() {
+                            others[k] = c;
+                            k += 1;
+                        }
                     }
                 }
+                debug_assert_eq!(k, others.len());
             }
         });
-        for &[_, start, chain] in moves.iter() {
-            for &c in &out[start as usize..(start + chain) as usize] {
-                on_chain[c as usize] = false;
-            }
-        }
         // Lakes no outlet reached (a neighbourhood in pieces) stay pits.
         let mut kept = n_out;
         len = placed_end;
@@ -664,11 +679,16 @@ fn descend<N: Neighbourhood>(
 
 /// fastscapelib carve: each lake drains from its pass node `from` to `to`; the receiver
 /// chain from `from` down to the pit is reversed so water climbs from the pit to the pass.
-fn carve(graph: &mut FlowGraph, passes: &[Pass]) {
-    for p in passes {
+fn carve(graph: &mut FlowGraph, passes: &[Pass], chain_lens: &mut Vec<u32>) {
+    chain_lens.clear();
+    for (k, p) in passes.iter().enumerate() {
+        if let Some(ahead) = passes.get(k + 16) {
+            prefetch(&graph.receivers, ahead.from as usize);
+        }
         let mut prev = p.to;
         let mut c = p.from;
         let mut d = p.dist;
+        let mut len = 1;
         loop {
             let next = graph.receivers[c as usize];
             let old_d = graph.dist[c as usize];
@@ -680,6 +700,8 @@ fn carve(graph: &mut FlowGraph, passes: &[Pass]) {
             d = old_d;
             prev = c;
             c = next;
+            len += 1;
         }
+        chain_lens.push(len);
     }
 }
