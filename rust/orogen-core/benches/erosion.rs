@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
 use orogen_core::eroders::thermal::{talus_tangents, thermal_step, TalusAngle, ThermalBuffers};
-use orogen_core::flow::{accumulate, FlowRouter, OutletParams, SinkMode};
+use orogen_core::flow::{accumulate_f64, FlowRouter, OutletParams, SinkMode};
 use orogen_core::Grid;
 
 // Keep in step with fastscapelib_peer.py.
@@ -67,7 +67,9 @@ fn run(size: usize) -> (Phases, usize, f32) {
     let mut h = initial_terrain(size);
     let uplift = vec![UPLIFT; n];
     let k = vec![K; n];
-    let weights = vec![grid.cell_area(); n];
+    // f64 weights and sums kept between steps, as `StreamPower` keeps them.
+    let weights = vec![grid.cell_area() as f64; n];
+    let mut sums = vec![0.0f64; n];
     let mut drainage = vec![0.0f32; n];
     let steps = steps_for(size);
     let mut p = Phases::default();
@@ -82,7 +84,10 @@ fn run(size: usize) -> (Phases, usize, f32) {
         p.lakes += ms_since(t);
         let g = router.graph();
         let t = Instant::now();
-        accumulate(g, &weights, &mut drainage);
+        accumulate_f64(g, &weights, &mut sums);
+        for (d, &a) in drainage.iter_mut().zip(&sums) {
+            *d = a as f32;
+        }
         p.accumulate += ms_since(t);
         let t = Instant::now();
         let (kv, uv) = (NodeValues::from_slice(&k), NodeValues::from_slice(&uplift));

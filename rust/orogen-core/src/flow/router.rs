@@ -537,8 +537,13 @@ impl<N: Neighbourhood> FlowRouter<N> {
         parts.into_par_iter().for_each(|(moves, base, part)| {
             let mut sorted = Vec::new();
             for (k, &[s, blen, start, chain]) in moves.iter().enumerate() {
+                // Blocks come from all over the old stack: ask for the block 8 ahead, and
+                // for the receiver of the pit 4 ahead (its block asked for 4 ago).
                 if let Some(ahead) = moves.get(k + 8) {
                     prefetch(old, ahead[0] as usize);
+                }
+                if let Some(ahead) = moves.get(k + 4) {
+                    prefetch(rcv, old[ahead[0] as usize] as usize);
                 }
                 let (s, blen, chain) = (s as usize, blen as usize, chain as usize);
                 let block = &mut part[start as usize - base..][..blen];
