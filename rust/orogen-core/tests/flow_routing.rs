@@ -729,3 +729,58 @@ fn raster_coords_split_indices_exactly() {
         }
     }
 }
+
+/// Graphs large enough for walks along the stack to run whole trees in parallel: the runs
+/// cover the stack once, split into several parts, and accumulation and the implicit
+/// stream-power solve give the bytes of one sequential walk (the same graph without runs).
+#[test]
+fn parallel_tree_walks_equal_the_sequential_walk() {
+    use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
+    use orogen_core::flow::accumulate_f64;
+    for seed in 800..803 {
+        let case = random_case_sized(seed, 300..=420, 220..=300);
+        let n = case.grid.len();
+        let mut router = FlowRouter::new(case.grid, &case.outlets).unwrap();
+        for mode in MODES {
+            let mut h = case.heights.clone();
+            let graph = router.route(&mut h, mode).unwrap().clone();
+            // The runs cover every stack position once.
+            let mut seen = vec![false; n];
+            for &[start, len, _] in &graph.runs {
+                for s in &mut seen[start as usize..(start + len) as usize] {
+                    assert!(!*s, "seed {seed} {mode:?}: a stack position in two runs");
+                    *s = true;
+                }
+            }
+            assert!(
+                seen.iter().all(|&s| s),
+                "seed {seed} {mode:?}: runs miss part of the stack"
+            );
+            let parts = graph.tree_parts(8);
+            assert!(parts.len() > 1, "seed {seed} {mode:?}: one part only");
+            let mut sequential = graph.clone();
+            sequential.runs.clear();
+            let weights: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.1).collect();
+            let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+            accumulate_f64(&graph, &weights, &mut a);
+            accumulate_f64(&sequential, &weights, &mut b);
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "seed {seed} {mode:?}: parallel accumulation differs"
+            );
+            let drainage: Vec<f32> = a.iter().map(|&v| v as f32 * 900.0).collect();
+            let (mut ha, mut hb) = (h.clone(), h.clone());
+            for n_exp in [1.0, 1.5] {
+                let k = NodeValues::Uniform(2e-5);
+                let u = NodeValues::Uniform(1e-3);
+                let ea = uplift_and_erode(&graph, &drainage, k, u, 0.5, n_exp, 1e4, &mut ha);
+                let eb = uplift_and_erode(&sequential, &drainage, k, u, 0.5, n_exp, 1e4, &mut hb);
+                assert_eq!(ea.unwrap().to_bits(), eb.unwrap().to_bits(), "seed {seed}");
+                assert!(
+                    ha.iter().zip(&hb).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "seed {seed} {mode:?} n = {n_exp}: parallel solve differs"
+                );
+            }
+        }
+    }
+}

@@ -19,12 +19,14 @@
 //! SPL eroder does the same), so lake floors only rise with uplift until they spill.
 //! With `lakes: Fill(epsilon)` lakes are filled (heights raised) before each step.
 
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
 use rayon::prelude::*;
 
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::accumulate::accumulate_f64;
-use crate::flow::graph::FlowGraph;
+use crate::flow::graph::{atomic_f32, FlowGraph, WALK_PARTS};
 use crate::flow::router::{FlowRouter, SinkMode};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::state::{buffer, TerrainMut};
@@ -567,32 +569,73 @@ pub fn uplift_and_erode(
 fn walk(
     graph: &FlowGraph,
     drainage: &[f32],
-    k: impl Fn(usize) -> f32,
-    uplift: impl Fn(usize) -> f32,
+    k: impl Fn(usize) -> f32 + Sync,
+    uplift: impl Fn(usize) -> f32 + Sync,
     m: f64,
     n: f64,
     dt: f64,
     heights: &mut [f32],
 ) -> Result<f32> {
+    // Whole trees in parallel (each node needs only its receiver, in its own tree, done
+    // before it): the same heights as one walk along the stack.
+    let parts = graph.tree_parts(WALK_PARTS);
+    let heights = atomic_f32(heights);
+    let walk_part = |runs: &[[u32; 2]]| -> Result<f32> {
+        let mut max_change = 0.0f32;
+        for &[start, len] in runs {
+            let run = &graph.stack[start as usize..(start + len) as usize];
+            max_change = max_change.max(walk_run(
+                graph, run, drainage, &k, &uplift, m, n, dt, heights,
+            )?);
+        }
+        Ok(max_change)
+    };
+    let results: Vec<Result<f32>> = if parts.len() > 1 {
+        parts.par_iter().map(|runs| walk_part(runs)).collect()
+    } else {
+        parts.iter().map(|runs| walk_part(runs)).collect()
+    };
+    let mut max_change = 0.0f32;
+    for r in results {
+        max_change = max_change.max(r?);
+    }
+    Ok(max_change)
+}
+
+/// The implicit solve along one run of the stack (receivers before donors).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn walk_run(
+    graph: &FlowGraph,
+    run: &[u32],
+    drainage: &[f32],
+    k: &impl Fn(usize) -> f32,
+    uplift: &impl Fn(usize) -> f32,
+    m: f64,
+    n: f64,
+    dt: f64,
+    heights: &[AtomicU32],
+) -> Result<f32> {
     let (receivers, dist) = (&graph.receivers, &graph.dist);
+    let height = |i: usize| f32::from_bits(heights[i].load(Relaxed));
     let mut max_change = 0.0_f32;
-    for &node in &graph.stack {
+    for &node in run {
         let i = node as usize;
         let r = receivers[i] as usize;
         if r == i {
             continue;
         }
-        let h_up = (heights[i] as f64 + uplift(i) as f64 * dt) as f32;
+        let h_up = (height(i) as f64 + uplift(i) as f64 * dt) as f32;
         let d = dist[i] as f64;
         let f = if d > 0.0 {
             erosion_factor(k(i), drainage[i], d, m, n, dt)
         } else {
             0.0
         };
-        let h_r = heights[r] as f64;
+        let h_r = height(r) as f64;
         let d0 = h_up as f64 - h_r;
         if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
-            heights[i] = h_up;
+            heights[i].store(h_up.to_bits(), Relaxed);
             continue;
         }
         let drop = if n == 1.0 {
@@ -602,7 +645,7 @@ fn walk(
         };
         let h_new = (h_r + drop) as f32;
         max_change = max_change.max((h_up - h_new).abs());
-        heights[i] = h_new;
+        heights[i].store(h_new.to_bits(), Relaxed);
     }
     Ok(max_change)
 }

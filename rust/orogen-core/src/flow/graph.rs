@@ -2,6 +2,8 @@
 //!
 //! Shared contract between routing (`flow::*`) and the eroders (`eroders::*`).
 
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
 /// Single-flow routing over the cells of a grid (or any node set).
 #[derive(Clone, Debug, Default)]
 pub struct FlowGraph {
@@ -12,6 +14,39 @@ pub struct FlowGraph {
     /// Topological order, outlets first: every receiver comes before its donors
     /// (Braun & Willett 2013). Walk it backwards to accumulate downstream.
     pub stack: Vec<u32>,
+    /// Optional: the stack cut into runs that each belong to one tree, in stack order, as
+    /// `[start, length, tree]` (`tree` numbers the outlet or pit every node of the run
+    /// drains to). Walks along the stack then run whole trees in parallel, each tree's
+    /// nodes in stack order: the same result as one sequential walk. Empty: sequential.
+    pub runs: Vec<[u32; 3]>,
+}
+
+/// Below this many nodes a walk along the stack stays on one thread.
+const PARALLEL_WALK: usize = 1 << 16;
+
+/// Parts of whole trees a walk along the stack is dealt into: fixed, so that which node
+/// reports an error does not depend on the thread count.
+pub(crate) const WALK_PARTS: usize = 8;
+
+/// `values` as atomics: walks over parts of whole trees share them without `unsafe`
+/// sharing. Relaxed loads and stores compile to plain moves.
+pub(crate) fn atomic_f32(values: &mut [f32]) -> &[AtomicU32] {
+    // SAFETY: `AtomicU32` has the size and alignment of `u32`, so of `f32`; the exclusive
+    // borrow means nothing else reads or writes `values` while the view lives.
+    unsafe { &*(values as *mut [f32] as *const [AtomicU32]) }
+}
+
+/// `values` as atomics, like [`atomic_f32`]; `None` where `f64` is less aligned than
+/// `AtomicU64` (some 32-bit targets).
+pub(crate) fn atomic_f64(values: &mut [f64]) -> Option<&[AtomicU64]> {
+    if std::mem::align_of::<f64>() < std::mem::align_of::<AtomicU64>()
+        && values.as_ptr() as usize % std::mem::align_of::<AtomicU64>() != 0
+    {
+        return None;
+    }
+    // SAFETY: same size, and the alignment was checked; the exclusive borrow means nothing
+    // else reads or writes `values` while the view lives.
+    Some(unsafe { &*(values as *mut [f64] as *const [AtomicU64]) })
 }
 
 impl FlowGraph {
@@ -23,6 +58,35 @@ impl FlowGraph {
     /// True when there is no node.
     pub fn is_empty(&self) -> bool {
         self.receivers.is_empty()
+    }
+
+    /// The stack's runs dealt into parts of whole trees, each part's runs as `[start,
+    /// length]` in stack order: trees by number into `parts` groups of about equal node
+    /// counts. One part (the whole stack) without [`FlowGraph::runs`] or on small graphs.
+    pub fn tree_parts(&self, parts: usize) -> Vec<Vec<[u32; 2]>> {
+        let n = self.stack.len();
+        if self.runs.is_empty() || n < PARALLEL_WALK || parts <= 1 {
+            return vec![vec![[0, n as u32]]];
+        }
+        let trees = self.runs.iter().map(|r| r[2]).max().unwrap_or(0) as usize + 1;
+        let mut size = vec![0u64; trees];
+        for &[_, len, tree] in &self.runs {
+            size[tree as usize] += u64::from(len);
+        }
+        // Trees in number order, cut where the running count passes each part's share.
+        let total: u64 = size.iter().sum();
+        let mut part_of = vec![0u32; trees];
+        let mut sum = 0u64;
+        for (t, &s) in size.iter().enumerate() {
+            part_of[t] = ((sum * parts as u64) / total.max(1)).min(parts as u64 - 1) as u32;
+            sum += s;
+        }
+        let mut out = vec![Vec::new(); parts];
+        for &[start, len, tree] in &self.runs {
+            out[part_of[tree as usize] as usize].push([start, len]);
+        }
+        out.retain(|p| !p.is_empty());
+        out
     }
 }
 

@@ -154,6 +154,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             receivers: buffer(n, 0u32, "flow receivers")?,
             dist: buffer(n, 0.0f32, "flow distances")?,
             stack: buffer(n, 0u32, "flow stack")?,
+            runs: Vec::new(),
         };
         Ok(FlowRouter {
             nb,
@@ -472,6 +473,13 @@ impl<N: Neighbourhood> FlowRouter<N> {
             len += nodes.len();
         }
         self.block_start.push(len as u32);
+        self.graph.runs.clear();
+        self.graph.runs.extend(
+            self.block_start
+                .windows(2)
+                .enumerate()
+                .map(|(b, w)| [w[0], w[1] - w[0], b as u32]),
+        );
         if len != n {
             return Err(OrogenError::Numerical {
                 field: "flow router".into(),
@@ -506,6 +514,17 @@ impl<N: Neighbourhood> FlowRouter<N> {
         let moves = &mut self.lake_moves;
         moves.clear();
         let passes = &self.passes[..];
+        // The runs of whole trees (see `FlowGraph::runs`): outlet blocks, then lake blocks
+        // in their new order, then lakes no pass reached.
+        let runs = &mut self.graph.runs;
+        runs.clear();
+        runs.extend((0..n_out).map(|b| {
+            [
+                block_start[b],
+                block_start[b + 1] - block_start[b],
+                b as u32,
+            ]
+        }));
         for (k, (p, &chain)) in passes.iter().zip(&self.chain_lens).enumerate() {
             if let Some(ahead) = passes.get(k + 16) {
                 prefetch(&*basins, ahead.pit as usize);
@@ -515,6 +534,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             label[b] = label[basins[p.to as usize] as usize];
             let (s, e) = (block_start[b], block_start[b + 1]);
             moves.push([s, e - s, len as u32, chain]);
+            runs.push([len as u32, e - s, label[b]]);
             len += (e - s) as usize;
         }
         let placed_end = len;
@@ -591,6 +611,16 @@ impl<N: Neighbourhood> FlowRouter<N> {
             len += e - s;
             self.roots[kept] = self.roots[b];
             kept += 1;
+        }
+        let runs = &mut self.graph.runs;
+        let mut at = placed_end as u32;
+        for b in n_out..n_roots {
+            let (s, e) = (block_start[b], block_start[b + 1]);
+            let tree = label[b];
+            if tree >= n_out as u32 && (tree as usize) < kept {
+                runs.push([at, e - s, tree]);
+                at += e - s;
+            }
         }
         // 3. Every node to its new tree (a parallel gather).
         let label = &*label;
