@@ -1,10 +1,8 @@
 //! Passes over a routed [`FlowGraph`]: accumulation, water surface, basin labels.
 
-use std::sync::atomic::Ordering::Relaxed;
-
 use rayon::prelude::*;
 
-use crate::flow::graph::{atomic_f64, FlowGraph, WALK_PARTS};
+use crate::flow::graph::FlowGraph;
 
 /// Accumulates `weights` downstream: `out[i]` = weight of `i` plus everything draining
 /// into it. Weights = node areas give drainage area (m²); area × precipitation gives
@@ -29,8 +27,8 @@ pub fn accumulate(graph: &FlowGraph, weights: &[f32], out: &mut [f32]) {
     }
 }
 
-/// [`accumulate`] in f64 throughout. Walks the stack backwards, whole trees in parallel
-/// when the graph has [`FlowGraph::runs`], so sums are the same whatever the thread count.
+/// [`accumulate`] in f64 throughout. Walks the stack backwards, sequentially, so sums are
+/// the same whatever the thread count.
 ///
 /// Panics if the slices' lengths differ from the graph's (a programming error).
 pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
@@ -41,27 +39,6 @@ pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
     );
     out.copy_from_slice(weights);
     let rcv = &graph.receivers;
-    let parts = graph.tree_parts(WALK_PARTS);
-    if parts.len() > 1 {
-        if let Some(sums) = atomic_f64(out) {
-            // Whole trees in parallel: each node's donors are added in the same order.
-            parts.par_iter().for_each(|runs| {
-                for &[start, len] in runs.iter().rev() {
-                    let run = &graph.stack[start as usize..(start + len) as usize];
-                    for &c in run.iter().rev() {
-                        let c = c as usize;
-                        let r = rcv[c] as usize;
-                        if r != c {
-                            let v = f64::from_bits(sums[c].load(Relaxed));
-                            let sum = f64::from_bits(sums[r].load(Relaxed)) + v;
-                            sums[r].store(sum.to_bits(), Relaxed);
-                        }
-                    }
-                }
-            });
-            return;
-        }
-    }
     for &c in graph.stack.iter().rev() {
         let c = c as usize;
         let r = rcv[c] as usize;

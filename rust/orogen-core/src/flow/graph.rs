@@ -2,7 +2,7 @@
 //!
 //! Shared contract between routing (`flow::*`) and the eroders (`eroders::*`).
 
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU32;
 
 /// Single-flow routing over the cells of a grid (or any node set).
 #[derive(Clone, Debug, Default)]
@@ -34,19 +34,6 @@ pub(crate) fn atomic_f32(values: &mut [f32]) -> &[AtomicU32] {
     // SAFETY: `AtomicU32` has the size and alignment of `u32`, so of `f32`; the exclusive
     // borrow means nothing else reads or writes `values` while the view lives.
     unsafe { &*(values as *mut [f32] as *const [AtomicU32]) }
-}
-
-/// `values` as atomics, like [`atomic_f32`]; `None` where `f64` is less aligned than
-/// `AtomicU64` (some 32-bit targets).
-pub(crate) fn atomic_f64(values: &mut [f64]) -> Option<&[AtomicU64]> {
-    if std::mem::align_of::<f64>() < std::mem::align_of::<AtomicU64>()
-        && values.as_ptr() as usize % std::mem::align_of::<AtomicU64>() != 0
-    {
-        return None;
-    }
-    // SAFETY: same size, and the alignment was checked; the exclusive borrow means nothing
-    // else reads or writes `values` while the view lives.
-    Some(unsafe { &*(values as *mut [f64] as *const [AtomicU64]) })
 }
 
 impl FlowGraph {
