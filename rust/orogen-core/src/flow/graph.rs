@@ -28,6 +28,13 @@ const PARALLEL_WALK: usize = 1 << 16;
 /// reports an error does not depend on the thread count.
 pub(crate) const WALK_PARTS: usize = 8;
 
+/// `values` as atomics, like [`atomic_f32`].
+pub(crate) fn atomic_u32(values: &mut [u32]) -> &[AtomicU32] {
+    // SAFETY: `AtomicU32` has the size and alignment of `u32`; the exclusive borrow means
+    // nothing else reads or writes `values` while the view lives.
+    unsafe { &*(values as *mut [u32] as *const [AtomicU32]) }
+}
+
 /// `values` as atomics: walks over parts of whole trees share them without `unsafe`
 /// sharing. Relaxed loads and stores compile to plain moves.
 pub(crate) fn atomic_f32(values: &mut [f32]) -> &[AtomicU32] {

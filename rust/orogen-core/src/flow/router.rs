@@ -12,13 +12,15 @@
 //! accumulate(graph, &areas, &mut drainage);
 //! ```
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
-use crate::flow::graph::{prefetch, FlowGraph};
+use crate::flow::graph::{atomic_u32, prefetch, FlowGraph};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
 /// Nodes per chunk when listing roots in parallel.
@@ -446,33 +448,49 @@ impl<N: Neighbourhood> FlowRouter<N> {
                     bfs_csr(offsets, donors, trees, nodes, starts);
                 }
             });
-        let stack = &mut self.graph.stack[..];
-        let basins = &mut self.basins[..];
-        let mut len = 0usize;
-        self.pit_stack_start = n;
+        // Where each run's nodes and trees start; then the runs laid end to end in
+        // parallel, each labelling its own nodes.
+        let (mut len, mut trees) = (0usize, 0usize);
+        let mut bases = Vec::with_capacity(groups);
+        for (_, starts) in &self.bfs_runs[..groups] {
+            let (&used, starts) = starts.split_last().expect("one entry per tree and the end");
+            bases.push((len, trees));
+            len += used as usize;
+            trees += starts.len();
+        }
+        if len != n {
+            return Err(OrogenError::Numerical {
+                field: "flow router".into(),
+                reason: format!("receivers form a cycle: the stack covers {len} of {n} nodes"),
+            });
+        }
         self.block_start.clear();
-        let mut b = 0usize;
+        self.block_start.resize(trees + 1, n as u32);
+        let mut parts = Vec::with_capacity(groups);
+        let (mut stack_rest, mut start_rest) =
+            (&mut self.graph.stack[..], &mut self.block_start[..]);
         for (nodes, starts) in &self.bfs_runs[..groups] {
             let (&used, starts) = starts.split_last().expect("one entry per tree and the end");
-            let nodes = &nodes[..used as usize];
-            if len + nodes.len() > n {
-                break; // Cannot happen: each node has one receiver, so one tree.
-            }
-            stack[len..len + nodes.len()].copy_from_slice(nodes);
-            for (k, &s) in starts.iter().enumerate() {
-                if b == self.n_outlet_roots {
-                    self.pit_stack_start = len + s as usize;
-                }
-                self.block_start.push((len + s as usize) as u32);
-                let e = starts.get(k + 1).map_or(nodes.len(), |&e| e as usize);
-                for &c in &nodes[s as usize..e] {
-                    basins[c as usize] = b as u32;
-                }
-                b += 1;
-            }
-            len += nodes.len();
+            let (stack_part, s_tail) = stack_rest.split_at_mut(used as usize);
+            let (start_part, b_tail) = start_rest.split_at_mut(starts.len());
+            parts.push((&nodes[..used as usize], starts, stack_part, start_part));
+            stack_rest = s_tail;
+            start_rest = b_tail;
         }
-        self.block_start.push(len as u32);
+        let labels = atomic_u32(&mut self.basins);
+        parts.into_par_iter().zip(&bases).for_each(
+            |((nodes, starts, stack_part, start_part), &(base, tree))| {
+                stack_part.copy_from_slice(nodes);
+                for (k, &s) in starts.iter().enumerate() {
+                    start_part[k] = (base + s as usize) as u32;
+                    let e = starts.get(k + 1).map_or(nodes.len(), |&e| e as usize);
+                    for &c in &nodes[s as usize..e] {
+                        labels[c as usize].store((tree + k) as u32, Relaxed);
+                    }
+                }
+            },
+        );
+        self.pit_stack_start = self.block_start[self.n_outlet_roots] as usize;
         self.graph.runs.clear();
         self.graph.runs.extend(
             self.block_start
@@ -480,12 +498,6 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 .enumerate()
                 .map(|(b, w)| [w[0], w[1] - w[0], b as u32]),
         );
-        if len != n {
-            return Err(OrogenError::Numerical {
-                field: "flow router".into(),
-                reason: format!("receivers form a cycle: the stack covers {len} of {n} nodes"),
-            });
-        }
         Ok(())
     }
 
