@@ -590,11 +590,7 @@ fn walk(
         }
         Ok(max_change)
     };
-    let results: Vec<Result<f32>> = if parts.len() > 1 {
-        parts.par_iter().map(|runs| walk_part(runs)).collect()
-    } else {
-        parts.iter().map(|runs| walk_part(runs)).collect()
-    };
+    let results: Vec<Result<f32>> = parts.par_iter().map(|runs| walk_part(runs)).collect();
     let mut max_change = 0.0f32;
     for r in results {
         max_change = max_change.max(r?);

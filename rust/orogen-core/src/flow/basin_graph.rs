@@ -65,8 +65,9 @@ const TILE_COLUMNS: usize = 128;
 /// An empty slot of [`BandScan`]'s table (no pair of node numbers below `u32::MAX` makes it).
 const EMPTY: u64 = u64::MAX;
 
-/// Scratch for the raster pass scan of one band of rows, a tile at a time: the lowest pass per basin-graph
-/// node pair, found through an open-addressing table keyed by `(a << 32) | b`.
+/// Scratch for the raster pass scan of one band of rows, a tile at a time: the lowest pass
+/// per basin-graph node pair, found through an open-addressing table keyed by
+/// `(a << 32) | b`.
 #[derive(Debug, Default)]
 struct BandScan {
     keys: Vec<u64>,
@@ -287,8 +288,7 @@ impl BandScan {
     /// Kruskal over the tile's edges alone (local node numbers, everything in cache), added to
     /// the band's forest. By the cycle property an edge left out is the highest of a cycle of
     /// the tile's edges, so it is not in the whole graph's tree either: the global Kruskal
-    /// only needs the forests.
-    /// Tile edges of one node pair that other tiles also found are kept (the global order
+    /// only needs the forests. Tile edges of one node pair that other tiles also found are kept (the global order
     /// [`sort_by_pass`] ranks them like the lowest pass of the pair first).
     fn spanning_forest(&mut self) {
         let m = self.edges.len();

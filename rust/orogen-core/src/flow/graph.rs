@@ -16,8 +16,8 @@ pub struct FlowGraph {
     pub stack: Vec<u32>,
     /// Optional: the stack cut into runs that each belong to one tree, in stack order, as
     /// `[start, length, tree]` (`tree` numbers the outlet or pit every node of the run
-    /// drains to). Walks along the stack then run whole trees in parallel, each tree's
-    /// nodes in stack order: the same result as one sequential walk. Empty: sequential.
+    /// drains to). The implicit stream-power solve then runs whole trees in parallel, each
+    /// tree's nodes in stack order: the same result as one walk. Empty: one walk.
     pub runs: Vec<[u32; 3]>,
 }
 

@@ -552,14 +552,14 @@ impl<N: Neighbourhood> FlowRouter<N> {
         let placed_end = len;
         // 2. Parallel over runs of lakes (each owning its part of the new stack): each
         //    block's chain, receiver first, then its other nodes in their old order.
-        let runs = BFS_GROUPS.min(moves.len()).max(1);
-        let mut parts = Vec::with_capacity(runs);
+        let groups = BFS_GROUPS.min(moves.len()).max(1);
+        let mut parts = Vec::with_capacity(groups);
         let (head, mut rest) = out[..placed_end].split_at_mut(self.pit_stack_start);
         // The outlet trees keep their place.
         head.copy_from_slice(&old[..self.pit_stack_start]);
         let mut base = self.pit_stack_start;
-        for r in 0..runs {
-            let (first, last) = (moves.len() * r / runs, moves.len() * (r + 1) / runs);
+        for r in 0..groups {
+            let (first, last) = (moves.len() * r / groups, moves.len() * (r + 1) / groups);
             let end = moves.get(last).map_or(placed_end, |m| m[2] as usize);
             let (part, tail) = rest.split_at_mut(end - base);
             parts.push((&moves[first..last], base, part));
@@ -588,23 +588,22 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 }
                 let (chain_nodes, others) = block.split_at_mut(chain);
                 let old_block = &old[s..s + blen];
-                let mut k = 0;
-                if chain <= 8 {
-                    for &c in old_block {
-                        if !chain_nodes.contains(&c) {
-                            others[k] = c;
-                            k += 1;
-                        }
-                    }
-                } else {
+                // Short chains are searched as they are, long ones sorted first.
+                if chain > 8 {
                     sorted.clear();
                     sorted.extend_from_slice(chain_nodes);
                     sorted.sort_unstable();
-                    for &c in old_block {
-                        if sorted.binary_search(&c).is_err() {
-                            others[k] = c;
-                            k += 1;
-                        }
+                }
+                let mut k = 0;
+                for &c in old_block {
+                    let on_chain = if chain <= 8 {
+                        chain_nodes.contains(&c)
+                    } else {
+                        sorted.binary_search(&c).is_ok()
+                    };
+                    if !on_chain {
+                        others[k] = c;
+                        k += 1;
                     }
                 }
                 debug_assert_eq!(k, others.len());
@@ -619,20 +618,13 @@ impl<N: Neighbourhood> FlowRouter<N> {
             }
             label[b] = kept as u32;
             let (s, e) = (block_start[b] as usize, block_start[b + 1] as usize);
+            self.graph
+                .runs
+                .push([len as u32, (e - s) as u32, kept as u32]);
             out[len..len + (e - s)].copy_from_slice(&old[s..e]);
             len += e - s;
             self.roots[kept] = self.roots[b];
             kept += 1;
-        }
-        let runs = &mut self.graph.runs;
-        let mut at = placed_end as u32;
-        for b in n_out..n_roots {
-            let (s, e) = (block_start[b], block_start[b + 1]);
-            let tree = label[b];
-            if tree >= n_out as u32 && (tree as usize) < kept {
-                runs.push([at, e - s, tree]);
-                at += e - s;
-            }
         }
         // 3. Every node to its new tree (a parallel gather).
         let label = &*label;
