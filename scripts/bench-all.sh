@@ -18,7 +18,10 @@ if [[ $# -gt 0 ]]; then
     bakes=0
 fi
 
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
+# The CPU model and family too: the figures move with the host (a memory-bound walk and a
+# vectorised pass do not move together).
+cpu=$(awk -F': ' '/^model name/ {m = $2} /^cpu family/ {f = $2} END {printf "%s (family %s)", m, f}' /proc/cpuinfo)
+echo "machine: $(nproc) cores, $cpu, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ)"
 for b in "${benches[@]}"; do
     echo
     echo "== cargo bench -p orogen-core --bench $b =="
