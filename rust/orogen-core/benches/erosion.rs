@@ -12,6 +12,7 @@ use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
 use orogen_core::eroders::thermal::{talus_tangents, thermal_step, TalusAngle, ThermalBuffers};
 use orogen_core::flow::{accumulate_f64, FlowRouter, OutletParams, SinkMode};
 use orogen_core::Grid;
+use rayon::prelude::*;
 
 // Keep in step with fastscapelib_peer.py.
 const CELL: f32 = 100.0;
@@ -85,9 +86,12 @@ fn run(size: usize) -> (Phases, usize, f32) {
         let g = router.graph();
         let t = Instant::now();
         accumulate_f64(g, &weights, &mut sums);
-        for (d, &a) in drainage.iter_mut().zip(&sums) {
-            *d = a as f32;
-        }
+        // As `StreamPower` rounds the sums to its drainage map.
+        drainage
+            .par_iter_mut()
+            .with_min_len(1 << 14)
+            .zip(sums.par_iter())
+            .for_each(|(d, &a)| *d = a as f32);
         p.accumulate += ms_since(t);
         let t = Instant::now();
         let (kv, uv) = (NodeValues::from_slice(&k), NodeValues::from_slice(&uplift));

@@ -731,8 +731,8 @@ fn raster_coords_split_indices_exactly() {
 }
 
 /// Graphs large enough for walks along the stack to run whole trees in parallel: the runs
-/// cover the stack once, split into several parts, and the implicit stream-power solve
-/// gives the bytes of one sequential walk (the same graph without runs).
+/// cover the stack once, split into several parts, and the accumulation and the implicit
+/// stream-power solve give the bytes of one sequential walk (the same graph without runs).
 #[test]
 fn parallel_tree_walks_equal_the_sequential_walk() {
     use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
@@ -761,8 +761,13 @@ fn parallel_tree_walks_equal_the_sequential_walk() {
             let mut sequential = graph.clone();
             sequential.runs.clear();
             let weights: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.1).collect();
-            let mut a = vec![0.0; n];
+            let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
             accumulate_f64(&graph, &weights, &mut a);
+            accumulate_f64(&sequential, &weights, &mut b);
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "seed {seed} {mode:?}: parallel accumulation differs"
+            );
             let drainage: Vec<f32> = a.iter().map(|&v| v as f32 * 900.0).collect();
             let (mut ha, mut hb) = (h.clone(), h.clone());
             for n_exp in [1.0, 1.5] {

@@ -326,9 +326,11 @@ impl<N: Neighbourhood> StreamPower<N> {
             }
         }
         accumulate_f64(graph, &self.weights, &mut self.drainage_sums);
-        for (d, &a) in self.drainage.iter_mut().zip(&self.drainage_sums) {
-            *d = a as f32;
-        }
+        self.drainage
+            .par_iter_mut()
+            .with_min_len(PAR_CHUNK)
+            .zip(self.drainage_sums.par_iter())
+            .for_each(|(d, &a)| *d = a as f32);
         let max_erosion = uplift_and_erode(
             graph,
             &self.drainage,

@@ -2,7 +2,9 @@
 
 use rayon::prelude::*;
 
-use crate::flow::graph::FlowGraph;
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::flow::graph::{atomic_f64, FlowGraph, WALK_PARTS};
 
 /// Accumulates `weights` downstream: `out[i]` = weight of `i` plus everything draining
 /// into it. Weights = node areas give drainage area (m²); area × precipitation gives
@@ -27,8 +29,9 @@ pub fn accumulate(graph: &FlowGraph, weights: &[f32], out: &mut [f32]) {
     }
 }
 
-/// [`accumulate`] in f64 throughout. Walks the stack backwards, sequentially, so sums are
-/// the same whatever the thread count.
+/// [`accumulate`] in f64 throughout. Walks the stack backwards; where the graph records
+/// its trees ([`FlowGraph::runs`]), whole trees in parallel, each in its stack order, so
+/// every sum adds the same terms in the same order whatever the thread count.
 ///
 /// Panics if the slices' lengths differ from the graph's (a programming error).
 pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
@@ -38,14 +41,23 @@ pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
         "accumulate: length mismatch"
     );
     out.copy_from_slice(weights);
-    let rcv = &graph.receivers;
-    for &c in graph.stack.iter().rev() {
-        let c = c as usize;
-        let r = rcv[c] as usize;
-        if r != c {
-            out[r] += out[c];
+    let rcv = &graph.receivers[..];
+    let parts = graph.tree_parts(WALK_PARTS);
+    let sums = atomic_f64(out);
+    parts.par_iter().for_each(|runs| {
+        for &[start, len] in runs.iter().rev() {
+            let run = &graph.stack[start as usize..(start + len) as usize];
+            for &c in run.iter().rev() {
+                let c = c as usize;
+                let r = rcv[c] as usize;
+                if r != c {
+                    let add = f64::from_bits(sums[c].load(Relaxed));
+                    let to = f64::from_bits(sums[r].load(Relaxed));
+                    sums[r].store((to + add).to_bits(), Relaxed);
+                }
+            }
         }
-    }
+    });
 }
 
 /// FastFlow Algorithm 6 (depression-free water surface), evaluated along the stack:

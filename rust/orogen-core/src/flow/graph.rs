@@ -2,7 +2,7 @@
 //!
 //! Shared contract between routing (`flow::*`) and the eroders (`eroders::*`).
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// Single-flow routing over the cells of a grid (or any node set).
 #[derive(Clone, Debug, Default)]
@@ -41,6 +41,15 @@ pub(crate) fn atomic_f32(values: &mut [f32]) -> &[AtomicU32] {
     // SAFETY: `AtomicU32` has the size and alignment of `u32`, so of `f32`; the exclusive
     // borrow means nothing else reads or writes `values` while the view lives.
     unsafe { &*(values as *mut [f32] as *const [AtomicU32]) }
+}
+
+/// An atomic view of f64 values (as their bits), for walks that give each thread its own
+/// nodes (relaxed loads and stores compile to plain moves).
+pub(crate) fn atomic_f64(values: &mut [f64]) -> &[AtomicU64] {
+    // SAFETY: `AtomicU64` has the size and alignment of `u64` on the targets with 64-bit
+    // atomics, so of `f64`; the exclusive borrow means nothing else reads or writes
+    // `values` while the view lives.
+    unsafe { &*(values as *mut [f64] as *const [AtomicU64]) }
 }
 
 impl FlowGraph {
