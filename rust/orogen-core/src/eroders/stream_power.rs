@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::accumulate::accumulate_f64;
-use crate::flow::graph::{atomic_f32, FlowGraph, WALK_PARTS};
+use crate::flow::graph::{atomic_f32, prefetch, FlowGraph, PREFETCH_AHEAD, WALK_PARTS};
 use crate::flow::router::{FlowRouter, SinkMode};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::state::{buffer, TerrainMut};
@@ -617,7 +617,15 @@ fn walk_run(
     let (receivers, dist) = (&graph.receivers, &graph.dist);
     let height = |i: usize| f32::from_bits(heights[i].load(Relaxed));
     let mut max_change = 0.0_f32;
-    for &node in run {
+    for (p, &node) in run.iter().enumerate() {
+        // The stack visits nodes all over the grid: ask for a later node's values now.
+        if let Some(&ahead) = run.get(p + PREFETCH_AHEAD) {
+            let a = ahead as usize;
+            prefetch(receivers, a);
+            prefetch(heights, a);
+            prefetch(dist, a);
+            prefetch(drainage, a);
+        }
         let i = node as usize;
         let r = receivers[i] as usize;
         if r == i {

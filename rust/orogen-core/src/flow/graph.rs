@@ -28,6 +28,9 @@ const PARALLEL_WALK: usize = 1 << 16;
 /// reports an error does not depend on the thread count.
 pub(crate) const WALK_PARTS: usize = 8;
 
+/// How many stack positions ahead a walk along the stack asks for a node's values.
+pub(crate) const PREFETCH_AHEAD: usize = 16;
+
 /// `values` as atomics, like [`atomic_f32`].
 pub(crate) fn atomic_u32(values: &mut [u32]) -> &[AtomicU32] {
     // SAFETY: `AtomicU32` has the size and alignment of `u32`; the exclusive borrow means
