@@ -39,6 +39,7 @@ func _run_all() -> void:
 		test_bad_recipe_fails_with_reason,
 		test_run_time_error_fails_with_reason,
 		test_threads_out_of_range_refused,
+		test_start_while_finishing_is_refused,
 		test_apply_on_finish_false_leaves_terrain,
 		test_get_height_matches_height_map,
 		test_collision_matches_heights,
@@ -597,6 +598,43 @@ func test_apply_on_finish_false_leaves_terrain() -> void:
 	check(ref != null and result.heights.get_data() == ref.get_data(), "result heights are the CLI's")
 	terrain.data = result
 	check(changes[0] == 1 and terrain.get_map_names().has("drainage"), "applying it by hand works (the dock's undo path)")
+
+
+## start() while the last run's result is still being applied (is_finishing()) is refused:
+## it returns false and emits `failed` with the reason, and the run carries on: its result is
+## applied and `finished` comes once. Once it has, start() works again. (Before, such a start
+## began a second run that the end of the delivery then stopped processing, so it never ended.)
+func test_start_while_finishing_is_refused() -> void:
+	var recipe := recipe_from("big.ron")
+	# 1025², so that applying the result takes several polls.
+	recipe.ron = recipe.ron.replace("size: (513, 513)", "size: (1025, 1025)")
+	var terrain: TerrainWorld = make_scene(recipe)
+	var sim: ErosionSimulator = sim_of(terrain)
+	var finished: Array[int] = [0]
+	var failures: Array[String] = []
+	sim.finished.connect(func() -> void: finished[0] += 1)
+	sim.failed.connect(func(m: String) -> void: failures.append(m))
+	check(sim.start(), "start")
+	sim.set_process(false)
+	var seen_finishing := false
+	var second_start := true
+	var t0: int = Time.get_ticks_msec()
+	while sim.is_running() and Time.get_ticks_msec() - t0 < 120000:
+		await process_frame
+		sim.poll()
+		if sim.is_finishing() and not seen_finishing:
+			seen_finishing = true
+			second_start = sim.start()
+	if not check(seen_finishing, "the 1025² result took more than one poll to apply"):
+		terrain.queue_free()
+		return
+	check(not second_start, "start() while finishing returns false")
+	check(failures.size() == 1 and failures[0].contains("still being applied"), "it emits failed with the reason: %s" % [failures])
+	check(finished[0] == 1 and not sim.is_running(), "the run still finished, once (finished %d times)" % finished[0])
+	check(terrain.data != null and terrain.data.get_width() == 1025, "its result was applied")
+	check(sim.start(), "start() after finished works")
+	check(await wait_done(sim, 120000) and finished[0] == 2, "and that run finishes too")
+	terrain.queue_free()
 
 
 ## A Graph-domain run (issue #9): get_rivers() gives curves on the drawn terrain, beds never

@@ -177,7 +177,8 @@ impl ErosionSimulator {
     fn failed(message: GString);
 
     /// Starts the run on a worker thread. Returns false (and emits `failed`) when the
-    /// recipe is missing or invalid or a run is already going.
+    /// recipe is missing or invalid, or while a run is going or its result is still being
+    /// applied (`is_running()`); that run carries on.
     #[func]
     pub fn start(&mut self) -> bool {
         match self.try_start() {
@@ -186,7 +187,8 @@ impl ErosionSimulator {
                 self.signals()
                     .failed()
                     .emit(&GString::from(message.as_str()));
-                if self.free_when_done {
+                // A node freed when done is freed by the run that is going, if one is.
+                if self.free_when_done && !self.is_running() {
                     self.base_mut().queue_free();
                 }
                 false
@@ -405,9 +407,17 @@ impl ErosionSimulator {
         node.try_cast::<TerrainWorld>().ok()
     }
 
-    fn try_start(&mut self) -> Result<(), String> {
+    /// Refuses a start while a run is going or its result is still being applied (the
+    /// delivery would otherwise turn processing off under the new run), or with a bad
+    /// `threads`.
+    fn check_can_start(&self) -> Result<(), String> {
         if self.worker.is_some() {
             return Err("a run is already going; cancel it first".into());
+        }
+        if self.delivery.is_some() {
+            return Err(
+                "the last run's result is still being applied; start again after `finished`".into(),
+            );
         }
         if !(0..=MAX_THREADS).contains(&self.threads) {
             return Err(format!(
@@ -415,18 +425,29 @@ impl ErosionSimulator {
                 self.threads
             ));
         }
-        let terrain = self.terrain_node();
+        Ok(())
+    }
+
+    /// The recipe to run, checked, and the folder its files are relative to: the
+    /// simulator's `recipe`, else the terrain's.
+    fn recipe_to_run(
+        &self,
+        terrain: Option<&Gd<TerrainWorld>>,
+    ) -> Result<(Recipe, PathBuf), String> {
         let recipe_res = match &self.recipe {
             Some(r) => r.clone(),
             None => terrain
-                .as_ref()
                 .and_then(|t| t.bind().recipe_resource())
                 .ok_or("no recipe: set the simulator's or the terrain's `recipe`")?,
         };
-        let (mut recipe, base_dir) = {
-            let r = recipe_res.bind();
-            (r.parsed_valid()?, r.base_dir())
-        };
+        let r = recipe_res.bind();
+        Ok((r.parsed_valid()?, r.base_dir()))
+    }
+
+    fn try_start(&mut self) -> Result<(), String> {
+        self.check_can_start()?;
+        let terrain = self.terrain_node();
+        let (mut recipe, base_dir) = self.recipe_to_run(terrain.as_ref())?;
         // The terrain's painted uplift and precipitation take the recipe's place.
         if let Some(t) = &terrain {
             let (uplift, precipitation) = t.bind().paint_maps().shared();
@@ -465,32 +486,14 @@ impl ErosionSimulator {
     }
 
     fn try_start_live(&mut self) -> Result<(), String> {
-        if self.worker.is_some() || self.delivery.is_some() {
-            return Err("a run is already going; cancel it first".into());
-        }
-        if !(0..=MAX_THREADS).contains(&self.threads) {
-            return Err(format!(
-                "invalid value for `threads`: must be between 0 (one per CPU) and {MAX_THREADS}, got {}",
-                self.threads
-            ));
-        }
+        self.check_can_start()?;
         let terrain = self.terrain_node().ok_or_else(|| {
             format!(
                 "no TerrainWorld at `{}` to erode live (set `terrain`)",
                 self.terrain
             )
         })?;
-        let recipe_res = match &self.recipe {
-            Some(r) => r.clone(),
-            None => terrain
-                .bind()
-                .recipe_resource()
-                .ok_or("no recipe: set the simulator's or the terrain's `recipe`")?,
-        };
-        let (recipe, base_dir) = {
-            let r = recipe_res.bind();
-            (r.parsed_valid()?, r.base_dir())
-        };
+        let (recipe, base_dir) = self.recipe_to_run(Some(&terrain))?;
         let (world, maps, revision, collision) = {
             let t = terrain.bind();
             let paint = t.paint_maps();
