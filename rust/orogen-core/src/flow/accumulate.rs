@@ -43,21 +43,32 @@ pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
     out.copy_from_slice(weights);
     let rcv = &graph.receivers[..];
     let parts = graph.tree_parts(WALK_PARTS);
-    let sums = atomic_f64(out);
-    parts.par_iter().for_each(|runs| {
-        for &[start, len] in runs.iter().rev() {
-            let run = &graph.stack[start as usize..(start + len) as usize];
-            for &c in run.iter().rev() {
-                let c = c as usize;
-                let r = rcv[c] as usize;
-                if r != c {
-                    let add = f64::from_bits(sums[c].load(Relaxed));
-                    let to = f64::from_bits(sums[r].load(Relaxed));
-                    sums[r].store((to + add).to_bits(), Relaxed);
+    if parts.len() > 1 {
+        if let Some(sums) = atomic_f64(out) {
+            parts.par_iter().for_each(|runs| {
+                for &[start, len] in runs.iter().rev() {
+                    let run = &graph.stack[start as usize..(start + len) as usize];
+                    for &c in run.iter().rev() {
+                        let c = c as usize;
+                        let r = rcv[c] as usize;
+                        if r != c {
+                            let add = f64::from_bits(sums[c].load(Relaxed));
+                            let to = f64::from_bits(sums[r].load(Relaxed));
+                            sums[r].store((to + add).to_bits(), Relaxed);
+                        }
+                    }
                 }
-            }
+            });
+            return;
         }
-    });
+    }
+    for &c in graph.stack.iter().rev() {
+        let c = c as usize;
+        let r = rcv[c] as usize;
+        if r != c {
+            out[r] += out[c];
+        }
+    }
 }
 
 /// FastFlow Algorithm 6 (depression-free water surface), evaluated along the stack:

@@ -47,12 +47,16 @@ pub(crate) fn atomic_f32(values: &mut [f32]) -> &[AtomicU32] {
 }
 
 /// An atomic view of f64 values (as their bits), for walks that give each thread its own
-/// nodes (relaxed loads and stores compile to plain moves).
-pub(crate) fn atomic_f64(values: &mut [f64]) -> &[AtomicU64] {
-    // SAFETY: `AtomicU64` has the size and alignment of `u64` on the targets with 64-bit
-    // atomics, so of `f64`; the exclusive borrow means nothing else reads or writes
-    // `values` while the view lives.
-    unsafe { &*(values as *mut [f64] as *const [AtomicU64]) }
+/// nodes (relaxed loads and stores compile to plain moves). None where the values are not
+/// aligned as `AtomicU64` needs (it may be more aligned than `f64` on 32-bit targets).
+pub(crate) fn atomic_f64(values: &mut [f64]) -> Option<&[AtomicU64]> {
+    if !(values.as_ptr() as usize).is_multiple_of(std::mem::align_of::<AtomicU64>()) {
+        return None;
+    }
+    // SAFETY: `AtomicU64` has the size of `f64`, and the values are aligned for it (checked
+    // above); the exclusive borrow means nothing else reads or writes `values` while the
+    // view lives.
+    Some(unsafe { &*(values as *mut [f64] as *const [AtomicU64]) })
 }
 
 impl FlowGraph {
