@@ -136,7 +136,11 @@ pub fn raw(data: &[u8]) {
     if data.len() < 5 {
         return;
     }
-    let name = if data[0] % 2 == 0 { "in.r16" } else { "in.f32" };
+    let name = if data[0].is_multiple_of(2) {
+        "in.r16"
+    } else {
+        "in.f32"
+    };
     let w = u16::from_le_bytes([data[1], data[2]]) as u32;
     let h = u16::from_le_bytes([data[3], data[4]]) as u32;
     decode_file(name, &data[5..], Some((w, h)));

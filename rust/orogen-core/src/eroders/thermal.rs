@@ -532,7 +532,7 @@ pub fn thermal_step(
     buf: &mut ThermalBuffers,
 ) -> f32 {
     let n = heights.len();
-    assert!(width > 0 && n % width == 0 && tan_talus.len() == n);
+    assert!(width > 0 && n.is_multiple_of(width) && tan_talus.len() == n);
     let h_rows = n / width;
     let dist = [cell_size, cell_size * std::f32::consts::SQRT_2];
     buf.next.resize(n, 0.0);

@@ -363,7 +363,7 @@ fn sample_tile(
     let mut rounds = 0u32;
     while let Some(&p) = active.front() {
         rounds = rounds.wrapping_add(1);
-        if rounds % 4096 == 0 && cancel.load(Ordering::Relaxed) {
+        if rounds.is_multiple_of(4096) && cancel.load(Ordering::Relaxed) {
             return;
         }
         let mut placed = false;

@@ -40,7 +40,7 @@ fn cell(res: usize, q: DVec3) -> usize {
 fn centre(res: usize, face: usize, i: usize, j: usize) -> DVec3 {
     let u = (j as f64 + 0.5) / res as f64 * 2.0 - 1.0;
     let v = (i as f64 + 0.5) / res as f64 * 2.0 - 1.0;
-    let s = if face % 2 == 0 { 1.0 } else { -1.0 };
+    let s = if face.is_multiple_of(2) { 1.0 } else { -1.0 };
     match face / 2 {
         0 => DVec3::new(s, u, v),
         1 => DVec3::new(u, s, v),

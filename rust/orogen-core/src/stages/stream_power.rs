@@ -548,7 +548,7 @@ impl StageRun for Scheduled {
         );
         if self.left == 0 || settled {
             self.refine(world)?;
-        } else if self.left % SHOW_EVERY == 0 {
+        } else if self.left.is_multiple_of(SHOW_EVERY) {
             self.show(world);
         }
         Ok(false)
