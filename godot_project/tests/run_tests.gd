@@ -1244,6 +1244,18 @@ func test_paint_api_refuses_bad_input() -> void:
 	var slant: Variant = terrain.intersect_ray(Vector3(-4000, 3000, 0), Vector3(1, -0.8, 0.1).normalized())
 	check(slant is Vector3 and absf((slant as Vector3).y - terrain.get_height((slant as Vector3).x, (slant as Vector3).z)) < 0.05, "a slanted ray lands on the surface")
 	check(terrain.intersect_ray(Vector3(0, 5000, 0), Vector3(0, 1, 0)) == null, "a ray upwards misses")
+	# The heights' range a ray is clipped to is found once per terrain: new data, 5 km higher,
+	# is picked at its own surface.
+	var src: Image = terrain.data.heights
+	var values: PackedFloat32Array = floats_of(src)
+	for i: int in values.size():
+		values[i] += 5000.0
+	var raised := TerrainData.new()
+	raised.heights = Image.create_from_data(src.get_width(), src.get_height(), false, Image.FORMAT_RF, values.to_byte_array())
+	raised.cell_size = terrain.data.cell_size
+	terrain.data = raised
+	var high: Variant = terrain.intersect_ray(Vector3(300, 20000, -200), Vector3(0, -1, 0))
+	check(terrain.get_height(300, -200) > 5000.0 and high is Vector3 and absf((high as Vector3).y - terrain.get_height(300, -200)) < 0.05, "after new data a ray hits the new surface (%s vs %f)" % [high, terrain.get_height(300, -200)])
 	terrain.queue_free()
 
 

@@ -311,7 +311,12 @@ impl TerrainWorld {
             }
         }
         // And to the heights' range in y.
-        let (lo, hi) = orogen_core::field::finite_min_max(&world.height.data);
+        // The heights' range, found once per world (a scan of every cell).
+        let (lo, hi) = self.height_range.get().unwrap_or_else(|| {
+            let range = orogen_core::field::finite_min_max(&world.height.data);
+            self.height_range.set(Some(range));
+            range
+        });
         if d.y.abs() < 1e-9 {
             if o.y < lo - 1.0 || o.y > hi + 1.0 {
                 return Variant::nil();

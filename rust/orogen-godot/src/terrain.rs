@@ -84,6 +84,9 @@ pub struct TerrainWorld {
     /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
     /// for queries; its maps live only in `data` (see [`slim`]).
     pub(crate) world: Option<World>,
+    /// The finite lowest and highest height of `world`, found at the first ray pick after
+    /// the world changed ([`TerrainWorld::set_world`] forgets it).
+    pub(crate) height_range: std::cell::Cell<Option<(f32, f32)>>,
     mesh_instance: Option<Gd<MeshInstance3D>>,
     /// The clipmap layout the mesh was built for, its vertex and index counts.
     lod: Option<(Layout, usize, usize)>,
@@ -121,6 +124,7 @@ impl INode3D for TerrainWorld {
             uplift_paint: PhantomVar::default(),
             precipitation_paint: PhantomVar::default(),
             world: None,
+            height_range: std::cell::Cell::new(None),
             mesh_instance: None,
             lod: None,
             lod_grid: None,
@@ -539,7 +543,7 @@ impl TerrainWorld {
                 let world = job.world.take();
                 let grid = world.as_ref().map(|w| w.grid());
                 self.data = Some(data.clone());
-                self.world = world;
+                self.set_world(world);
                 let heights = data.bind().heights.clone();
                 if let (Some(grid), Some(img)) = (grid, heights) {
                     self.show_heights(grid, &img, job.range.0, job.range.1);
@@ -660,15 +664,21 @@ impl TerrainWorld {
         Ok(world)
     }
 
+    /// Sets the world the queries answer from, forgetting the height range of the last.
+    fn set_world(&mut self, world: Option<World>) {
+        self.world = world;
+        self.height_range.set(None);
+    }
+
     /// Decodes the data, then rebuilds display and collision.
     fn rebuild(&mut self) {
-        self.world = None;
-        if let Some(data) = &self.data {
-            match data.bind().to_world() {
-                Ok(w) => self.world = Some(w),
-                Err(e) => godot_error!("TerrainWorld: {e}"),
-            }
-        }
+        let world = self.data.as_ref().and_then(|data| {
+            data.bind()
+                .to_world()
+                .map_err(|e| godot_error!("TerrainWorld: {e}"))
+                .ok()
+        });
+        self.set_world(world);
         self.rebuild_display();
         self.rebuild_collision();
     }
@@ -711,7 +721,7 @@ impl TerrainWorld {
             }
         }
         self.show_maps(&world);
-        self.world = Some(slim(world));
+        self.set_world(Some(slim(world)));
     }
 
     /// Makes sure the display mesh (the clipmap) fits `grid`: rebuilt only when its layout
