@@ -104,6 +104,11 @@ pub struct ErosionSimulator {
     /// Apply the result to the terrain when the run finishes (`terrain.set_data`).
     #[export]
     apply_on_finish: bool,
+    /// Main-thread milliseconds a frame may spend applying a finished run's result (its
+    /// images, textures and collision regions, one at a time; at least one a frame).
+    /// Default 6; 0 applies one piece a frame.
+    #[export(range = (0.0, 100.0, or_greater))]
+    apply_budget_ms: f32,
 
     worker: Option<Worker>,
     /// Free this node after `finished`/`failed` (set by `TerrainWorld.generate`).
@@ -130,6 +135,7 @@ impl INode for ErosionSimulator {
             live_update: true,
             threads: 0,
             apply_on_finish: true,
+            apply_budget_ms: DELIVERY_BUDGET_MS,
             worker: None,
             pending: None,
             delivery: None,
@@ -565,10 +571,17 @@ impl ErosionSimulator {
         }
     }
 
-    /// Does slices of the delivery until `DELIVERY_BUDGET` is spent (at least one), then,
+    /// Does slices of the delivery until `apply_budget_ms` is spent (at least one), then,
     /// once all are done, emits `finished` (or `failed`).
     fn deliver_slices(&mut self) {
         let start = Instant::now();
+        // A negative or NaN budget is 0 (one slice a frame); at most 1000 s.
+        let ms = if self.apply_budget_ms > 0.0 {
+            self.apply_budget_ms.min(1e6)
+        } else {
+            0.0
+        };
+        let budget = Duration::from_secs_f64(f64::from(ms) / 1e3);
         let outcome = loop {
             let Some(mut delivery) = self.delivery.take() else {
                 return;
@@ -576,7 +589,7 @@ impl ErosionSimulator {
             let step = self.delivery_slice(&mut delivery);
             self.delivery = Some(delivery);
             match step {
-                Ok(false) if start.elapsed() < DELIVERY_BUDGET => continue,
+                Ok(false) if start.elapsed() < budget => continue,
                 Ok(false) => return,
                 Ok(true) => break Ok(()),
                 Err(e) => break Err(e),
@@ -647,8 +660,9 @@ impl ErosionSimulator {
     }
 }
 
-/// Main-thread time a frame may spend applying a finished run (at least one slice runs).
-const DELIVERY_BUDGET: Duration = Duration::from_millis(6);
+/// Main-thread milliseconds a frame may spend applying a finished run by default (at least
+/// one slice runs): `apply_budget_ms`.
+const DELIVERY_BUDGET_MS: f32 = 6.0;
 
 /// A finished run on its way to the terrain.
 struct Delivery {
