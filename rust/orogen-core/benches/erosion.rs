@@ -8,9 +8,9 @@
 
 use std::time::Instant;
 
-use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
+use orogen_core::eroders::stream_power::{uplift_and_erode_in_parts, NodeValues};
 use orogen_core::eroders::thermal::{talus_tangents, thermal_step, TalusAngle, ThermalBuffers};
-use orogen_core::flow::{accumulate_f64, FlowRouter, OutletParams, SinkMode};
+use orogen_core::flow::{accumulate_f64_in_parts, FlowRouter, OutletParams, SinkMode, WALK_PARTS};
 use orogen_core::Grid;
 use rayon::prelude::*;
 
@@ -85,7 +85,9 @@ fn run(size: usize) -> (Phases, usize, f32) {
         p.lakes += ms_since(t);
         let g = router.graph();
         let t = Instant::now();
-        accumulate_f64(g, &weights, &mut sums);
+        // As `StreamPower` does: the trees dealt into parts once for both walks.
+        let parts = g.tree_parts(WALK_PARTS);
+        accumulate_f64_in_parts(g, &parts, &weights, &mut sums);
         // As `StreamPower` rounds the sums to its drainage map.
         drainage
             .par_iter_mut()
@@ -95,7 +97,7 @@ fn run(size: usize) -> (Phases, usize, f32) {
         p.accumulate += ms_since(t);
         let t = Instant::now();
         let (kv, uv) = (NodeValues::from_slice(&k), NodeValues::from_slice(&uplift));
-        uplift_and_erode(g, &drainage, kv, uv, M, N, DT, &mut h).expect("solve");
+        uplift_and_erode_in_parts(g, &parts, &drainage, kv, uv, M, N, DT, &mut h).expect("solve");
         p.stream_power += ms_since(t);
     }
     let max_h = h.iter().copied().fold(f32::MIN, f32::max);

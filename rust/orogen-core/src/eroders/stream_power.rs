@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
-use crate::flow::accumulate::accumulate_f64;
+use crate::flow::accumulate::accumulate_f64_in_parts;
 use crate::flow::graph::{atomic_f32, prefetch, FlowGraph, PREFETCH_AHEAD, WALK_PARTS};
 use crate::flow::router::{FlowRouter, SinkMode};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
@@ -325,14 +325,17 @@ impl<N: Neighbourhood> StreamPower<N> {
                 heights[i] = (heights[i] as f64 + self.uplift[i] as f64 * dt) as f32;
             }
         }
-        accumulate_f64(graph, &self.weights, &mut self.drainage_sums);
+        // The trees dealt into parts once for both walks.
+        let parts = graph.tree_parts(WALK_PARTS);
+        accumulate_f64_in_parts(graph, &parts, &self.weights, &mut self.drainage_sums);
         self.drainage
             .par_iter_mut()
             .with_min_len(PAR_CHUNK)
             .zip(self.drainage_sums.par_iter())
             .for_each(|(d, &a)| *d = a as f32);
-        let max_erosion = uplift_and_erode(
+        let max_erosion = uplift_and_erode_in_parts(
             graph,
+            &parts,
             &self.drainage,
             NodeValues::from_slice(&self.k),
             NodeValues::from_slice(&self.uplift),
@@ -556,20 +559,40 @@ pub fn uplift_and_erode(
     dt: f64,
     heights: &mut [f32],
 ) -> Result<f32> {
+    let parts = graph.tree_parts(WALK_PARTS);
+    uplift_and_erode_in_parts(graph, &parts, drainage, k, uplift, m, n, dt, heights)
+}
+
+/// [`uplift_and_erode`] over `parts`, the graph's [`FlowGraph::tree_parts`] (`WALK_PARTS`
+/// of them), for a caller that also accumulates over them: dealing the trees into parts
+/// once a step instead of once a walk.
+#[allow(clippy::too_many_arguments)]
+pub fn uplift_and_erode_in_parts(
+    graph: &FlowGraph,
+    parts: &[Vec<[u32; 2]>],
+    drainage: &[f32],
+    k: NodeValues,
+    uplift: NodeValues,
+    m: f64,
+    n: f64,
+    dt: f64,
+    heights: &mut [f32],
+) -> Result<f32> {
     use NodeValues::{PerNode, Uniform};
+    let g = (graph, parts);
     // One monomorphised walk per combination: no per-node branch or load for uniform maps.
     match (k, uplift) {
-        (Uniform(k), Uniform(u)) => walk(graph, drainage, |_| k, |_| u, m, n, dt, heights),
-        (Uniform(k), PerNode(u)) => walk(graph, drainage, |_| k, |i| u[i], m, n, dt, heights),
-        (PerNode(k), Uniform(u)) => walk(graph, drainage, |i| k[i], |_| u, m, n, dt, heights),
-        (PerNode(k), PerNode(u)) => walk(graph, drainage, |i| k[i], |i| u[i], m, n, dt, heights),
+        (Uniform(k), Uniform(u)) => walk(g, drainage, |_| k, |_| u, m, n, dt, heights),
+        (Uniform(k), PerNode(u)) => walk(g, drainage, |_| k, |i| u[i], m, n, dt, heights),
+        (PerNode(k), Uniform(u)) => walk(g, drainage, |i| k[i], |_| u, m, n, dt, heights),
+        (PerNode(k), PerNode(u)) => walk(g, drainage, |i| k[i], |i| u[i], m, n, dt, heights),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn walk(
-    graph: &FlowGraph,
+    (graph, parts): (&FlowGraph, &[Vec<[u32; 2]>]),
     drainage: &[f32],
     k: impl Fn(usize) -> f32 + Sync,
     uplift: impl Fn(usize) -> f32 + Sync,
@@ -580,7 +603,6 @@ fn walk(
 ) -> Result<f32> {
     // Whole trees in parallel (each node needs only its receiver, in its own tree, done
     // before it): the same heights as one walk along the stack.
-    let parts = graph.tree_parts(WALK_PARTS);
     let heights = atomic_f32(heights);
     let walk_part = |runs: &[[u32; 2]]| -> Result<f32> {
         let mut max_change = 0.0f32;

@@ -35,6 +35,17 @@ pub fn accumulate(graph: &FlowGraph, weights: &[f32], out: &mut [f32]) {
 ///
 /// Panics if the slices' lengths differ from the graph's (a programming error).
 pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
+    accumulate_f64_in_parts(graph, &graph.tree_parts(WALK_PARTS), weights, out);
+}
+
+/// [`accumulate_f64`] over `parts`, the graph's [`FlowGraph::tree_parts`], for a caller that
+/// also walks the stack over them (the stream-power step): dealt once, used twice.
+pub fn accumulate_f64_in_parts(
+    graph: &FlowGraph,
+    parts: &[Vec<[u32; 2]>],
+    weights: &[f64],
+    out: &mut [f64],
+) {
     let n = graph.len();
     assert!(
         weights.len() == n && out.len() == n,
@@ -42,7 +53,6 @@ pub fn accumulate_f64(graph: &FlowGraph, weights: &[f64], out: &mut [f64]) {
     );
     out.copy_from_slice(weights);
     let rcv = &graph.receivers[..];
-    let parts = graph.tree_parts(WALK_PARTS);
     if parts.len() > 1 {
         if let Some(sums) = atomic_f64(out) {
             parts.par_iter().for_each(|runs| {

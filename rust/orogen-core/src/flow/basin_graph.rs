@@ -288,8 +288,9 @@ impl BandScan {
     /// Kruskal over the tile's edges alone (local node numbers, everything in cache), added to
     /// the band's forest. By the cycle property an edge left out is the highest of a cycle of
     /// the tile's edges, so it is not in the whole graph's tree either: the global Kruskal
-    /// only needs the forests. Tile edges of one node pair that other tiles also found are kept (the global order
-    /// [`sort_by_pass`] ranks them like the lowest pass of the pair first).
+    /// only needs the forests. Tile edges of one node pair that other tiles also found are
+    /// kept (the global order [`sort_by_pass`] ranks them like the lowest pass of the pair
+    /// first).
     fn spanning_forest(&mut self) {
         let m = self.edges.len();
         if m == 0 {

@@ -16,8 +16,9 @@ pub struct FlowGraph {
     pub stack: Vec<u32>,
     /// Optional: the stack cut into runs that each belong to one tree, in stack order, as
     /// `[start, length, tree]` (`tree` numbers the outlet or pit every node of the run
-    /// drains to). The implicit stream-power solve then runs whole trees in parallel, each
-    /// tree's nodes in stack order: the same result as one walk. Empty: one walk.
+    /// drains to). Accumulation and the implicit stream-power solve then run whole trees in
+    /// parallel, each tree's nodes in stack order: the same result as one walk. Empty: one
+    /// walk.
     pub runs: Vec<[u32; 3]>,
 }
 
@@ -26,7 +27,7 @@ const PARALLEL_WALK: usize = 1 << 16;
 
 /// Parts of whole trees a walk along the stack is dealt into: fixed, so that which node
 /// reports an error does not depend on the thread count.
-pub(crate) const WALK_PARTS: usize = 8;
+pub const WALK_PARTS: usize = 8;
 
 /// How many stack positions ahead a walk along the stack asks for a node's values.
 pub(crate) const PREFETCH_AHEAD: usize = 16;

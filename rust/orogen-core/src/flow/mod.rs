@@ -13,8 +13,9 @@ pub mod router;
 
 pub use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid, Side};
 pub use accumulate::{
-    accumulate, accumulate_f64, basin_labels, water_surface, water_surface_pointer_jumping,
+    accumulate, accumulate_f64, accumulate_f64_in_parts, basin_labels, water_surface,
+    water_surface_pointer_jumping,
 };
 pub use basin_graph::Pass;
-pub use graph::FlowGraph;
+pub use graph::{FlowGraph, WALK_PARTS};
 pub use router::{FlowRouter, SinkMode};
