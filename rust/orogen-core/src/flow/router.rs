@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
-use crate::flow::graph::{atomic_u32, prefetch, FlowGraph};
+use crate::flow::graph::{atomic_f32, atomic_u32, prefetch, FlowGraph};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
 /// Nodes per chunk when listing roots in parallel.
@@ -28,6 +28,9 @@ const ROOT_CHUNK: usize = 1 << 16;
 
 /// Runs of trees traversed in parallel when building the stack.
 const BFS_GROUPS: usize = 16;
+
+/// Passes per task when carving in parallel.
+const CARVE_CHUNK: usize = 1 << 12;
 
 /// Largest accepted water-surface slope, metres per node (beyond it "filling" builds hills).
 pub const MAX_EPSILON: f32 = 10.0;
@@ -718,29 +721,38 @@ fn descend<N: Neighbourhood>(
 
 /// fastscapelib carve: each lake drains from its pass node `from` to `to`; the receiver
 /// chain from `from` down to the pit is reversed so water climbs from the pit to the pass.
+/// Each chain lies in its own lake's tree, so runs of passes are carved in parallel.
 fn carve(graph: &mut FlowGraph, passes: &[Pass], chain_lens: &mut Vec<u32>) {
     chain_lens.clear();
-    for (k, p) in passes.iter().enumerate() {
-        if let Some(ahead) = passes.get(k + 16) {
-            prefetch(&graph.receivers, ahead.from as usize);
-        }
-        let mut prev = p.to;
-        let mut c = p.from;
-        let mut d = p.dist;
-        let mut len = 1;
-        loop {
-            let next = graph.receivers[c as usize];
-            let old_d = graph.dist[c as usize];
-            graph.receivers[c as usize] = prev;
-            graph.dist[c as usize] = d;
-            if next == c {
-                break;
+    chain_lens.resize(passes.len(), 0);
+    let receivers = atomic_u32(&mut graph.receivers);
+    let dist = atomic_f32(&mut graph.dist);
+    passes
+        .par_chunks(CARVE_CHUNK)
+        .zip(chain_lens.par_chunks_mut(CARVE_CHUNK))
+        .for_each(|(passes, lens)| {
+            for (k, (p, chain_len)) in passes.iter().zip(lens).enumerate() {
+                if let Some(ahead) = passes.get(k + 16) {
+                    prefetch(receivers, ahead.from as usize);
+                }
+                let mut prev = p.to;
+                let mut c = p.from;
+                let mut d = p.dist;
+                let mut len = 1;
+                loop {
+                    let next = receivers[c as usize].load(Relaxed);
+                    let old_d = dist[c as usize].load(Relaxed);
+                    receivers[c as usize].store(prev, Relaxed);
+                    dist[c as usize].store(d.to_bits(), Relaxed);
+                    if next == c {
+                        break;
+                    }
+                    d = f32::from_bits(old_d);
+                    prev = c;
+                    c = next;
+                    len += 1;
+                }
+                *chain_len = len;
             }
-            d = old_d;
-            prev = c;
-            c = next;
-            len += 1;
-        }
-        chain_lens.push(len);
-    }
+        });
 }
