@@ -310,8 +310,7 @@ impl TerrainWorld {
                 t1 = t1.min(a.max(b));
             }
         }
-        // And to the heights' range in y.
-        // The heights' range, found once per world (a scan of every cell).
+        // And to the heights' range in y (found once per world: a scan of every cell).
         let (lo, hi) = self.height_range.get().unwrap_or_else(|| {
             let range = orogen_core::field::finite_min_max(&world.height.data);
             self.height_range.set(Some(range));
