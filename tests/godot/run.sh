@@ -69,7 +69,7 @@ tally() { # log file, name
     fi
 }
 
-echo "==> Godot 4.6"
+echo "==> Godot 4.6 (at ${SECONDS} s)"
 if ! bash scripts/install-godot.sh; then
     fail_step "Godot 4.6 installs (scripts/install-godot.sh)"
     finish
@@ -77,7 +77,7 @@ fi
 GODOT=(bash scripts/godot)
 echo "godot version: $("${GODOT[@]}" --headless --version 2>/dev/null | tail -n 1)"
 
-echo "==> build the extension"
+echo "==> build the extension (at ${SECONDS} s)"
 if ! bash scripts/build-addon.sh --test-profile >"$REPO/target/godot-build.log" 2>&1; then
     tail -n 40 "$REPO/target/godot-build.log"
     fail_step "the extension builds"
@@ -91,7 +91,7 @@ mkdir -p godot_project/.godot
 grep -qs 'res://addons/orogen/orogen.gdextension' godot_project/.godot/extension_list.cfg ||
     echo 'res://addons/orogen/orogen.gdextension' >>godot_project/.godot/extension_list.cfg
 
-echo "==> CLI reference bake"
+echo "==> CLI reference bake (at ${SECONDS} s)"
 rm -rf "$WORK"
 mkdir -p "$WORK/out" "$ART"
 # The CLI that build-addon.sh --test-profile built with the workspace (`cargo run -p
@@ -102,7 +102,7 @@ if ! "$OROGEN" bake "$RECIPES/equiv.ron" --out "$WORK/bake" >"$WORK/bake.log" 2>
     fail_step "orogen bake of the equivalence recipe"
 fi
 
-echo "==> headless tests (godot_project/tests/run_tests.gd)"
+echo "==> headless tests (godot_project/tests/run_tests.gd) (at ${SECONDS} s)"
 timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/run_tests.gd -- \
     --recipes="$RECIPES" --bake="$WORK/bake" --out="$WORK/out" >"$WORK/tests.log" 2>&1
 grep -E '^(PASS|FAIL) |^  measured' "$WORK/tests.log"
@@ -110,7 +110,7 @@ tally "$WORK/tests.log" "headless tests"
 
 # A run from a painted uplift map (test_painted_run_for_cli_comparison saved the map and
 # the run's maps) bakes to the same bytes as the CLI given that map as an EXR image.
-echo "==> painted uplift: the Godot run against orogen bake with the same map"
+echo "==> painted uplift: the Godot run against orogen bake with the same map (at ${SECONDS} s)"
 PAINTED="$WORK/out/painted"
 if [[ -f $PAINTED/uplift.exr && -f $PAINTED/godot/height.exr ]]; then
     if "$OROGEN" bake "$RECIPES/equiv.ron" --quiet \
@@ -144,7 +144,7 @@ fi
 # 200 mutated recipes through ErosionSimulator (issue #11): each ends in one finished or
 # failed(message), none hangs, no thread is left, and Godot exits cleanly. The seed is
 # printed; OROGEN_FUZZ_SEED picks another.
-echo "==> mutated recipes (godot_project/tests/mutated_recipes.gd)"
+echo "==> mutated recipes (godot_project/tests/mutated_recipes.gd) (at ${SECONDS} s)"
 timeout 300 "${GODOT[@]}" --headless --path godot_project -s res://tests/mutated_recipes.gd -- \
     --recipes="$RECIPES" --builtin="$REPO/rust/orogen-core/recipes" >"$WORK/mutated.log" 2>&1
 status=$?
@@ -166,7 +166,7 @@ fi
 # imported by a real HTerrain in a scratch project under target/ (never the repository), found
 # at $OROGEN_HTERRAIN or ../shared/vendor/hterrain beside the repository; without it the
 # import is SKIPPED (counted neither passed nor failed).
-echo "==> Terrain3D / HTerrain exports (godot_project/tests/hterrain_export.gd)"
+echo "==> Terrain3D / HTerrain exports (godot_project/tests/hterrain_export.gd) (at ${SECONDS} s)"
 HT="$WORK/hterrain"
 rm -rf "$HT"
 mkdir -p "$HT"
@@ -206,11 +206,11 @@ render_and_check() { # name, scene, screenshot, check options...
     fi
 }
 
-echo "==> rendering the demo under Xvfb (llvmpipe)"
+echo "==> rendering the demo under Xvfb (llvmpipe) (at ${SECONDS} s)"
 render_and_check demo res://main.tscn "$ART/godot-demo.png" --small="$ART/godot-demo-960.png"
 echo "screenshot: $ART/godot-demo.png (960x540 copy: $ART/godot-demo-960.png)"
 
-echo "==> the demo from three camera positions at 1600x900 (issue #13)"
+echo "==> the demo from three camera positions at 1600x900 (issue #13) (at ${SECONDS} s)"
 # The overview (the orbit), low over a valley, and beside the highest ground: each must show
 # terrain, water and sky. The demo grows its terrain once and saves the three frames.
 rm -f "$ART"/godot-view-*.png
@@ -234,7 +234,7 @@ for view in overview valley ridge; do
 done
 echo "screenshots: $ART/godot-view-{overview,valley,ridge}.png"
 
-echo "==> rendering the strata scene under Xvfb"
+echo "==> rendering the strata scene under Xvfb (at ${SECONDS} s)"
 # Its recipe's materials: sandstone, shale, sand (granite, grey, is not told apart).
 render_and_check strata res://strata.tscn "$ART/godot-strata.png" --small="$ART/godot-strata-960.png" \
     "--materials=196,112,68;84,92,128;222,180,90;150,140,138"
@@ -242,11 +242,11 @@ echo "screenshot: $ART/godot-strata.png (960x540 copy: $ART/godot-strata-960.png
 
 # The painting demo: live erosion of the built-in `paint` recipe while a script paints an
 # S-shaped range of uplift (it prints the refresh rate it saw), then the terrain applied.
-echo "==> rendering the painting demo under Xvfb (paint.tscn)"
+echo "==> rendering the painting demo under Xvfb (paint.tscn) (at ${SECONDS} s)"
 render_and_check paint res://paint.tscn "$ART/godot-paint.png" --small="$ART/godot-paint-960.png"
 grep -E '^orogen-paint: [0-9]+ live refreshes' "$WORK/render-paint.log"
 
-echo "==> rendering the rills, dunes and weathering scenes under Xvfb"
+echo "==> rendering the rills, dunes and weathering scenes under Xvfb (at ${SECONDS} s)"
 # Rills: one material; the rain water still running in the rills is the water checked. That
 # water covers much of the plane and counts as water, not terrain, hence the lower share.
 render_and_check rills res://rills.tscn "$ART/godot-rills.png" --small="$ART/godot-rills-960.png" \
@@ -259,17 +259,17 @@ render_and_check weathering res://weathering.tscn "$ART/godot-weathering.png" \
     --small="$ART/godot-weathering-960.png" "--materials=196,150,96;110,104,120;222,200,150"
 echo "screenshots: $ART/godot-rills.png, $ART/godot-dunes.png, $ART/godot-weathering.png"
 
-echo "==> rendering the graph scene under Xvfb"
+echo "==> rendering the graph scene under Xvfb (at ${SECONDS} s)"
 # Graph: one material; its rivers, drawn as ribbons from get_rivers(), are the water checked.
 render_and_check graph res://graph.tscn "$ART/godot-graph.png" --small="$ART/godot-graph-960.png"
 echo "screenshot: $ART/godot-graph.png"
 
-echo "==> rendering the large scene under Xvfb"
+echo "==> rendering the large scene under Xvfb (at ${SECONDS} s)"
 # Large: the built-in `large` recipe, 2049² with stream power coarse to fine.
 render_and_check large res://large.tscn "$ART/godot-large.png" --small="$ART/godot-large-960.png"
 echo "screenshot: $ART/godot-large.png"
 
-echo "==> LOD: 1025², 2049² and 4097² terrains through the clipmap under Xvfb"
+echo "==> LOD: 1025², 2049² and 4097² terrains through the clipmap under Xvfb (at ${SECONDS} s)"
 # lod.gd checks each size itself: at most 1.5M vertices, the frame's primitives are the
 # clipmap's triangles, the LOD centre follows the camera, no background through the terrain
 # (no cracks), collision regions match the heights; saves the 4097² frames at 1600x900.
@@ -284,7 +284,7 @@ if grep -qE 'SCRIPT ERROR|^ERROR:' "$WORK/render-lod.log"; then
 fi
 echo "screenshots: $ART/godot-lod.png, $ART/godot-lod-far.png"
 
-echo "==> rendering the planet scene under Xvfb"
+echo "==> rendering the planet scene under Xvfb (at ${SECONDS} s)"
 # PlanetWorld steps a 20,000-point planet live; planet.gd checks it (mesh, sample, pick,
 # region recipe), then saves and checks the frame itself.
 rm -f "$ART/godot-planet.png"
