@@ -95,8 +95,10 @@ func _frame_camera() -> void:
 
 
 func _save_screenshot() -> void:
-	# Let the renderer settle (shadows, sky) for a few frames.
-	for i: int in range(8):
+	# One frame takes the applied terrain's textures and the camera's LOD centre, the next
+	# draws them (later frames differ only in the rivers' ripples); a third for margin. Each
+	# frame of a software renderer takes seconds.
+	for i: int in range(3):
 		await get_tree().process_frame
 	await RenderingServer.frame_post_draw
 	var img: Image = get_viewport().get_texture().get_image()
@@ -146,7 +148,7 @@ func _save_views() -> void:
 	]
 	for view: Array in views:
 		(view[1] as Callable).call()
-		for i: int in range(8):
+		for i: int in range(3):
 			await get_tree().process_frame
 		await RenderingServer.frame_post_draw
 		var path: String = "%s-%s.png" % [views_prefix, view[0]]

@@ -144,7 +144,8 @@ func _check(at: Vector2, ron: String) -> void:
 
 
 func _save_screenshot() -> void:
-	for i: int in range(8):
+	# The finished planet's mesh, then a frame drawing it; a third for margin.
+	for i: int in range(3):
 		await get_tree().process_frame
 	await RenderingServer.frame_post_draw
 	var img: Image = get_viewport().get_texture().get_image()
