@@ -946,7 +946,10 @@ func _screenshot(dir: String) -> void:
 			scroller.scroll_vertical = int(recipe_box.position.y + box.position.y) - 40
 		if view == "maps" and scroller != null:
 			scroller.scroll_vertical = 1 << 20
-		await get_tree().create_timer(3.0).timeout
+		# The scroll is laid out and drawn in the frame it was set in; a second frame for
+		# margin. Under lavapipe a frame of the editor at 1600x1000 takes seconds.
+		await _frames(2)
+		await RenderingServer.frame_post_draw
 		# The editor's own view of itself, beside the X server's (xwd) taken by the shell.
 		var shot := get_viewport().get_texture().get_image()
 		if shot != null:
@@ -955,6 +958,7 @@ func _screenshot(dir: String) -> void:
 		marker.store_string(OS.get_environment("DISPLAY") + "\n")
 		marker.close()
 		var start := Time.get_ticks_msec()
+		# The frame is on the X server: hold the main thread (no new frame) while xwd reads it.
 		while not FileAccess.file_exists(dir.path_join(view + ".shot")) \
 				and Time.get_ticks_msec() - start < 60000:
-			await get_tree().process_frame
+			OS.delay_msec(20)
