@@ -1,6 +1,6 @@
 //! Orogen core: every terrain algorithm, over plain data, with no Godot dependency.
 //!
-//! Layers, each importing only those below it (checked by `tests/architecture.rs`;
+//! Layers, each importing only those below it (checked by `tests/integration/architecture.rs`;
 //! drawn in `docs/architecture.md`):
 //! 1. vocabulary: [`error`], [`field`] (grid and maps), [`schema`] (parameter docs),
 //!    [`values`] (per-node inputs), [`neighbourhood`] (grid, graph, outlets), [`mesh`]

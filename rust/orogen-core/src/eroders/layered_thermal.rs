@@ -17,7 +17,7 @@
 //! that never exchange material. Thermal erosion smooths each of them on its own, and what
 //! tells them apart (the random factor r, the exposed layer, another process) is never
 //! smoothed away: it grows into a checkerboard one cell across, which the `weathering`
-//! recipe showed on every slope at its talus (tests/layered_erosion.rs measures it).
+//! recipe showed on every slope at its talus (tests/integration/layered_erosion.rs measures it).
 //!
 //! The thesis applies each cell's move at once (Gauss–Seidel); here a step is Jacobi-style
 //! so that it is parallel and deterministic whatever the thread count, like

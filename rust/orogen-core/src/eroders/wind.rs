@@ -33,7 +33,7 @@
 //! been seen (a slide down its lee may take from it), and are applied then: the loss from
 //! the top layer down, the gain into layer 0. Until then nothing of the cell has changed,
 //! so every cell is read as it was before the step, as the thesis's two-phase step reads it
-//! (tests/wind_reference.rs checks the bytes against a line-by-line walk with a change
+//! (tests/integration/wind_reference.rs checks the bytes against a line-by-line walk with a change
 //! buffer). Material is conserved exactly: each cell's loss and gain are f32 values, the
 //! carried material and what is blown off are their sums in f64.
 //!
@@ -1339,7 +1339,7 @@ mod tests {
     use crate::state::Layers;
 
     /// The lane kernel's AVX2 build and its baseline build give the same bits, for winds
-    /// whose lines are columns (tests/wind_reference.rs checks the build this CPU picks
+    /// whose lines are columns (tests/integration/wind_reference.rs checks the build this CPU picks
     /// against a line-by-line walk).
     #[test]
     fn lane_kernel_builds_give_the_same_bits() {

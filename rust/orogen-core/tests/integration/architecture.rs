@@ -374,7 +374,7 @@ fn check(files: &BTreeMap<String, String>) -> Vec<String> {
     let file_of: BTreeMap<Module, &str> = files.keys().map(|f| (module_of(f), &f[..])).collect();
     let tops: BTreeSet<&String> = deps.keys().map(|m| &m[0]).collect();
     let unknown = tops.into_iter().filter(|top| layer_of(top).is_none());
-    let fix = "add it to the table in tests/architecture.rs";
+    let fix = "add it to the table in tests/integration/architecture.rs";
     let mut problems: Vec<String> = unknown
         .map(|top| format!("module {top} has no layer: {fix}"))
         .collect();
@@ -560,7 +560,7 @@ fn reports_layer_violations_unknown_modules_and_godot() {
         ",
     );
     let expected = [
-        "module terrain has no layer: add it to the table in tests/architecture.rs",
+        "module terrain has no layer: add it to the table in tests/integration/architecture.rs",
         "src/flow/hydrology.rs imports crate::recipe (layer 3 recipe) from layer 1 processes",
         "src/recipe.rs mentions godot: layer 3 recipe must not depend on Godot",
     ];

@@ -1,0 +1,35 @@
+//! The core's integration tests in one binary: one link of the library and its generics
+//! instead of one per file (each file is a module). `decode_limits.rs` and `memory_estimate.rs`
+//! stay binaries of their own: each counts allocations through its own global allocator.
+
+mod architecture;
+mod coarse_to_fine;
+mod dem;
+mod erosion_without_uplift;
+mod export_addons;
+mod finite_outputs;
+mod flow_hydrology;
+mod flow_routing;
+mod golden;
+mod graph_domain;
+mod hydraulic;
+mod io_bake;
+mod io_formats;
+mod layered_erosion;
+mod layered_stages;
+mod live;
+mod mesh;
+mod noise;
+mod planet;
+mod planet_recipe;
+mod rasterise_primitives;
+mod runner;
+mod short_errors;
+mod strata;
+mod stream_power_graph;
+mod stream_power_solver;
+mod stream_power_stage;
+mod terrain_plane;
+mod thermal;
+mod time_loop;
+mod wind_reference;
