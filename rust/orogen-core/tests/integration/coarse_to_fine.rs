@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use orogen_core::flow::{accumulate, FlowRouter, OutletParams, SinkMode};
 use orogen_core::recipe::{Recipe, DEFAULT_RECIPE};
 use orogen_core::runner::{run_recipe, Event};
@@ -138,13 +139,7 @@ fn the_same_bytes_with_one_and_four_threads() {
     let text = format!(
         "({SMALL}, stages: [StreamPower(iterations: 40, schedule: CoarseToFine(levels: 3))])"
     );
-    let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| run_text(&text).expect("run").height.data)
-    };
+    let run = |threads: usize| on_threads(threads, || run_text(&text).expect("run").height.data);
     let (a, b) = (run(1), run(4));
     assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
     // And the schedule did something other than the plain run.

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use crate::support::on_threads;
 use orogen_core::flow::{OutletParams, Side, SinkMode};
 use orogen_core::recipe::{ScalarSource, Stage};
 use orogen_core::stages::hydrology::{compute_maps, HydrologyParams};
@@ -245,11 +246,7 @@ fn bad_parameters_name_their_field() {
 #[test]
 fn maps_are_the_same_bytes_with_one_and_four_threads() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let grid = Grid::new(300, 220, 20.0).unwrap();
             let mut rng = ChaCha8Rng::seed_from_u64(11);
             let data: Vec<f32> = (0..grid.len())

@@ -6,6 +6,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::support::on_threads;
 use orogen_core::flow::accumulate::PointerJumpScratch;
 use orogen_core::flow::{
     accumulate, water_surface, water_surface_pointer_jumping, FlowRouter, OutletParams, Side,
@@ -480,11 +481,7 @@ fn drainage_conserves_area_and_matches_naive_accumulation() {
 #[test]
 fn same_bytes_with_one_and_four_threads() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let mut bytes = Vec::new();
             for seed in [7u64, 8, 9] {
                 let mut case = random_case(seed);

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use glam::DVec2;
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
 use orogen_core::field::Grid;
@@ -358,13 +359,7 @@ fn bake(recipe: &Recipe) -> orogen_core::World {
 #[test]
 fn a_graph_recipe_erodes_and_bakes_the_same_bytes_on_1_and_4_threads() {
     let recipe = graph_recipe();
-    let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| bake(&recipe))
-    };
+    let run = |threads: usize| on_threads(threads, || bake(&recipe));
     let a = run(1);
     let b = run(4);
     assert_eq!(a.height.grid.width, 129);

@@ -2,6 +2,7 @@
 //! Ritter's solution, rills along the slope, hard rock against soft, determinism across
 //! thread counts and errors that name the field.
 
+use crate::support::on_threads;
 use orogen_core::eroders::hydraulic::{
     Borders, CapacityLaw, Hydraulic, Params, Rain, Source, StepReport,
 };
@@ -432,79 +433,75 @@ fn hard_rock_erodes_slower_than_soft() {
 
 /// Every byte of a layered run with drops, a source and open borders.
 fn layered_run_bytes(threads: usize) -> Vec<u32> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(|| {
-            let (w, h) = (48, 40);
-            let grid = Grid::new(w, h, 2.0).unwrap();
-            let mut rng = ChaCha8Rng::seed_from_u64(23);
-            let mut b: Vec<f32> = (0..w * h)
-                .map(|i| 5.0 + 0.05 * (i % w) as f32 + rng.random::<f32>())
-                .collect();
-            let mut layers = Layers::new(
-                (0..3)
-                    .map(|k| {
-                        (
-                            format!("l{k}"),
-                            (0..w * h).map(|_| rng.random::<f32>() * 0.3).collect(),
-                        )
-                    })
-                    .collect(),
-                w * h,
-            )
-            .unwrap();
-            let materials = [soluble(0.9), soluble(0.5), soluble(0.2), soluble(0.1)];
-            let params = Params {
-                rain: Rain::Drops {
-                    power: 0.05,
-                    volume_m3: 0.2,
-                },
-                sources: vec![Source {
-                    x_m: 30.0,
-                    y_m: 40.0,
-                    radius_m: 5.0,
-                    rate_m3_per_s: 1.0,
-                    every_step: true,
-                }],
-                borders: Borders::Open,
-                capacity: 0.3,
-                ..Params::default()
-            };
-            let mut hy = Hydraulic::new(grid, params, 99).unwrap();
-            let mut sim = SimState::default();
-            let mut t = TerrainMut::new(&mut b, &mut layers);
-            let mut out = Vec::new();
-            for _ in 0..60 {
-                let r = hy.step(&mut t, &mut sim, &materials).unwrap();
-                for v in [
-                    r.water_added_m3,
-                    r.water_lost_m3,
-                    r.sediment_lost_m3,
-                    r.water_total_m3,
-                    r.sediment_total_m3,
-                ] {
-                    let bits = v.to_bits();
-                    out.extend([bits as u32, (bits >> 32) as u32]);
-                }
-                out.push(r.max_speed.to_bits());
+    on_threads(threads, || {
+        let (w, h) = (48, 40);
+        let grid = Grid::new(w, h, 2.0).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        let mut b: Vec<f32> = (0..w * h)
+            .map(|i| 5.0 + 0.05 * (i % w) as f32 + rng.random::<f32>())
+            .collect();
+        let mut layers = Layers::new(
+            (0..3)
+                .map(|k| {
+                    (
+                        format!("l{k}"),
+                        (0..w * h).map(|_| rng.random::<f32>() * 0.3).collect(),
+                    )
+                })
+                .collect(),
+            w * h,
+        )
+        .unwrap();
+        let materials = [soluble(0.9), soluble(0.5), soluble(0.2), soluble(0.1)];
+        let params = Params {
+            rain: Rain::Drops {
+                power: 0.05,
+                volume_m3: 0.2,
+            },
+            sources: vec![Source {
+                x_m: 30.0,
+                y_m: 40.0,
+                radius_m: 5.0,
+                rate_m3_per_s: 1.0,
+                every_step: true,
+            }],
+            borders: Borders::Open,
+            capacity: 0.3,
+            ..Params::default()
+        };
+        let mut hy = Hydraulic::new(grid, params, 99).unwrap();
+        let mut sim = SimState::default();
+        let mut t = TerrainMut::new(&mut b, &mut layers);
+        let mut out = Vec::new();
+        for _ in 0..60 {
+            let r = hy.step(&mut t, &mut sim, &materials).unwrap();
+            for v in [
+                r.water_added_m3,
+                r.water_lost_m3,
+                r.sediment_lost_m3,
+                r.water_total_m3,
+                r.sediment_total_m3,
+            ] {
+                let bits = v.to_bits();
+                out.extend([bits as u32, (bits >> 32) as u32]);
             }
-            out.extend(t.surface.iter().map(|v| v.to_bits()));
-            for k in 0..t.layers.len() {
-                out.extend(t.layers.thickness(k).iter().map(|v| v.to_bits()));
-            }
-            out.extend(sim.water_depth.unwrap().iter().map(|v| v.to_bits()));
-            out.extend(sim.sediment.unwrap().iter().map(|v| v.to_bits()));
-            out.extend(sim.flux.unwrap().iter().flatten().map(|v| v.to_bits()));
-            out.extend(
-                sim.velocity
-                    .unwrap()
-                    .iter()
-                    .flat_map(|v| [v.x.to_bits(), v.y.to_bits()]),
-            );
-            out
-        })
+            out.push(r.max_speed.to_bits());
+        }
+        out.extend(t.surface.iter().map(|v| v.to_bits()));
+        for k in 0..t.layers.len() {
+            out.extend(t.layers.thickness(k).iter().map(|v| v.to_bits()));
+        }
+        out.extend(sim.water_depth.unwrap().iter().map(|v| v.to_bits()));
+        out.extend(sim.sediment.unwrap().iter().map(|v| v.to_bits()));
+        out.extend(sim.flux.unwrap().iter().flatten().map(|v| v.to_bits()));
+        out.extend(
+            sim.velocity
+                .unwrap()
+                .iter()
+                .flat_map(|v| [v.x.to_bits(), v.y.to_bits()]),
+        );
+        out
+    })
 }
 
 #[test]

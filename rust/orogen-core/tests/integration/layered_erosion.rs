@@ -1,6 +1,7 @@
 //! Layered thermal erosion and wind erosion (Prokop 2009 §4.3.1 and §4.3.3) on small
 //! layered terrains: mass, talus, untouched materials, determinism and bad input.
 
+use crate::support::on_threads;
 use orogen_core::eroders::layered_thermal::{self, LayeredThermal};
 use orogen_core::eroders::wind::{self, Wind};
 use orogen_core::state::{Layers, MaterialProps, TerrainMut};
@@ -499,42 +500,38 @@ fn same_bytes_with_one_and_four_threads() {
     let (s0, l0) = rough(w, h, 8, 30.0, &[2.0, 3.0, 2.0]);
     let mats = thermal_materials();
     let run = |threads: usize, wind_dir: Option<f32>| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| {
-                let (mut s, mut l) = (s0.clone(), l0.clone());
-                let grid = Grid::new(w, h, cs).unwrap();
-                let mut extra = 0.0f64;
-                match wind_dir {
-                    None => {
-                        let mut p = LayeredThermal::new(grid, Default::default(), 5).unwrap();
-                        for _ in 0..40 {
-                            let mut t = TerrainMut::new(&mut s, &mut l);
-                            extra += p.step(&mut t, &mats).unwrap().moved;
-                        }
-                    }
-                    Some(d) => {
-                        let params = wind::Params {
-                            direction_deg: d,
-                            ..Default::default()
-                        };
-                        let mut p = Wind::new(grid, params).unwrap();
-                        for _ in 0..40 {
-                            let mut t = TerrainMut::new(&mut s, &mut l);
-                            extra += p.step(&mut t, &mats).unwrap().blown_off;
-                        }
+        on_threads(threads, || {
+            let (mut s, mut l) = (s0.clone(), l0.clone());
+            let grid = Grid::new(w, h, cs).unwrap();
+            let mut extra = 0.0f64;
+            match wind_dir {
+                None => {
+                    let mut p = LayeredThermal::new(grid, Default::default(), 5).unwrap();
+                    for _ in 0..40 {
+                        let mut t = TerrainMut::new(&mut s, &mut l);
+                        extra += p.step(&mut t, &mats).unwrap().moved;
                     }
                 }
-                let mut out = bits(&s);
-                for k in 0..l.len() {
-                    out.extend(bits(l.thickness(k)));
+                Some(d) => {
+                    let params = wind::Params {
+                        direction_deg: d,
+                        ..Default::default()
+                    };
+                    let mut p = Wind::new(grid, params).unwrap();
+                    for _ in 0..40 {
+                        let mut t = TerrainMut::new(&mut s, &mut l);
+                        extra += p.step(&mut t, &mats).unwrap().blown_off;
+                    }
                 }
-                out.extend(bits(&[extra as f32]));
-                out.push(extra.to_bits() as u32);
-                out
-            })
+            }
+            let mut out = bits(&s);
+            for k in 0..l.len() {
+                out.extend(bits(l.thickness(k)));
+            }
+            out.extend(bits(&[extra as f32]));
+            out.push(extra.to_bits() as u32);
+            out
+        })
     };
     assert_eq!(run(1, None), run(4, None), "layered thermal");
     for d in [0.0, 27.0, 250.0] {

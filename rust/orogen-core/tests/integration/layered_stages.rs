@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use orogen_core::runner::run_recipe;
 use orogen_core::{MapData, OrogenError, Recipe, World};
 
@@ -42,14 +43,8 @@ fn the_thesis_mix_runs_the_same_with_1_and_4_threads_and_writes_its_state() {
         MIX,
         "\"water_depth\", \"velocity\", \"sediment\", \"erosion\"",
     );
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
-    let a = pool(1).install(|| run(&r));
-    let b = pool(4).install(|| run(&r));
+    let a = on_threads(1, || run(&r));
+    let b = on_threads(4, || run(&r));
     assert_eq!(a.height.data, b.height.data);
     for name in [
         "water_depth",

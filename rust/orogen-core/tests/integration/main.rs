@@ -29,6 +29,7 @@ mod strata;
 mod stream_power_graph;
 mod stream_power_solver;
 mod stream_power_stage;
+mod support;
 mod terrain_plane;
 mod thermal;
 mod time_loop;

@@ -1,6 +1,7 @@
 //! Irregular node graphs: Delaunay triangulation, Voronoi areas, the graph they make, and
 //! the flow router walking it.
 
+use crate::support::on_threads;
 use glam::DVec2;
 use orogen_core::flow::{accumulate, FlowRouter, Neighbourhood, SinkMode};
 use orogen_core::mesh::points::{domain_area, jittered_grid};
@@ -592,13 +593,7 @@ fn strips_give_the_one_triangulation_of_poisson_points_on_any_thread_count() {
     for (side, seed) in [(64_000.0, 3u64), (20_000.0, 4)] {
         let pts = poisson_disc(side, side * 0.8, 100.0, seed).unwrap();
         let whole = Delaunay::new(&pts).unwrap();
-        let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| Delaunay::try_strips(&pts, 400.0))
-        };
+        let run = |threads: usize| on_threads(threads, || Delaunay::try_strips(&pts, 400.0));
         let (one, four) = (run(1), run(4));
         if pts.len() < 200_000 {
             assert!(

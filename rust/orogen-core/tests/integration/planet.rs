@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use orogen_core::error::OrogenError;
 use orogen_core::planet::{spherical_area, Crust, Planet, PlanetParams};
 use rand::{Rng, SeedableRng};
@@ -292,11 +293,7 @@ fn same_bytes_with_one_and_four_threads() {
         ..params(6000, 12)
     };
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let planet = Planet::run(&p, 42, &AtomicBool::new(false), &mut |_| {}).expect("run");
             (bytes(&planet), planet.remeshes())
         })

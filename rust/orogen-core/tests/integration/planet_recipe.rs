@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use orogen_core::error::OrogenError;
 use orogen_core::recipe::Recipe;
 use orogen_core::runner::run_recipe;
@@ -174,11 +175,7 @@ fn a_region_across_the_antimeridian_has_no_seam() {
 fn one_and_four_threads_give_the_same_bytes() {
     let r = recipe("stages: [StreamPower(iterations: 10, dt: 50000.0, k: Constant(5e-6))]");
     let go = |threads| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let w = run(&r).unwrap();
             let p = w.planet.clone().unwrap();
             (

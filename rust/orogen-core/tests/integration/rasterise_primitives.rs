@@ -4,6 +4,7 @@
 //! floors alone, Strahler orders hold, bad input is refused, and the bytes do not depend on
 //! the thread count.
 
+use crate::support::on_threads;
 use glam::DVec2;
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
 use orogen_core::field::Grid;
@@ -584,13 +585,8 @@ fn same_bytes_whatever_the_thread_count() {
     let (rp, pp) = defaults();
     let rivers = extract_rivers(&s, &rp).unwrap();
     let grid = f.grid(300);
-    let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| primitives(&s, &rivers, grid, &pp, 42).unwrap())
-    };
+    let run =
+        |threads: usize| on_threads(threads, || primitives(&s, &rivers, grid, &pp, 42).unwrap());
     let one = run(1);
     let four = run(4);
     assert!(one

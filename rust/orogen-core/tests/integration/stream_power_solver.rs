@@ -2,6 +2,7 @@
 //! over flow graphs built plainly here (priority-flood fill + D8 steepest descent), so the
 //! solver is checked independently of `flow::`.
 
+use crate::support::on_threads;
 use orogen_core::eroders::stream_power::{
     apply_uplift, erosion_factors, solve_drop, solve_implicit, uplift_and_erode, NodeValues,
 };
@@ -419,11 +420,7 @@ fn uplift_skips_outlets() {
 #[test]
 fn solver_bytes_do_not_depend_on_thread_count() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let mut sim = Sim::new(64, 100.0, 1e-3, 1e-5, 0.4, 1.3, 5e4, 21);
             for _ in 0..5 {
                 sim.step();

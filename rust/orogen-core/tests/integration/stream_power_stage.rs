@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use orogen_core::eroders::stream_power::{Inputs, StreamPower};
 use orogen_core::flow::SinkMode;
 use orogen_core::recipe::{Recipe, ScalarSource, Stage};
@@ -184,13 +185,7 @@ fn bytes_do_not_depend_on_thread_count() {
         "StreamPower(iterations: 6, dt: 5e4, k: Constant(5e-6), n: 1.0), \
          StreamPower(iterations: 3, n: 1.5, m: 0.75, k: Constant(1e-7), lakes: Fill(epsilon: 0.01))",
     );
-    let run_with = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| run(&r).0)
-    };
+    let run_with = |threads: usize| on_threads(threads, || run(&r).0);
     let a = run_with(1);
     let b = run_with(4);
     let bits = |w: &orogen_core::World| {

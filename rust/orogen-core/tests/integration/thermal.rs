@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use crate::support::on_threads;
 use orogen_core::eroders::thermal::{max_talus_excess, talus_tangents, TalusAngle};
 use orogen_core::recipe::Stage;
 use orogen_core::runner::{initial_world, run_recipe, Event};
@@ -26,15 +27,11 @@ fn sum64(v: &[f32]) -> f64 {
 }
 
 fn run(recipe: &Recipe, threads: usize) -> Vec<u32> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(|| {
-            let cancel = AtomicBool::new(false);
-            let out = run_recipe(recipe, Path::new("."), &cancel, &mut |_| {}).unwrap();
-            out.world.height.data.iter().map(|v| v.to_bits()).collect()
-        })
+    on_threads(threads, || {
+        let cancel = AtomicBool::new(false);
+        let out = run_recipe(recipe, Path::new("."), &cancel, &mut |_| {}).unwrap();
+        out.world.height.data.iter().map(|v| v.to_bits()).collect()
+    })
 }
 
 #[test]

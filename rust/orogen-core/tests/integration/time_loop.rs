@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::support::on_threads;
 use orogen_core::runner::{run_recipe, Event};
 use orogen_core::{MapData, OrogenError, Recipe, World};
 
@@ -48,11 +49,7 @@ fn bytes(world: &World) -> Vec<u8> {
 }
 
 fn with_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .unwrap()
-        .install(f)
+    on_threads(n, f)
 }
 
 const COUPLED: &str = "TimeLoop(iterations: 25, mode: Every, processes: [
