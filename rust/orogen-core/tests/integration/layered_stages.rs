@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use crate::support::on_threads;
+use crate::support::{on_threads, run_world as run};
 use orogen_core::runner::run_recipe;
 use orogen_core::{MapData, OrogenError, Recipe, World};
 
@@ -20,12 +20,6 @@ fn recipe(stages: &str, outputs: &str) -> Recipe {
     let r = Recipe::from_ron_str(&text, "test").unwrap();
     r.validate().unwrap();
     r
-}
-
-fn run(r: &Recipe) -> World {
-    run_recipe(r, Path::new("."), &AtomicBool::new(false), &mut |_| {})
-        .unwrap()
-        .world
 }
 
 const MIX: &str = "TimeLoop(iterations: 120, mode: Proportions([100.0, 50.0, 1.0]), processes: [

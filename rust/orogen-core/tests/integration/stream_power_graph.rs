@@ -10,33 +10,7 @@ use orogen_core::state::{Layers, TerrainMut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Least-squares fit of ln S against ln A over channel nodes: (exponent, intercept, count).
-fn fit(
-    solver: &StreamPower<orogen_core::mesh::NodeGraph>,
-    h: &[f32],
-    min_area: f64,
-) -> (f64, f64, usize) {
-    let g = solver.graph();
-    let a = solver.drainage();
-    let (mut sx, mut sy, mut sxx, mut sxy, mut c) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    for i in 0..h.len() {
-        let r = g.receivers[i] as usize;
-        if r == i || (a[i] as f64) < min_area {
-            continue;
-        }
-        let s = (h[i] as f64 - h[r] as f64) / g.dist[i] as f64;
-        assert!(s > 0.0, "node {i}: slope {s}");
-        let (x, y) = ((a[i] as f64).ln(), s.ln());
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-        c += 1.0;
-    }
-    let slope = (c * sxy - sx * sy) / (c * sxx - sx * sx);
-    let intercept = ((sy - slope * sx) / c).exp();
-    (slope, intercept, c as usize)
-}
+use crate::support::slope_area_fit;
 
 #[test]
 fn steady_state_slope_area_on_an_irregular_graph() {
@@ -74,7 +48,8 @@ fn steady_state_slope_area_on_an_irregular_graph() {
             }
         }
         assert!(steady, "n={n}: no steady state");
-        let (slope, intercept, count) = fit(&solver, &h, 20.0 * mean_area);
+        let (slope, intercept, count) =
+            slope_area_fit(solver.graph(), solver.drainage(), &h, 20.0 * mean_area);
         let expected = ((u / k) as f64).powf(1.0 / n as f64);
         println!(
             "n={n}: {count} channel nodes, exponent {slope:.4} (expected {:.4}), intercept \

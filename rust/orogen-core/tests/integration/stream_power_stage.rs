@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use crate::support::on_threads;
+use crate::support::{on_threads, slope_area_fit};
 use orogen_core::eroders::stream_power::{Inputs, StreamPower};
 use orogen_core::flow::SinkMode;
 use orogen_core::recipe::{Recipe, ScalarSource, Stage};
@@ -287,27 +287,10 @@ fn steady_state_slope_area_with_flow_router() {
             }
         }
         assert!(steady, "n={n}: no steady state");
-        let g = solver.graph();
-        let a = solver.drainage();
-        let (mut sx, mut sy, mut sxx, mut sxy, mut c) = (0.0, 0.0, 0.0, 0.0, 0.0);
-        for i in 0..grid.len() {
-            let r = g.receivers[i] as usize;
-            if r == i || a[i] < 20.0 * 1e4 {
-                continue;
-            }
-            let s = (h[i] as f64 - h[r] as f64) / g.dist[i] as f64;
-            assert!(s > 0.0);
-            let (x, y) = ((a[i] as f64).ln(), s.ln());
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
-            c += 1.0;
-        }
-        let slope = (c * sxy - sx * sy) / (c * sxx - sx * sx);
-        let intercept = ((sy - slope * sx) / c).exp();
+        let (slope, intercept, c) =
+            slope_area_fit(solver.graph(), solver.drainage(), &h, 20.0 * 1e4);
         let expected = ((u / k) as f64).powf(1.0 / n as f64);
-        assert!(c > 500.0, "{c} channel cells");
+        assert!(c > 500, "{c} channel cells");
         assert!(
             (slope + (m / n) as f64).abs() <= 0.02,
             "n={n}: exponent {slope}"

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::support::on_threads;
+use crate::support::{on_threads, run_world as run};
 use orogen_core::runner::{run_recipe, Event};
 use orogen_core::{MapData, OrogenError, Recipe, World};
 
@@ -17,12 +17,6 @@ fn recipe(stages: &str) -> Recipe {
     let r = Recipe::from_ron_str(&text, "test").unwrap();
     r.validate().unwrap();
     r
-}
-
-fn run(r: &Recipe) -> World {
-    run_recipe(r, Path::new("."), &AtomicBool::new(false), &mut |_| {})
-        .unwrap()
-        .world
 }
 
 /// Every map's bytes, in name order.
