@@ -641,24 +641,41 @@ impl BasinGraph {
 
         // 3. Orient the tree away from the outlets: each lake drains towards its parent.
         //    Adjacency lists of (neighbour, tree edge), each node's in tree order.
+        // The tree's edges and the queue visit nodes all over the graph: each loop asks for
+        // the entries it will need a few iterations ahead.
         self.adj_offsets.clear();
         self.adj_offsets.resize(n_nodes + 1, 0);
-        for &[a, b] in &self.tree_ends {
-            self.adj_offsets[a as usize] += 1;
-            self.adj_offsets[b as usize] += 1;
+        let ends = &self.tree_ends[..];
+        let offsets = &mut self.adj_offsets[..];
+        for (t, &[a, b]) in ends.iter().enumerate() {
+            if let Some(&[pa, pb]) = ends.get(t + 16) {
+                prefetch(offsets, pa as usize);
+                prefetch(offsets, pb as usize);
+            }
+            offsets[a as usize] += 1;
+            offsets[b as usize] += 1;
         }
         let mut sum = 0;
-        for o in self.adj_offsets.iter_mut() {
+        for o in offsets.iter_mut() {
             sum += *o;
             *o = sum;
         }
         self.adj.clear();
         self.adj.resize(sum as usize, 0);
-        for (t, &[a, b]) in self.tree_ends.iter().enumerate().rev() {
+        let adj = &mut self.adj[..];
+        for (t, &[a, b]) in ends.iter().enumerate().rev() {
+            if let Some(&[pa, pb]) = t.checked_sub(16).map(|k| &ends[k]) {
+                prefetch(offsets, pa as usize);
+                prefetch(offsets, pb as usize);
+            }
+            // The slots the edge 8 back will fill (its offsets asked for 8 ago).
+            if let Some(&[pa, pb]) = t.checked_sub(8).map(|k| &ends[k]) {
+                prefetch(adj, (offsets[pa as usize] as usize).saturating_sub(1));
+                prefetch(adj, (offsets[pb as usize] as usize).saturating_sub(1));
+            }
             for (v, other) in [(a, b), (b, a)] {
-                self.adj_offsets[v as usize] -= 1;
-                self.adj[self.adj_offsets[v as usize] as usize] =
-                    (u64::from(other) << 32) | t as u64;
+                offsets[v as usize] -= 1;
+                adj[offsets[v as usize] as usize] = (u64::from(other) << 32) | t as u64;
             }
         }
         // Breadth first from the outlets: the order of the passes.
@@ -668,21 +685,37 @@ impl BasinGraph {
         self.queue.clear();
         self.queue.push(0);
         self.reached.clear();
+        let (offsets, adj, visited) = (&self.adj_offsets[..], &self.adj[..], &mut self.visited[..]);
+        let queue = &mut self.queue;
         let mut head = 0;
-        while head < self.queue.len() {
-            let u = self.queue[head] as usize;
+        while head < queue.len() {
+            // The offsets of the node 16 ahead, the list of the one 8 ahead and the marks of
+            // the neighbours of the one 4 ahead (each asked for in an earlier round).
+            if let Some(&ahead) = queue.get(head + 16) {
+                prefetch(offsets, ahead as usize);
+            }
+            if let Some(&ahead) = queue.get(head + 8) {
+                prefetch(adj, offsets[ahead as usize] as usize);
+            }
+            if let Some(&ahead) = queue.get(head + 4) {
+                let (s, t) = (
+                    offsets[ahead as usize] as usize,
+                    offsets[ahead as usize + 1] as usize,
+                );
+                for &entry in &adj[s..t] {
+                    prefetch(visited, (entry >> 32) as usize);
+                }
+            }
+            let u = queue[head] as usize;
             head += 1;
-            let (s, t) = (
-                self.adj_offsets[u] as usize,
-                self.adj_offsets[u + 1] as usize,
-            );
-            for &entry in &self.adj[s..t] {
+            let (s, t) = (offsets[u] as usize, offsets[u + 1] as usize);
+            for &entry in &adj[s..t] {
                 let v = (entry >> 32) as u32;
-                if self.visited[v as usize] {
+                if visited[v as usize] {
                     continue;
                 }
-                self.visited[v as usize] = true;
-                self.queue.push(v);
+                visited[v as usize] = true;
+                queue.push(v);
                 self.reached.push(entry);
             }
         }
