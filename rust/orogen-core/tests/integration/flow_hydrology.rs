@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::support::on_threads;
+use crate::support::{on_threads, HYDROLOGY_MAPS};
 use orogen_core::flow::{OutletParams, Side, SinkMode};
 use orogen_core::recipe::{ScalarSource, Stage};
 use orogen_core::stages::hydrology::{compute_maps, HydrologyParams};
@@ -296,13 +296,7 @@ fn stage_runs_through_the_runner_and_honours_cancel() {
     .unwrap();
     assert_eq!(steps, 1);
     assert_eq!(world.height.data, before);
-    for name in [
-        names::DRAINAGE,
-        names::WATER_SURFACE,
-        names::LAKE_DEPTH,
-        names::RIVERS,
-        names::BASINS,
-    ] {
+    for name in HYDROLOGY_MAPS {
         assert_eq!(world.maps[name].grid(), world.grid(), "{name}");
     }
     let cancelled = AtomicBool::new(true);

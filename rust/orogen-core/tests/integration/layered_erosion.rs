@@ -1,7 +1,7 @@
 //! Layered thermal erosion and wind erosion (Prokop 2009 §4.3.1 and §4.3.3) on small
 //! layered terrains: mass, talus, untouched materials, determinism and bad input.
 
-use crate::support::on_threads;
+use crate::support::{on_threads, random_thickness};
 use orogen_core::eroders::layered_thermal::{self, LayeredThermal};
 use orogen_core::eroders::wind::{self, Wind};
 use orogen_core::state::{Layers, MaterialProps, TerrainMut};
@@ -37,18 +37,7 @@ fn rough(w: usize, h: usize, seed: u64, relief: f32, layers: &[f32]) -> (Vec<f32
     let ls: Vec<(String, Vec<f32>)> = layers
         .iter()
         .enumerate()
-        .map(|(k, &max)| {
-            let t = (0..w * h)
-                .map(|_| {
-                    if rng.random_bool(0.2) {
-                        0.0
-                    } else {
-                        rng.random_range(0.0..max)
-                    }
-                })
-                .collect();
-            (format!("layer{k}"), t)
-        })
+        .map(|(k, &max)| (format!("layer{k}"), random_thickness(&mut rng, w * h, max)))
         .collect();
     let layers = Layers::new(ls, w * h).unwrap();
     let surface = (0..w * h).map(|i| bed[i] + layers.total(i)).collect();

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use crate::support::{on_threads, slope_area_fit};
+use crate::support::{on_threads, slope_area_fit, HYDROLOGY_MAPS};
 use orogen_core::eroders::stream_power::{Inputs, StreamPower};
 use orogen_core::flow::SinkMode;
 use orogen_core::recipe::{Recipe, ScalarSource, Stage};
@@ -213,13 +213,7 @@ fn stage_grows_a_finite_range_and_writes_hydrology_maps() {
     assert!(hi <= 5.0 + 1e-3 * 5e4 * 40.0 + 1.0, "max {hi}");
     assert!(hi > 100.0, "max {hi}");
     assert!(lo > -10.0, "min {lo}");
-    for name in [
-        names::DRAINAGE,
-        names::WATER_SURFACE,
-        names::LAKE_DEPTH,
-        names::RIVERS,
-        names::BASINS,
-    ] {
+    for name in HYDROLOGY_MAPS {
         assert!(world.maps.contains_key(name), "missing {name}");
     }
     // Drainage of the whole domain leaves through the borders: the border cells together

@@ -10,6 +10,29 @@ pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
         .install(f)
 }
 
+/// The maps the hydrology pass writes.
+pub const HYDROLOGY_MAPS: [&str; 5] = [
+    orogen_core::world::names::DRAINAGE,
+    orogen_core::world::names::WATER_SURFACE,
+    orogen_core::world::names::LAKE_DEPTH,
+    orogen_core::world::names::RIVERS,
+    orogen_core::world::names::BASINS,
+];
+
+/// `n` random layer thicknesses, metres: none with probability 0.2, otherwise uniform in
+/// `0..max`.
+pub fn random_thickness(rng: &mut impl rand::Rng, n: usize, max: f32) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            if rng.random_bool(0.2) {
+                0.0
+            } else {
+                rng.random_range(0.0..max)
+            }
+        })
+        .collect()
+}
+
 /// Runs a recipe from the current folder, uncancelled, to its world.
 pub fn run_world(r: &orogen_core::Recipe) -> orogen_core::World {
     orogen_core::runner::run_recipe(

@@ -4,6 +4,7 @@
 //! is settled once the next cell of its line has been seen); both must give the same
 //! bytes on random terrains, directions, sizes and materials, with 1 and 3 threads.
 
+use crate::support::random_thickness;
 use orogen_core::eroders::wind::{self, Wind};
 use orogen_core::state::{Layers, MaterialProps, TerrainMut};
 use orogen_core::Grid;
@@ -234,16 +235,7 @@ fn wind_matches_the_line_by_line_reference() {
         let ls: Vec<(String, Vec<f32>)> = (0..nl)
             .map(|k| {
                 let max = rng.random_range(0.1..3.0);
-                let t = (0..w * h)
-                    .map(|_| {
-                        if rng.random_bool(0.2) {
-                            0.0
-                        } else {
-                            rng.random_range(0.0..max)
-                        }
-                    })
-                    .collect();
-                (format!("layer{k}"), t)
+                (format!("layer{k}"), random_thickness(&mut rng, w * h, max))
             })
             .collect();
         let layers0 = Layers::new(ls, w * h).unwrap();
