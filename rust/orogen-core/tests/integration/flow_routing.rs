@@ -675,6 +675,22 @@ fn tiled_pass_scan_routes_like_the_generic_neighbourhood() {
     }
 }
 
+/// Heights from five values with both zeros among them: ties everywhere, and -0 below +0
+/// in the order of passes. The raster scan leaves out the pairs that are not their cells'
+/// lowest pass to a node; the generic walk offers them all: the same tree either way.
+#[test]
+fn signed_zero_ties_route_like_the_generic_neighbourhood() {
+    for seed in 720..728 {
+        let mut case = random_case_sized(seed, 129..=300, 33..=80);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for h in &mut case.heights {
+            *h = [-1.0, -0.0, 0.0, 0.5, 1.0][rng.random_range(0..5)];
+        }
+        case.outlets.sea_level = case.outlets.sea_level.map(|_| -0.0);
+        assert_generic_routes_like_raster(&case, seed);
+    }
+}
+
 #[test]
 fn thin_grids_route_to_their_outlets() {
     let mut rng = ChaCha8Rng::seed_from_u64(99);
