@@ -405,7 +405,8 @@ pub(crate) struct BasinGraph {
     /// Per tree edge, its two graph nodes.
     tree_ends: Vec<[u32; 2]>,
     adj_offsets: Vec<u32>,
-    /// `(neighbour << 32) | tree edge` per node, from `adj_offsets`.
+    /// `(neighbour << 32) | edge` per node (the index in `edges` of a tree edge), from
+    /// `adj_offsets`.
     adj: Vec<u64>,
     /// Per lake reached from the outlets, in order: its `adj` entry from its parent.
     reached: Vec<u64>,
@@ -846,6 +847,7 @@ impl BasinGraph {
         self.adj.clear();
         self.adj.resize(sum as usize, 0);
         let adj = &mut self.adj[..];
+        let tree = &self.tree[..];
         for (t, &[a, b]) in ends.iter().enumerate().rev() {
             if let Some(&[pa, pb]) = t.checked_sub(16).map(|k| &ends[k]) {
                 prefetch(offsets, pa as usize);
@@ -858,7 +860,7 @@ impl BasinGraph {
             }
             for (v, other) in [(a, b), (b, a)] {
                 offsets[v as usize] -= 1;
-                adj[offsets[v as usize] as usize] = (u64::from(other) << 32) | t as u64;
+                adj[offsets[v as usize] as usize] = (u64::from(other) << 32) | u64::from(tree[t]);
             }
         }
         // Breadth first from the outlets: the order of the passes.
@@ -902,11 +904,16 @@ impl BasinGraph {
                 self.reached.push(entry);
             }
         }
-        // Each reached lake's pass, gathered in parallel in that order.
-        let tree = &self.tree;
-        passes.par_extend(self.reached.par_iter().map(|&entry| {
-            let (v, t) = ((entry >> 32) as u32, entry as u32 as usize);
-            let edge = &edges[tree[t] as usize];
+        // Each reached lake's pass, gathered in parallel in that order (asking for the edge
+        // and the pit of the lake 16 ahead).
+        let reached = &self.reached[..];
+        passes.par_extend(reached.par_iter().enumerate().map(|(k, &entry)| {
+            if let Some(&ahead) = reached.get(k + 16) {
+                prefetch(edges, ahead as u32 as usize);
+                prefetch(roots, n_outlets + (ahead >> 32) as usize - 1);
+            }
+            let v = (entry >> 32) as u32;
+            let edge = &edges[entry as u32 as usize];
             let (from, to) = if edge.a == v {
                 (edge.na, edge.nb)
             } else {
@@ -920,6 +927,12 @@ impl BasinGraph {
                 dist: edge.dist,
             }
         }));
+    }
+
+    /// Per pass of the last [`BasinGraph::lake_passes`], in order, its lake's graph node
+    /// (lake `k` is node `k + 1`, the root `roots[n_outlets + k]`).
+    pub(crate) fn pass_nodes(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.reached.iter().map(|&entry| (entry >> 32) as u32)
     }
 
     /// The candidate edges on a raster grid: bands of rows scanned in parallel, a tile at a
