@@ -529,22 +529,16 @@ impl ScanChunk {
     }
 }
 
-/// `f32` bits mapped to a `u32` with the same order as [`f32::total_cmp`].
-fn ordered_bits(h: f32) -> u32 {
-    let bits = h.to_bits();
-    if bits >> 31 == 1 {
-        !bits
-    } else {
-        bits | 0x8000_0000
-    }
-}
-
-/// `f32` bits mapped to an `i32` with the order of [`f32::total_cmp`] (and of
-/// [`ordered_bits`]).
+/// `f32` bits mapped to an `i32` with the order of [`f32::total_cmp`].
 #[inline(always)]
 fn ordered_i32(h: f32) -> i32 {
     let b = h.to_bits() as i32;
     b ^ (((b >> 31) as u32) >> 1) as i32
+}
+
+/// [`ordered_i32`] as a `u32` with the same order (the sort's keys).
+fn ordered_bits(h: f32) -> u32 {
+    ordered_i32(h) as u32 ^ 0x8000_0000
 }
 
 /// The height of the pass between two cells: the higher of the two in [`f32::total_cmp`]
@@ -929,10 +923,10 @@ impl BasinGraph {
         }));
     }
 
-    /// Per pass of the last [`BasinGraph::lake_passes`], in order, its lake's graph node
-    /// (lake `k` is node `k + 1`, the root `roots[n_outlets + k]`).
-    pub(crate) fn pass_nodes(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
-        self.reached.iter().map(|&entry| (entry >> 32) as u32)
+    /// The graph node of the lake of pass `k` of the last [`BasinGraph::lake_passes`]
+    /// (lake `j` is node `j + 1`, the root `roots[n_outlets + j]`).
+    pub(crate) fn pass_node(&self, k: usize) -> u32 {
+        (self.reached[k] >> 32) as u32
     }
 
     /// The candidate edges on a raster grid: bands of rows scanned in parallel, a tile at a

@@ -106,8 +106,6 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     chain_lens: Vec<u32>,
     /// Per old tree, the tree it belongs to after carving.
     new_label: Vec<u32>,
-    /// Per pass, the tree of its lake.
-    pass_trees: Vec<u32>,
     /// Per carved lake: where its block starts in the old stack, the block's length, where
     /// it starts in the new stack, and its chain's length.
     lake_moves: Vec<[u32; 4]>,
@@ -178,7 +176,6 @@ impl<N: Neighbourhood> FlowRouter<N> {
             stack_tmp: buffer(n, 0u32, "flow stack")?,
             chain_lens: Vec::new(),
             new_label: Vec::new(),
-            pass_trees: Vec::new(),
             lake_moves: Vec::new(),
             bfs_runs: Vec::new(),
             root_chunks: Vec::new(),
@@ -545,22 +542,17 @@ impl<N: Neighbourhood> FlowRouter<N> {
         }));
         // Pass k's lake is tree `n_out + v - 1` for its graph node v. Ask for the block and
         // the downstream node's tree 16 passes ahead, and for that tree's label 8 ahead.
-        let lake_trees: &mut Vec<u32> = &mut self.pass_trees;
-        lake_trees.clear();
-        lake_trees.extend(
-            self.basin_graph
-                .pass_nodes()
-                .map(|v| (n_out + v as usize - 1) as u32),
-        );
+        let graph = &self.basin_graph;
+        let lake_tree = |k: usize| n_out + graph.pass_node(k) as usize - 1;
         for (k, (p, &chain)) in passes.iter().zip(&self.chain_lens).enumerate() {
             if let Some(ahead) = passes.get(k + 16) {
-                prefetch(block_start, lake_trees[k + 16] as usize);
+                prefetch(block_start, lake_tree(k + 16));
                 prefetch(&*basins, ahead.to as usize);
             }
             if let Some(ahead) = passes.get(k + 8) {
                 prefetch(label, basins[ahead.to as usize] as usize);
             }
-            let b = lake_trees[k] as usize;
+            let b = lake_tree(k);
             debug_assert_eq!(b, basins[p.pit as usize] as usize);
             label[b] = label[basins[p.to as usize] as usize];
             let (s, e) = (block_start[b], block_start[b + 1]);
