@@ -104,11 +104,15 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     stack_tmp: Vec<u32>,
     /// Per pass, the length of the chain [`carve`] reversed (pass node to pit).
     chain_lens: Vec<u32>,
+    /// Per chunk of [`CARVE_CHUNK`] passes, the nodes of its chains in pass order, each
+    /// chain from its pass node down to its pit (the order the new stack lists them in).
+    chain_nodes: Vec<Vec<u32>>,
     /// Per old tree, the tree it belongs to after carving.
     new_label: Vec<u32>,
     /// Per carved lake: where its block starts in the old stack, the block's length, where
-    /// it starts in the new stack, and its chain's length.
-    lake_moves: Vec<[u32; 4]>,
+    /// it starts in the new stack, its chain's length and where the chain starts in its
+    /// chunk of `chain_nodes`.
+    lake_moves: Vec<[u32; 5]>,
     /// Per run of trees: its nodes in stack order and where each tree starts (then the end).
     bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
     /// Per chunk of nodes: its outlet roots and pit roots.
@@ -175,6 +179,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             block_start: Vec::new(),
             stack_tmp: buffer(n, 0u32, "flow stack")?,
             chain_lens: Vec::new(),
+            chain_nodes: Vec::new(),
             new_label: Vec::new(),
             lake_moves: Vec::new(),
             bfs_runs: Vec::new(),
@@ -285,7 +290,12 @@ impl<N: Neighbourhood> FlowRouter<N> {
             &self.block_start,
             &mut self.passes,
         );
-        carve(&mut self.graph, &self.passes, &mut self.chain_lens);
+        carve(
+            &mut self.graph,
+            &self.passes,
+            &mut self.chain_lens,
+            &mut self.chain_nodes,
+        );
         self.restack_after_carve();
         if let SinkMode::Fill { epsilon } = mode {
             if self.surface.len() != heights.len() {
@@ -511,7 +521,6 @@ impl<N: Neighbourhood> FlowRouter<N> {
     /// end. Also relabels `basins` to the outlet tree each node now drains to.
     fn restack_after_carve(&mut self) {
         // Slices, not `&mut Vec`s: the loops then keep their pointers in registers.
-        let rcv = &self.graph.receivers[..];
         let old = &self.graph.stack[..];
         let out = &mut self.stack_tmp[..];
         let basins = &mut self.basins[..];
@@ -544,7 +553,11 @@ impl<N: Neighbourhood> FlowRouter<N> {
         // the downstream node's tree 16 passes ahead, and for that tree's label 8 ahead.
         let graph = &self.basin_graph;
         let lake_tree = |k: usize| n_out + graph.pass_node(k) as usize - 1;
+        let mut chain_at = 0u32;
         for (k, (p, &chain)) in passes.iter().zip(&self.chain_lens).enumerate() {
+            if k % CARVE_CHUNK == 0 {
+                chain_at = 0;
+            }
             if let Some(ahead) = passes.get(k + 16) {
                 prefetch(block_start, lake_tree(k + 16));
                 prefetch(&*basins, ahead.to as usize);
@@ -556,7 +569,8 @@ impl<N: Neighbourhood> FlowRouter<N> {
             debug_assert_eq!(b, basins[p.pit as usize] as usize);
             label[b] = label[basins[p.to as usize] as usize];
             let (s, e) = (block_start[b], block_start[b + 1]);
-            moves.push([s, e - s, len as u32, chain]);
+            moves.push([s, e - s, len as u32, chain, chain_at]);
+            chain_at += chain;
             runs.push([len as u32, e - s, label[b]]);
             len += (e - s) as usize;
         }
@@ -573,53 +587,48 @@ impl<N: Neighbourhood> FlowRouter<N> {
             let (first, last) = (moves.len() * r / groups, moves.len() * (r + 1) / groups);
             let end = moves.get(last).map_or(placed_end, |m| m[2] as usize);
             let (part, tail) = rest.split_at_mut(end - base);
-            parts.push((&moves[first..last], base, part));
+            parts.push((first, &moves[first..last], base, part));
             rest = tail;
             base = end;
         }
-        parts.into_par_iter().for_each(|(moves, base, part)| {
-            let mut sorted = Vec::new();
-            for (k, &[s, blen, start, chain]) in moves.iter().enumerate() {
-                // Blocks come from all over the old stack: ask for the block 8 ahead, and
-                // for the receiver of the pit 4 ahead (its block asked for 4 ago).
-                if let Some(ahead) = moves.get(k + 8) {
-                    prefetch(old, ahead[0] as usize);
-                }
-                if let Some(ahead) = moves.get(k + 4) {
-                    prefetch(rcv, old[ahead[0] as usize] as usize);
-                }
-                let (s, blen, chain) = (s as usize, blen as usize, chain as usize);
-                let block = &mut part[start as usize - base..][..blen];
-                // The chain from the pit (its block's first node) up to the pass node,
-                // written from the back.
-                let mut c = old[s];
-                for slot in block[..chain].iter_mut().rev() {
-                    *slot = c;
-                    c = rcv[c as usize];
-                }
-                let (chain_nodes, others) = block.split_at_mut(chain);
-                let old_block = &old[s..s + blen];
-                // Short chains are searched as they are, long ones sorted first.
-                if chain > 8 {
-                    sorted.clear();
-                    sorted.extend_from_slice(chain_nodes);
-                    sorted.sort_unstable();
-                }
-                let mut k = 0;
-                for &c in old_block {
-                    let on_chain = if chain <= 8 {
-                        chain_nodes.contains(&c)
-                    } else {
-                        sorted.binary_search(&c).is_ok()
-                    };
-                    if !on_chain {
-                        others[k] = c;
-                        k += 1;
+        let chains = &self.chain_nodes[..];
+        parts
+            .into_par_iter()
+            .for_each(|(first, moves, base, part)| {
+                let mut sorted = Vec::new();
+                for (k, &[s, blen, start, chain, at]) in moves.iter().enumerate() {
+                    // Blocks come from all over the old stack: ask for the block 8 ahead.
+                    if let Some(ahead) = moves.get(k + 8) {
+                        prefetch(old, ahead[0] as usize);
                     }
+                    let (s, blen, chain) = (s as usize, blen as usize, chain as usize);
+                    let block = &mut part[start as usize - base..][..blen];
+                    // The chain from the pass node down to the pit, as carve walked it.
+                    let nodes = &chains[(first + k) / CARVE_CHUNK][at as usize..][..chain];
+                    block[..chain].copy_from_slice(nodes);
+                    let (chain_nodes, others) = block.split_at_mut(chain);
+                    let old_block = &old[s..s + blen];
+                    // Short chains are searched as they are, long ones sorted first.
+                    if chain > 8 {
+                        sorted.clear();
+                        sorted.extend_from_slice(chain_nodes);
+                        sorted.sort_unstable();
+                    }
+                    let mut k = 0;
+                    for &c in old_block {
+                        let on_chain = if chain <= 8 {
+                            chain_nodes.contains(&c)
+                        } else {
+                            sorted.binary_search(&c).is_ok()
+                        };
+                        if !on_chain {
+                            others[k] = c;
+                            k += 1;
+                        }
+                    }
+                    debug_assert_eq!(k, others.len());
                 }
-                debug_assert_eq!(k, others.len());
-            }
-        });
+            });
         // Lakes no outlet reached (a neighbourhood in pieces) stay pits.
         let mut kept = n_out;
         len = placed_end;
@@ -730,15 +739,26 @@ fn descend<N: Neighbourhood>(
 /// fastscapelib carve: each lake drains from its pass node `from` to `to`; the receiver
 /// chain from `from` down to the pit is reversed so water climbs from the pit to the pass.
 /// Each chain lies in its own lake's tree, so runs of passes are carved in parallel.
-fn carve(graph: &mut FlowGraph, passes: &[Pass], chain_lens: &mut Vec<u32>) {
+fn carve(
+    graph: &mut FlowGraph,
+    passes: &[Pass],
+    chain_lens: &mut Vec<u32>,
+    chain_nodes: &mut Vec<Vec<u32>>,
+) {
     chain_lens.clear();
     chain_lens.resize(passes.len(), 0);
+    let chunks = passes.len().div_ceil(CARVE_CHUNK);
+    if chain_nodes.len() < chunks {
+        chain_nodes.resize_with(chunks, Vec::new);
+    }
     let receivers = atomic_u32(&mut graph.receivers);
     let dist = atomic_f32(&mut graph.dist);
     passes
         .par_chunks(CARVE_CHUNK)
         .zip(chain_lens.par_chunks_mut(CARVE_CHUNK))
-        .for_each(|(passes, lens)| {
+        .zip(chain_nodes.par_iter_mut())
+        .for_each(|((passes, lens), nodes)| {
+            nodes.clear();
             for (k, (p, chain_len)) in passes.iter().zip(lens).enumerate() {
                 if let Some(ahead) = passes.get(k + 16) {
                     prefetch(receivers, ahead.from as usize);
@@ -748,6 +768,7 @@ fn carve(graph: &mut FlowGraph, passes: &[Pass], chain_lens: &mut Vec<u32>) {
                 let mut d = p.dist;
                 let mut len = 1;
                 loop {
+                    nodes.push(c);
                     let next = receivers[c as usize].load(Relaxed);
                     let old_d = dist[c as usize].load(Relaxed);
                     receivers[c as usize].store(prev, Relaxed);
