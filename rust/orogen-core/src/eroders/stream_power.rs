@@ -26,7 +26,9 @@ use rayon::prelude::*;
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::accumulate::accumulate_f64_in_parts;
-use crate::flow::graph::{atomic_f32, prefetch, FlowGraph, PREFETCH_AHEAD, WALK_PARTS};
+use crate::flow::graph::{
+    atomic_f32, prefetch, Arrays, FlowGraph, Links, PREFETCH_AHEAD, WALK_PARTS,
+};
 use crate::flow::router::{FlowRouter, SinkMode};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::state::{buffer, TerrainMut};
@@ -604,13 +606,16 @@ fn walk(
     // Whole trees in parallel (each node needs only its receiver, in its own tree, done
     // before it): the same heights as one walk along the stack.
     let heights = atomic_f32(heights);
+    let arrays = Arrays(&graph.receivers, &graph.dist);
     let walk_part = |runs: &[[u32; 2]]| -> Result<f32> {
         let mut max_change = 0.0f32;
         for &[start, len] in runs {
             let run = &graph.stack[start as usize..(start + len) as usize];
-            max_change = max_change.max(walk_run(
-                graph, run, drainage, &k, &uplift, m, n, dt, heights,
-            )?);
+            let change = match &graph.links {
+                Some(l) => walk_run(l, run, drainage, &k, &uplift, m, n, dt, heights),
+                None => walk_run(&arrays, run, drainage, &k, &uplift, m, n, dt, heights),
+            };
+            max_change = max_change.max(change?);
         }
         Ok(max_change)
     };
@@ -626,7 +631,7 @@ fn walk(
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn walk_run(
-    graph: &FlowGraph,
+    links: &impl Links,
     run: &[u32],
     drainage: &[f32],
     k: &impl Fn(usize) -> f32,
@@ -636,25 +641,23 @@ fn walk_run(
     dt: f64,
     heights: &[AtomicU32],
 ) -> Result<f32> {
-    let (receivers, dist) = (&graph.receivers, &graph.dist);
     let height = |i: usize| f32::from_bits(heights[i].load(Relaxed));
     let mut max_change = 0.0_f32;
     for (p, &node) in run.iter().enumerate() {
         // The stack visits nodes all over the grid: ask for a later node's values now.
         if let Some(&ahead) = run.get(p + PREFETCH_AHEAD) {
             let a = ahead as usize;
-            prefetch(receivers, a);
+            links.prefetch(a);
             prefetch(heights, a);
-            prefetch(dist, a);
             prefetch(drainage, a);
         }
         let i = node as usize;
-        let r = receivers[i] as usize;
+        let (r, d) = links.link(i);
         if r == i {
             continue;
         }
         let h_up = (height(i) as f64 + uplift(i) as f64 * dt) as f32;
-        let d = dist[i] as f64;
+        let d = d as f64;
         let f = if d > 0.0 {
             erosion_factor(k(i), drainage[i], d, m, n, dt)
         } else {

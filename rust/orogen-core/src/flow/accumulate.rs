@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::flow::graph::{atomic_f64, FlowGraph, WALK_PARTS};
+use crate::flow::graph::{atomic_f64, Arrays, FlowGraph, Links, WALK_PARTS};
 
 /// Accumulates `weights` downstream: `out[i]` = weight of `i` plus everything draining
 /// into it. Weights = node areas give drainage area (m²); area × precipitation gives
@@ -52,7 +52,15 @@ pub fn accumulate_f64_in_parts(
         "accumulate: length mismatch"
     );
     out.copy_from_slice(weights);
-    let rcv = &graph.receivers[..];
+    match &graph.links {
+        Some(links) => walk_up(graph, links, parts, out),
+        None => walk_up(graph, &Arrays(&graph.receivers, &graph.dist), parts, out),
+    }
+}
+
+/// Adds each node's sum to its receiver's, walking the stack backwards.
+#[inline(always)]
+fn walk_up(graph: &FlowGraph, links: &impl Links, parts: &[Vec<[u32; 2]>], out: &mut [f64]) {
     if parts.len() > 1 {
         if let Some(sums) = atomic_f64(out) {
             parts.par_iter().for_each(|runs| {
@@ -60,7 +68,7 @@ pub fn accumulate_f64_in_parts(
                     let run = &graph.stack[start as usize..(start + len) as usize];
                     for &c in run.iter().rev() {
                         let c = c as usize;
-                        let r = rcv[c] as usize;
+                        let r = links.link(c).0;
                         if r != c {
                             let add = f64::from_bits(sums[c].load(Relaxed));
                             let to = f64::from_bits(sums[r].load(Relaxed));
@@ -74,7 +82,7 @@ pub fn accumulate_f64_in_parts(
     }
     for &c in graph.stack.iter().rev() {
         let c = c as usize;
-        let r = rcv[c] as usize;
+        let r = links.link(c).0;
         if r != c {
             out[r] += out[c];
         }

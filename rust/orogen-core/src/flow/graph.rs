@@ -2,7 +2,9 @@
 //!
 //! Shared contract between routing (`flow::*`) and the eroders (`eroders::*`).
 
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
+
+use crate::neighbourhood::RasterGrid;
 
 /// Single-flow routing over the cells of a grid (or any node set).
 #[derive(Clone, Debug, Default)]
@@ -20,6 +22,113 @@ pub struct FlowGraph {
     /// parallel, each tree's nodes in stack order: the same result as one walk. Empty: one
     /// walk.
     pub runs: Vec<[u32; 3]>,
+    /// Optional, on a grid: each node's receiver as a one-byte link code (see
+    /// [`RasterLinks`]), kept by the router with `receivers` and `dist`. The walks along the
+    /// stack then read a byte a node where they read the receiver and its distance (8
+    /// bytes): most of their time goes on reading nodes scattered over the grid.
+    pub links: Option<RasterLinks>,
+}
+
+/// Receivers on a grid as link codes: `codes[i]` indexes the receiver's index offset and
+/// distance, `8` for a node that receives itself. Equal to the graph's `receivers` and
+/// `dist` (the router sets both).
+#[derive(Clone, Debug, Default)]
+pub struct RasterLinks {
+    /// Per node, its link code.
+    pub codes: Vec<u8>,
+    offsets: [isize; 9],
+    distances: [f32; 9],
+    width: isize,
+}
+
+/// Link code by `(dy + 1)·3 + dx + 1`: the 8 neighbours in [`RasterGrid`] order, 8 itself.
+const CODE_OF_STEP: [u8; 9] = [0, 1, 2, 3, 8, 4, 5, 6, 7];
+
+/// The link code of a node that receives itself.
+pub const SELF_LINK: u8 = 8;
+
+impl RasterLinks {
+    /// Links over `grid` (at least 3 × 3 cells), every node its own receiver.
+    pub(crate) fn new(grid: &RasterGrid) -> Self {
+        let (o, d) = (grid.offsets(), grid.distances);
+        RasterLinks {
+            codes: Vec::new(),
+            offsets: [o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], 0],
+            distances: [d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], 0.0],
+            width: grid.grid().width as isize,
+        }
+    }
+
+    /// The code of the link from node `i` to its receiver `r` (a neighbour, or `i`).
+    #[inline(always)]
+    pub fn code(&self, i: u32, r: u32) -> u8 {
+        let step = r as isize - i as isize;
+        let dy = (step > 1) as isize - (step < -1) as isize;
+        let dx = step - dy * self.width;
+        debug_assert!((-1..=1).contains(&dx), "{r} is no neighbour of {i}");
+        CODE_OF_STEP[((dy + 1) * 3 + dx + 1) as usize]
+    }
+
+    /// Node `i`'s receiver and the distance to it, metres.
+    #[inline(always)]
+    pub fn link(&self, i: usize) -> (usize, f32) {
+        let k = self.codes[i] as usize;
+        ((i as isize + self.offsets[k]) as usize, self.distances[k])
+    }
+
+    /// Sets every node's code from `receivers`, in parallel.
+    pub(crate) fn set(&mut self, receivers: &[u32]) {
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 14;
+        let mut codes = std::mem::take(&mut self.codes);
+        codes.resize(receivers.len(), SELF_LINK);
+        codes
+            .par_chunks_mut(CHUNK)
+            .zip(receivers.par_chunks(CHUNK))
+            .enumerate()
+            .for_each(|(k, (cs, rs))| {
+                let base = (k * CHUNK) as u32;
+                for (j, (c, &r)) in cs.iter_mut().zip(rs).enumerate() {
+                    *c = self.code(base + j as u32, r);
+                }
+            });
+        self.codes = codes;
+    }
+}
+
+/// How a walk along the stack finds each node's receiver and the distance to it: from the
+/// graph's arrays, or from its [`RasterLinks`].
+pub(crate) trait Links: Sync {
+    /// Node `i`'s receiver (`i` itself for a root) and the distance to it, metres.
+    fn link(&self, i: usize) -> (usize, f32);
+    /// Asks the caches for what [`Links::link`] will read for node `i`.
+    fn prefetch(&self, i: usize);
+}
+
+/// The receivers and distances as arrays.
+pub(crate) struct Arrays<'a>(pub &'a [u32], pub &'a [f32]);
+
+impl Links for Arrays<'_> {
+    #[inline(always)]
+    fn link(&self, i: usize) -> (usize, f32) {
+        (self.0[i] as usize, self.1[i])
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch(self.0, i);
+        prefetch(self.1, i);
+    }
+}
+
+impl Links for RasterLinks {
+    #[inline(always)]
+    fn link(&self, i: usize) -> (usize, f32) {
+        RasterLinks::link(self, i)
+    }
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch(&self.codes, i);
+    }
 }
 
 /// Below this many nodes a walk along the stack stays on one thread.
@@ -31,6 +140,13 @@ pub const WALK_PARTS: usize = 8;
 
 /// How many stack positions ahead a walk along the stack asks for a node's values.
 pub(crate) const PREFETCH_AHEAD: usize = 16;
+
+/// `values` as atomics, like [`atomic_f32`].
+pub(crate) fn atomic_u8(values: &mut [u8]) -> &[AtomicU8] {
+    // SAFETY: `AtomicU8` has the size and alignment of `u8`; the exclusive borrow means
+    // nothing else reads or writes `values` while the view lives.
+    unsafe { &*(values as *mut [u8] as *const [AtomicU8]) }
+}
 
 /// `values` as atomics, like [`atomic_f32`].
 pub(crate) fn atomic_u32(values: &mut [u32]) -> &[AtomicU32] {

@@ -17,5 +17,5 @@ pub use accumulate::{
     water_surface_pointer_jumping,
 };
 pub use basin_graph::Pass;
-pub use graph::{FlowGraph, WALK_PARTS};
+pub use graph::{FlowGraph, RasterLinks, WALK_PARTS};
 pub use router::{FlowRouter, SinkMode};

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
-use crate::flow::graph::{atomic_f32, atomic_u32, prefetch, FlowGraph};
+use crate::flow::graph::{atomic_f32, atomic_u32, atomic_u8, prefetch, FlowGraph, RasterLinks};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
 /// Nodes per chunk when listing roots in parallel.
@@ -164,6 +164,10 @@ impl<N: Neighbourhood> FlowRouter<N> {
             dist: buffer(n, 0.0f32, "flow distances")?,
             stack: buffer(n, 0u32, "flow stack")?,
             runs: Vec::new(),
+            links: nb
+                .as_raster()
+                .filter(|g| g.grid().width >= 3 && g.grid().height >= 3)
+                .map(RasterLinks::new),
         };
         Ok(FlowRouter {
             nb,
@@ -246,6 +250,9 @@ impl<N: Neighbourhood> FlowRouter<N> {
             &mut self.graph.dist,
             false,
         );
+        if let Some(links) = &mut self.graph.links {
+            links.set(&self.graph.receivers);
+        }
         self.fallback_outlet = None;
         self.build_stack(heights)?;
         if self.n_outlet_roots == 0 {
@@ -317,6 +324,9 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 &mut self.graph.dist,
                 true,
             );
+            if let Some(links) = &mut self.graph.links {
+                links.set(&self.graph.receivers);
+            }
             self.build_stack(heights)?;
         }
         Ok(())
@@ -753,6 +763,13 @@ fn carve(
     }
     let receivers = atomic_u32(&mut graph.receivers);
     let dist = atomic_f32(&mut graph.dist);
+    // The link codes (on a grid) taken out while carving, so the table can be shared.
+    let mut codes = graph
+        .links
+        .as_mut()
+        .map(|l| std::mem::take(&mut l.codes))
+        .unwrap_or_default();
+    let links = graph.links.as_ref().map(|l| (l, atomic_u8(&mut codes)));
     passes
         .par_chunks(CARVE_CHUNK)
         .zip(chain_lens.par_chunks_mut(CARVE_CHUNK))
@@ -773,6 +790,9 @@ fn carve(
                     let old_d = dist[c as usize].load(Relaxed);
                     receivers[c as usize].store(prev, Relaxed);
                     dist[c as usize].store(d.to_bits(), Relaxed);
+                    if let Some((links, codes)) = &links {
+                        codes[c as usize].store(links.code(c, prev), Relaxed);
+                    }
                     if next == c {
                         break;
                     }
@@ -784,4 +804,7 @@ fn carve(
                 *chain_len = len;
             }
         });
+    if let Some(l) = &mut graph.links {
+        l.codes = codes;
+    }
 }

@@ -124,6 +124,11 @@ impl RasterGrid {
         (node - y * self.grid.width, y)
     }
 
+    /// Index offsets of the 8 neighbours, in [`OFFSETS`] order.
+    pub(crate) fn offsets(&self) -> [isize; 8] {
+        self.offsets
+    }
+
     /// The grid shape.
     pub fn grid(&self) -> Grid {
         self.grid

@@ -797,3 +797,57 @@ fn parallel_tree_walks_equal_the_sequential_walk() {
         }
     }
 }
+
+/// On a grid the router keeps a one-byte link code per node beside the receivers and
+/// distances (`FlowGraph::links`): in every sink mode each code names the node's receiver
+/// and its distance, bit for bit, and the accumulation and the implicit solve, which read
+/// the codes, give the bytes of the same walks over the arrays.
+#[test]
+fn raster_links_equal_the_receivers_and_walk_alike() {
+    use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
+    use orogen_core::flow::accumulate_f64;
+    let small = (0..40).map(random_case);
+    let large = (810..812).map(|s| random_case_sized(s, 300..=420, 220..=300));
+    for (k, case) in small.chain(large).enumerate() {
+        let n = case.grid.len();
+        let mut router = FlowRouter::new(case.grid, &case.outlets).unwrap();
+        for mode in MODES {
+            let mut h = case.heights.clone();
+            let graph = router.route(&mut h, mode).unwrap().clone();
+            let links = graph
+                .links
+                .as_ref()
+                .expect("a grid router keeps link codes");
+            for i in 0..n {
+                let (r, d) = links.link(i);
+                assert_eq!(
+                    (r, d.to_bits()),
+                    (graph.receivers[i] as usize, graph.dist[i].to_bits()),
+                    "case {k} {mode:?}: node {i}'s link"
+                );
+            }
+            let mut plain = graph.clone();
+            plain.links = None;
+            let weights: Vec<f64> = (0..n).map(|i| 1.0 + (i % 5) as f64 * 0.3).collect();
+            let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+            accumulate_f64(&graph, &weights, &mut a);
+            accumulate_f64(&plain, &weights, &mut b);
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "case {k} {mode:?}: accumulation over the links differs"
+            );
+            let drainage: Vec<f32> = a.iter().map(|&v| v as f32 * 900.0).collect();
+            for n_exp in [1.0, 1.5] {
+                let (mut ha, mut hb) = (h.clone(), h.clone());
+                let (kv, uv) = (NodeValues::Uniform(2e-5), NodeValues::Uniform(1e-3));
+                let ea = uplift_and_erode(&graph, &drainage, kv, uv, 0.5, n_exp, 1e4, &mut ha);
+                let eb = uplift_and_erode(&plain, &drainage, kv, uv, 0.5, n_exp, 1e4, &mut hb);
+                assert_eq!(ea.unwrap().to_bits(), eb.unwrap().to_bits(), "case {k}");
+                assert!(
+                    ha.iter().zip(&hb).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "case {k} {mode:?} n = {n_exp}: the solve over the links differs"
+                );
+            }
+        }
+    }
+}

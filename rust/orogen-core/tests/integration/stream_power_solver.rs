@@ -100,6 +100,7 @@ fn route_filled(w: usize, h: usize, cell: f32, heights: &mut [f32]) -> FlowGraph
         dist,
         stack,
         runs: Vec::new(),
+        links: None,
     }
 }
 
@@ -453,6 +454,7 @@ fn fused_step_matches_the_three_passes_bit_for_bit() {
             dist,
             stack,
             runs: Vec::new(),
+            links: None,
         };
         let area: Vec<f32> = (0..len).map(|_| rng.random_range(1e4..1e8)).collect();
         let k: Vec<f32> = (0..len).map(|_| rng.random_range(0.0..2e-5)).collect();
