@@ -29,44 +29,34 @@ pub struct FlowGraph {
     pub links: Option<RasterLinks>,
 }
 
-/// Receivers on a grid as link codes: `codes[i]` indexes the receiver's index offset and
-/// distance, `8` for a node that receives itself. Equal to the graph's `receivers` and
-/// `dist` (the router sets both).
-#[derive(Clone, Debug, Default)]
+/// Receivers on a grid as link codes: `codes[i]` is [`RasterGrid::link_code`] of node `i`
+/// and its receiver, which indexes the receiver's offset and distance
+/// ([`SELF_LINK`](crate::neighbourhood::SELF_LINK) for a node that receives itself). The
+/// router keeps them equal to the graph's `receivers` and `dist`.
+#[derive(Clone, Debug)]
 pub struct RasterLinks {
     /// Per node, its link code.
     pub codes: Vec<u8>,
+    grid: RasterGrid,
     offsets: [isize; 9],
     distances: [f32; 9],
-    width: isize,
 }
 
-/// Link code by `(dy + 1)·3 + dx + 1`: the 8 neighbours in [`RasterGrid`] order, 8 itself.
-const CODE_OF_STEP: [u8; 9] = [0, 1, 2, 3, 8, 4, 5, 6, 7];
-
-/// The link code of a node that receives itself.
-pub const SELF_LINK: u8 = 8;
-
 impl RasterLinks {
-    /// Links over `grid` (at least 3 × 3 cells), every node its own receiver.
-    pub(crate) fn new(grid: &RasterGrid) -> Self {
+    /// Links over `grid` (at least 3 × 3 cells) for `codes`, one per node.
+    pub(crate) fn new(grid: &RasterGrid, codes: Vec<u8>) -> Self {
         let (o, d) = (grid.offsets(), grid.distances);
         RasterLinks {
-            codes: Vec::new(),
+            codes,
+            grid: grid.clone(),
             offsets: [o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], 0],
             distances: [d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], 0.0],
-            width: grid.grid().width as isize,
         }
     }
 
-    /// The code of the link from node `i` to its receiver `r` (a neighbour, or `i`).
-    #[inline(always)]
-    pub fn code(&self, i: u32, r: u32) -> u8 {
-        let step = r as isize - i as isize;
-        let dy = (step > 1) as isize - (step < -1) as isize;
-        let dx = step - dy * self.width;
-        debug_assert!((-1..=1).contains(&dx), "{r} is no neighbour of {i}");
-        CODE_OF_STEP[((dy + 1) * 3 + dx + 1) as usize]
+    /// The grid.
+    pub fn grid(&self) -> &RasterGrid {
+        &self.grid
     }
 
     /// Node `i`'s receiver and the distance to it, metres.
@@ -74,25 +64,6 @@ impl RasterLinks {
     pub fn link(&self, i: usize) -> (usize, f32) {
         let k = self.codes[i] as usize;
         ((i as isize + self.offsets[k]) as usize, self.distances[k])
-    }
-
-    /// Sets every node's code from `receivers`, in parallel.
-    pub(crate) fn set(&mut self, receivers: &[u32]) {
-        use rayon::prelude::*;
-        const CHUNK: usize = 1 << 14;
-        let mut codes = std::mem::take(&mut self.codes);
-        codes.resize(receivers.len(), SELF_LINK);
-        codes
-            .par_chunks_mut(CHUNK)
-            .zip(receivers.par_chunks(CHUNK))
-            .enumerate()
-            .for_each(|(k, (cs, rs))| {
-                let base = (k * CHUNK) as u32;
-                for (j, (c, &r)) in cs.iter_mut().zip(rs).enumerate() {
-                    *c = self.code(base + j as u32, r);
-                }
-            });
-        self.codes = codes;
     }
 }
 

@@ -21,6 +21,7 @@ use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
 use crate::flow::graph::{atomic_f32, atomic_u32, atomic_u8, prefetch, FlowGraph, RasterLinks};
+use crate::neighbourhood::SELF_LINK;
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
 /// Nodes per chunk when listing roots in parallel.
@@ -164,10 +165,12 @@ impl<N: Neighbourhood> FlowRouter<N> {
             dist: buffer(n, 0.0f32, "flow distances")?,
             stack: buffer(n, 0u32, "flow stack")?,
             runs: Vec::new(),
-            links: nb
-                .as_raster()
-                .filter(|g| g.grid().width >= 3 && g.grid().height >= 3)
-                .map(RasterLinks::new),
+            links: match nb.as_raster() {
+                Some(g) if g.grid().width >= 3 && g.grid().height >= 3 => {
+                    Some(RasterLinks::new(g, buffer(n, SELF_LINK, "flow links")?))
+                }
+                _ => None,
+            },
         };
         Ok(FlowRouter {
             nb,
@@ -242,17 +245,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
     /// themselves), the stack and the stream trees. Parallel over nodes.
     pub fn steepest_descent(&mut self, heights: &[f32]) -> Result<()> {
         self.check_heights(heights)?;
-        descend(
-            &self.nb,
-            heights,
-            self.sea_level,
-            &mut self.graph.receivers,
-            &mut self.graph.dist,
-            false,
-        );
-        if let Some(links) = &mut self.graph.links {
-            links.set(&self.graph.receivers);
-        }
+        descend(&self.nb, heights, self.sea_level, &mut self.graph, false);
         self.fallback_outlet = None;
         self.build_stack(heights)?;
         if self.n_outlet_roots == 0 {
@@ -316,17 +309,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             );
             heights.copy_from_slice(&self.surface);
             // Re-route over the raised surface; where it is flat keep the carved receiver.
-            descend(
-                &self.nb,
-                heights,
-                self.sea_level,
-                &mut self.graph.receivers,
-                &mut self.graph.dist,
-                true,
-            );
-            if let Some(links) = &mut self.graph.links {
-                links.set(&self.graph.receivers);
-            }
+            descend(&self.nb, heights, self.sea_level, &mut self.graph, true);
             self.build_stack(heights)?;
         }
         Ok(())
@@ -410,7 +393,12 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 self.donor_masks = buffer(n, 0u8, "flow donors")?;
                 self.donor_table = grid.donor_table();
             }
-            grid.donor_masks(&self.graph.receivers, &mut self.donor_masks);
+            let links = self
+                .graph
+                .links
+                .as_ref()
+                .expect("a grid of 3 × 3 has link codes");
+            grid.donor_masks(&links.codes, &mut self.donor_masks);
         } else {
             self.csr_donors()?;
         }
@@ -734,16 +722,27 @@ fn bfs_masks(
 }
 
 /// Steepest-descent receivers (see [`Neighbourhood::steepest_receivers`]).
+/// On a grid with link codes, the codes too.
 fn descend<N: Neighbourhood>(
     nb: &N,
     heights: &[f32],
     sea_level: Option<f32>,
-    receivers: &mut [u32],
-    dist: &mut [f32],
+    graph: &mut FlowGraph,
     keep: bool,
 ) {
     let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
-    nb.steepest_receivers(heights, sea, receivers, dist, keep);
+    let (receivers, dist) = (&mut graph.receivers, &mut graph.dist);
+    match (nb.as_raster(), &mut graph.links) {
+        (Some(grid), Some(links)) => grid.steepest_receivers_coded(
+            heights,
+            sea,
+            receivers,
+            dist,
+            Some(&mut links.codes),
+            keep,
+        ),
+        _ => nb.steepest_receivers(heights, sea, receivers, dist, keep),
+    }
 }
 
 /// fastscapelib carve: each lake drains from its pass node `from` to `to`; the receiver
@@ -791,7 +790,7 @@ fn carve(
                     receivers[c as usize].store(prev, Relaxed);
                     dist[c as usize].store(d.to_bits(), Relaxed);
                     if let Some((links, codes)) = &links {
-                        codes[c as usize].store(links.code(c, prev), Relaxed);
+                        codes[c as usize].store(links.grid().link_code(c, prev), Relaxed);
                     }
                     if next == c {
                         break;

@@ -16,7 +16,7 @@ use glam::DVec2;
 use rayon::prelude::*;
 
 pub use outlets::OutletParams;
-pub use raster::{RasterGrid, Side};
+pub use raster::{RasterGrid, Side, SELF_LINK};
 
 /// A set of nodes with neighbours: what flow routing needs to know about a grid or a graph.
 pub trait Neighbourhood: Sync {

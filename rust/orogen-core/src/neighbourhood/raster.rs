@@ -140,20 +140,22 @@ impl RasterGrid {
     }
 
     /// Per node, bit `k` set when its neighbour at `OFFSETS[k]` drains into it: its donors,
-    /// in increasing index order (offsets are increasing for a width of 3 or more). Needs
-    /// both sides ≥ 3 and every receiver a neighbour or the node itself. Parallel by row.
-    pub(crate) fn donor_masks(&self, receivers: &[u32], masks: &mut [u8]) {
+    /// in increasing index order (offsets are increasing for a width of 3 or more), from
+    /// every node's [`RasterGrid::link_code`]. Needs both sides ≥ 3. Parallel by row, a
+    /// byte a node.
+    pub(crate) fn donor_masks(&self, codes: &[u8], masks: &mut [u8]) {
         let (w, h) = (self.grid.width, self.grid.height);
         let n = w * h;
-        debug_assert!(w >= 3 && h >= 3 && receivers.len() == n && masks.len() == n);
+        debug_assert!(w >= 3 && h >= 3 && codes.len() == n && masks.len() == n);
         let offsets = self.offsets;
+        // Neighbour `k` (at `OFFSETS[k]`) is a donor when its link is `7 − k`, the step back.
         // An index offset that wraps across a row end reaches a node that is not a
         // neighbour, so never a donor: border nodes only need the range check.
         let scalar = |i: usize| -> u8 {
             let mut m = 0u8;
             for (k, &o) in offsets.iter().enumerate() {
                 let j = i as isize + o;
-                if j >= 0 && (j as usize) < n && receivers[j as usize] as usize == i {
+                if j >= 0 && (j as usize) < n && codes[j as usize] as usize == 7 - k {
                     m |= 1 << k;
                 }
             }
@@ -173,10 +175,10 @@ impl RasterGrid {
             inner.fill(0);
             for (k, &o) in offsets.iter().enumerate() {
                 let start = (row as isize + 1 + o) as usize;
-                let there = &receivers[start..start + w - 2];
-                let first = (row + 1) as u32;
-                for (x, (m, &r)) in inner.iter_mut().zip(there).enumerate() {
-                    *m |= u8::from(r == first + x as u32) << k;
+                let there = &codes[start..start + w - 2];
+                let back = (7 - k) as u8;
+                for (m, &c) in inner.iter_mut().zip(there) {
+                    *m |= u8::from(c == back) << k;
                 }
             }
         });
@@ -284,77 +286,145 @@ impl Neighbourhood for RasterGrid {
         dist: &mut [f32],
         keep: bool,
     ) {
+        self.steepest_receivers_coded(heights, sea, receivers, dist, None, keep);
+    }
+}
+
+/// The code of the link from a node to itself (see [`RasterGrid::link_code`]).
+pub const SELF_LINK: u8 = 8;
+
+/// Link code by `(dy + 1)·3 + dx + 1`: the neighbours' [`OFFSETS`] indices, 8 the node.
+const CODE_OF_STEP: [u8; 9] = [0, 1, 2, 3, SELF_LINK, 4, 5, 6, 7];
+
+/// [`RasterGrid::link_code`] on a grid `width` wide.
+#[inline(always)]
+fn link_code(width: isize, i: u32, r: u32) -> u8 {
+    let step = r as isize - i as isize;
+    let dy = (step > 1) as isize - (step < -1) as isize;
+    let dx = step - dy * width;
+    debug_assert!((-1..=1).contains(&dx), "{r} is no neighbour of {i}");
+    CODE_OF_STEP[((dy + 1) * 3 + dx + 1) as usize]
+}
+
+impl RasterGrid {
+    /// The code of the link from node `i` to `r`, a neighbour or `i` itself, on a grid at
+    /// least 3 cells wide: the neighbour's index in [`OFFSETS`], or [`SELF_LINK`].
+    #[inline(always)]
+    pub fn link_code(&self, i: u32, r: u32) -> u8 {
+        link_code(self.grid.width as isize, i, r)
+    }
+
+    /// [`Neighbourhood::steepest_receivers`], also writing each node's
+    /// [`RasterGrid::link_code`] to `codes` when given.
+    pub(crate) fn steepest_receivers_coded(
+        &self,
+        heights: &[f32],
+        sea: f32,
+        receivers: &mut [u32],
+        dist: &mut [f32],
+        codes: Option<&mut [u8]>,
+        keep: bool,
+    ) {
         let w = self.grid.width;
         let h = self.grid.height;
         if w < 3 || h < 3 {
-            // No interior: the generic walk.
+            // No interior: the generic walk (and no codes: links need 3 × 3 cells).
+            debug_assert!(codes.is_none(), "link codes need a grid of 3 × 3 cells");
             descend_generic(self, heights, sea, receivers, dist, keep);
             return;
         }
-        receivers
-            .par_chunks_mut(w)
-            .zip(dist.par_chunks_mut(w))
-            .enumerate()
-            .for_each_init(
-                || (vec![0.0f32; w], vec![0u32; w]),
-                |(best, dir), (y, (rs, ds))| {
-                    let row = y * w;
-                    if y == 0 || y + 1 == h {
-                        for x in 0..w {
-                            descend_node(self, heights, sea, row + x, &mut rs[x], &mut ds[x], keep);
-                        }
-                        return;
-                    }
-                    let m = w - 2;
-                    let here = &heights[row + 1..row + w - 1];
-                    let (best, dir) = (&mut best[..m], &mut dir[..m]);
-                    best.fill(0.0);
-                    dir.fill(u32::MAX);
-                    for k in 0..8 {
-                        let start = (row as isize + 1 + self.offsets[k]) as usize;
-                        let there = &heights[start..start + m];
-                        let dk = self.distances[k];
-                        // Branch-free (bit select, max) so the loop vectorises; slopes are
-                        // finite, so `max` picks `s` exactly when `s > best`.
-                        for ((b, dr), (&hi, &hj)) in best
-                            .iter_mut()
-                            .zip(dir.iter_mut())
-                            .zip(here.iter().zip(there))
-                        {
-                            let s = (hi - hj) / dk;
-                            let mask = u32::from(s > *b).wrapping_neg();
-                            *dr = (*dr & !mask) | (k as u32 & mask);
-                            *b = b.max(s);
-                        }
-                    }
-                    descend_node(self, heights, sea, row, &mut rs[0], &mut ds[0], keep);
-                    descend_node(
-                        self,
-                        heights,
-                        sea,
-                        row + w - 1,
-                        &mut rs[w - 1],
-                        &mut ds[w - 1],
-                        keep,
-                    );
-                    for x in 1..w - 1 {
-                        let i = row + x;
-                        let (r, d) = (&mut rs[x], &mut ds[x]);
-                        if heights[i] <= sea || self.masked(i) || (keep && *r as usize == i) {
-                            *r = i as u32;
-                            *d = 0.0;
-                            continue;
-                        }
-                        let k = dir[x - 1];
-                        if k != u32::MAX {
-                            *r = (i as isize + self.offsets[k as usize]) as u32;
-                            *d = self.distances[k as usize];
-                        } else if !keep {
-                            *r = i as u32;
-                            *d = 0.0;
-                        }
+        let init = || (vec![0.0f32; w], vec![0u32; w]);
+        let rows = receivers.par_chunks_mut(w).zip(dist.par_chunks_mut(w));
+        match codes {
+            Some(codes) => rows.zip(codes.par_chunks_mut(w)).enumerate().for_each_init(
+                init,
+                |(best, dir), (y, ((rs, ds), cs))| {
+                    self.descend_row(heights, sea, keep, y, rs, ds, best, dir);
+                    // The width in a local: a byte store could alias `self`'s fields.
+                    let (row, width) = ((y * w) as u32, w as isize);
+                    for (x, (c, &r)) in cs.iter_mut().zip(rs.iter()).enumerate() {
+                        *c = link_code(width, row + x as u32, r);
                     }
                 },
-            );
+            ),
+            None => rows
+                .enumerate()
+                .for_each_init(init, |(best, dir), (y, (rs, ds))| {
+                    self.descend_row(heights, sea, keep, y, rs, ds, best, dir)
+                }),
+        }
+    }
+
+    /// Row `y` of [`RasterGrid::steepest_receivers_coded`], `best` and `dir` scratch rows.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn descend_row(
+        &self,
+        heights: &[f32],
+        sea: f32,
+        keep: bool,
+        y: usize,
+        rs: &mut [u32],
+        ds: &mut [f32],
+        best: &mut [f32],
+        dir: &mut [u32],
+    ) {
+        let (w, h) = (self.grid.width, self.grid.height);
+        let row = y * w;
+        if y == 0 || y + 1 == h {
+            for x in 0..w {
+                descend_node(self, heights, sea, row + x, &mut rs[x], &mut ds[x], keep);
+            }
+            return;
+        }
+        let m = w - 2;
+        let here = &heights[row + 1..row + w - 1];
+        let (best, dir) = (&mut best[..m], &mut dir[..m]);
+        best.fill(0.0);
+        dir.fill(u32::MAX);
+        for k in 0..8 {
+            let start = (row as isize + 1 + self.offsets[k]) as usize;
+            let there = &heights[start..start + m];
+            let dk = self.distances[k];
+            // Branch-free (bit select, max) so the loop vectorises; slopes are
+            // finite, so `max` picks `s` exactly when `s > best`.
+            for ((b, dr), (&hi, &hj)) in best
+                .iter_mut()
+                .zip(dir.iter_mut())
+                .zip(here.iter().zip(there))
+            {
+                let s = (hi - hj) / dk;
+                let mask = u32::from(s > *b).wrapping_neg();
+                *dr = (*dr & !mask) | (k as u32 & mask);
+                *b = b.max(s);
+            }
+        }
+        descend_node(self, heights, sea, row, &mut rs[0], &mut ds[0], keep);
+        descend_node(
+            self,
+            heights,
+            sea,
+            row + w - 1,
+            &mut rs[w - 1],
+            &mut ds[w - 1],
+            keep,
+        );
+        for x in 1..w - 1 {
+            let i = row + x;
+            let (r, d) = (&mut rs[x], &mut ds[x]);
+            if heights[i] <= sea || self.masked(i) || (keep && *r as usize == i) {
+                *r = i as u32;
+                *d = 0.0;
+                continue;
+            }
+            let k = dir[x - 1];
+            if k != u32::MAX {
+                *r = (i as isize + self.offsets[k as usize]) as u32;
+                *d = self.distances[k as usize];
+            } else if !keep {
+                *r = i as u32;
+                *d = 0.0;
+            }
+        }
     }
 }
