@@ -114,6 +114,8 @@ pub struct FlowRouter<N: Neighbourhood = RasterGrid> {
     /// it starts in the new stack, its chain's length and where the chain starts in its
     /// chunk of `chain_nodes`.
     lake_moves: Vec<[u32; 5]>,
+    /// Per carved lake: the tree its pass drains into.
+    lake_down: Vec<u32>,
     /// Per run of trees: its nodes in stack order and where each tree starts (then the end).
     bfs_runs: Vec<(Vec<u32>, Vec<u32>)>,
     /// Per chunk of nodes: its outlet roots and pit roots.
@@ -189,6 +191,7 @@ impl<N: Neighbourhood> FlowRouter<N> {
             chain_nodes: Vec::new(),
             new_label: Vec::new(),
             lake_moves: Vec::new(),
+            lake_down: Vec::new(),
             bfs_runs: Vec::new(),
             root_chunks: Vec::new(),
             donor_masks: Vec::new(),
@@ -530,14 +533,45 @@ impl<N: Neighbourhood> FlowRouter<N> {
         label.clear();
         label.extend(0..n_out as u32);
         label.resize(n_roots, n_roots as u32);
-        // 1. Sequential, in pass order: each lake's label (its parent's, known already) and
-        //    where its block goes.
-        let mut len = self.pit_stack_start;
+        // 1a. Parallel over chunks of passes (carve's, whose chain lists they index): each
+        //     lake's tree, its block, where its chain is listed and the tree its pass drains
+        //     into. A move holds its tree where its new start will go.
         let moves = &mut self.lake_moves;
-        moves.clear();
+        let down = &mut self.lake_down;
         let passes = &self.passes[..];
-        // The runs of whole trees (see `FlowGraph::runs`): outlet blocks, then lake blocks
-        // in their new order, then lakes no pass reached.
+        moves.clear();
+        moves.resize(passes.len(), [0; 5]);
+        down.clear();
+        down.resize(passes.len(), 0);
+        // Pass k's lake is tree `n_out + v - 1` for its graph node v.
+        let graph = &self.basin_graph;
+        let lake_tree = |k: usize| n_out + graph.pass_node(k) as usize - 1;
+        let (chain_lens, old_basins) = (&self.chain_lens[..], &*basins);
+        moves
+            .par_chunks_mut(CARVE_CHUNK)
+            .zip(down.par_chunks_mut(CARVE_CHUNK))
+            .enumerate()
+            .for_each(|(c, (ms, ds))| {
+                let first = c * CARVE_CHUNK;
+                let mut chain_at = 0u32;
+                for (j, (m, d)) in ms.iter_mut().zip(ds).enumerate() {
+                    let k = first + j;
+                    // Ask for the block and the downstream node's tree 16 passes ahead.
+                    if let Some(ahead) = passes.get(k + 16) {
+                        prefetch(block_start, lake_tree(k + 16));
+                        prefetch(old_basins, ahead.to as usize);
+                    }
+                    let b = lake_tree(k);
+                    debug_assert_eq!(b, old_basins[passes[k].pit as usize] as usize);
+                    let (s, e) = (block_start[b], block_start[b + 1]);
+                    *m = [s, e - s, b as u32, chain_lens[k], chain_at];
+                    chain_at += chain_lens[k];
+                    *d = old_basins[passes[k].to as usize];
+                }
+            });
+        // 1b. Sequential, in pass order: each lake's label (its parent's, set already) and
+        //     where its block goes. The runs of whole trees (see `FlowGraph::runs`): outlet
+        //     blocks, then lake blocks in their new order, then lakes no pass reached.
         let runs = &mut self.graph.runs;
         runs.clear();
         runs.extend((0..n_out).map(|b| {
@@ -547,30 +581,16 @@ impl<N: Neighbourhood> FlowRouter<N> {
                 b as u32,
             ]
         }));
-        // Pass k's lake is tree `n_out + v - 1` for its graph node v. Ask for the block and
-        // the downstream node's tree 16 passes ahead, and for that tree's label 8 ahead.
-        let graph = &self.basin_graph;
-        let lake_tree = |k: usize| n_out + graph.pass_node(k) as usize - 1;
-        let mut chain_at = 0u32;
-        for (k, (p, &chain)) in passes.iter().zip(&self.chain_lens).enumerate() {
-            if k % CARVE_CHUNK == 0 {
-                chain_at = 0;
+        let mut len = self.pit_stack_start;
+        for (k, (m, &d)) in moves.iter_mut().zip(down.iter()).enumerate() {
+            if let Some(&ahead) = down.get(k + 8) {
+                prefetch(label, ahead as usize);
             }
-            if let Some(ahead) = passes.get(k + 16) {
-                prefetch(block_start, lake_tree(k + 16));
-                prefetch(&*basins, ahead.to as usize);
-            }
-            if let Some(ahead) = passes.get(k + 8) {
-                prefetch(label, basins[ahead.to as usize] as usize);
-            }
-            let b = lake_tree(k);
-            debug_assert_eq!(b, basins[p.pit as usize] as usize);
-            label[b] = label[basins[p.to as usize] as usize];
-            let (s, e) = (block_start[b], block_start[b + 1]);
-            moves.push([s, e - s, len as u32, chain, chain_at]);
-            chain_at += chain;
-            runs.push([len as u32, e - s, label[b]]);
-            len += (e - s) as usize;
+            let b = m[2] as usize;
+            label[b] = label[d as usize];
+            m[2] = len as u32;
+            runs.push([len as u32, m[1], label[b]]);
+            len += m[1] as usize;
         }
         let placed_end = len;
         // 2. Parallel over runs of lakes (each owning its part of the new stack): each
@@ -747,7 +767,9 @@ fn descend<N: Neighbourhood>(
 
 /// fastscapelib carve: each lake drains from its pass node `from` to `to`; the receiver
 /// chain from `from` down to the pit is reversed so water climbs from the pit to the pass.
-/// Each chain lies in its own lake's tree, so runs of passes are carved in parallel.
+/// Each chain lies in its own lake's tree, so runs of passes are carved in parallel. Each
+/// chain's length goes to `chain_lens` and its nodes, pass node first, to the chunk's list
+/// in `chain_nodes` (the restack copies them from there); on a grid the link codes follow.
 fn carve(
     graph: &mut FlowGraph,
     passes: &[Pass],
