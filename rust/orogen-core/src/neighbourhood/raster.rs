@@ -296,6 +296,36 @@ pub const SELF_LINK: u8 = 8;
 /// Link code by `(dy + 1)·3 + dx + 1`: the neighbours' [`OFFSETS`] indices, 8 the node.
 const CODE_OF_STEP: [u8; 9] = [0, 1, 2, 3, SELF_LINK, 4, 5, 6, 7];
 
+/// For each interior cell of a row (`here`, its neighbours' heights `there` in [`OFFSETS`]
+/// order at distances `dists`), the largest slope to a lower neighbour in `best` and its
+/// direction in `dir` (`u32::MAX`: none lower). One direction at a time, in increasing
+/// neighbour index with strict `>`, so ties go to the lowest index as in the generic walk;
+/// branch-free (bit select, max), so the loop vectorises. Slopes are finite, so `max` picks
+/// `s` exactly when `s > best`.
+#[inline(always)]
+fn steepest_lanes(
+    here: &[f32],
+    there: [&[f32]; 8],
+    dists: [f32; 8],
+    best: &mut [f32],
+    dir: &mut [u32],
+) {
+    best.fill(0.0);
+    dir.fill(u32::MAX);
+    for (k, (there, dk)) in there.into_iter().zip(dists).enumerate() {
+        for ((b, dr), (&hi, &hj)) in best
+            .iter_mut()
+            .zip(dir.iter_mut())
+            .zip(here.iter().zip(there))
+        {
+            let s = (hi - hj) / dk;
+            let mask = u32::from(s > *b).wrapping_neg();
+            *dr = (*dr & !mask) | (k as u32 & mask);
+            *b = b.max(s);
+        }
+    }
+}
+
 /// [`RasterGrid::link_code`] on a grid `width` wide.
 #[inline(always)]
 fn link_code(width: isize, i: u32, r: u32) -> u8 {
@@ -339,23 +369,19 @@ impl RasterGrid {
             Some(codes) => rows.zip(codes.par_chunks_mut(w)).enumerate().for_each_init(
                 init,
                 |(best, dir), (y, ((rs, ds), cs))| {
-                    self.descend_row(heights, sea, keep, y, rs, ds, best, dir);
-                    // The width in a local: a byte store could alias `self`'s fields.
-                    let (row, width) = ((y * w) as u32, w as isize);
-                    for (x, (c, &r)) in cs.iter_mut().zip(rs.iter()).enumerate() {
-                        *c = link_code(width, row + x as u32, r);
-                    }
+                    self.descend_row(heights, sea, keep, y, rs, ds, Some(cs), best, dir)
                 },
             ),
             None => rows
                 .enumerate()
                 .for_each_init(init, |(best, dir), (y, (rs, ds))| {
-                    self.descend_row(heights, sea, keep, y, rs, ds, best, dir)
+                    self.descend_row(heights, sea, keep, y, rs, ds, None, best, dir)
                 }),
         }
     }
 
-    /// Row `y` of [`RasterGrid::steepest_receivers_coded`], `best` and `dir` scratch rows.
+    /// Row `y` of [`RasterGrid::steepest_receivers_coded`] (`cs` its codes, if kept),
+    /// `best` and `dir` scratch rows.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn descend_row(
@@ -366,64 +392,61 @@ impl RasterGrid {
         y: usize,
         rs: &mut [u32],
         ds: &mut [f32],
+        mut cs: Option<&mut [u8]>,
         best: &mut [f32],
         dir: &mut [u32],
     ) {
         let (w, h) = (self.grid.width, self.grid.height);
         let row = y * w;
+        // A ring cell's code from its receiver (the width in a local: a byte store could
+        // alias `self`'s fields).
+        let width = w as isize;
+        let ring = |x: usize, rs: &mut [u32], ds: &mut [f32], cs: &mut Option<&mut [u8]>| {
+            descend_node(self, heights, sea, row + x, &mut rs[x], &mut ds[x], keep);
+            if let Some(cs) = cs {
+                cs[x] = link_code(width, (row + x) as u32, rs[x]);
+            }
+        };
         if y == 0 || y + 1 == h {
             for x in 0..w {
-                descend_node(self, heights, sea, row + x, &mut rs[x], &mut ds[x], keep);
+                ring(x, rs, ds, &mut cs);
             }
             return;
         }
         let m = w - 2;
-        let here = &heights[row + 1..row + w - 1];
         let (best, dir) = (&mut best[..m], &mut dir[..m]);
-        best.fill(0.0);
-        dir.fill(u32::MAX);
-        for k in 0..8 {
-            let start = (row as isize + 1 + self.offsets[k]) as usize;
-            let there = &heights[start..start + m];
-            let dk = self.distances[k];
-            // Branch-free (bit select, max) so the loop vectorises; slopes are
-            // finite, so `max` picks `s` exactly when `s > best`.
-            for ((b, dr), (&hi, &hj)) in best
-                .iter_mut()
-                .zip(dir.iter_mut())
-                .zip(here.iter().zip(there))
-            {
-                let s = (hi - hj) / dk;
-                let mask = u32::from(s > *b).wrapping_neg();
-                *dr = (*dr & !mask) | (k as u32 & mask);
-                *b = b.max(s);
-            }
-        }
-        descend_node(self, heights, sea, row, &mut rs[0], &mut ds[0], keep);
-        descend_node(
-            self,
-            heights,
-            sea,
-            row + w - 1,
-            &mut rs[w - 1],
-            &mut ds[w - 1],
-            keep,
-        );
+        let there = self
+            .offsets
+            .map(|o| &heights[(row as isize + 1 + o) as usize..][..m]);
+        steepest_lanes(&heights[row + 1..][..m], there, self.distances, best, dir);
+        ring(0, rs, ds, &mut cs);
+        ring(w - 1, rs, ds, &mut cs);
+        let mask = self.outlet_mask.as_deref();
         for x in 1..w - 1 {
             let i = row + x;
             let (r, d) = (&mut rs[x], &mut ds[x]);
-            if heights[i] <= sea || self.masked(i) || (keep && *r as usize == i) {
-                *r = i as u32;
-                *d = 0.0;
-                continue;
-            }
-            let k = dir[x - 1];
-            if k != u32::MAX {
-                *r = (i as isize + self.offsets[k as usize]) as u32;
-                *d = self.distances[k as usize];
-            } else if !keep {
-                *r = i as u32;
-                *d = 0.0;
+            // The link code: set with the receiver, left as it is where `keep` keeps it.
+            let code =
+                if heights[i] <= sea || mask.is_some_and(|m| m[i]) || (keep && *r as usize == i) {
+                    *r = i as u32;
+                    *d = 0.0;
+                    Some(SELF_LINK)
+                } else {
+                    let k = dir[x - 1];
+                    if k != u32::MAX {
+                        *r = (i as isize + self.offsets[k as usize]) as u32;
+                        *d = self.distances[k as usize];
+                        Some(k as u8)
+                    } else if !keep {
+                        *r = i as u32;
+                        *d = 0.0;
+                        Some(SELF_LINK)
+                    } else {
+                        None
+                    }
+                };
+            if let (Some(cs), Some(code)) = (&mut cs, code) {
+                cs[x] = code;
             }
         }
     }
