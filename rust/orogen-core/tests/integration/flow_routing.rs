@@ -9,8 +9,8 @@ use std::collections::{BinaryHeap, HashMap};
 use crate::support::on_threads;
 use orogen_core::flow::accumulate::PointerJumpScratch;
 use orogen_core::flow::{
-    accumulate, water_surface, water_surface_pointer_jumping, FlowRouter, OutletParams, Side,
-    SinkMode,
+    accumulate, water_surface, water_surface_pointer_jumping, FlowGraph, FlowRouter, OutletParams,
+    Side, SinkMode,
 };
 use orogen_core::Grid;
 use rand::{Rng, SeedableRng};
@@ -748,8 +748,6 @@ fn raster_coords_split_indices_exactly() {
 /// stream-power solve give the bytes of one sequential walk (the same graph without runs).
 #[test]
 fn parallel_tree_walks_equal_the_sequential_walk() {
-    use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
-    use orogen_core::flow::accumulate_f64;
     for seed in 800..803 {
         let case = random_case_sized(seed, 300..=420, 220..=300);
         let n = case.grid.len();
@@ -774,26 +772,13 @@ fn parallel_tree_walks_equal_the_sequential_walk() {
             let mut sequential = graph.clone();
             sequential.runs.clear();
             let weights: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.1).collect();
-            let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
-            accumulate_f64(&graph, &weights, &mut a);
-            accumulate_f64(&sequential, &weights, &mut b);
-            assert!(
-                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "seed {seed} {mode:?}: parallel accumulation differs"
+            assert_walks_agree(
+                &graph,
+                &sequential,
+                &h,
+                &weights,
+                &format!("seed {seed} {mode:?}"),
             );
-            let drainage: Vec<f32> = a.iter().map(|&v| v as f32 * 900.0).collect();
-            let (mut ha, mut hb) = (h.clone(), h.clone());
-            for n_exp in [1.0, 1.5] {
-                let k = NodeValues::Uniform(2e-5);
-                let u = NodeValues::Uniform(1e-3);
-                let ea = uplift_and_erode(&graph, &drainage, k, u, 0.5, n_exp, 1e4, &mut ha);
-                let eb = uplift_and_erode(&sequential, &drainage, k, u, 0.5, n_exp, 1e4, &mut hb);
-                assert_eq!(ea.unwrap().to_bits(), eb.unwrap().to_bits(), "seed {seed}");
-                assert!(
-                    ha.iter().zip(&hb).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "seed {seed} {mode:?} n = {n_exp}: parallel solve differs"
-                );
-            }
         }
     }
 }
@@ -804,8 +789,6 @@ fn parallel_tree_walks_equal_the_sequential_walk() {
 /// the codes, give the bytes of the same walks over the arrays.
 #[test]
 fn raster_links_equal_the_receivers_and_walk_alike() {
-    use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
-    use orogen_core::flow::accumulate_f64;
     let small = (0..40).map(random_case);
     let large = (810..812).map(|s| random_case_sized(s, 300..=420, 220..=300));
     for (k, case) in small.chain(large).enumerate() {
@@ -829,25 +812,34 @@ fn raster_links_equal_the_receivers_and_walk_alike() {
             let mut plain = graph.clone();
             plain.links = None;
             let weights: Vec<f64> = (0..n).map(|i| 1.0 + (i % 5) as f64 * 0.3).collect();
-            let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
-            accumulate_f64(&graph, &weights, &mut a);
-            accumulate_f64(&plain, &weights, &mut b);
-            assert!(
-                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "case {k} {mode:?}: accumulation over the links differs"
-            );
-            let drainage: Vec<f32> = a.iter().map(|&v| v as f32 * 900.0).collect();
-            for n_exp in [1.0, 1.5] {
-                let (mut ha, mut hb) = (h.clone(), h.clone());
-                let (kv, uv) = (NodeValues::Uniform(2e-5), NodeValues::Uniform(1e-3));
-                let ea = uplift_and_erode(&graph, &drainage, kv, uv, 0.5, n_exp, 1e4, &mut ha);
-                let eb = uplift_and_erode(&plain, &drainage, kv, uv, 0.5, n_exp, 1e4, &mut hb);
-                assert_eq!(ea.unwrap().to_bits(), eb.unwrap().to_bits(), "case {k}");
-                assert!(
-                    ha.iter().zip(&hb).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "case {k} {mode:?} n = {n_exp}: the solve over the links differs"
-                );
-            }
+            assert_walks_agree(&graph, &plain, &h, &weights, &format!("case {k} {mode:?}"));
         }
+    }
+}
+
+/// Asserts that the accumulation of `weights` and the implicit solve (n = 1, then n = 1.5
+/// on its result) over graphs `a` and `b` give the same bytes; `what` names the case.
+fn assert_walks_agree(a: &FlowGraph, b: &FlowGraph, heights: &[f32], weights: &[f64], what: &str) {
+    use orogen_core::eroders::stream_power::{uplift_and_erode, NodeValues};
+    use orogen_core::flow::accumulate_f64;
+    let n = heights.len();
+    let (mut sa, mut sb) = (vec![0.0; n], vec![0.0; n]);
+    accumulate_f64(a, weights, &mut sa);
+    accumulate_f64(b, weights, &mut sb);
+    assert!(
+        sa.iter().zip(&sb).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "{what}: the accumulations differ"
+    );
+    let drainage: Vec<f32> = sa.iter().map(|&v| v as f32 * 900.0).collect();
+    let (mut ha, mut hb) = (heights.to_vec(), heights.to_vec());
+    for n_exp in [1.0, 1.5] {
+        let (k, u) = (NodeValues::Uniform(2e-5), NodeValues::Uniform(1e-3));
+        let ea = uplift_and_erode(a, &drainage, k, u, 0.5, n_exp, 1e4, &mut ha);
+        let eb = uplift_and_erode(b, &drainage, k, u, 0.5, n_exp, 1e4, &mut hb);
+        assert_eq!(ea.unwrap().to_bits(), eb.unwrap().to_bits(), "{what}");
+        assert!(
+            ha.iter().zip(&hb).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "{what} n = {n_exp}: the solves differ"
+        );
     }
 }
