@@ -82,6 +82,8 @@ struct BandScan {
     edges: Vec<Edge>,
     /// Per cell of a row, which forward pairs are offered (bits E, SW, S, SE).
     diff: Vec<u8>,
+    /// A row's offered pairs, `4 * column in the tile + bit`, packed from `diff`.
+    offered: Vec<u32>,
     /// The tile and a margin (columns `x0 - 2 .. x1 + 2`, rows `y0 - 1 .. y1 + 2`): each
     /// cell's basin-graph node key ([`node_key`]), height order ([`ordered_i32`]) and
     /// [`keep_mask`].
@@ -187,46 +189,6 @@ impl BandScan {
         }
     }
 
-    /// Offers the pass between neighbouring cells `i` (in basin `bi`) and `j`.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn pair(
-        &mut self,
-        heights: &[f32],
-        basins: &[u32],
-        n_out: u32,
-        i: usize,
-        bi: u32,
-        j: usize,
-        dist: f32,
-    ) {
-        let node_of = |basin: u32| -> u32 {
-            if basin < n_out {
-                0
-            } else {
-                basin - n_out + 1
-            }
-        };
-        let (ai, aj) = (node_of(bi), node_of(basins[j]));
-        if ai == aj {
-            return;
-        }
-        // The lake side is `a`: the lower-numbered lake, or the lake facing an outlet.
-        let (a, b, na, nb) = if ai != 0 && (aj == 0 || ai < aj) {
-            (ai, aj, i, j)
-        } else {
-            (aj, ai, j, i)
-        };
-        self.offer(Edge {
-            height: pass_height(heights[na], heights[nb]),
-            a,
-            b,
-            na: na as u32,
-            nb: nb as u32,
-            dist,
-        });
-    }
-
     /// Every pair of neighbouring cells from a cell of the tile `x0..x1` × `y0..y1` whose
     /// basin-graph nodes differ, each pair once (from each cell to its E, SW, S and SE
     /// neighbours), except the pairs that are not the lowest pass between their two nodes
@@ -252,12 +214,15 @@ impl BandScan {
         // y + 1 - y0 (cells outside the grid are never read, their masks stay 0).
         let (lw, lh) = (x1 - x0 + 4, y1 - y0 + 3);
         let at = |x: usize, y: usize| (y + 1 - y0) * lw + x + 2 - x0;
-        self.frame_nodes.resize(lw * lh, 0);
-        self.frame_order.resize(lw * lh, 0);
+        // The frame's buffers are taken out while the pairs are offered to `self`.
+        let mut frame_nodes = std::mem::take(&mut self.frame_nodes);
+        let mut frame_order = std::mem::take(&mut self.frame_order);
+        frame_nodes.resize(lw * lh, 0);
+        frame_order.resize(lw * lh, 0);
         let mut keep = std::mem::take(&mut self.frame_keep);
         keep.clear();
         keep.resize(lw * lh, 0);
-        let (nodes, order) = (&mut self.frame_nodes[..], &mut self.frame_order[..]);
+        let (nodes, order) = (&mut frame_nodes[..], &mut frame_order[..]);
         let (cx0, cx1) = (x0.saturating_sub(2), (x1 + 2).min(w));
         for y in y0.saturating_sub(1)..(y1 + 2).min(h) {
             let src = y * w + cx0..y * w + cx1;
@@ -294,12 +259,18 @@ impl BandScan {
                 }
             }
         }
+        let (nodes, order) = (&frame_nodes[..], &frame_order[..]);
         let mut diff = std::mem::take(&mut self.diff);
         diff.clear();
         diff.resize(x1 - x0, 0);
+        let mut offered = std::mem::take(&mut self.offered);
+        offered.resize(4 * (x1 - x0) + 4, 0);
+        // The same forward steps in the frame; a node key less `n_out - 1` (wrapping) is the
+        // basin-graph node (0 for every outlet basin).
+        let frame_step = [1, lw - 1, lw, lw + 1];
+        let key_base = n_out.wrapping_sub(1);
         for y in y0..y1 {
             let row = y * w;
-            let here = &basins[row..row + w];
             // A pair is offered when both its cells keep it (a loop that vectorises).
             let (k0, k1) = (at(x0, y), at(x0, y + 1));
             let (mid, below) = (&keep[k0 - 1..k0 + lw - 3], &keep[k1 - 1..k1 + lw - 3]);
@@ -310,18 +281,45 @@ impl BandScan {
                     | (k >> 6 & below[i + 1] >> 1 & 1) << 2
                     | (k >> 7 & below[i + 2] & 1) << 3;
             }
-            for (x, &m) in (x0..x1).zip(diff.iter()) {
-                let mut m = m;
-                while m != 0 {
-                    let k = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let i = row + x;
-                    self.pair(heights, basins, n_out, i, here[x], i + step[k], dist[k]);
-                }
+            // The offered pairs packed into a list without a branch per bit (which of a
+            // cell's four bits are set is not predictable), then offered from the frame.
+            let mut len = 0;
+            for (x, &m) in diff.iter().enumerate() {
+                let base = 4 * x as u32;
+                let dst: &mut [u32; 4] = (&mut offered[len..len + 4]).try_into().unwrap();
+                *dst = SET_BITS[usize::from(m)].map(|k| base + k);
+                len += m.count_ones() as usize;
+            }
+            let f0 = at(x0, y);
+            for &c in &offered[..len] {
+                let (x, k) = (c as usize / 4, c as usize % 4);
+                let (fi, fj) = (f0 + x, f0 + x + frame_step[k]);
+                let i = (row + x0 + x) as u32;
+                let j = i + step[k] as u32;
+                let (ni, nj) = (
+                    nodes[fi].wrapping_sub(key_base),
+                    nodes[fj].wrapping_sub(key_base),
+                );
+                // The lake side is `a`: the lower-numbered lake, or the lake facing an outlet.
+                let lake_i = ni != 0 && (nj == 0 || ni < nj);
+                let (a, b) = std::hint::select_unpredictable(lake_i, (ni, nj), (nj, ni));
+                let (na, nb) = std::hint::select_unpredictable(lake_i, (i, j), (j, i));
+                self.offer(Edge {
+                    // The pass height, [`pass_height`] of the two from their orders.
+                    height: from_order(order[fi].max(order[fj])),
+                    a,
+                    b,
+                    na,
+                    nb,
+                    dist: dist[k],
+                });
             }
         }
         self.diff = diff;
+        self.offered = offered;
         self.frame_keep = keep;
+        self.frame_nodes = frame_nodes;
+        self.frame_order = frame_order;
     }
 
     /// Kruskal over the tile's edges alone (local node numbers, everything in cache), added to
@@ -535,6 +533,31 @@ fn ordered_i32(h: f32) -> i32 {
     let b = h.to_bits() as i32;
     b ^ (((b >> 31) as u32) >> 1) as i32
 }
+
+/// The height whose [`ordered_i32`] is `o` (the same map undoes it: the sign bit, which
+/// picks whether the rest is flipped, stays).
+#[inline(always)]
+fn from_order(o: i32) -> f32 {
+    f32::from_bits((o ^ (((o >> 31) as u32) >> 1) as i32) as u32)
+}
+
+/// Per 4-bit mask, its set bits in increasing order (the rest 0).
+const SET_BITS: [[u32; 4]; 16] = {
+    let mut t = [[0u32; 4]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let (mut n, mut k) = (0, 0);
+        while k < 4 {
+            if m >> k & 1 == 1 {
+                t[m][n] = k as u32;
+                n += 1;
+            }
+            k += 1;
+        }
+        m += 1;
+    }
+    t
+};
 
 /// [`ordered_i32`] as a `u32` with the same order (the sort's keys).
 fn ordered_bits(h: f32) -> u32 {
@@ -1040,6 +1063,24 @@ mod tests {
             }
         }
         m
+    }
+
+    #[test]
+    fn from_order_undoes_ordered_i32() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::MAX,
+            f32::MIN,
+            f32::MIN_POSITIVE,
+        ];
+        let random = (0..100_000).map(|_| f32::from_bits(rng.random::<u32>()));
+        for h in specials.into_iter().chain(random) {
+            assert_eq!(from_order(ordered_i32(h)).to_bits(), h.to_bits(), "{h}");
+        }
     }
 
     #[test]
