@@ -1065,6 +1065,23 @@ mod tests {
         m
     }
 
+    /// The radix sort equals a stable sort by the upper 32 bits (keys with few distinct
+    /// upper halves, each digit used, so the order among equal ones is checked).
+    #[test]
+    fn radix_sort_is_a_stable_sort_by_the_upper_half() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for n in [0, 1, 1000, 300_001] {
+            let mut keys: Vec<u64> = (0..n)
+                .map(|i| u64::from(rng.random::<u32>() & 0xC03C_0F01) << 32 | i as u64)
+                .collect();
+            let mut want = keys.clone();
+            want.sort_by_key(|k| k >> 32);
+            let (mut scratch, mut counts) = (Vec::new(), Vec::new());
+            radix_sort_high(&mut keys, &mut scratch, &mut counts);
+            assert_eq!(keys, want, "{n} keys");
+        }
+    }
+
     #[test]
     fn from_order_undoes_ordered_i32() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
