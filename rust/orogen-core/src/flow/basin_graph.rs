@@ -13,6 +13,8 @@
 //! has a lower pair between the same two nodes, so it is in no spanning tree. About 70 % of
 //! the pairs of a noise terrain go, and the table never sees them.
 
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 
 use crate::flow::graph::prefetch;
@@ -69,9 +71,9 @@ const TILE_COLUMNS: usize = 128;
 /// An empty slot of [`BandScan`]'s table (no pair of node numbers below `u32::MAX` makes it).
 const EMPTY: u64 = u64::MAX;
 
-/// Scratch for the raster pass scan of one band of rows, a tile at a time: the lowest pass
-/// per basin-graph node pair, found through an open-addressing table keyed by
-/// `(a << 32) | b`.
+/// Scratch for the raster pass scan, a tile at a time (one per worker, lent out by a
+/// [`Lease`]): the lowest pass per basin-graph node pair, found through an open-addressing
+/// table keyed by `(a << 32) | b`, and the tile's spanning forest.
 #[derive(Debug, Default)]
 struct BandScan {
     keys: Vec<u64>,
@@ -93,9 +95,6 @@ struct BandScan {
     /// The pair offered last and its index in `edges`.
     last_key: u64,
     last_edge: u32,
-    /// The band's tiles' minimum spanning forests: `edges` that no cycle of their tile's
-    /// edges makes the highest (only these can be in the whole graph's tree), lowest first.
-    forest: Vec<Edge>,
     /// Open-addressing table from basin-graph node to local node number.
     node_keys: Vec<u32>,
     node_ids: Vec<u32>,
@@ -323,12 +322,12 @@ impl BandScan {
     }
 
     /// Kruskal over the tile's edges alone (local node numbers, everything in cache), added to
-    /// the band's forest. By the cycle property an edge left out is the highest of a cycle of
+    /// `forest`, the band's. By the cycle property an edge left out is the highest of a cycle of
     /// the tile's edges, so it is not in the whole graph's tree either: the global Kruskal
     /// only needs the forests. Tile edges of one node pair that other tiles also found are
     /// kept (the global order [`sort_by_pass`] ranks them like the lowest pass of the pair
     /// first).
-    fn spanning_forest(&mut self) {
+    fn spanning_forest(&mut self, forest: &mut Vec<Edge>) {
         let m = self.edges.len();
         if m == 0 {
             return;
@@ -377,7 +376,7 @@ impl BandScan {
             let i = key as u32 as usize;
             let [a, b] = self.ends[i];
             if union(&mut self.parent, &mut self.rank, a, b) {
-                self.forest.push(self.edges[i]);
+                forest.push(self.edges[i]);
                 joined += 1;
                 if joined + 1 == n_local as usize {
                     break;
@@ -387,12 +386,50 @@ impl BandScan {
     }
 }
 
+/// A [`BandScan`] taken from a pool for one worker's run of bands, put back when dropped.
+struct Lease<'a> {
+    pool: &'a Mutex<Vec<BandScan>>,
+    scan: Option<BandScan>,
+}
+
+impl<'a> Lease<'a> {
+    fn take(pool: &'a Mutex<Vec<BandScan>>) -> Self {
+        let scan = pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        Lease {
+            pool,
+            scan: Some(scan.unwrap_or_default()),
+        }
+    }
+
+    fn scan(&mut self) -> &mut BandScan {
+        self.scan.get_or_insert_with(BandScan::default)
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(scan) = self.scan.take() {
+            self.pool
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(scan);
+        }
+    }
+}
+
 /// Reusable buffers for the basin graph. Graph node 0 stands for every outlet basin
 /// (merged: water that reaches any of them has left the domain); lake `k` is node `k + 1`.
 #[derive(Debug, Default)]
 pub(crate) struct BasinGraph {
     chunks: Vec<ScanChunk>,
-    bands: Vec<BandScan>,
+    /// Per band of rows, its tiles' minimum spanning forests: edges that no cycle of their
+    /// tile's edges makes the highest (only these can be in the whole graph's tree), each
+    /// tile's lowest first.
+    forests: Vec<Vec<Edge>>,
+    /// Tile scratch, lent to the workers of each scan: about one per thread, not one per
+    /// band (a band's scratch is some hundred kilobytes, and 64 bands' worth was most of the
+    /// memory the first scan of a 2048² grid faulted in).
+    tile_scans: Mutex<Vec<BandScan>>,
     edges: Vec<Edge>,
     keys: Vec<u64>,
     key_scratch: Vec<u64>,
@@ -964,26 +1001,34 @@ impl BasinGraph {
     ) {
         let h = grid.grid().height;
         let bands = h.div_ceil(BAND_ROWS);
-        self.bands.resize_with(bands, BandScan::default);
+        self.forests.resize_with(bands, Vec::new);
         let w = grid.grid().width;
         let tiles = w.div_ceil(TILE_COLUMNS);
-        self.bands.par_iter_mut().enumerate().for_each(|(k, band)| {
-            band.forest.clear();
-            for t in 0..tiles {
-                band.scan(
-                    grid,
-                    heights,
-                    basins,
-                    n_outlets,
-                    (w * t / tiles, w * (t + 1) / tiles),
-                    (h * k / bands, h * (k + 1) / bands),
-                );
-                band.spanning_forest();
-            }
-        });
+        let pool = &self.tile_scans;
+        self.forests[..bands]
+            .par_iter_mut()
+            .enumerate()
+            .for_each_init(
+                || Lease::take(pool),
+                |lease, (k, forest)| {
+                    forest.clear();
+                    let scan = lease.scan();
+                    for t in 0..tiles {
+                        scan.scan(
+                            grid,
+                            heights,
+                            basins,
+                            n_outlets,
+                            (w * t / tiles, w * (t + 1) / tiles),
+                            (h * k / bands, h * (k + 1) / bands),
+                        );
+                        scan.spanning_forest(forest);
+                    }
+                },
+            );
         self.edges.clear();
-        for band in &self.bands[..bands] {
-            self.edges.extend_from_slice(&band.forest);
+        for forest in &self.forests[..bands] {
+            self.edges.extend_from_slice(forest);
         }
     }
 
