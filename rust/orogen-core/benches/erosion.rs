@@ -1,6 +1,8 @@
 //! Erosion speed: ms per iteration for each phase of a stream-power step (receivers, lake
 //! routing, accumulation, implicit stream-power solve with uplift) plus a thermal step, on
 //! the grid, parameters, initial terrain and step counts of `benches/fastscapelib_peer.py`.
+//! The mean step is also split into the first step, which faults in the memory the router's
+//! lake buffers grow to, and the mean of the later ones.
 //!
 //! `cargo bench -p orogen-core --bench erosion` (optionally `-- 256 512` to pick sizes,
 //! `-- --json OUT.json` to also write the figures). `scripts/bench-vs-fastscapelib.sh`
@@ -55,6 +57,10 @@ struct Phases {
     accumulate: f64,
     stream_power: f64,
     thermal: f64,
+    /// The first step's total, and the mean total of the later ones: the first also faults
+    /// in the memory the router's buffers grow to (sized by the lakes, so not at creation).
+    first: f64,
+    later: f64,
 }
 
 /// `n` copies of `value`, every page written (as `StreamPower`'s buffers are).
@@ -83,7 +89,8 @@ fn run(size: usize) -> (Phases, usize, f32) {
     let mut drainage = written(n, 0.0f32);
     let steps = steps_for(size);
     let mut p = Phases::default();
-    for _ in 0..steps {
+    for step in 0..steps {
+        let before = p.receivers + p.lakes + p.accumulate + p.stream_power;
         let t = Instant::now();
         router.steepest_descent(&h).expect("descent");
         p.receivers += ms_since(t);
@@ -108,6 +115,12 @@ fn run(size: usize) -> (Phases, usize, f32) {
         let (kv, uv) = (NodeValues::from_slice(&k), NodeValues::from_slice(&uplift));
         uplift_and_erode_in_parts(g, &parts, &drainage, kv, uv, M, N, DT, &mut h).expect("solve");
         p.stream_power += ms_since(t);
+        let took = p.receivers + p.lakes + p.accumulate + p.stream_power - before;
+        if step == 0 {
+            p.first = took;
+        } else {
+            p.later += took / (steps - 1) as f64;
+        }
     }
     let max_h = h.iter().copied().fold(f32::MIN, f32::max);
     // Thermal, on the eroded terrain (not part of the fastscapelib comparison).
@@ -140,11 +153,12 @@ fn main() {
     }
     println!(
         "Orogen erosion, ms per iteration ({} rayon threads; total = receivers + lakes + \
-         accumulate + stream power, thermal apart)",
+         accumulate + stream power, thermal apart; first step = the first step's total, later \
+         steps = the mean total of the others)",
         rayon::current_num_threads()
     );
     println!(
-        "{:>6} {:>6} {:>10} {:>8} {:>11} {:>13} {:>9} {:>9} {:>10}",
+        "{:>6} {:>6} {:>10} {:>8} {:>11} {:>13} {:>9} {:>9} {:>10} {:>11} {:>11}",
         "size",
         "steps",
         "receivers",
@@ -153,21 +167,25 @@ fn main() {
         "stream power",
         "total",
         "thermal",
-        "max h (m)"
+        "max h (m)",
+        "first step",
+        "later steps"
     );
     let mut json = Vec::new();
     for size in sizes {
         let (p, steps, max_h) = run(size);
         let total = p.receivers + p.lakes + p.accumulate + p.stream_power;
         println!(
-            "{size:>6} {steps:>6} {:>10.2} {:>8.2} {:>11.2} {:>13.2} {total:>9.2} {:>9.2} {max_h:>10.1}",
-            p.receivers, p.lakes, p.accumulate, p.stream_power, p.thermal
+            "{size:>6} {steps:>6} {:>10.2} {:>8.2} {:>11.2} {:>13.2} {total:>9.2} {:>9.2} {max_h:>10.1} \
+             {:>11.2} {:>11.2}",
+            p.receivers, p.lakes, p.accumulate, p.stream_power, p.thermal, p.first, p.later
         );
         json.push(format!(
             "{{\"size\": {size}, \"steps\": {steps}, \"receivers\": {:.4}, \"lakes\": {:.4}, \
              \"accumulate\": {:.4}, \"stream_power\": {:.4}, \"total\": {total:.4}, \
-             \"thermal\": {:.4}, \"max_height\": {max_h}}}",
-            p.receivers, p.lakes, p.accumulate, p.stream_power, p.thermal
+             \"thermal\": {:.4}, \"max_height\": {max_h}, \"first_step\": {:.4}, \
+             \"later_steps\": {:.4}}}",
+            p.receivers, p.lakes, p.accumulate, p.stream_power, p.thermal, p.first, p.later
         ));
     }
     if let Some(path) = json_out {
