@@ -63,6 +63,13 @@ struct Phases {
     later: f64,
 }
 
+impl Phases {
+    /// The stream-power step so far: every phase but thermal.
+    fn total(&self) -> f64 {
+        self.receivers + self.lakes + self.accumulate + self.stream_power
+    }
+}
+
 /// `n` copies of `value`, every page written (as `StreamPower`'s buffers are).
 fn written<T: Copy>(n: usize, value: T) -> Vec<T> {
     let mut v = Vec::with_capacity(n);
@@ -90,7 +97,7 @@ fn run(size: usize) -> (Phases, usize, f32) {
     let steps = steps_for(size);
     let mut p = Phases::default();
     for step in 0..steps {
-        let before = p.receivers + p.lakes + p.accumulate + p.stream_power;
+        let before = p.total();
         let t = Instant::now();
         router.steepest_descent(&h).expect("descent");
         p.receivers += ms_since(t);
@@ -115,7 +122,7 @@ fn run(size: usize) -> (Phases, usize, f32) {
         let (kv, uv) = (NodeValues::from_slice(&k), NodeValues::from_slice(&uplift));
         uplift_and_erode_in_parts(g, &parts, &drainage, kv, uv, M, N, DT, &mut h).expect("solve");
         p.stream_power += ms_since(t);
-        let took = p.receivers + p.lakes + p.accumulate + p.stream_power - before;
+        let took = p.total() - before;
         if step == 0 {
             p.first = took;
         } else {
@@ -174,7 +181,7 @@ fn main() {
     let mut json = Vec::new();
     for size in sizes {
         let (p, steps, max_h) = run(size);
-        let total = p.receivers + p.lakes + p.accumulate + p.stream_power;
+        let total = p.total();
         println!(
             "{size:>6} {steps:>6} {:>10.2} {:>8.2} {:>11.2} {:>13.2} {total:>9.2} {:>9.2} {max_h:>10.1} \
              {:>11.2} {:>11.2}",

@@ -389,7 +389,7 @@ impl BandScan {
 /// A [`BandScan`] taken from a pool for one worker's run of bands, put back when dropped.
 struct Lease<'a> {
     pool: &'a Mutex<Vec<BandScan>>,
-    scan: Option<BandScan>,
+    scan: BandScan,
 }
 
 impl<'a> Lease<'a> {
@@ -397,23 +397,18 @@ impl<'a> Lease<'a> {
         let scan = pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
         Lease {
             pool,
-            scan: Some(scan.unwrap_or_default()),
+            scan: scan.unwrap_or_default(),
         }
-    }
-
-    fn scan(&mut self) -> &mut BandScan {
-        self.scan.get_or_insert_with(BandScan::default)
     }
 }
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        if let Some(scan) = self.scan.take() {
-            self.pool
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(scan);
-        }
+        let scan = std::mem::take(&mut self.scan);
+        self.pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(scan);
     }
 }
 
@@ -564,18 +559,23 @@ impl ScanChunk {
     }
 }
 
-/// `f32` bits mapped to an `i32` with the order of [`f32::total_cmp`].
+/// Flips all but the sign bit of a negative `b`: its own inverse, since the sign bit, which
+/// picks whether the rest is flipped, stays.
 #[inline(always)]
-fn ordered_i32(h: f32) -> i32 {
-    let b = h.to_bits() as i32;
+fn flip_negative(b: i32) -> i32 {
     b ^ (((b >> 31) as u32) >> 1) as i32
 }
 
-/// The height whose [`ordered_i32`] is `o` (the same map undoes it: the sign bit, which
-/// picks whether the rest is flipped, stays).
+/// `f32` bits mapped to an `i32` with the order of [`f32::total_cmp`].
+#[inline(always)]
+fn ordered_i32(h: f32) -> i32 {
+    flip_negative(h.to_bits() as i32)
+}
+
+/// The height whose [`ordered_i32`] is `o`.
 #[inline(always)]
 fn from_order(o: i32) -> f32 {
-    f32::from_bits((o ^ (((o >> 31) as u32) >> 1) as i32) as u32)
+    f32::from_bits(flip_negative(o) as u32)
 }
 
 /// Per 4-bit mask, its set bits in increasing order (the rest 0).
@@ -1012,7 +1012,7 @@ impl BasinGraph {
                 || Lease::take(pool),
                 |lease, (k, forest)| {
                     forest.clear();
-                    let scan = lease.scan();
+                    let scan = &mut lease.scan;
                     for t in 0..tiles {
                         scan.scan(
                             grid,
