@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::flow::graph::prefetch;
+use crate::flow::graph::{prefault, prefetch};
 use crate::neighbourhood::raster::OFFSETS;
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
 
@@ -805,6 +805,64 @@ fn sort_by_pass(
     }
 }
 
+/// An edge with every field 0, to map the edge list's pages ([`prefault`]).
+const PREFAULT_EDGE: Edge = Edge {
+    height: 0.0,
+    a: 0,
+    b: 0,
+    na: 0,
+    nb: 0,
+    dist: 0.0,
+};
+
+/// A pass with every field 0, to map `passes`' pages ([`prefault`]).
+const PREFAULT_PASS: Pass = Pass {
+    pit: 0,
+    from: 0,
+    to: 0,
+    height: 0.0,
+    dist: 0.0,
+};
+
+/// Kruskal over `edges` in the order of `keys` ([`sort_by_pass`]) on `n_nodes` graph nodes:
+/// the spanning tree's edges (indices into `edges`) and their two nodes, in that order.
+fn kruskal(
+    edges: &[Edge],
+    keys: &[u64],
+    n_nodes: usize,
+    (parent, rank): (&mut Vec<u32>, &mut Vec<u8>),
+    (tree, tree_ends): (&mut Vec<u32>, &mut Vec<[u32; 2]>),
+) {
+    parent.clear();
+    parent.extend(0..n_nodes as u32);
+    rank.clear();
+    rank.resize(n_nodes, 0);
+    tree.clear();
+    tree_ends.clear();
+    for (k, &key) in keys.iter().enumerate() {
+        // The edges come in height order, from all over the graph: ask for the edge
+        // 16 ahead, and for the sets of the one 8 ahead (whose edge came 8 ago).
+        if let Some(&ahead) = keys.get(k + 16) {
+            prefetch(edges, ahead as u32 as usize);
+        }
+        if let Some(&ahead) = keys.get(k + 8) {
+            let e = &edges[ahead as u32 as usize];
+            prefetch(parent, e.a as usize);
+            prefetch(parent, e.b as usize);
+        }
+        let e = key as u32;
+        let edge = &edges[e as usize];
+        if !union(parent, rank, edge.a, edge.b) {
+            continue;
+        }
+        tree.push(e);
+        tree_ends.push([edge.a, edge.b]);
+        if tree.len() + 1 == n_nodes {
+            break;
+        }
+    }
+}
+
 impl BasinGraph {
     /// Finds each lake's outflow pass. `basins[i]` is the index of node `i`'s root in
     /// `roots`, whose first `n_outlets` entries are outlets; `stack` lists every tree's
@@ -822,6 +880,7 @@ impl BasinGraph {
         stack: &[u32],
         block_start: &[u32],
         passes: &mut Vec<Pass>,
+        also: impl FnOnce(usize) + Send,
     ) {
         passes.clear();
         let lakes = roots.len() - n_outlets;
@@ -839,43 +898,45 @@ impl BasinGraph {
         } else {
             self.stack_edges(nb, heights, roots, n_outlets, basins, stack, block_start);
         }
-        // 2. Kruskal: edges in the order of `sort_by_pass`.
-        sort_by_pass(
-            &self.edges,
-            &mut self.keys,
-            &mut self.key_scratch,
-            &mut self.counts,
+        // 2. Kruskal: edges in the order of `sort_by_pass`. Both run on one core; the other
+        //    meanwhile maps the buffers of the phases after them (the first time only).
+        rayon::join(
+            || {
+                sort_by_pass(
+                    &self.edges,
+                    &mut self.keys,
+                    &mut self.key_scratch,
+                    &mut self.counts,
+                )
+            },
+            || {
+                prefault(&mut self.parent, n_nodes, 0);
+                prefault(&mut self.rank, n_nodes, 0);
+                prefault(&mut self.tree, n_nodes, 0);
+                prefault(&mut self.tree_ends, n_nodes, [0; 2]);
+            },
+        );
+        rayon::join(
+            || {
+                kruskal(
+                    &self.edges,
+                    &self.keys,
+                    n_nodes,
+                    (&mut self.parent, &mut self.rank),
+                    (&mut self.tree, &mut self.tree_ends),
+                )
+            },
+            || {
+                prefault(&mut self.adj_offsets, n_nodes + 1, 0);
+                prefault(&mut self.adj, 2 * n_nodes, 0);
+                prefault(&mut self.visited, n_nodes, false);
+                prefault(&mut self.queue, n_nodes, 0);
+                prefault(&mut self.reached, n_nodes, 0);
+                prefault(passes, lakes, PREFAULT_PASS);
+                also(lakes);
+            },
         );
         let edges = &self.edges;
-        self.parent.clear();
-        self.parent.extend(0..n_nodes as u32);
-        self.rank.clear();
-        self.rank.resize(n_nodes, 0);
-        self.tree.clear();
-        self.tree_ends.clear();
-        let keys = &self.keys[..];
-        for (k, &key) in keys.iter().enumerate() {
-            // The edges come in height order, from all over the graph: ask for the edge
-            // 16 ahead, and for the sets of the one 8 ahead (whose edge came 8 ago).
-            if let Some(&ahead) = keys.get(k + 16) {
-                prefetch(edges, ahead as u32 as usize);
-            }
-            if let Some(&ahead) = keys.get(k + 8) {
-                let e = &edges[ahead as u32 as usize];
-                prefetch(&self.parent, e.a as usize);
-                prefetch(&self.parent, e.b as usize);
-            }
-            let e = key as u32;
-            let edge = &edges[e as usize];
-            if !union(&mut self.parent, &mut self.rank, edge.a, edge.b) {
-                continue;
-            }
-            self.tree.push(e);
-            self.tree_ends.push([edge.a, edge.b]);
-            if self.tree.len() + 1 == n_nodes {
-                break;
-            }
-        }
 
         // 3. Orient the tree away from the outlets: each lake drains towards its parent.
         //    Adjacency lists of (neighbour, tree edge), each node's in tree order.
@@ -1026,10 +1087,22 @@ impl BasinGraph {
                     }
                 },
             );
-        self.edges.clear();
-        for forest in &self.forests[..bands] {
-            self.edges.extend_from_slice(forest);
-        }
+        // The forests laid end to end, while the other core maps the sort's keys.
+        let total = self.forests[..bands].iter().map(Vec::len).sum();
+        prefault(&mut self.edges, total, PREFAULT_EDGE);
+        let (edges, forests) = (&mut self.edges, &self.forests[..bands]);
+        rayon::join(
+            || {
+                edges.clear();
+                for forest in forests {
+                    edges.extend_from_slice(forest);
+                }
+            },
+            || {
+                prefault(&mut self.keys, total, 0);
+                prefault(&mut self.key_scratch, total, 0);
+            },
+        );
     }
 
     /// Lowest pass per adjacent basin-graph node pair, walking each lake's tree, ordered

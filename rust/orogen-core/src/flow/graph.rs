@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
 
+use rayon::prelude::*;
+
 use crate::neighbourhood::RasterGrid;
 
 /// Single-flow routing over the cells of a grid (or any node set).
@@ -188,6 +190,30 @@ impl FlowGraph {
     }
 }
 
+/// Makes room in `v` for `len` values and writes `value` once in each page of the new room
+/// (which stays spare capacity: `v`'s length and values do not change). The kernel maps a
+/// page the first time it is written, at some microseconds a page: where a sequential phase
+/// leaves the other core idle, it maps the buffers of the phases after it meanwhile. Only
+/// the first call with a given length faults anything in.
+pub(crate) fn prefault<T: Copy + Send + Sync>(v: &mut Vec<T>, len: usize, value: T) {
+    if v.capacity() >= len {
+        return;
+    }
+    v.reserve_exact(len - v.len());
+    let step = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    // Runs of pages in parallel (an idle core takes some; a busy one leaves them all here).
+    v.spare_capacity_mut()
+        .par_chunks_mut(step * 64)
+        .for_each(|run| {
+            for x in run.iter_mut().step_by(step) {
+                x.write(value);
+            }
+            if let Some(last) = run.last_mut() {
+                last.write(value);
+            }
+        });
+}
+
 /// Asks the caches for `data[i]` ahead of its use. A hint only: it never faults, and does
 /// nothing off x86-64.
 #[inline(always)]
@@ -201,4 +227,27 @@ pub(crate) fn prefetch<T>(data: &[T], i: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (data, i);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefault;
+
+    #[test]
+    fn prefault_reserves_room_and_leaves_the_values_alone() {
+        for (start, len) in [(0usize, 0usize), (0, 1), (3, 2), (5, 1000), (17, 300_000)] {
+            let mut v: Vec<u32> = (0..start as u32).map(|i| i * 7 + 1).collect();
+            let before = v.clone();
+            prefault(&mut v, len, 0xdead_beef);
+            assert_eq!(v, before, "values, start {start}, len {len}");
+            assert!(
+                v.capacity() >= len.max(start),
+                "room, start {start}, len {len}"
+            );
+            // Filling up to `len` needs no further allocation.
+            let ptr = v.as_ptr();
+            v.resize(len.max(start), 9);
+            assert_eq!(v.as_ptr(), ptr, "moved, start {start}, len {len}");
+        }
+    }
 }

@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::flow::basin_graph::{BasinGraph, Pass};
-use crate::flow::graph::{atomic_f32, atomic_u32, atomic_u8, prefetch, FlowGraph, RasterLinks};
+use crate::flow::graph::{
+    atomic_f32, atomic_u32, atomic_u8, prefault, prefetch, FlowGraph, RasterLinks,
+};
 use crate::neighbourhood::SELF_LINK;
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 
@@ -283,6 +285,10 @@ impl<N: Neighbourhood> FlowRouter<N> {
         }
         // Cordonnier 2016, "Extraction of the lake connections": lakes join the outlet trees
         // along the minimum spanning tree of passes.
+        // The restack's buffers are mapped while the basin graph runs a sequential phase.
+        let n_roots = self.roots.len();
+        let (chain_lens, new_label) = (&mut self.chain_lens, &mut self.new_label);
+        let (lake_moves, lake_down) = (&mut self.lake_moves, &mut self.lake_down);
         self.basin_graph.lake_passes(
             &self.nb,
             heights,
@@ -292,6 +298,12 @@ impl<N: Neighbourhood> FlowRouter<N> {
             &self.graph.stack,
             &self.block_start,
             &mut self.passes,
+            |lakes| {
+                prefault(chain_lens, lakes, 0);
+                prefault(lake_moves, lakes, [0; 5]);
+                prefault(lake_down, lakes, 0);
+                prefault(new_label, n_roots, 0);
+            },
         );
         carve(
             &mut self.graph,
