@@ -58,6 +58,17 @@ enum Command {
     /// Print the built-in materials, and the fields of a material, the strata and a strata
     /// layer with their units and ranges (the same descriptions the Godot dock shows).
     Materials,
+    /// Write Orogen's eight default ground textures (rock, cliff, scree, soil, grass,
+    /// dry grass, sand, snow) as tileable PNG files: `<material>_albedo_height.png` (sRGB
+    /// albedo, height in alpha) and `<material>_normal_roughness.png`.
+    Textures {
+        /// Output folder, created if missing.
+        #[arg(long, short, value_name = "DIR", default_value = "textures")]
+        out: PathBuf,
+        /// Pixels per side, a multiple of 32 from 32 to 4096.
+        #[arg(long, value_name = "N", default_value_t = 512)]
+        size: usize,
+    },
     /// Print a map file's size, format and value range (EXR, PNG, R16, raw f32).
     Info {
         /// The map file (.exr, .png, .r16, .raw/.r32/.f32).
@@ -221,6 +232,11 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Info { file, size } => info(&file, size),
+        Command::Textures { out, size } => {
+            orogen_core::bake::textures::write_ground_textures(&out, size)
+                .map(|files| println!("wrote {} textures into {}", files.len(), out.display()))
+                .map_err(Failure::from_core)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
