@@ -17,7 +17,10 @@ mod export;
 pub mod export_hterrain;
 pub mod export_terrain3d;
 pub mod folder;
+pub mod lake_surface;
 pub mod preview;
+pub mod skirt;
+pub mod textures;
 pub mod water_display;
 mod write;
 

@@ -1,0 +1,337 @@
+//! What lies beyond a terrain's edge, so a finite map is never a slab floating in the sea
+//! or against the sky: a ring mesh from just inside the map's border out to the horizon.
+//!
+//! - [`Edge::Skirt`]: the land goes on, low in detail. The border's heights are carried
+//!   outwards, smoothed along the border more the farther out they lie and relaxed towards
+//!   the border's mean height, with rolling ground whose amplitude falls away with distance.
+//! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
+//!   [`COAST_DEPTH_M`] below sea level over a shelf a tenth of the map wide, then flat sea
+//!   floor; the sea plane covers it.
+//!
+//! The innermost ring lies [`OVERLAP_CELLS`] cells inside the border and a little under the
+//! ground, so the seam is hidden under the terrain from every side.
+
+use crate::field::Grid;
+
+/// How a terrain's edge is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// Nothing beyond the border.
+    None,
+    /// Low-detail land to the horizon.
+    Skirt,
+    /// A coast falling into the sea.
+    Coast,
+}
+
+/// Cells inside the border where the skirt starts (under the terrain).
+pub const OVERLAP_CELLS: f32 = 2.0;
+
+/// How far under the terrain the overlapping ring lies, metres.
+pub const UNDER_M: f32 = 2.0;
+
+/// Depth of the sea floor beyond a coast, metres below sea level.
+pub const COAST_DEPTH_M: f32 = 150.0;
+
+/// The skirt's outer edge, in map extents from the border.
+pub const REACH_EXTENTS: f32 = 40.0;
+
+/// Rings outside the border (their distances grow geometrically to the horizon).
+pub const RINGS: usize = 24;
+
+/// A skirt mesh in the terrain's local metres (x east, z south from the map's middle),
+/// triangles wound clockwise seen from above (Godot's front faces).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Skirt {
+    pub positions: Vec<[f32; 3]>,
+    pub normals: Vec<[f32; 3]>,
+    pub indices: Vec<u32>,
+}
+
+/// Points round the border, counter-clockwise seen from above, as (cell x, cell y) and the
+/// outward direction; about `samples` of them.
+fn border(grid: Grid, samples: usize) -> Vec<([f32; 2], [f32; 2])> {
+    let (w, h) = ((grid.width - 1) as f32, (grid.height - 1) as f32);
+    let per = (w + h) * 2.0 / samples.max(8) as f32;
+    let mut out = Vec::new();
+    // The first point of each side is a corner: it moves out along both sides' normals, so
+    // the rings close round the corners.
+    let mut side = |from: [f32; 2], to: [f32; 2], normal: [f32; 2], before: [f32; 2]| {
+        let len = ((to[0] - from[0]).abs() + (to[1] - from[1]).abs()).max(1.0);
+        let n = (len / per).ceil().max(1.0) as usize;
+        for k in 0..n {
+            let t = k as f32 / n as f32;
+            let dir = if k == 0 {
+                [normal[0] + before[0], normal[1] + before[1]]
+            } else {
+                normal
+            };
+            out.push((
+                [
+                    from[0] + (to[0] - from[0]) * t,
+                    from[1] + (to[1] - from[1]) * t,
+                ],
+                dir,
+            ));
+        }
+    };
+    // With z (cell y) pointing south, counter-clockwise from above runs north edge west,
+    // west edge south, south edge east, east edge north.
+    side([w, 0.0], [0.0, 0.0], [0.0, -1.0], [1.0, 0.0]);
+    side([0.0, 0.0], [0.0, h], [-1.0, 0.0], [0.0, -1.0]);
+    side([0.0, h], [w, h], [0.0, 1.0], [-1.0, 0.0]);
+    side([w, h], [w, 0.0], [1.0, 0.0], [0.0, 1.0]);
+    out
+}
+
+/// Bilinear height at cell coordinates (clamped to the grid).
+fn sample(grid: Grid, height: &[f32], x: f32, y: f32) -> f32 {
+    let x = x.clamp(0.0, (grid.width - 1) as f32);
+    let y = y.clamp(0.0, (grid.height - 1) as f32);
+    let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+    let (x1, y1) = ((x0 + 1).min(grid.width - 1), (y0 + 1).min(grid.height - 1));
+    let (tx, ty) = (x - x0 as f32, y - y0 as f32);
+    let at = |x: usize, y: usize| height[y * grid.width + x];
+    let a = at(x0, y0) + (at(x1, y0) - at(x0, y0)) * tx;
+    let b = at(x0, y1) + (at(x1, y1) - at(x0, y1)) * tx;
+    a + (b - a) * ty
+}
+
+/// A smooth hash noise in [-1, 1] over metres (value noise, three octaves).
+fn rolling(x: f32, z: f32, wavelength: f32, seed: u32) -> f32 {
+    let hash = |i: i64, j: i64, o: u32| {
+        let mut h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (j as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ ((seed ^ o) as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        h ^= h >> 32;
+        (h >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
+    };
+    let mut sum = 0.0;
+    let mut amp = 1.0;
+    let mut wl = wavelength;
+    for o in 0..3 {
+        let (u, v) = (x / wl, z / wl);
+        let (i, j) = (u.floor(), v.floor());
+        let (fu, fv) = (u - i, v - j);
+        let (su, sv) = (fu * fu * (3.0 - 2.0 * fu), fv * fv * (3.0 - 2.0 * fv));
+        let (i, j) = (i as i64, j as i64);
+        let a = hash(i, j, o) + (hash(i + 1, j, o) - hash(i, j, o)) * su;
+        let b = hash(i, j + 1, o) + (hash(i + 1, j + 1, o) - hash(i, j + 1, o)) * su;
+        sum += amp * (a + (b - a) * sv);
+        amp *= 0.5;
+        wl *= 0.5;
+    }
+    sum / 1.75
+}
+
+/// The skirt of a terrain with heights `height` on `grid` for `edge` (empty for
+/// [`Edge::None`]); `sea_level` in metres places a coast's sea floor.
+pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
+    let mut out = Skirt::default();
+    if edge == Edge::None || grid.width < 2 || grid.height < 2 {
+        return out;
+    }
+    let (dx, dy) = (grid.dx(), grid.dy());
+    let extent = ((grid.width - 1) as f32 * dx).max((grid.height - 1) as f32 * dy);
+    let ring = border(grid, 256);
+    let m = ring.len();
+    let edge_h: Vec<f32> = ring
+        .iter()
+        .map(|(p, _)| sample(grid, height, p[0], p[1]))
+        .collect();
+    let finite: Vec<f32> = edge_h.iter().copied().filter(|h| h.is_finite()).collect();
+    let mean = if finite.is_empty() {
+        0.0
+    } else {
+        finite.iter().sum::<f32>() / finite.len() as f32
+    };
+    let (lo, hi) = finite
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+    let relief = if finite.is_empty() { 0.0 } else { hi - lo };
+    let edge_h: Vec<f32> = edge_h
+        .iter()
+        .map(|h| if h.is_finite() { *h } else { mean })
+        .collect();
+    // The border profile smoothed along the border over a window of `k` samples each side.
+    let smoothed = |k: usize| -> Vec<f32> {
+        (0..m)
+            .map(|i| {
+                let mut s = 0.0;
+                for j in 0..=2 * k {
+                    s += edge_h[(i + m + j - k) % m];
+                }
+                s / (2 * k + 1) as f32
+            })
+            .collect()
+    };
+    let (cx, cz) = (
+        (grid.width - 1) as f32 * 0.5 * dx,
+        (grid.height - 1) as f32 * 0.5 * dy,
+    );
+    // Ring distances outwards from the border, metres: the first under the terrain, then
+    // growing geometrically from a cell out to REACH_EXTENTS map widths.
+    let cell = dx.max(dy);
+    let far = extent * REACH_EXTENTS;
+    let mut dists = vec![-OVERLAP_CELLS * cell, 0.0];
+    let ratio = (far / cell).powf(1.0 / (RINGS - 1) as f32);
+    let mut d = cell;
+    for _ in 0..RINGS {
+        dists.push(d);
+        d *= ratio;
+    }
+    let shelf = 0.1 * extent;
+    for (r, &d) in dists.iter().enumerate() {
+        let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
+        let profile = smoothed(k);
+        for i in 0..m {
+            let (p, nrm) = ring[i];
+            // Inside the border the ring is the border shrunk by OVERLAP_CELLS (clamped, so
+            // its corners do not fold); outside, moved out along the normal.
+            let (x, z) = if d < 0.0 {
+                let o = OVERLAP_CELLS;
+                let px = p[0].clamp(o, (grid.width - 1) as f32 - o);
+                let pz = p[1].clamp(o, (grid.height - 1) as f32 - o);
+                (px * dx - cx, pz * dy - cz)
+            } else {
+                (p[0] * dx - cx + nrm[0] * d, p[1] * dy - cz + nrm[1] * d)
+            };
+            let y = if d <= 0.0 {
+                // Under the terrain's own edge: the sample lowered a little.
+                let inside = sample(grid, height, (x + cx) / dx, (z + cz) / dy);
+                let at = if r == 0 { inside } else { edge_h[i] };
+                (if at.is_finite() { at } else { mean }) - if r == 0 { UNDER_M } else { 0.05 }
+            } else {
+                match edge {
+                    Edge::Coast => {
+                        let t = (d / shelf).min(1.0);
+                        let t = t * t * (3.0 - 2.0 * t);
+                        let floor = sea_level - COAST_DEPTH_M;
+                        let top = profile[i].max(floor);
+                        top + (floor - top) * t
+                            + 0.02 * relief * (1.0 - t) * rolling(x, z, 0.05 * extent, 7)
+                    }
+                    _ => {
+                        let t = (d / (2.0 * extent)).min(1.0);
+                        let base = profile[i] + (mean - profile[i]) * t;
+                        let amp = 0.25
+                            * relief
+                            * (1.0 - (d / far).min(1.0)).powi(2)
+                            * (d / (0.05 * extent)).min(1.0);
+                        base + amp * rolling(x, z, 0.2 * extent + 0.1 * d, 11)
+                    }
+                }
+            };
+            out.positions.push([x, y, z]);
+        }
+    }
+    let rings = dists.len();
+    for r in 0..rings - 1 {
+        for i in 0..m {
+            let a = (r * m + i) as u32;
+            let b = (r * m + (i + 1) % m) as u32;
+            let c = a + m as u32;
+            let d = b + m as u32;
+            // Clockwise seen from above (Godot's front faces): the ring runs
+            // counter-clockwise, outwards is to its right.
+            out.indices.extend_from_slice(&[a, b, c, b, d, c]);
+        }
+    }
+    // Normals: the sum of each vertex's triangles' normals.
+    let mut normals = vec![[0.0f32; 3]; out.positions.len()];
+    for t in out.indices.chunks(3) {
+        let [a, b, c] = [0, 1, 2].map(|k| out.positions[t[k] as usize]);
+        let u = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+        let v = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+        let n = [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ];
+        for &k in t {
+            for j in 0..3 {
+                normals[k as usize][j] += n[j];
+            }
+        }
+    }
+    out.normals = normals
+        .into_iter()
+        .map(|n| {
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt().max(1e-12);
+            [n[0] / l, n[1] / l, n[2] / l]
+        })
+        .collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terrain() -> (Grid, Vec<f32>) {
+        let grid = Grid::new(65, 49, 50.0).unwrap();
+        let h = (0..65 * 49)
+            .map(|i| {
+                let (x, y) = ((i % 65) as f32, (i / 65) as f32);
+                300.0 + 200.0 * (x / 9.0).sin() * (y / 7.0).cos()
+            })
+            .collect();
+        (grid, h)
+    }
+
+    #[test]
+    fn the_skirt_meets_the_border_and_reaches_the_horizon() {
+        let (grid, h) = terrain();
+        let s = skirt(grid, &h, Edge::Skirt, 0.0);
+        let m = s.positions.len() / (RINGS + 2);
+        let (hx, hz) = (32.0 * 50.0, 24.0 * 50.0);
+        for i in 0..m {
+            // Ring 0 under the terrain inside the border, ring 1 on the border just under it.
+            let p0 = s.positions[i];
+            assert!(
+                p0[0].abs() < hx && p0[2].abs() < hz,
+                "ring 0 outside: {p0:?}"
+            );
+            let p1 = s.positions[m + i];
+            let cx = p1[0] / 50.0 + 32.0;
+            let cz = p1[2] / 50.0 + 24.0;
+            let want = sample(grid, &h, cx, cz);
+            assert!(p1[1] < want && p1[1] > want - 0.1, "{p1:?} against {want}");
+            // The last ring lies far out.
+            let pl = s.positions[(RINGS + 1) * m + i];
+            assert!(pl[0].abs().max(pl[2].abs()) > 30.0 * 64.0 * 50.0);
+        }
+        // Triangles face up (those of the shrunk inner ring's corners may have no area).
+        for t in s.indices.chunks(3) {
+            let [a, b, c] = [0, 1, 2].map(|k| s.positions[t[k] as usize]);
+            // Clockwise from above: y of (c − a) × (b − a).
+            let ny = (c[2] - a[2]) * (b[0] - a[0]) - (c[0] - a[0]) * (b[2] - a[2]);
+            assert!(ny >= 0.0, "triangle faces down: {a:?} {b:?} {c:?}");
+            if t.iter().all(|&k| k as usize >= m) {
+                assert!(ny > 0.0, "triangle without area: {a:?} {b:?} {c:?}");
+            }
+        }
+        assert!(s.positions.iter().all(|p| p.iter().all(|v| v.is_finite())));
+        assert!(s.normals.iter().all(|n| n[1] > 0.0), "a normal points down");
+    }
+
+    #[test]
+    fn a_coast_falls_below_the_sea_and_a_skirt_stays_near_the_land() {
+        let (grid, h) = terrain();
+        let coast = skirt(grid, &h, Edge::Coast, 100.0);
+        let land = skirt(grid, &h, Edge::Skirt, 100.0);
+        let m = coast.positions.len() / (RINGS + 2);
+        let outer = &coast.positions[(RINGS + 1) * m..];
+        assert!(outer
+            .iter()
+            .all(|p| (p[1] - (100.0 - COAST_DEPTH_M)).abs() < 1e-3));
+        let outer = &land.positions[(RINGS + 1) * m..];
+        assert!(
+            outer.iter().all(|p| p[1] > 50.0 && p[1] < 550.0),
+            "skirt leaves the land's range"
+        );
+        assert!(skirt(grid, &h, Edge::None, 0.0).positions.is_empty());
+    }
+}
