@@ -31,6 +31,9 @@ func _ready() -> void:
 		elif arg.begins_with("--orogen-views="):
 			views_prefix = arg.get_slice("=", 1)
 			orbit_speed = 0.0
+		elif arg.begins_with("--orogen-debug-view="):
+			# The terrain shader's debug views (1 albedo, 2 dominant material, 3 normal).
+			terrain.get_terrain_material().set_shader_parameter("debug_view", int(arg.get_slice("=", 1)))
 	simulator.progress.connect(_on_progress)
 	simulator.failed.connect(_on_failed)
 	_frame_camera()

@@ -15,12 +15,15 @@ use godot::prelude::*;
 pub mod clipmap;
 pub mod convert;
 pub mod data;
+pub mod edge;
+pub mod ground;
 pub mod paint;
 pub mod planet;
 pub mod prepared;
 pub mod recipe;
 pub mod simulator;
 pub mod terrain;
+pub mod water;
 mod worker;
 
 struct OrogenExtension;
