@@ -9,21 +9,49 @@
 //!
 //! The API is described in the README's Godot section. Nothing here panics across the FFI
 //! boundary on user input: errors come back as strings or through `failed(message)`.
+//!
+//! # Which module sits on which
+//!
+//! Each module imports only those below it (`tests/architecture.rs` checks that there is
+//! no import cycle and no file over 800 lines). Logic that is not about Godot (lakes as
+//! drawn, collision regions, river display) is in the core's `bake`.
+//!
+//! ```text
+//!  simulator::generate   TerrainWorld.generate(): starts an ErosionSimulator on the terrain
+//!        │
+//!  simulator             ErosionSimulator: start / start_live / cancel / poll
+//!        │  ├ delivery   a finished run to the terrain, a slice per frame
+//!        │  ├ live       live erosion's worker side, the painted maps it takes
+//!        │  └ run        a run's worker side: pool, observer, messages
+//!        │
+//!  terrain::{apply, paint, files}   add to TerrainWorld from above (apply_slice and
+//!        │                          ApplyJob; the painting API; heightmap in, maps out)
+//!  terrain               TerrainWorld: properties, signals, queries; composes
+//!        │  ├ mesher     the clipmap mesh and its LOD centre
+//!        │  ├ material   the shader material, its textures and uniforms
+//!        │  ├ sea        the sea plane
+//!        │  ├ collision  the collision body, a HeightMapShape3D per region
+//!        │  └ paint_maps the painted uplift and precipitation
+//!        │
+//!  planet                PlanetWorld (beside the terrain; uses worker only)
+//!        │
+//!  data, recipe,         TerrainData, TerrainRecipe resources; `Prepared`, a run's
+//!  prepared              result made ready on the worker
+//!        │
+//!  convert, clipmap,     core values ↔ Godot (images, JSON); clipmap geometry; a
+//!  worker                worker thread's handle
+//! ```
 
 use godot::prelude::*;
 
 pub mod clipmap;
 pub mod convert;
 pub mod data;
-pub mod edge;
-pub mod ground;
-pub mod paint;
 pub mod planet;
 pub mod prepared;
 pub mod recipe;
 pub mod simulator;
 pub mod terrain;
-pub mod water;
 mod worker;
 
 struct OrogenExtension;

@@ -6,13 +6,14 @@
 //! Memory: each map is turned into bytes and dropped in turn, and the world's simulation
 //! state and layers are dropped first, so the result never exists twice on this side.
 
+use orogen_core::bake::collision::{collision_regions, CollisionRegion};
+use orogen_core::bake::lake_display::drawn_lakes;
 use orogen_core::field::Grid;
 use orogen_core::state::Layers;
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
 
 use crate::convert::ImageBytes;
-use crate::terrain::{collision_regions, drawn_lakes, CollisionRegion};
 
 /// A run's result, ready to be applied a slice at a time.
 pub struct Prepared {

@@ -10,13 +10,19 @@
 //! of them is complete does it replace `dir`, in one step ([`folder`]). A failed or
 //! interrupted bake leaves the previous outputs whole, and a finished one leaves no file
 //! of an earlier bake beside its own (files the earlier bake did not write are kept).
+//!
+//! Beside the writer, what an engine needs to show a world, computed here so the binding
+//! only copies it: [`water_display`] (river channels, flow map), [`lake_display`] (the
+//! lakes worth drawing) and [`collision`] (height-map collision regions).
 
 use std::path::{Path, PathBuf};
 
+pub mod collision;
 mod export;
 pub mod export_hterrain;
 pub mod export_terrain3d;
 pub mod folder;
+pub mod lake_display;
 pub mod lake_surface;
 pub mod preview;
 pub mod skirt;

@@ -19,6 +19,7 @@ mod layered_erosion;
 mod layered_stages;
 mod live;
 mod mesh;
+mod module_graph;
 mod noise;
 mod planet;
 mod planet_recipe;

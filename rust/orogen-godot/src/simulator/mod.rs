@@ -7,79 +7,39 @@
 //! blocks on the worker. `Gd` values stay on the main thread. Cancelling sets an
 //! `AtomicBool` the core checks after every step. The thread is cancelled and joined when
 //! the node leaves the tree and when it is freed.
+//!
+//! Files: [`run`] is the worker thread's side of a run (pool, messages, observer),
+//! [`live`] that of live erosion, [`delivery`] a finished run's way to the terrain on the
+//! main thread, and [`generate`] `TerrainWorld.generate()`, which starts one of these.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use godot::classes::{INode, Image, Node};
+use godot::classes::{INode, Node};
 use godot::prelude::*;
-use orogen_core::field::Grid;
-use orogen_core::runner::{initial_world_cancellable, run_live, run_recipe, Event, LiveMaps};
-use orogen_core::{OrogenError, Recipe, World};
+use orogen_core::runner::LiveMaps;
+use orogen_core::Recipe;
 
-use crate::convert::ImageBytes;
 use crate::data::TerrainData;
 use crate::prepared::Prepared;
 use crate::recipe::TerrainRecipe;
-use crate::terrain::{ApplyJob, TerrainWorld};
+use crate::terrain::TerrainWorld;
+use delivery::{Delivery, Stage, DELIVERY_BUDGET_MS};
+use live::{live_maps, work_live, LiveJob};
+use run::{work, Msg, LIVE_THREADS};
 
-/// Shortest time between two live snapshots (at most ~15 per second).
-const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(66);
-/// Shortest time between two progress messages within a stage.
-const PROGRESS_INTERVAL: Duration = Duration::from_millis(20);
+pub mod delivery;
+pub mod generate;
+pub mod live;
+pub mod run;
 
 /// Most threads a simulator's own pool may have (the limit of `orogen bake --threads`):
 /// beyond a few per core they only add overhead (1,024 made a 33² run take 14 s instead of
 /// 30 ms), and each one costs a stack.
 const MAX_THREADS: i32 = 256;
-
-/// Worker and rayon-pool threads alive now, across every simulator (for leak tests).
-static LIVE_THREADS: AtomicI64 = AtomicI64::new(0);
-
-/// Counts a thread in `LIVE_THREADS` for as long as it lives.
-struct LiveThread;
-
-impl LiveThread {
-    fn enter() -> LiveThread {
-        LIVE_THREADS.fetch_add(1, Ordering::SeqCst);
-        LiveThread
-    }
-}
-
-impl Drop for LiveThread {
-    fn drop(&mut self) {
-        LIVE_THREADS.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// What a live view shows, computed on the worker: heights with their range, the water
-/// depth of a hydraulic run and the surface colour of a layered terrain.
-struct Snapshot {
-    grid: Grid,
-    heights: Vec<f32>,
-    lo: f32,
-    hi: f32,
-    water: Option<Vec<f32>>,
-    colours: Option<Vec<[u8; 4]>>,
-}
-
-/// What the worker tells the main thread.
-enum Msg {
-    Progress {
-        index: usize,
-        stage: String,
-        fraction: f32,
-    },
-    Step {
-        iteration: u32,
-        snapshot: Option<Snapshot>,
-    },
-    Finished(Box<Prepared>),
-    Failed(String),
-}
 
 type Worker = crate::worker::Worker<Msg>;
 
@@ -503,10 +463,7 @@ impl ErosionSimulator {
         let (world, maps, revision, collision) = {
             let t = terrain.bind();
             let paint = t.paint_maps();
-            let maps = LiveMaps {
-                uplift: paint.get(0).cloned(),
-                precipitation: paint.get(1).cloned(),
-            };
+            let maps = live_maps(paint);
             (
                 t.live_world()?,
                 maps,
@@ -560,10 +517,7 @@ impl ErosionSimulator {
         if now == sent {
             return;
         }
-        let maps = LiveMaps {
-            uplift: paint.get(0).cloned(),
-            precipitation: paint.get(1).cloned(),
-        };
+        let maps = live_maps(paint);
         drop(t);
         if let Some((tx, rev)) = &mut self.live {
             let _ = tx.send(maps);
@@ -612,31 +566,11 @@ impl ErosionSimulator {
         match &mut d.stage {
             Stage::Images(k) => {
                 let k = *k;
-                let prepared = d
-                    .prepared
-                    .as_mut()
-                    .ok_or("the result was already applied")?;
-                if k == 0 {
-                    d.heights = Some(take_image(&mut prepared.heights)?);
-                } else if let Some((name, bytes)) = prepared.maps.get_mut(k - 1) {
-                    let img = take_image(bytes)?;
-                    d.maps.set(
-                        &GString::from(name.as_str()).to_variant(),
-                        &img.to_variant(),
-                    );
-                }
-                d.stage = if k < prepared.maps.len() {
-                    Stage::Images(k + 1)
-                } else {
-                    Stage::Data
-                };
+                d.make_image(k)?;
                 Ok(false)
             }
             Stage::Data => {
-                let heights = d.heights.take().ok_or("the result has no heights")?;
-                let maps = std::mem::take(&mut d.maps);
-                let prepared = d.prepared.take().ok_or("the result was already applied")?;
-                let data = TerrainData::assemble(heights, maps, &prepared.world);
+                let (data, prepared) = d.assemble()?;
                 self.result = Some(data.clone());
                 let terrain = if self.apply_on_finish {
                     self.terrain_node()
@@ -658,219 +592,4 @@ impl ErosionSimulator {
             }
         }
     }
-}
-
-/// Main-thread milliseconds a frame may spend applying a finished run by default (at least
-/// one slice runs): `apply_budget_ms`.
-const DELIVERY_BUDGET_MS: f32 = 6.0;
-
-/// A finished run on its way to the terrain.
-struct Delivery {
-    /// The run's result until the `TerrainData` is made (then the terrain's job has it).
-    prepared: Option<Prepared>,
-    stage: Stage,
-    heights: Option<Gd<Image>>,
-    maps: VarDictionary,
-}
-
-enum Stage {
-    /// Making image `k` (0 the heights, then `prepared.maps[k - 1]`).
-    Images(usize),
-    /// Assembling the `TerrainData`.
-    Data,
-    /// Applying it to the terrain.
-    Apply(Gd<TerrainWorld>, Box<ApplyJob>),
-}
-
-impl Delivery {
-    fn new(prepared: Prepared) -> Delivery {
-        Delivery {
-            prepared: Some(prepared),
-            stage: Stage::Images(0),
-            heights: None,
-            maps: VarDictionary::new(),
-        }
-    }
-}
-
-/// The image of `bytes`, whose memory is freed.
-fn take_image(bytes: &mut ImageBytes) -> Result<Gd<Image>, String> {
-    let img = bytes.to_image();
-    bytes.bytes = Vec::new();
-    img
-}
-
-/// A rayon pool of `threads` (0: one per CPU) counted in `LIVE_THREADS`.
-fn make_pool(threads: usize) -> Result<rayon::ThreadPool, String> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("orogen-pool-{i}"))
-        .start_handler(|_| {
-            LIVE_THREADS.fetch_add(1, Ordering::SeqCst);
-        })
-        .exit_handler(|_| {
-            LIVE_THREADS.fetch_sub(1, Ordering::SeqCst);
-        })
-        .build()
-        .map_err(|e| format!("cannot start the thread pool: {e}"))
-}
-
-/// Turns the core's events into messages: progress at most every `PROGRESS_INTERVAL`,
-/// each step, and with `live` a snapshot at most every `SNAPSHOT_INTERVAL`.
-fn observer(tx: &Sender<Msg>, live: bool) -> impl FnMut(Event<'_>) + '_ {
-    let mut last_snapshot: Option<Instant> = None;
-    let mut last_progress: Option<(Instant, usize)> = None;
-    move |event: Event<'_>| match event {
-        Event::StageStarted { index, name, .. } => {
-            last_progress = Some((Instant::now(), index));
-            let _ = tx.send(Msg::Progress {
-                index,
-                stage: name.to_string(),
-                fraction: 0.0,
-            });
-        }
-        Event::Progress {
-            index,
-            name,
-            fraction,
-            ..
-        } => {
-            let due = match last_progress {
-                Some((t, i)) => i != index || fraction >= 1.0 || t.elapsed() >= PROGRESS_INTERVAL,
-                None => true,
-            };
-            if due {
-                last_progress = Some((Instant::now(), index));
-                let _ = tx.send(Msg::Progress {
-                    index,
-                    stage: name.to_string(),
-                    fraction,
-                });
-            }
-        }
-        Event::Step {
-            iteration, world, ..
-        } => {
-            let snapshot = if live && last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
-            {
-                last_snapshot = Some(Instant::now());
-                // A graph erodes its nodes: show them through the fast Gaussian surface.
-                let heights = world
-                    .graph_preview()
-                    .unwrap_or_else(|| world.height.data.clone());
-                let (lo, hi) = orogen_core::field::finite_min_max(&heights);
-                Some(Snapshot {
-                    grid: world.grid(),
-                    heights,
-                    lo,
-                    hi,
-                    water: world.sim.water_depth.clone(),
-                    colours: world.surface_colours(),
-                })
-            } else {
-                None
-            };
-            let _ = tx.send(Msg::Step {
-                iteration,
-                snapshot,
-            });
-        }
-        Event::StageFinished { .. } => {}
-    }
-}
-
-/// The last message of a run that ended with `run`.
-fn last_message(run: std::thread::Result<Result<Prepared, OrogenError>>) -> Msg {
-    match run {
-        Ok(Ok(prepared)) => Msg::Finished(Box::new(prepared)),
-        Ok(Err(OrogenError::Cancelled)) => Msg::Failed("cancelled".into()),
-        Ok(Err(e)) => Msg::Failed(e.to_string()),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Msg::Failed(format!("internal error in the simulation: {what}"))
-        }
-    }
-}
-
-/// A worker thread's frame: its own rayon pool, `job` run in it with the observer of
-/// `observer(live)`, a panic caught, and the last message sent.
-fn on_worker<F>(threads: usize, live: bool, tx: Sender<Msg>, job: F)
-where
-    F: FnOnce(&mut dyn FnMut(Event<'_>)) -> Result<Prepared, OrogenError> + Send,
-{
-    let _alive = LiveThread::enter();
-    let pool = match make_pool(threads) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = tx.send(Msg::Failed(e));
-            return;
-        }
-    };
-    let mut observer = observer(&tx, live);
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pool.install(|| job(&mut observer))
-    }));
-    drop(pool);
-    let msg = last_message(run);
-    drop(observer);
-    let _ = tx.send(msg);
-}
-
-/// The worker thread of a run: the recipe, then its result prepared for the terrain.
-fn work(
-    recipe: Recipe,
-    base_dir: PathBuf,
-    threads: usize,
-    live: bool,
-    collision: bool,
-    cancel: Arc<AtomicBool>,
-    tx: Sender<Msg>,
-) {
-    on_worker(threads, live, tx, move |observer| {
-        run_recipe(&recipe, &base_dir, &cancel, observer)
-            .map(|out| Prepared::new(out.world, collision))
-    });
-}
-
-/// What a live run starts from.
-struct LiveJob {
-    recipe: Recipe,
-    base_dir: PathBuf,
-    /// The terrain as it is (None: the recipe's initial world, made on the worker).
-    world: Option<World>,
-    /// The painted maps at the start.
-    maps: LiveMaps,
-    /// Maps painted since (the newest wins).
-    maps_rx: mpsc::Receiver<LiveMaps>,
-}
-
-/// The live worker: stream power step after step until `stop`, then the terrain back.
-fn work_live(
-    job: LiveJob,
-    threads: usize,
-    collision: bool,
-    stop: Arc<AtomicBool>,
-    tx: Sender<Msg>,
-) {
-    let LiveJob {
-        recipe,
-        base_dir,
-        world,
-        maps,
-        maps_rx,
-    } = job;
-    let mut first = Some(maps);
-    let mut take = move || first.take().or_else(|| maps_rx.try_iter().last());
-    on_worker(threads, true, tx, move |observer| {
-        let mut world = match world {
-            Some(w) => w,
-            None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
-        };
-        run_live(&recipe, &base_dir, &mut world, &stop, &mut take, observer)?;
-        Ok(Prepared::new(world, collision))
-    });
 }

@@ -1,14 +1,13 @@
 //! Painting a `TerrainWorld`'s uplift and precipitation (FastFlow's authoring loop,
-//! seed 002): the maps, brush dabs, undo's whole-map get and set, import, save and clear,
-//! picking the terrain under a ray, and the brush circle in the shader.
+//! seed 002), the terrain's editing side as Terrain3D's editor is: brush dabs in strokes,
+//! undo's whole-map get and set, import, save and clear, picking the terrain under a ray,
+//! and the brush circle in the shader. The maps themselves are in `paint_maps.rs`.
 //!
 //! A painted map replaces the recipe's `uplift` (m/yr), or every `StreamPower` stage's
 //! `precipitation` (m/yr), in the runs of an `ErosionSimulator` on this terrain and in a
 //! live run while it is painted. Saved (`save_paint`) it is a 32-bit float EXR, which a
 //! recipe takes as `Image(path: "uplift.exr", min: 0.0, max: 1.0)` and bakes to the same
 //! bytes.
-
-use std::sync::Arc;
 
 use godot::classes::Image;
 use godot::prelude::*;
@@ -17,65 +16,9 @@ use orogen_core::field::{Grid, ScalarMap};
 use orogen_core::recipe::ScalarSource;
 use orogen_core::stages::source::{PRECIPITATION_SEED, UPLIFT_SEED};
 
+use super::paint_maps::{check_values, PaintMaps, DEFAULT_PRECIPITATION, MAPS};
+use super::TerrainWorld;
 use crate::convert;
-use crate::terrain::TerrainWorld;
-
-/// The maps a brush paints, in slot order.
-pub const MAPS: [&str; 2] = ["uplift", "precipitation"];
-
-/// Precipitation where a recipe has none, m/yr: with it discharge equals drainage area,
-/// so painting rain starts from the erosion the recipe had.
-const DEFAULT_PRECIPITATION: f32 = 1.0;
-
-/// The painted maps of a terrain (None: the recipe's) and a counter bumped by every change.
-#[derive(Default)]
-pub struct PaintMaps {
-    maps: [Option<ScalarMap>; 2],
-    revision: u64,
-    /// The stroke going on: its map's slot and values when it began (`begin_paint`).
-    stroke: Option<(usize, Vec<f32>)>,
-}
-
-impl PaintMaps {
-    /// The slot of map `name`, or an error naming it.
-    pub fn slot(name: &str) -> Result<usize, String> {
-        MAPS.iter().position(|m| *m == name).ok_or_else(|| {
-            format!("no paintable map `{name}`: the maps are `uplift` and `precipitation`")
-        })
-    }
-
-    pub fn get(&self, slot: usize) -> Option<&ScalarMap> {
-        self.maps[slot].as_ref()
-    }
-
-    /// Sets (or with None clears) a map; bumps the revision.
-    pub fn set(&mut self, slot: usize, map: Option<ScalarMap>) {
-        self.maps[slot] = map;
-        self.revision += 1;
-        self.stroke = None;
-    }
-
-    pub fn get_mut(&mut self, slot: usize) -> Option<&mut ScalarMap> {
-        self.revision += 1;
-        self.maps[slot].as_mut()
-    }
-
-    pub fn revision(&self) -> u64 {
-        self.revision
-    }
-
-    /// The maps a run takes (uplift, precipitation).
-    pub fn shared(&self) -> (Option<Arc<ScalarMap>>, Option<Arc<ScalarMap>>) {
-        (
-            self.maps[0].clone().map(Arc::new),
-            self.maps[1].clone().map(Arc::new),
-        )
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.maps.iter().all(Option::is_none)
-    }
-}
 
 #[godot_api(secondary)]
 impl TerrainWorld {
@@ -275,8 +218,7 @@ impl TerrainWorld {
     #[func]
     pub fn get_paint_image(&self, name: GString) -> Option<Gd<Image>> {
         let slot = PaintMaps::slot(&name.to_string()).ok()?;
-        let map = self.paint.get(slot)?;
-        convert::scalar_image(map.grid, &map.data).ok()
+        self.paint.image(slot)
     }
 
     /// Where the ray from `origin` along `direction` (global) first meets the terrain's
@@ -363,31 +305,12 @@ impl TerrainWorld {
     #[func]
     pub fn set_brush_indicator(&mut self, visible: bool, position: Vector3, radius: f32) {
         let local = self.base().to_local(position);
-        if let Some(m) = self.material.as_mut() {
-            m.set_shader_parameter("brush_visible", &visible.to_variant());
-            m.set_shader_parameter("brush_centre", &Vector2::new(local.x, local.z).to_variant());
-            m.set_shader_parameter("brush_radius", &radius.max(0.0).to_variant());
-        }
+        self.material
+            .set_brush(visible, Vector2::new(local.x, local.z), radius);
     }
 }
 
 impl TerrainWorld {
-    /// The painted maps.
-    pub fn paint_maps(&self) -> &PaintMaps {
-        &self.paint
-    }
-
-    /// The terrain as a live run starts from it: its data decoded, without the maps of
-    /// the run that made it (the live run writes its own); None without data.
-    pub fn live_world(&self) -> Result<Option<orogen_core::World>, String> {
-        if self.data.is_none() {
-            return Ok(None);
-        }
-        let mut world = self.full_world()?;
-        world.maps.clear();
-        Ok(Some(world))
-    }
-
     /// The grid painted maps are made on: the terrain's, else its recipe's.
     fn paint_grid(&self) -> Result<Grid, String> {
         if let Some(w) = &self.world {
@@ -455,22 +378,6 @@ impl TerrainWorld {
         Ok(slot)
     }
 
-    /// Sets a painted map from an image (the scene's saved property); an image that is
-    /// not usable is reported and leaves the map unpainted.
-    pub(crate) fn set_paint_image(&mut self, slot: usize, img: Option<Gd<Image>>) {
-        let map = img.and_then(|img| {
-            let made = convert::image_grid(&img, 1.0, 1.0, MAPS[slot]).and_then(|grid| {
-                let data = convert::image_f32(&img);
-                check_values(MAPS[slot], slot, &data)?;
-                Ok(ScalarMap { grid, data })
-            });
-            made.map_err(|e| godot_error!("TerrainWorld: painted {}: {e}", MAPS[slot]))
-                .ok()
-        });
-        self.paint.set(slot, map);
-        self.signals().paint_changed().emit(MAPS[slot]);
-    }
-
     fn paint_result(&mut self, name: &GString, result: Result<(), String>) -> GString {
         match result {
             Ok(()) => {
@@ -480,17 +387,4 @@ impl TerrainWorld {
             Err(e) => GString::from(e.as_str()),
         }
     }
-}
-
-/// Refuses values a run would refuse: not finite, or negative precipitation.
-fn check_values(name: &str, slot: usize, data: &[f32]) -> Result<(), String> {
-    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-        return Err(format!("`{name}` has {} at value {i}", data[i]));
-    }
-    if slot == 1 {
-        if let Some(v) = data.iter().find(|v| **v < 0.0) {
-            return Err(format!("`{name}` must be >= 0, has {v}"));
-        }
-    }
-    Ok(())
 }

@@ -16,8 +16,8 @@ macro_rules! texture_files {
     ($($name:literal),*) => {
         [$(
             (
-                include_bytes!(concat!("../../../addons/orogen/runtime/textures/", $name, "_albedo_height.png")).as_slice(),
-                include_bytes!(concat!("../../../addons/orogen/runtime/textures/", $name, "_normal_roughness.png")).as_slice(),
+                include_bytes!(concat!("../../../../addons/orogen/runtime/textures/", $name, "_albedo_height.png")).as_slice(),
+                include_bytes!(concat!("../../../../addons/orogen/runtime/textures/", $name, "_normal_roughness.png")).as_slice(),
             )
         ),*]
     };

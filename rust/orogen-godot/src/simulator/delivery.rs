@@ -1,0 +1,89 @@
+//! A finished run on its way to the terrain, on the main thread a slice per frame: each
+//! of the result's images made from its bytes, then the `TerrainData` assembled, then the
+//! terrain's own slices ([`TerrainWorld::apply_slice`]). `ErosionSimulator` drives it
+//! within its `apply_budget_ms`.
+
+use godot::classes::Image;
+use godot::prelude::*;
+
+use crate::convert::ImageBytes;
+use crate::data::TerrainData;
+use crate::prepared::Prepared;
+use crate::terrain::apply::ApplyJob;
+use crate::terrain::TerrainWorld;
+
+/// Main-thread milliseconds a frame may spend applying a finished run by default (at least
+/// one slice runs): `apply_budget_ms`.
+pub const DELIVERY_BUDGET_MS: f32 = 6.0;
+
+/// A finished run on its way to the terrain.
+pub struct Delivery {
+    /// The run's result until the `TerrainData` is made (then the terrain's job has it).
+    prepared: Option<Prepared>,
+    pub stage: Stage,
+    heights: Option<Gd<Image>>,
+    maps: VarDictionary,
+}
+
+pub enum Stage {
+    /// Making image `k` (0 the heights, then `prepared.maps[k - 1]`).
+    Images(usize),
+    /// Assembling the `TerrainData`.
+    Data,
+    /// Applying it to the terrain.
+    Apply(Gd<TerrainWorld>, Box<ApplyJob>),
+}
+
+impl Delivery {
+    pub fn new(prepared: Prepared) -> Delivery {
+        Delivery {
+            prepared: Some(prepared),
+            stage: Stage::Images(0),
+            heights: None,
+            maps: VarDictionary::new(),
+        }
+    }
+
+    /// In stage `Images(k)`: makes image `k` and moves to the next (or to `Data`).
+    pub fn make_image(&mut self, k: usize) -> Result<(), String> {
+        let prepared = self
+            .prepared
+            .as_mut()
+            .ok_or("the result was already applied")?;
+        if k == 0 {
+            self.heights = Some(take_image(&mut prepared.heights)?);
+        } else if let Some((name, bytes)) = prepared.maps.get_mut(k - 1) {
+            let img = take_image(bytes)?;
+            self.maps.set(
+                &GString::from(name.as_str()).to_variant(),
+                &img.to_variant(),
+            );
+        }
+        self.stage = if k < prepared.maps.len() {
+            Stage::Images(k + 1)
+        } else {
+            Stage::Data
+        };
+        Ok(())
+    }
+
+    /// In stage `Data`: the `TerrainData` of the images made, and the rest of the result
+    /// (for the terrain's [`TerrainWorld::begin_apply`]).
+    pub fn assemble(&mut self) -> Result<(Gd<TerrainData>, Prepared), String> {
+        let heights = self.heights.take().ok_or("the result has no heights")?;
+        let maps = std::mem::take(&mut self.maps);
+        let prepared = self
+            .prepared
+            .take()
+            .ok_or("the result was already applied")?;
+        let data = TerrainData::assemble(heights, maps, &prepared.world);
+        Ok((data, prepared))
+    }
+}
+
+/// The image of `bytes`, whose memory is freed.
+fn take_image(bytes: &mut ImageBytes) -> Result<Gd<Image>, String> {
+    let img = bytes.to_image();
+    bytes.bytes = Vec::new();
+    img
+}

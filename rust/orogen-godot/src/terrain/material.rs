@@ -1,0 +1,280 @@
+//! The terrain's material, as Terrain3D's: the `ShaderMaterial` of `terrain.gdshader` and
+//! everything it is given. The height texture and its uniforms, the level of detail, the
+//! maps it shades with (drainage, lakes as drawn, rivers, river channel and flow, nodata),
+//! a layered terrain's surface colour, a hydraulic run's water, the sea level and the
+//! brush circle. Textures are updated in place when their size and format still fit.
+
+use godot::classes::image::Format;
+use godot::classes::{Image, ImageTexture, Shader, ShaderMaterial};
+use godot::prelude::*;
+use orogen_core::bake::lake_display::drawn_lakes;
+use orogen_core::field::Grid;
+use orogen_core::world::names;
+use orogen_core::{MapData, World};
+
+use crate::clipmap::Layout;
+use crate::convert;
+
+/// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
+const SHADER: &str = include_str!("../../../../addons/orogen/runtime/terrain.gdshader");
+
+/// The shader material and the textures bound to it.
+#[derive(Default)]
+pub struct TerrainMaterial {
+    /// None until the terrain is first shown ([`TerrainMaterial::create`]).
+    shader_material: Option<Gd<ShaderMaterial>>,
+    height_texture: Option<Gd<ImageTexture>>,
+    /// The maps bound by [`TerrainMaterial::bind_map`], kept alive with their uniform.
+    map_textures: Vec<(&'static str, Gd<ImageTexture>)>,
+    /// The surface colour of a layered terrain (RGBA8, mipmapped), updated in place.
+    colour_texture: Option<Gd<ImageTexture>>,
+    /// A hydraulic run's water depth (RF), updated in place.
+    water_texture: Option<Gd<ImageTexture>>,
+}
+
+impl TerrainMaterial {
+    /// Makes the shader material (the terrain's mesh is drawn with it).
+    pub fn create(&mut self) -> Gd<ShaderMaterial> {
+        let mut shader = Shader::new_gd();
+        shader.set_code(SHADER);
+        let mut material = ShaderMaterial::new_gd();
+        material.set_shader(&shader);
+        if let Err(e) = super::ground::bind(&mut material, super::ground::built_in()) {
+            godot_error!("TerrainWorld: {e}");
+        }
+        self.shader_material = Some(material.clone());
+        material
+    }
+
+    /// The shader material, or None before the terrain was first shown.
+    pub fn get(&self) -> Option<Gd<ShaderMaterial>> {
+        self.shader_material.clone()
+    }
+
+    /// Sets a uniform (nothing before the material is made).
+    fn set(&mut self, uniform: &str, value: &Variant) {
+        if let Some(m) = &mut self.shader_material {
+            m.set_shader_parameter(uniform, value);
+        }
+    }
+
+    /// The clipmap's `R` and top level.
+    pub fn set_lod(&mut self, layout: Layout) {
+        self.set("lod_radius", &(layout.radius as f32).to_variant());
+        self.set("lod_top", &(layout.top as f32).to_variant());
+    }
+
+    /// The LOD centre, in cell coordinates.
+    pub fn set_lod_centre(&mut self, centre: [f32; 2]) {
+        self.set(
+            "lod_centre",
+            &Vector2::new(centre[0], centre[1]).to_variant(),
+        );
+    }
+
+    /// Uploads the height texture `img` of `grid` (in place when its size is unchanged),
+    /// `size_m` metres across, heights `lo` to `hi`.
+    pub fn show_heights(&mut self, grid: Grid, img: &Gd<Image>, size_m: Vector2, lo: f32, hi: f32) {
+        let size = (img.get_width(), img.get_height());
+        let reuse = self.height_texture.as_ref().is_some_and(|t| {
+            (t.get_width(), t.get_height()) == size && t.get_format() == Format::RF
+        });
+        if reuse {
+            if let Some(t) = &mut self.height_texture {
+                t.update(img);
+            }
+        } else {
+            self.height_texture = ImageTexture::create_from_image(img);
+        }
+        let cs = Vector2::new(grid.dx(), grid.dy());
+        if let Some(m) = &mut self.shader_material {
+            if let Some(t) = &self.height_texture {
+                m.set_shader_parameter("heights", &t.to_variant());
+            }
+            m.set_shader_parameter("cells", &Vector2i::new(size.0, size.1).to_variant());
+            m.set_shader_parameter("size_m", &size_m.to_variant());
+            m.set_shader_parameter("cell_size", &cs.to_variant());
+            m.set_shader_parameter("height_min", &lo.to_variant());
+            m.set_shader_parameter("height_max", &hi.to_variant());
+        }
+    }
+
+    /// The height texture's image (its heights as `RF`), or None before the first.
+    pub fn height_image(&self) -> Option<Gd<Image>> {
+        self.height_texture.as_ref().and_then(|t| t.get_image())
+    }
+
+    /// ln(1 + largest drainage), for the drainage shading.
+    pub fn set_drainage_log_max(&mut self, log_max: f32) {
+        self.set("drainage_log_max", &log_max.to_variant());
+    }
+
+    /// Forgets the textures of the maps bound with [`TerrainMaterial::bind_map`] (their
+    /// uniforms keep them until bound again).
+    pub fn clear_maps(&mut self) {
+        self.map_textures.clear();
+    }
+
+    /// Binds the maps the shader uses: the hydrology maps (drainage, lake depth, rivers), the
+    /// surface colour and a hydraulic run's water depth.
+    pub fn show_maps(&mut self, world: &World) {
+        if self.shader_material.is_none() {
+            return;
+        }
+        self.map_textures.clear();
+        let scalar = |name: &str| match world.maps.get(name) {
+            Some(MapData::Scalar(m)) => Some(m),
+            _ => None,
+        };
+        let drainage = scalar(names::DRAINAGE);
+        let log_max = drainage.map_or(1.0, |m| (1.0 + m.min_max().1.max(0.0)).ln());
+        self.set_drainage_log_max(log_max);
+        let img = drainage.and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
+        self.bind_map("drainage", "has_drainage", img);
+        let sediment =
+            scalar(names::SEDIMENT_DEPTH).and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
+        self.bind_map("sediment_depth", "has_sediment", sediment);
+        let lakes = scalar(names::LAKE_DEPTH)
+            .and_then(|m| convert::scalar_image(m.grid, &drawn_lakes(m.grid, &m.data)).ok());
+        self.bind_map("lake_depth", "has_lake_depth", lakes);
+        let rivers = world
+            .maps
+            .get(names::RIVERS)
+            .and_then(|m| convert::map_image(m).ok());
+        self.bind_map("rivers", "has_rivers", rivers);
+        let (channel, flow) = match convert::ImageBytes::river_display(world) {
+            Some((c, f)) => (c.to_image().ok(), f.to_image().ok()),
+            None => (None, None),
+        };
+        self.bind_map("river_channel", "has_river_channel", channel);
+        self.bind_map("flow_map", "has_flow_map", flow);
+        let nodata = match world.maps.get(names::NODATA) {
+            Some(m @ MapData::Mask(_)) => convert::map_image(m).ok(),
+            _ => None,
+        };
+        self.bind_map("nodata", "has_nodata", nodata);
+        let colours = match world.maps.get(names::SURFACE_COLOUR) {
+            Some(MapData::Rgba(m)) => Some((m.grid, m.data.as_slice())),
+            _ => None,
+        };
+        self.show_colours(colours);
+        // A hydraulic run's water: the exported map, or the simulation state of a result.
+        let water = match world.maps.get(names::WATER_DEPTH) {
+            Some(MapData::Scalar(m)) => Some((m.grid, m.data.as_slice())),
+            _ => world.sim.water_depth.as_deref().map(|w| (world.grid(), w)),
+        };
+        self.show_water(water);
+    }
+
+    /// Binds `img` (a new texture) to the shader's `uniform` and sets `flag`, or unbinds it
+    /// and clears `flag` (`None`).
+    pub fn bind_map(&mut self, uniform: &'static str, flag: &str, img: Option<Gd<Image>>) {
+        let Some(material) = &mut self.shader_material else {
+            return;
+        };
+        self.map_textures.retain(|(u, _)| *u != uniform);
+        match img.and_then(|i| ImageTexture::create_from_image(&i)) {
+            Some(tex) => {
+                material.set_shader_parameter(uniform, &tex.to_variant());
+                material.set_shader_parameter(flag, &true.to_variant());
+                self.map_textures.push((uniform, tex));
+            }
+            None => {
+                material.set_shader_parameter(uniform, &Variant::nil());
+                material.set_shader_parameter(flag, &false.to_variant());
+            }
+        }
+    }
+
+    /// Draws water `Some((grid, depth))` metres deep where it is deeper than the shader's
+    /// `water_depth_min`, or no such water (`None`).
+    pub fn show_water(&mut self, water: Option<(Grid, &[f32])>) {
+        let img = water.and_then(|(grid, w)| convert::scalar_image(grid, w).ok());
+        self.show_water_image(img);
+    }
+
+    /// [`TerrainMaterial::show_water`] of an `RF` image.
+    pub fn show_water_image(&mut self, img: Option<Gd<Image>>) {
+        if let Some(material) = &mut self.shader_material {
+            bind_texture(
+                material,
+                &mut self.water_texture,
+                "water_depth",
+                "has_water_depth",
+                img,
+            );
+        }
+    }
+
+    /// Colours the surface by material (`Some((grid, colours))`, one sRGB colour per cell)
+    /// or by slope and height (`None`). The texture is updated in place when it fits.
+    pub fn show_colours(&mut self, colours: Option<(Grid, &[[u8; 4]])>) {
+        let img = colours.and_then(|(grid, c)| convert::colour_image(grid, c).ok());
+        self.show_colour_image(img);
+    }
+
+    /// [`TerrainMaterial::show_colours`] of a mipmapped `RGBA8` image.
+    pub fn show_colour_image(&mut self, img: Option<Gd<Image>>) {
+        if let Some(material) = &mut self.shader_material {
+            bind_texture(
+                material,
+                &mut self.colour_texture,
+                "surface_colour",
+                "has_surface_colour",
+                img,
+            );
+        }
+    }
+
+    /// Where the shader draws the sea (sea floor and shore sand below and along it).
+    pub fn set_sea_level(&mut self, level: f32) {
+        self.set("sea_level", &level.to_variant());
+    }
+
+    /// The brush circle: shown or not, its centre (local x, z) and radius, metres.
+    pub fn set_brush(&mut self, visible: bool, centre: Vector2, radius: f32) {
+        self.set("brush_visible", &visible.to_variant());
+        self.set("brush_centre", &centre.to_variant());
+        self.set("brush_radius", &radius.max(0.0).to_variant());
+    }
+}
+
+/// Binds `img` to the shader's `uniform` and sets `flag`, reusing the texture in `slot` (an
+/// in-place update) when its size and format match (a slot's images are all mipmapped or
+/// all not); `None` unbinds it and clears
+/// `flag`, keeping the texture for the next time.
+fn bind_texture(
+    material: &mut Gd<ShaderMaterial>,
+    slot: &mut Option<Gd<ImageTexture>>,
+    uniform: &str,
+    flag: &str,
+    img: Option<Gd<Image>>,
+) {
+    let Some(img) = img else {
+        material.set_shader_parameter(uniform, &Variant::nil());
+        material.set_shader_parameter(flag, &false.to_variant());
+        return;
+    };
+    let fits = slot.as_ref().is_some_and(|t| {
+        t.get_width() == img.get_width()
+            && t.get_height() == img.get_height()
+            && t.get_format() == img.get_format()
+    });
+    if fits {
+        if let Some(t) = slot {
+            t.update(&img);
+        }
+    } else {
+        *slot = ImageTexture::create_from_image(&img);
+    }
+    match slot {
+        Some(t) => {
+            material.set_shader_parameter(uniform, &t.to_variant());
+            material.set_shader_parameter(flag, &true.to_variant());
+        }
+        None => {
+            material.set_shader_parameter(uniform, &Variant::nil());
+            material.set_shader_parameter(flag, &false.to_variant());
+        }
+    }
+}

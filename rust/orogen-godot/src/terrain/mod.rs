@@ -1,0 +1,638 @@
+//! `TerrainWorld`: a terrain in the scene, drawn the way Terrain3D draws one (a geometry
+//! clipmap built once, centred on the camera and displaced on the GPU from a 32-bit float
+//! height texture), with a `HeightMapShape3D` collision kept in step with the heights, and
+//! height/normal/map queries.
+//!
+//! As Terrain3D composes `Terrain3D` of components, this node (its properties, signals and
+//! queries) composes:
+//! - [`mesher`]: the clipmap mesh and its level-of-detail centre;
+//! - [`material`]: the shader material, its textures and uniforms;
+//! - [`sea`]: the sea plane;
+//! - [`collision`]: the collision body, a `HeightMapShape3D` per region;
+//! - [`paint_maps`]: the painted uplift and precipitation.
+//!
+//! Three files add to the node from above (they use it, it does not use them): [`apply`]
+//! (a simulator's result applied a slice per frame), [`paint`] (the painting API) and
+//! [`files`] (heightmap import, `save_maps` and the Terrain3D and HTerrain exports).
+//! `generate()` is declared with the simulator it starts (`simulator/generate.rs`).
+//!
+//! Coordinates: local x = east, z = south (image rows), y = up; 1 unit = 1 metre; the
+//! terrain is centred on the origin, so cell `(i, j)` lies at
+//! `((i - (w-1)/2) · dx, h, (j - (d-1)/2) · dy)`, where `dx = dy = cell_size` for square
+//! cells and `(dx, dy)` for a non-square grid (a DEM in geographic coordinates). The
+//! collision of a non-square grid is resampled to square cells of the smaller spacing
+//! (`HeightMapShape3D` has one spacing, and a non-uniformly scaled shape is not supported);
+//! its edge may fall up to half a cell short of the drawn terrain's.
+//!
+//! Nodata cells (a `nodata` mask among the maps: a DEM's holes) are not drawn.
+
+use godot::classes::image::Format;
+use godot::classes::node::InternalMode;
+use godot::classes::{
+    Camera3D, EditorInterface, Engine, INode3D, Image, MeshInstance3D, Node3D, ShaderMaterial,
+};
+use godot::prelude::*;
+use orogen_core::bake::collision::{collision_regions, CollisionRegion};
+use orogen_core::field::Grid;
+use orogen_core::world::names;
+use orogen_core::World;
+
+use crate::clipmap;
+use crate::convert;
+use crate::data::TerrainData;
+use crate::prepared::slim;
+use crate::recipe::TerrainRecipe;
+use collision::Collision;
+use edge::{SkirtMesh, TerrainEdge};
+use material::TerrainMaterial;
+use mesher::{cell_coords, extent, Mesher};
+use paint_maps::PaintMaps;
+use sea::Sea;
+use water::LakeWater;
+
+pub mod apply;
+pub mod collision;
+pub mod edge;
+pub mod files;
+pub mod ground;
+pub mod material;
+pub mod mesher;
+pub mod paint;
+pub mod paint_maps;
+pub mod sea;
+pub mod water;
+
+/// A terrain in the scene: display, collision and queries over a `TerrainData`.
+#[derive(GodotClass)]
+#[class(tool, base = Node3D)]
+pub struct TerrainWorld {
+    /// The recipe `generate()` runs (and an `ErosionSimulator` without its own recipe).
+    #[export]
+    #[var(set = set_recipe)]
+    recipe: Option<Gd<TerrainRecipe>>,
+    /// The current terrain; setting it rebuilds display and collision.
+    #[export]
+    #[var(set = set_data)]
+    data: Option<Gd<TerrainData>>,
+    /// Whether a `StaticBody3D` with a `HeightMapShape3D` follows the heights.
+    #[export]
+    #[var(set = set_collision_enabled)]
+    collision_enabled: bool,
+    /// Level of detail: quads from the camera to the edge of each clipmap level (even, 8 to
+    /// 192). Level 0 draws every cell within about this many cells of the camera; each
+    /// coarser level doubles the step. A terrain up to 513² cells (or up to about twice
+    /// this many cells across) is drawn whole at full detail.
+    #[export]
+    #[var(set = set_lod_radius)]
+    lod_radius: i32,
+    /// A sea: a flat water plane at `sea_level` reaching past the horizon, with the terrain
+    /// under it drawn as sea floor and sand along its shores.
+    #[export]
+    #[var(set = set_sea_enabled)]
+    sea_enabled: bool,
+    /// The sea's surface, metres (in the terrain's heights).
+    #[export]
+    #[var(set = set_sea_level)]
+    sea_level: f32,
+    /// What lies beyond the map's border: `Auto` (a coast into the sea when `sea_enabled`,
+    /// else land going on to the horizon), `None` (the map ends at its border), `Skirt`
+    /// (low-detail land to the horizon) or `Coast` (the land falls into the sea, which is
+    /// then drawn too).
+    #[export]
+    #[var(set = set_edge)]
+    edge: TerrainEdge,
+    /// Painted uplift, m/yr, one value per cell (`FORMAT_RF`); null: the recipe's `uplift`.
+    /// The dock's brushes paint it; it is saved with the scene.
+    #[export]
+    #[var(get = get_uplift_paint, set = set_uplift_paint)]
+    uplift_paint: PhantomVar<Option<Gd<Image>>>,
+    /// Painted precipitation, m/yr (≥ 0), one value per cell (`FORMAT_RF`); null: the
+    /// recipe's. Runs use it for every `StreamPower` stage.
+    #[export]
+    #[var(get = get_precipitation_paint, set = set_precipitation_paint)]
+    precipitation_paint: PhantomVar<Option<Gd<Image>>>,
+
+    /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
+    /// for queries; its maps live only in `data` (see [`slim`]).
+    world: Option<World>,
+    /// The finite lowest and highest height of `world`, found at the first ray pick after
+    /// the world changed ([`TerrainWorld::set_world`] forgets it).
+    height_range: std::cell::Cell<Option<(f32, f32)>>,
+    mesher: Mesher,
+    material: TerrainMaterial,
+    collision: Collision,
+    /// Painted uplift and precipitation (see `paint`).
+    paint: PaintMaps,
+    /// The sea plane while `sea_enabled`.
+    sea: Sea,
+    /// The lakes' water surface.
+    lake_water: LakeWater,
+    /// The land or coast beyond the border (`edge`).
+    skirt: SkirtMesh,
+    base: Base<Node3D>,
+}
+
+#[godot_api]
+impl INode3D for TerrainWorld {
+    fn init(base: Base<Node3D>) -> Self {
+        TerrainWorld {
+            recipe: None,
+            data: None,
+            collision_enabled: true,
+            lod_radius: clipmap::DEFAULT_RADIUS as i32,
+            sea_enabled: false,
+            sea_level: 0.0,
+            uplift_paint: PhantomVar::default(),
+            precipitation_paint: PhantomVar::default(),
+            world: None,
+            height_range: std::cell::Cell::new(None),
+            mesher: Mesher::default(),
+            material: TerrainMaterial::default(),
+            collision: Collision::default(),
+            paint: PaintMaps::default(),
+            sea: Sea::default(),
+            edge: TerrainEdge::Auto,
+            lake_water: LakeWater::default(),
+            skirt: SkirtMesh::default(),
+            base,
+        }
+    }
+
+    fn ready(&mut self) {
+        self.rebuild();
+        self.update_sea();
+        // Build the display mesh for the recipe's size now (scene load), not in the middle of
+        // a run's live updates.
+        if self.world.is_none() {
+            if let Some(r) = self.recipe.as_ref().and_then(|r| r.bind().parsed().ok()) {
+                if let Ok(grid) = r.grid() {
+                    self.prepare_mesh(grid);
+                }
+            }
+        }
+    }
+
+    fn process(&mut self, _delta: f64) {
+        self.follow_camera();
+    }
+}
+
+#[godot_api]
+impl TerrainWorld {
+    /// A painted map changed (`uplift` or `precipitation`): a dab, an undo, an import or
+    /// a clear.
+    #[signal]
+    pub(crate) fn paint_changed(map: GString);
+
+    #[func]
+    fn get_uplift_paint(&self) -> Option<Gd<Image>> {
+        self.paint.image(0)
+    }
+
+    #[func]
+    fn set_uplift_paint(&mut self, img: Option<Gd<Image>>) {
+        self.set_paint_image(0, img);
+    }
+
+    #[func]
+    fn get_precipitation_paint(&self) -> Option<Gd<Image>> {
+        self.paint.image(1)
+    }
+
+    #[func]
+    fn set_precipitation_paint(&mut self, img: Option<Gd<Image>>) {
+        self.set_paint_image(1, img);
+    }
+
+    /// Emitted after `data` changed and display and collision were rebuilt.
+    #[signal]
+    fn data_changed();
+    /// Emitted after `recipe` was replaced by another resource (or null). Edits inside the
+    /// recipe are the recipe's own `changed` signal.
+    #[signal]
+    fn recipe_changed();
+
+    /// Replaces the recipe; emits `recipe_changed` when it is a different resource.
+    #[func]
+    pub fn set_recipe(&mut self, recipe: Option<Gd<TerrainRecipe>>) {
+        if recipe != self.recipe {
+            self.recipe = recipe;
+            self.signals().recipe_changed().emit();
+        }
+    }
+
+    /// Sets the terrain and rebuilds display and collision (what undo/redo calls).
+    #[func]
+    pub fn set_data(&mut self, data: Option<Gd<TerrainData>>) {
+        self.data = data;
+        self.rebuild();
+        self.signals().data_changed().emit();
+    }
+
+    /// Turns the collision body on or off.
+    #[func]
+    pub fn set_collision_enabled(&mut self, enabled: bool) {
+        self.collision_enabled = enabled;
+        self.rebuild_collision();
+    }
+
+    #[func]
+    pub fn set_sea_enabled(&mut self, enabled: bool) {
+        self.sea_enabled = enabled;
+        self.update_sea();
+        self.update_skirt();
+    }
+
+    #[func]
+    pub fn set_edge(&mut self, edge: TerrainEdge) {
+        self.edge = edge;
+        self.update_sea();
+        self.update_skirt();
+    }
+
+    #[func]
+    pub fn set_sea_level(&mut self, level: f32) {
+        if level.is_finite() {
+            self.sea_level = level;
+        } else {
+            godot_error!("TerrainWorld: sea_level must be finite, got {level}");
+        }
+        self.update_sea();
+        self.update_skirt();
+    }
+
+    /// The sea plane (an internal child), or null while `sea_enabled` is off.
+    #[func]
+    pub fn get_sea_mesh(&self) -> Option<Gd<MeshInstance3D>> {
+        self.sea.get()
+    }
+
+    /// Sets the clipmap's `R` (see `lod_radius`) and rebuilds the mesh when it changes.
+    #[func]
+    pub fn set_lod_radius(&mut self, radius: i32) {
+        self.lod_radius = radius.clamp(clipmap::MIN_RADIUS as i32, clipmap::MAX_RADIUS as i32);
+        if let Some(grid) = self.mesher.grid() {
+            self.prepare_mesh(grid);
+        }
+    }
+
+    /// The level-of-detail mesh: `radius` (R), `levels`, `vertices` and `triangles` it holds
+    /// (every vertex is submitted each frame; zero-area triangles included), `full_detail`
+    /// (whether it draws every cell of the terrain) and `centre` (the LOD centre in cell
+    /// coordinates). Empty before the terrain is first shown.
+    #[func]
+    pub fn get_lod_info(&self) -> VarDictionary {
+        self.mesher.info()
+    }
+
+    /// Moves the level-of-detail centre to the camera now (it follows the active camera
+    /// every frame; the editor's 3D viewport camera in the editor).
+    #[func]
+    pub fn follow_camera(&mut self) {
+        let Some(camera) = self.active_camera() else {
+            return;
+        };
+        if !self.base().is_inside_tree() || !camera.is_inside_tree() {
+            return;
+        }
+        let local = self.base().to_local(camera.get_global_position());
+        self.set_lod_centre_local(local);
+    }
+
+    /// Terrain height (metres) at local `x`, `z`, bilinear between cells, clamped to the
+    /// edge outside the terrain; 0 without data.
+    #[func]
+    pub fn get_height(&self, x: f32, z: f32) -> f32 {
+        match &self.world {
+            Some(w) => {
+                let (fx, fy) = cell_coords(w.grid(), x, z);
+                w.height.sample_bilinear(fx, fy)
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Unit surface normal at local `x`, `z` (central differences of the bilinear height,
+    /// one cell apart); straight up without data.
+    #[func]
+    pub fn get_normal(&self, x: f32, z: f32) -> Vector3 {
+        let Some(w) = &self.world else {
+            return Vector3::UP;
+        };
+        let (fx, fy) = cell_coords(w.grid(), x, z);
+        let h = &w.height;
+        let (cx, cz) = (w.grid().dx(), w.grid().dy());
+        // (-∂h/∂x, 1, -∂h/∂z) scaled by 2·dx·dz.
+        let dx = h.sample_bilinear(fx - 1.0, fy) - h.sample_bilinear(fx + 1.0, fy);
+        let dz = h.sample_bilinear(fx, fy - 1.0) - h.sample_bilinear(fx, fy + 1.0);
+        Vector3::new(dx * cz, 2.0 * cx * cz, dz * cx).normalized()
+    }
+
+    /// The map called `name` from the current data (`height` included), or null.
+    #[func]
+    pub fn get_map(&self, name: GString) -> Option<Gd<Image>> {
+        let data = self.data.as_ref()?;
+        let d = data.bind();
+        if name == names::HEIGHT {
+            return d.heights.clone();
+        }
+        d.maps.get(&name.to_variant())?.try_to::<Gd<Image>>().ok()
+    }
+
+    /// A Graph domain's rivers (see `TerrainData.rivers`): per reach a dictionary with a
+    /// `Curve3D` in this node's local metres, its `width`s, `discharge`s and Strahler
+    /// `order`, so a game can place water along them. Empty for a grid run or no data.
+    #[func]
+    pub fn get_rivers(&self) -> Array<VarDictionary> {
+        self.data
+            .as_ref()
+            .map_or_else(Array::new, |d| d.bind().rivers.clone())
+    }
+
+    /// The names `get_map` answers: `height` then every map of the data.
+    #[func]
+    pub fn get_map_names(&self) -> PackedStringArray {
+        let mut out = PackedStringArray::new();
+        if let Some(data) = &self.data {
+            let d = data.bind();
+            if d.heights.is_some() {
+                out.push(names::HEIGHT);
+            }
+            for key in d.maps.keys_array().iter_shared() {
+                out.push(&GString::from(key.to_string().as_str()));
+            }
+        }
+        out
+    }
+
+    /// The `ShaderMaterial` the terrain is drawn with (its uniforms: `sea_level`, colours,
+    /// `has_surface_colour`, …), or null before the terrain was first shown.
+    #[func]
+    pub fn get_terrain_material(&self) -> Option<Gd<ShaderMaterial>> {
+        self.material.get()
+    }
+}
+
+impl TerrainWorld {
+    /// The terrain's recipe resource.
+    pub fn recipe_resource(&self) -> Option<Gd<TerrainRecipe>> {
+        self.recipe.clone()
+    }
+
+    /// Shows a simulator's live snapshot without touching data or collision: `heights`
+    /// (whose range is `range` metres), the water depth of a hydraulic run and the surface
+    /// colours of a layered terrain (each `None` turns its drawing off).
+    pub fn preview(
+        &mut self,
+        grid: Grid,
+        heights: &[f32],
+        range: (f32, f32),
+        water: Option<&[f32]>,
+        colours: Option<&[[u8; 4]]>,
+    ) {
+        let Ok(img) = convert::scalar_image(grid, heights) else {
+            return;
+        };
+        self.show_heights(grid, &img, range.0, range.1);
+        self.material.show_water(water.map(|w| (grid, w)));
+        self.material.show_colours(colours.map(|c| (grid, c)));
+    }
+
+    /// Whether the terrain keeps a collision body.
+    pub fn collision_on(&self) -> bool {
+        self.collision_enabled
+    }
+
+    /// The painted maps.
+    pub fn paint_maps(&self) -> &PaintMaps {
+        &self.paint
+    }
+
+    /// The terrain as a live run starts from it: its data decoded, without the maps of
+    /// the run that made it (the live run writes its own); None without data.
+    pub fn live_world(&self) -> Result<Option<World>, String> {
+        if self.data.is_none() {
+            return Ok(None);
+        }
+        let mut world = self.full_world()?;
+        world.maps.clear();
+        Ok(Some(world))
+    }
+
+    /// Sets a painted map from an image (the scene's saved property); an image that is
+    /// not usable is reported and leaves the map unpainted.
+    fn set_paint_image(&mut self, slot: usize, img: Option<Gd<Image>>) {
+        let name = paint_maps::MAPS[slot];
+        let map = img.and_then(|img| {
+            paint_maps::map_from_image(slot, &img)
+                .map_err(|e| godot_error!("TerrainWorld: painted {name}: {e}"))
+                .ok()
+        });
+        self.paint.set(slot, map);
+        self.signals().paint_changed().emit(name);
+    }
+
+    /// Sets the world the queries answer from, forgetting the height range of the last.
+    fn set_world(&mut self, world: Option<World>) {
+        self.world = world;
+        self.height_range.set(None);
+    }
+
+    /// Decodes the data, then rebuilds display and collision.
+    fn rebuild(&mut self) {
+        let world = self.data.as_ref().and_then(|data| {
+            data.bind()
+                .to_world()
+                .map_err(|e| godot_error!("TerrainWorld: {e}"))
+                .ok()
+        });
+        self.set_world(world);
+        self.rebuild_display();
+        self.rebuild_collision();
+    }
+
+    /// Makes the mesh and its material, once.
+    fn ensure_display_nodes(&mut self) {
+        if self.mesher.instance.is_some() {
+            return;
+        }
+        let material = self.material.create();
+        let mi = Mesher::new_instance(&material);
+        self.base_mut()
+            .add_child_ex(&mi)
+            .internal(InternalMode::FRONT)
+            .done();
+        self.mesher.instance = Some(mi);
+    }
+
+    fn rebuild_display(&mut self) {
+        let Some(world) = self.world.take() else {
+            self.mesher.hide();
+            return;
+        };
+        let grid = world.grid();
+        let heights = self.data.as_ref().and_then(|d| d.bind().heights.clone());
+        let (lo, hi) = world.height.min_max();
+        match heights {
+            Some(img) if img.get_format() == Format::RF => self.show_heights(grid, &img, lo, hi),
+            _ => {
+                if let Ok(img) = convert::scalar_image(grid, &world.height.data) {
+                    self.show_heights(grid, &img, lo, hi);
+                }
+            }
+        }
+        self.material.show_maps(&world);
+        self.show_lake_water(Some(&world));
+        self.set_world(Some(slim(world)));
+    }
+
+    /// Makes sure the display mesh (the clipmap) fits `grid`: rebuilt only when its layout
+    /// changes, its uniforms set, and the LOD centre placed on the camera.
+    pub fn prepare_mesh(&mut self, grid: Grid) {
+        self.ensure_display_nodes();
+        let layout = self.mesher.fit(grid, self.lod_radius as u32);
+        self.material.set_lod(layout);
+        if self.mesher.follow_grid(grid) {
+            // The terrain's middle until a camera is found.
+            self.set_lod_centre_local(Vector3::ZERO);
+        }
+        self.follow_camera();
+    }
+
+    /// The camera the LOD follows: the editor's 3D viewport camera in the editor, else the
+    /// viewport's current camera.
+    fn active_camera(&self) -> Option<Gd<Camera3D>> {
+        if Engine::singleton().is_editor_hint() {
+            if let Some(cam) = EditorInterface::singleton()
+                .get_editor_viewport_3d()
+                .and_then(|v| v.get_camera_3d())
+            {
+                return Some(cam);
+            }
+        }
+        if !self.base().is_inside_tree() {
+            return None;
+        }
+        self.base().get_viewport()?.get_camera_3d()
+    }
+
+    /// Sets the LOD centre for a camera at local position `local`, if it moved.
+    fn set_lod_centre_local(&mut self, local: Vector3) {
+        if let Some(centre) = self.mesher.move_centre(local) {
+            self.material.set_lod_centre(centre);
+        }
+    }
+
+    /// Uploads the height texture (in place when the size is unchanged), sizes the mesh
+    /// and its bounds.
+    fn show_heights(&mut self, grid: Grid, img: &Gd<Image>, lo: f32, hi: f32) {
+        self.ensure_display_nodes();
+        self.prepare_mesh(grid);
+        let size_m = extent(grid);
+        self.material.show_heights(grid, img, size_m, lo, hi);
+        self.mesher.show(size_m, lo, hi);
+        self.update_sea();
+        self.update_skirt();
+    }
+
+    /// Shows the lakes of `world` as water (a mesh over the lakes as drawn), or none.
+    pub(crate) fn show_lake_water(&mut self, world: Option<&World>) {
+        if let Some(mi) = self.lake_water.update(world) {
+            self.base_mut()
+                .add_child_ex(&mi)
+                .internal(InternalMode::BACK)
+                .done();
+        }
+    }
+
+    /// Rebuilds the land or coast beyond the border (`edge`) from the height texture.
+    fn update_skirt(&mut self) {
+        let edge = self.edge.resolve(self.sea_enabled);
+        let heights = self.material.height_image();
+        let skirt = match (self.mesher.grid(), heights) {
+            (Some(grid), Some(img)) if img.get_format() == Format::RF => {
+                let data = img.get_data();
+                let heights: Vec<f32> = data
+                    .as_slice()
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                if heights.len() == grid.width * grid.height {
+                    orogen_core::bake::skirt::skirt(grid, &heights, edge, self.sea_level)
+                } else {
+                    Default::default()
+                }
+            }
+            _ => Default::default(),
+        };
+        let material = self.material.get();
+        if let Some(mi) = self.skirt.update(&skirt, material.as_ref(), self.sea_level) {
+            self.base_mut()
+                .add_child_ex(&mi)
+                .internal(InternalMode::BACK)
+                .done();
+        }
+    }
+
+    /// Makes, moves, sizes or removes the sea plane, and tells the shader where the sea is.
+    fn update_sea(&mut self) {
+        let sea_on = self.sea_enabled
+            || self.edge.resolve(self.sea_enabled) == orogen_core::bake::skirt::Edge::Coast;
+        let level = if sea_on { self.sea_level } else { -1.0e9 };
+        self.material.set_sea_level(level);
+        if !sea_on {
+            self.sea.remove();
+            return;
+        }
+        let size = self.mesher.grid().map(extent);
+        if let Some(plane) = self.sea.update(self.sea_level, size) {
+            self.base_mut()
+                .add_child_ex(&plane)
+                .internal(InternalMode::BACK)
+                .done();
+        }
+    }
+
+    /// The data decoded whole (maps included) with the Graph domain's rivers and nodes, the
+    /// materials and the planet this terrain keeps, for `save_maps` and the exports.
+    pub fn full_world(&self) -> Result<World, String> {
+        let (Some(data), Some(kept)) = (&self.data, &self.world) else {
+            return Err("TerrainWorld has no terrain data to save".into());
+        };
+        let mut world = data.bind().to_world()?;
+        world.rivers = kept.rivers.clone();
+        world.graph_nodes = kept.graph_nodes.clone();
+        world.planet = kept.planet.clone();
+        world.materials = kept.materials.clone();
+        Ok(world)
+    }
+
+    /// Rebuilds (or removes) the collision body from the current heights.
+    fn rebuild_collision(&mut self) {
+        let grid = self.world.as_ref().map(|w| w.grid());
+        let usable = self.collision_enabled && grid.is_some_and(|g| g.width >= 2 && g.height >= 2);
+        if !usable {
+            self.collision.remove();
+            return;
+        }
+        let Some(world) = &self.world else {
+            return;
+        };
+        let (spacing, regions) = collision_regions(&world.height);
+        for (k, r) in regions.iter().enumerate() {
+            self.set_collision_region(k, regions.len(), spacing, r);
+        }
+    }
+
+    /// Sets region `k` of `count` of the collision (creating the body, and the shapes when
+    /// their count changes, on the first).
+    fn set_collision_region(&mut self, k: usize, count: usize, spacing: f32, r: &CollisionRegion) {
+        if let Some(body) = self.collision.make_body() {
+            self.base_mut()
+                .add_child_ex(&body)
+                .internal(InternalMode::FRONT)
+                .done();
+        }
+        self.collision.set_region(k, count, spacing, r);
+    }
+}

@@ -1,0 +1,58 @@
+//! The sea: a flat water plane at `sea_level` reaching past the horizon (the shader draws
+//! the terrain under it as sea floor, with sand along its shores).
+
+use godot::classes::base_material_3d::Transparency;
+use godot::classes::{MeshInstance3D, PlaneMesh, StandardMaterial3D};
+use godot::prelude::*;
+
+/// The sea plane, an internal child of the terrain while `sea_enabled`.
+#[derive(Default)]
+pub struct Sea {
+    plane: Option<Gd<MeshInstance3D>>,
+}
+
+impl Sea {
+    /// The plane, or None while there is no sea.
+    pub fn get(&self) -> Option<Gd<MeshInstance3D>> {
+        self.plane.clone()
+    }
+
+    /// Removes the plane.
+    pub fn remove(&mut self) {
+        if let Some(mut sea) = self.plane.take() {
+            sea.queue_free();
+        }
+    }
+
+    /// Places the plane at `level` and sizes it for a terrain `extent` metres across (None:
+    /// no terrain yet), making it if there is none: then it is returned, for the terrain
+    /// to add as its child.
+    pub fn update(&mut self, level: f32, extent: Option<Vector2>) -> Option<Gd<MeshInstance3D>> {
+        // Twelve times the terrain across: past any far plane a view of it needs, so the
+        // sea ends at the horizon, never at its own edge.
+        let extent = extent.map(|e| e.x.max(e.y)).unwrap_or(25_600.0);
+        let made = if self.plane.is_none() {
+            let mut material = StandardMaterial3D::new_gd();
+            material.set_transparency(Transparency::ALPHA);
+            material.set_albedo(Color::from_rgba(0.04, 0.13, 0.22, 0.92));
+            material.set_specular(0.35);
+            material.set_roughness(0.15);
+            let mut plane = PlaneMesh::new_gd();
+            plane.set_material(&material);
+            let mut mi = MeshInstance3D::new_alloc();
+            mi.set_name("Sea");
+            mi.set_mesh(&plane);
+            self.plane = Some(mi.clone());
+            Some(mi)
+        } else {
+            None
+        };
+        if let Some(mi) = &mut self.plane {
+            if let Some(mut plane) = mi.get_mesh().and_then(|m| m.try_cast::<PlaneMesh>().ok()) {
+                plane.set_size(Vector2::new(extent * 12.0, extent * 12.0));
+            }
+            mi.set_position(Vector3::new(0.0, level, 0.0));
+        }
+        made
+    }
+}
