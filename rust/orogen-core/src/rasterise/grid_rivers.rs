@@ -33,13 +33,12 @@
 //! minus distance to the nearest curve, per cell, for a renderer to draw water with
 //! smooth banks.
 //!
-//! Every function gives the same result whatever the thread count: the parallel parts are
-//! per cell, each cell taking a minimum or maximum over the segments near it.
+//! Every function gives the same result whatever the thread count: the carve and the
+//! channel field visit the cells near each segment in turn, each cell keeping a minimum or
+//! maximum over the segments, which no order changes.
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::bins::BinLists;
 use super::rivers::{
     catmull_rom, lerp, mirror, reaches, strahler_orders, stream_order, River, MAX_SMOOTHING,
 };
@@ -49,9 +48,6 @@ use crate::state::buffer;
 
 /// Largest accepted [`RiverCurveParams::window`] and [`RiverCurveParams::spacing`], cells.
 pub const MAX_WINDOW: u32 = 32;
-
-/// Side of the square bins the carve sorts segments into, cells.
-const BIN: usize = 16;
 
 /// How a grid's rivers become curves and how they are carved (the recipe's
 /// `river_curves`).
@@ -431,43 +427,33 @@ fn segments(grid: Grid, rivers: &[River], p: &RiverCurveParams) -> Result<Vec<Se
     Ok(out)
 }
 
-/// Evaluates `value(cell, centre, segments near it)` for every cell in parallel rows;
-/// `reach(segment)` is how far, metres, a segment acts beyond its line.
-fn per_cell(
+/// Calls `visit(cell, centre, segment)` for every cell within `reach(segment)` metres of
+/// each segment's bounding box, segment by segment. The callers combine by minimum or
+/// maximum, which is independent of the order: the result is the same on any thread
+/// count, and the work grows with the rivers' length, not the grid's area.
+fn per_segment(
     grid: Grid,
     segs: &[Segment],
-    reach: impl Fn(&Segment) -> f64 + Sync,
-    out: &mut [f32],
-    value: impl Fn(usize, [f64; 2], &mut dyn Iterator<Item = &Segment>) -> f32 + Sync,
-) -> Result<()> {
+    reach: impl Fn(&Segment) -> f64,
+    mut visit: impl FnMut(usize, [f64; 2], &Segment),
+) {
     let (w, h) = (grid.width, grid.height);
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
-    let (bw, bh) = (w.div_ceil(BIN), h.div_ceil(BIN));
-    let bins = BinLists::build(bw * bh, segs.len(), "river segments", |k, add| {
-        let s = &segs[k];
+    for s in segs {
         let r = reach(s);
         let cells = |lo: f64, hi: f64, d: f64, n: usize| {
             let a = ((lo - r) / d).floor().max(0.0) as usize;
             let b = (((hi + r) / d).ceil().max(0.0) as usize).min(n - 1);
-            (a / BIN, b / BIN)
+            (a, b)
         };
         let (x0, x1) = cells(s.a[0].min(s.b[0]), s.a[0].max(s.b[0]), dx, w);
         let (y0, y1) = cells(s.a[1].min(s.b[1]), s.a[1].max(s.b[1]), dy, h);
-        for by in y0..=y1 {
-            for bx in x0..=x1 {
-                add(by * bw + bx);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                visit(y * w + x, [x as f64 * dx, y as f64 * dy], s);
             }
         }
-    })?;
-    out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-        for (x, v) in row.iter_mut().enumerate() {
-            let i = y * w + x;
-            let list = bins.bin((y / BIN) * bw + x / BIN);
-            let mut near = list.iter().map(|&k| &segs[k as usize]);
-            *v = value(i, [x as f64 * dx, y as f64 * dy], &mut near);
-        }
-    });
-    Ok(())
+    }
 }
 
 /// Carves `rivers` into `heights` (one per cell of `grid`, metres), Génevaux et al. 2013's
@@ -497,44 +483,34 @@ pub fn carve(
     }
     let segs = segments(grid, rivers, p)?;
     let before = heights.to_vec();
-    per_cell(
+    per_segment(
         grid,
         &segs,
         |s| (s.half[0] + s.bank[0]).max(s.half[1] + s.bank[1]),
-        heights,
-        |i, q, near| {
-            let h = before[i];
+        |i, q, s| {
             if keep.is_some_and(|k| k.get(i) == Some(&true)) {
-                return h;
+                return;
             }
-            let h64 = h as f64;
-            let mut low = h64;
-            for s in near {
-                let (t, d) = s.closest(q);
-                let half = lerp(s.half[0], s.half[1], t);
-                let bank = lerp(s.bank[0], s.bank[1], t);
-                if d >= half + bank {
-                    continue;
-                }
-                let z = lerp(s.z[0], s.z[1], t);
-                if z >= low {
-                    continue;
-                }
-                let wgt = if d <= half {
-                    1.0
-                } else {
-                    let u = 1.0 - (d - half) / bank;
-                    u * u * (3.0 - 2.0 * u)
-                };
-                low = low.min(h64 - wgt * (h64 - z));
+            let h = before[i] as f64;
+            let (t, d) = s.closest(q);
+            let half = lerp(s.half[0], s.half[1], t);
+            let bank = lerp(s.bank[0], s.bank[1], t);
+            let z = lerp(s.z[0], s.z[1], t);
+            if d >= half + bank || z >= h {
+                return;
             }
-            if low < h64 {
-                (low as f32).min(h)
+            let wgt = if d <= half {
+                1.0
             } else {
-                h
+                let u = 1.0 - (d - half) / bank;
+                u * u * (3.0 - 2.0 * u)
+            };
+            let cut = (h - wgt * (h - z)) as f32;
+            if cut < heights[i] {
+                heights[i] = cut;
             }
         },
-    )?;
+    );
     Ok(heights.iter().zip(&before).filter(|(a, b)| a != b).count())
 }
 
@@ -549,20 +525,18 @@ pub fn channel_field(grid: Grid, rivers: &[River], p: &RiverCurveParams) -> Resu
     let segs = segments(grid, rivers, p)?;
     let cell = grid.dx().max(grid.dy()) as f64;
     let mut out: Vec<f32> = buffer(grid.len(), -cell as f32, "river channel field")?;
-    per_cell(
+    per_segment(
         grid,
         &segs,
         |s| s.half[0].max(s.half[1]) + cell,
-        &mut out,
-        |_, q, near| {
-            let mut best = -cell;
-            for s in near {
-                let (t, d) = s.closest(q);
-                best = best.max(lerp(s.half[0], s.half[1], t) - d);
+        |i, q, s| {
+            let (t, d) = s.closest(q);
+            let v = (lerp(s.half[0], s.half[1], t) - d) as f32;
+            if v > out[i] {
+                out[i] = v;
             }
-            best as f32
         },
-    )?;
+    );
     Ok(out)
 }
 
