@@ -56,6 +56,11 @@ fn bake_writes_every_expected_file_and_bake_json_matches_the_heights() {
         );
         expected.push(if out.join(&exr).exists() { exr } else { png });
     }
+    // The grid's rivers as curves (issue #37), named by their own key.
+    if json.get("rivers").is_some() {
+        assert_eq!(json["rivers"], "rivers.json");
+        expected.push("rivers.json".into());
+    }
     expected.sort();
     assert_eq!(files_of(&out), expected);
 
@@ -67,14 +72,55 @@ fn bake_writes_every_expected_file_and_bake_json_matches_the_heights() {
     assert_eq!(json["height_max"].as_f64().unwrap() as f32, hi);
     let recipe = orogen_core::Recipe::default_recipe();
     assert_eq!(json["seed"], recipe.seed);
+    // The initial terrain, the stages, and the river curves when there are rivers.
     assert_eq!(
         json["stages"].as_array().unwrap().len(),
-        recipe.stages.len() + 1
+        recipe.stages.len() + 1 + usize::from(json.get("rivers").is_some())
     );
     assert_eq!(
         std::fs::metadata(out.join("height.r16")).unwrap().len(),
         2 * 65 * 65
     );
+}
+
+#[test]
+fn the_default_bake_writes_its_rivers_as_curves_in_rivers_json() {
+    // Issue #37: a grid bake's rivers as smooth curves, in the Graph domain's format.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = bake_ok(tmp.path(), "out", &["--set", "size=(129,129)"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bake.json")).unwrap()).unwrap();
+    assert_eq!(json["rivers"], "rivers.json", "bake.json lists rivers.json");
+    let stages: Vec<&str> = json["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages.last(), Some(&"river curves"));
+    let rivers: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rivers.json")).unwrap()).unwrap();
+    let rivers = rivers["rivers"].as_array().unwrap();
+    assert!(!rivers.is_empty());
+    for r in rivers {
+        let points = r["points"].as_array().unwrap();
+        assert!(points.len() >= 2);
+        assert_eq!(r["discharge"].as_array().unwrap().len(), points.len());
+        assert_eq!(r["width"].as_array().unwrap().len(), points.len());
+        assert!(r["order"].as_u64().unwrap() >= 1);
+        let beds: Vec<f64> = points.iter().map(|p| p[2].as_f64().unwrap()).collect();
+        assert!(beds.windows(2).all(|w| w[1] <= w[0]), "a bed rises");
+    }
+    // Turned off: no rivers.json, and the earlier one goes with the earlier bake.
+    let out = bake_ok(
+        tmp.path(),
+        "out",
+        &["--set", "size=(129,129)", "--set", "river_curves=None"],
+    );
+    assert!(!out.join("rivers.json").exists());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bake.json")).unwrap()).unwrap();
+    assert!(json.get("rivers").is_none());
 }
 
 #[test]
@@ -706,8 +752,9 @@ fn huge_names_give_a_short_error_line() {
         let o = orogen(tmp.path(), &["bake", "--out", "o", "--set", &set]);
         let err = stderr(&o);
         assert_bad_input(&o, &["(100000 bytes)"]);
+        // The unknown field's message lists the recipe's twelve fields (310 bytes).
         assert!(
-            err.len() < 300,
+            err.len() < 330,
             "{} bytes: {}",
             err.len(),
             err.chars().take(400).collect::<String>()

@@ -371,6 +371,16 @@ pub fn run_recipe(
         observer,
     )?);
     finish_world(recipe, &mut world)?;
+    if let Some(p) = &recipe.river_curves {
+        // Issue #37: the grid's rivers as curves, carved into the heights shown and baked.
+        let start = Instant::now();
+        if crate::stages::river_curves::apply(&mut world, p)? {
+            timings.push(StageTiming {
+                stage: "river curves".into(),
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+    }
     for (i, name) in recipe.outputs.iter().enumerate() {
         if name == "erosion" {
             continue;

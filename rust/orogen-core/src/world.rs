@@ -162,9 +162,14 @@ pub struct World {
     /// On a Graph domain, the stream graph the stages erode; `height` is then the
     /// heightfield made from it (the initial terrain until the stages are done).
     pub graph: Option<Box<GraphState>>,
-    /// A Graph domain's rivers, once its heightfield is made: reaches of the stream tree
+    /// A Graph domain's rivers, once its heightfield is made, or a grid's river curves
+    /// (the recipe's `river_curves`) once the stages are done: reaches of the stream tree
     /// as polylines with discharge, width and Strahler order (`rivers.json`).
     pub rivers: Option<Vec<crate::rasterise::River>>,
+    /// On a grid, the receiver of each cell along the stream tree (lakes resolved; an
+    /// outlet receives itself) of the routing that made the hydrology maps: the river
+    /// curves follow it. Set with the hydrology maps.
+    pub stream_receivers: Option<std::sync::Arc<[u32]>>,
     /// A Graph domain's nodes once eroded, for overlays: position and height (x, y, h,
     /// metres) and drainage (m², or m³/yr with precipitation) of each node.
     pub graph_nodes: Option<GraphNodes>,
@@ -197,6 +202,7 @@ impl World {
             nodata: None,
             graph: None,
             rivers: None,
+            stream_receivers: None,
             graph_nodes: None,
             planet: None,
         }

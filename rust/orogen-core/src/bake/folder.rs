@@ -232,6 +232,12 @@ fn written_by_bake_json(dir: &Path) -> Option<BTreeSet<String>> {
             }
         }
     }
+    // `rivers.json`, named by its own key (a plain file name).
+    if let Some(f) = json.get("rivers").and_then(|f| f.as_str()) {
+        if !f.contains(['/', '\\']) {
+            names.insert(f.to_string());
+        }
+    }
     Some(names)
 }
 

@@ -37,6 +37,9 @@ use crate::recipe::Recipe;
 use crate::runner::StageTiming;
 use crate::world::{names, MapData, World};
 
+/// The file a bake writes its rivers to (when it has any, see [`World::rivers`]).
+pub const RIVERS_JSON: &str = "rivers.json";
+
 /// Largest side of `preview.png`, pixels; bigger worlds are shown at a coarser stride.
 pub const PREVIEW_MAX_SIDE: usize = 4096;
 
@@ -119,12 +122,13 @@ pub fn write_bake_target(
     timings: &[StageTiming],
     recipe_path: Option<&Path>,
 ) -> Result<Vec<PathBuf>> {
-    let text = bake_json(recipe, world, timings, recipe_path).map_err(|e| {
-        OrogenError::bad_file(
-            dir.join("bake.json"),
-            format!("cannot build bake.json: {e}"),
-        )
-    })?;
+    let text =
+        bake_info(recipe, world, timings, recipe_path, target == Target::Maps).map_err(|e| {
+            OrogenError::bad_file(
+                dir.join("bake.json"),
+                format!("cannot build bake.json: {e}"),
+            )
+        })?;
     match target {
         Target::Maps => write_folder(world, dir, Some(text)),
         Target::Terrain3d { region_size } => {
@@ -224,9 +228,10 @@ fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<P
         ));
     }
     if let Some(rivers) = &world.rivers {
-        // A Graph domain's rivers: polylines from source to mouth, points in metres.
+        // A Graph domain's rivers or a grid's river curves: polylines from source to
+        // mouth, points in metres.
         files.push((
-            "rivers.json".to_string(),
+            RIVERS_JSON.to_string(),
             Box::new(move |out, path| {
                 let text = rivers_json(rivers).map_err(|e| {
                     OrogenError::bad_file(path, format!("cannot build rivers.json: {e}"))
@@ -275,17 +280,35 @@ struct BakeInfo<'a> {
     stages: &'a [StageTiming],
     total_seconds: f64,
     maps: Vec<&'a str>,
+    /// `rivers.json` when the bake wrote one (a Graph domain's rivers, a grid's river
+    /// curves).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rivers: Option<&'static str>,
     recipe: &'a Recipe,
     recipe_ron: String,
 }
 
 /// The text of `bake.json` (pretty JSON): version, recipe path, seed, size, cell size
-/// (m; dx, with `cell_size_y` beside it for non-square cells), min/max height (m), stage timings (s), map names, the recipe as JSON and as RON.
+/// (m; dx, with `cell_size_y` beside it for non-square cells), min/max height (m), stage
+/// timings (s), map names, `"rivers": "rivers.json"` when the bake has rivers, the recipe
+/// as JSON and as RON.
 pub fn bake_json(
     recipe: &Recipe,
     world: &World,
     timings: &[StageTiming],
     recipe_path: Option<&Path>,
+) -> serde_json::Result<String> {
+    bake_info(recipe, world, timings, recipe_path, true)
+}
+
+/// [`bake_json`]; `with_rivers`: the bake writes `rivers.json` (Orogen's own maps, not an
+/// export for Terrain3D or HTerrain).
+fn bake_info(
+    recipe: &Recipe,
+    world: &World,
+    timings: &[StageTiming],
+    recipe_path: Option<&Path>,
+    with_rivers: bool,
 ) -> serde_json::Result<String> {
     let grid = world.grid();
     let (lo, hi) = world.height.min_max();
@@ -301,6 +324,7 @@ pub fn bake_json(
         stages: timings,
         total_seconds: timings.iter().map(|t| t.seconds).sum(),
         maps: world.maps.keys().map(|k| k.as_str()).collect(),
+        rivers: (with_rivers && world.rivers.is_some()).then_some(RIVERS_JSON),
         recipe,
         recipe_ron: recipe.to_ron_string(),
     };

@@ -10,16 +10,20 @@
 //!   between the basins of the channel reaches (Cordonnier et al. 2016 §7).
 //! - [`rivers`]: the stream tree's rivers as polylines with discharge, width and Strahler
 //!   order (written as `rivers.json`, handed to Godot as curves).
+//! - [`grid_rivers`]: the same curves for the regular grid's stream tree, smoothed off its
+//!   eight directions, carved into a height map and drawn as a channel field.
 //!
 //! Pixel `(x, y)` of the target grid stands at `(x·dx, y·dy)` metres, the frame the graph's
 //! node positions are in.
 
 mod bins;
 pub mod gaussian;
+pub mod grid_rivers;
 pub mod phong;
 pub mod primitives;
 pub mod rivers;
 
+pub use grid_rivers::{grid_rivers, RiverCurveParams};
 pub use primitives::{primitives, PrimitiveParams, PrimitiveSurface};
 pub use rivers::{extract_rivers, River, RiverParams};
 

@@ -212,11 +212,23 @@ pub(crate) fn strahler(s: &StreamSurface, p: &RiverParams, stack: &[u32]) -> Res
     };
     let mut river: Vec<bool> = alloc(n, "river nodes")?;
     river.extend(s.discharge.iter().map(|&q| q > 0.0 && q >= threshold));
+    strahler_orders(s.receivers, river, stack)
+}
+
+/// Strahler order of every node of `river` (true for river nodes; 0 for the others),
+/// over the stream tree of `receivers` walked in `stack` order. A river flows on to its
+/// outlet: every node downstream of a river node is made a river node first.
+pub(crate) fn strahler_orders(
+    receivers: &[u32],
+    mut river: Vec<bool>,
+    stack: &[u32],
+) -> Result<Vec<u32>> {
+    let n = receivers.len();
     // A river flows on to its outlet: donors come after their receivers in the stack.
     for &c in stack.iter().rev() {
         let c = c as usize;
         if river[c] {
-            river[s.receivers[c] as usize] = true;
+            river[receivers[c] as usize] = true;
         }
     }
     // Per node: highest donor order and how many donors have it.
@@ -237,7 +249,7 @@ pub(crate) fn strahler(s: &StreamSurface, p: &RiverParams, stack: &[u32]) -> Res
             (k, _) => k + 1,
         };
         order[c] = o;
-        let r = s.receivers[c] as usize;
+        let r = receivers[c] as usize;
         if r != c {
             if o > top[r] {
                 top[r] = o;
@@ -250,28 +262,21 @@ pub(crate) fn strahler(s: &StreamSurface, p: &RiverParams, stack: &[u32]) -> Res
     Ok(order)
 }
 
-/// The rivers of `s`, sorted by mouth node then source node. Errors naming the field for
-/// invalid parameters, slices of the wrong length, receivers out of range or in a cycle,
-/// non-finite values, negative discharge, or when memory runs out.
-pub fn extract_rivers(s: &StreamSurface, p: &RiverParams) -> Result<Vec<River>> {
-    // Cordonnier et al. 2016 §7: rivers from the stream graph's elevation and drainage.
-    p.validate("rivers")?;
-    check_surface(s)?;
-    let stack = stream_order(s.receivers)?;
-    let order = strahler(s, p, &stack)?;
-    let bed = beds(s, &stack)?;
-    let n = s.graph.len();
-
+/// The Strahler reaches of the stream tree: for each, its node run from its start (a
+/// source, or the confluence that raised the order) to its mouth (the node where it joins
+/// a river of another order, included, or its outlet), sorted by mouth node then start
+/// node. An outlet river node nothing flows into makes no reach.
+pub(crate) fn reaches(receivers: &[u32], order: &[u32]) -> Result<Vec<Vec<u32>>> {
+    let n = receivers.len();
     // Does some river donor of the same order flow into each node? Then it is not a start.
     let mut continued: Vec<bool> = alloc(n, "river starts")?;
     continued.resize(n, false);
     for c in 0..n {
-        let r = s.receivers[c] as usize;
+        let r = receivers[c] as usize;
         if order[c] > 0 && r != c && order[r] == order[c] {
             continued[r] = true;
         }
     }
-
     let mut reaches: Vec<(u32, u32, Vec<u32>)> = Vec::new();
     for start in 0..n {
         if order[start] == 0 || continued[start] {
@@ -280,7 +285,7 @@ pub fn extract_rivers(s: &StreamSurface, p: &RiverParams) -> Result<Vec<River>> 
         let mut nodes = vec![start as u32];
         let mut c = start;
         loop {
-            let r = s.receivers[c] as usize;
+            let r = receivers[c] as usize;
             if r == c {
                 break;
             }
@@ -298,10 +303,26 @@ pub fn extract_rivers(s: &StreamSurface, p: &RiverParams) -> Result<Vec<River>> 
         reaches.push((mouth, start as u32, nodes));
     }
     reaches.sort_unstable_by_key(|r| (r.0, r.1));
+    Ok(reaches.into_iter().map(|r| r.2).collect())
+}
+
+/// The rivers of `s`, sorted by mouth node then source node. Errors naming the field for
+/// invalid parameters, slices of the wrong length, receivers out of range or in a cycle,
+/// non-finite values, negative discharge, or when memory runs out.
+pub fn extract_rivers(s: &StreamSurface, p: &RiverParams) -> Result<Vec<River>> {
+    // Cordonnier et al. 2016 §7: rivers from the stream graph's elevation and drainage.
+    p.validate("rivers")?;
+    check_surface(s)?;
+    let stack = stream_order(s.receivers)?;
+    let order = strahler(s, p, &stack)?;
+    let bed = beds(s, &stack)?;
+
+    let reaches = reaches(s.receivers, &order)?;
 
     let levels = 1usize << p.smoothing;
     let mut rivers: Vec<River> = alloc(reaches.len(), "rivers")?;
-    for (_, start, nodes) in reaches {
+    for nodes in reaches {
+        let start = nodes[0];
         let pos: Vec<[f64; 2]> = nodes
             .iter()
             .map(|&i| {
@@ -358,18 +379,24 @@ pub fn extract_rivers(s: &StreamSurface, p: &RiverParams) -> Result<Vec<River>> 
 
 /// `a + (b − a)·t`: exactly `a` when `a == b` (a flat lake stays flat).
 #[inline]
-fn lerp(a: f64, b: f64, t: f64) -> f64 {
+pub(crate) fn lerp(a: f64, b: f64, t: f64) -> f64 {
     a + (b - a) * t
 }
 
 /// The reflection of `a` through `b`: a phantom end point for the spline.
-fn mirror(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+pub(crate) fn mirror(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
     [2.0 * b[0] - a[0], 2.0 * b[1] - a[1]]
 }
 
 /// Centripetal Catmull-Rom (α = 0.5) between `p1` (t = 0) and `p2` (t = 1): no cusp or
 /// self-intersection within a segment (Yuksel et al. 2011).
-fn catmull_rom(p0: [f64; 2], p1: [f64; 2], p2: [f64; 2], p3: [f64; 2], t: f64) -> [f64; 2] {
+pub(crate) fn catmull_rom(
+    p0: [f64; 2],
+    p1: [f64; 2],
+    p2: [f64; 2],
+    p3: [f64; 2],
+    t: f64,
+) -> [f64; 2] {
     let knot = |a: [f64; 2], b: [f64; 2]| ((b[0] - a[0]).hypot(b[1] - a[1])).sqrt().max(1e-12);
     let t0 = 0.0;
     let t1 = t0 + knot(p0, p1);

@@ -15,6 +15,7 @@ use crate::error::{OrogenError, Result};
 use crate::field::{CellSize, Grid};
 pub use crate::io::resolve_path;
 use crate::planet::PlanetParams;
+pub use crate::rasterise::RiverCurveParams;
 pub use crate::schema::ParamInfo;
 pub use crate::stages::domain::{Domain, GraphDomain, Surface};
 pub use crate::stages::source::{PlaneParams, ScalarSource, TerrainSource};
@@ -131,6 +132,25 @@ pub struct Recipe {
     /// the default planet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planet: Option<PlanetParams>,
+    /// On a Grid domain, once the stages are done: the hydrology maps' rivers as smooth
+    /// curves (`rivers.json`), carved into the heights with banks (issue #37).
+    /// `(window: 3, spacing: 3, smoothing: 2, width_coeff: 0.004, carve: true,
+    /// min_half_width: 0.75, bank_ratio: 1.0)` by default; `None` turns it off (the
+    /// heights are then the stages' own). A Graph domain draws its own rivers and ignores
+    /// this.
+    #[serde(
+        default = "default_river_curves",
+        skip_serializing_if = "is_default_river_curves"
+    )]
+    pub river_curves: Option<RiverCurveParams>,
+}
+
+fn default_river_curves() -> Option<RiverCurveParams> {
+    Some(RiverCurveParams::default())
+}
+
+fn is_default_river_curves(v: &Option<RiverCurveParams>) -> bool {
+    *v == default_river_curves()
 }
 
 fn ron_options() -> ron::Options {
@@ -271,6 +291,9 @@ impl Recipe {
             }
         }
         crate::stages::strata::validate_layers(&self.materials, self.strata.as_ref())?;
+        if let Some(p) = &self.river_curves {
+            p.validate("river_curves")?;
+        }
         if let Domain::Graph(g) = &self.domain {
             g.validate("domain.Graph", grid)?;
             if self.strata.is_some() {

@@ -170,6 +170,8 @@ pub fn write_hydrology_maps(
         field,
     )?;
     let maps = hydrology.compute(&world.height.data)?;
+    world.stream_receivers = Some(hydrology.flow().receivers.as_slice().into());
+    drop(hydrology);
     let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
     world
         .maps

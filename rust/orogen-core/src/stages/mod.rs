@@ -14,6 +14,7 @@ pub mod kind;
 pub mod layered_thermal;
 pub mod list;
 pub mod planet;
+pub mod river_curves;
 pub mod source;
 pub mod strata;
 pub mod stream_power;

@@ -1,6 +1,10 @@
 //! Existing recipes give the same bytes as before the core was reshaped (issue 7): every
 //! map of each recipe below is hashed and compared with the hash recorded on main at
 //! 6c90840, before the change. Set `OROGEN_PRINT_HASHES=1` to print the hashes instead.
+//!
+//! Each recipe runs twice: with `river_curves: None`, which must give the bytes recorded
+//! before river curves existed (issue #37), and with the default river curves carved
+//! into the heights (hashes recorded when the carve came).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -16,8 +20,11 @@ fn fnv(hash: &mut u64, bytes: &[u8]) {
 }
 
 /// One hash over every map's name, grid and bytes, in name order.
-fn hash_recipe(text: &str) -> u64 {
-    let recipe = Recipe::from_ron_str(text, "golden").unwrap();
+fn hash_recipe(text: &str, curves: bool) -> u64 {
+    let mut recipe = Recipe::from_ron_str(text, "golden").unwrap();
+    if !curves {
+        recipe.river_curves = None;
+    }
     let out = run_recipe(
         &recipe,
         Path::new("."),
@@ -106,23 +113,36 @@ const EXPECTED: &[(&str, u64)] = &[
     ("hydrology_fill_rain", 0x11f7b4ad614607e6),
 ];
 
+/// With the default `river_curves` (issue #37): the heights carved along the rivers'
+/// curves. `none_lakes_height_talus` writes no hydrology maps, so it has no rivers to
+/// carve and keeps its hash.
+const EXPECTED_CURVES: &[(&str, u64)] = &[
+    ("default", 0x0ff1c9ca6996c0ba),
+    ("carve_thermal_hydrology", 0xf09e000157cbc198),
+    ("fill_n2_rain_sea", 0x6ae4c81437e99a4a),
+    ("none_lakes_height_talus", 0x9e83071701149c07),
+    ("hydrology_fill_rain", 0xca30330eb82ac5f4),
+];
+
 #[test]
 fn existing_recipes_give_recorded_bytes() {
     let print = std::env::var_os("OROGEN_PRINT_HASHES").is_some();
-    for (name, text) in cases() {
-        let got = hash_recipe(&text);
-        if print {
-            println!("(\"{name}\", 0x{got:016x}),");
-            continue;
+    for (curves, expected) in [(false, EXPECTED), (true, EXPECTED_CURVES)] {
+        for (name, text) in cases() {
+            let got = hash_recipe(&text, curves);
+            if print {
+                println!("curves {curves}: (\"{name}\", 0x{got:016x}),");
+                continue;
+            }
+            let want = expected
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no recorded hash for {name}"))
+                .1;
+            assert_eq!(
+                got, want,
+                "recipe {name} (river curves {curves}): bytes differ from the recorded run"
+            );
         }
-        let want = EXPECTED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .unwrap_or_else(|| panic!("no recorded hash for {name}"))
-            .1;
-        assert_eq!(
-            got, want,
-            "recipe {name}: bytes differ from the recorded run"
-        );
     }
 }

@@ -17,7 +17,10 @@ fn recipe(hydrology: bool, precipitation: &str) -> Recipe {
               terrain: Noise(kind: Fbm, octaves: 4, wavelength: 2000.0, amplitude: 20.0),
               uplift: Noise(noise: (kind: Fbm, octaves: 2, wavelength: 3000.0), min: 0.0, max: 0.002),
               stages: [StreamPower(iterations: 12, dt: 50000.0, k: Constant(5e-6),
-                                   hydrology: {hydrology}{precipitation})])"
+                                   hydrology: {hydrology}{precipitation})],
+              // Live erosion shows the stage's own heights; a bake then carves the
+              // rivers' curves into them (issue #37), which is not what is compared here.
+              river_curves: None)"
         ),
         "test",
     )

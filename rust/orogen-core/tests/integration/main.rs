@@ -12,6 +12,7 @@ mod flow_hydrology;
 mod flow_routing;
 mod golden;
 mod graph_domain;
+mod grid_rivers;
 mod hydraulic;
 mod io_bake;
 mod io_formats;

@@ -51,8 +51,11 @@ fn events_arrive_in_stage_order_with_monotone_progress() {
         Event::StageFinished { index, .. } => seen.push(Seen::Finished(index)),
     })
     .unwrap();
-    // One timing for the initial terrain, one per stage.
-    assert_eq!(out.timings.len(), recipe.stages.len() + 1);
+    // One timing for the initial terrain, one per stage, and one for the river curves
+    // carved after them (issue #37).
+    assert!(out.world.rivers.is_some());
+    assert_eq!(out.timings.len(), recipe.stages.len() + 2);
+    assert_eq!(out.timings.last().unwrap().stage, "river curves");
     for stage in 0..recipe.stages.len() {
         let start = seen
             .iter()

@@ -12,7 +12,9 @@ fn recipe(stages: &str) -> Recipe {
     let text = format!(
         "(size: (65, 57), cell_size: 100.0, seed: 11,
           terrain: Noise(kind: Fbm, octaves: 4, wavelength: 3000.0, amplitude: 200.0),
-          uplift: Constant(0.001), stages: [{stages}])"
+          uplift: Constant(0.001), stages: [{stages}],
+          // The stages' own heights: no river curves carved after them (issue #37).
+          river_curves: None)"
     );
     let r = Recipe::from_ron_str(&text, "test").unwrap();
     r.validate().unwrap();
