@@ -7,6 +7,10 @@ extends "res://main.gd"
 ## Shows the eroded graph's nodes as dots coloured by drainage (white on the ridges to deep
 ## blue on the rivers); also `--graph-nodes` on the command line.
 @export var show_graph_nodes: bool = false
+## Draws the rivers again as ribbon meshes from get_rivers(), as a game would place its own
+## water along them. Off by default: the terrain already draws its rivers from the same curves
+## (one river system, not two); also `--graph-ribbons` on the command line.
+@export var draw_ribbons: bool = false
 ## Ribbons float this far above the river bed, metres, so they cover the carved channel.
 @export var ribbon_lift: float = 2.0
 ## Ribbons are drawn at least this wide, metres, so thin reaches read from afar.
@@ -14,7 +18,8 @@ extends "res://main.gd"
 
 
 func _terrain_ready() -> void:
-	_draw_rivers()
+	if draw_ribbons or OS.get_cmdline_user_args().has("--graph-ribbons"):
+		_draw_rivers()
 	if show_graph_nodes or OS.get_cmdline_user_args().has("--graph-nodes"):
 		_draw_graph_nodes()
 

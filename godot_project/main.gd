@@ -21,6 +21,8 @@ extends Node3D
 var orbit_speed: float = 0.05
 var screenshot_path: String = ""
 var views_prefix: String = ""
+## With `--orogen-check-views`, each view is checked after it is saved (ViewChecks).
+var check_views: bool = false
 
 
 func _ready() -> void:
@@ -31,6 +33,8 @@ func _ready() -> void:
 		elif arg.begins_with("--orogen-views="):
 			views_prefix = arg.get_slice("=", 1)
 			orbit_speed = 0.0
+		elif arg == "--orogen-check-views":
+			check_views = true
 		elif arg.begins_with("--orogen-debug-view="):
 			# The terrain shader's debug views (1 albedo, 2 dominant material, 3 normal).
 			terrain.get_terrain_material().set_shader_parameter("debug_view", int(arg.get_slice("=", 1)))
@@ -93,7 +97,8 @@ func _frame_camera() -> void:
 	var radius: float = extent * camera_radius
 	var pos := Vector3(cos(orbit_angle) * radius, extent * camera_height, sin(orbit_angle) * radius)
 	camera.look_at_from_position(pos, Vector3(0.0, 0.0, extent * 0.06 * sin(orbit_angle)), Vector3.UP)
-	camera.far = extent * 4.0
+	# Far enough for the skirt or the sea out to the horizon (TerrainWorld.edge).
+	camera.far = extent * 130.0
 	camera.near = extent * 0.0005
 
 
@@ -148,18 +153,119 @@ func _save_views() -> void:
 			var from := top + Vector3(extent * 0.08, extent * 0.015, extent * 0.08)
 			from.y = max(from.y, terrain.get_height(from.x, from.z) + extent * 0.01)
 			camera.look_at_from_position(from, top + Vector3(-extent * 0.2, -top.y * 0.6, -extent * 0.05), Vector3.UP)],
+		["closeup", func() -> void:
+			# 2 m above the ground half way from the middle to the highest point, looking
+			# along the ground away from the peak.
+			var at := top * 0.5
+			at.y = terrain.get_height(at.x, at.z) + 2.0
+			var away := Vector3(at.x - top.x, 0.0, at.z - top.z).normalized()
+			if away.length() < 0.5:
+				away = Vector3(1.0, 0.0, 0.0)
+			var target := at + away * 60.0
+			target.y = terrain.get_height(target.x, target.z)
+			camera.look_at_from_position(at, target, Vector3.UP)],
 	]
+	var checks := ViewChecks.new()
 	for view: Array in views:
 		(view[1] as Callable).call()
-		for i: int in range(3):
-			await get_tree().process_frame
-		await RenderingServer.frame_post_draw
+		if view[0] != "overview":
+			# Near and far planes for views from low over the ground (2 m for the close-up)
+			# out to where the skirt or the sea meets the horizon within a pixel.
+			camera.near = 0.5 if view[0] == "closeup" else 2.0
+			camera.far = extent * 20.0
+		var img: Image = await _grab()
 		var path: String = "%s-%s.png" % [views_prefix, view[0]]
 		DirAccess.make_dir_recursive_absolute(path.get_base_dir())
-		var img: Image = get_viewport().get_texture().get_image()
 		if img.save_png(path) != OK:
 			push_error("Orogen demo: cannot save " + path)
 			get_tree().quit(1)
 			return
 		print("orogen-demo: view saved to ", path)
+		if check_views:
+			await checks.run(self, String(view[0]), img)
+	if check_views:
+		checks.finish()
 	get_tree().quit(0)
+
+
+## The frame the viewport shows now, a few frames after the camera moved.
+func _grab() -> Image:
+	for i: int in range(3):
+		await get_tree().process_frame
+	await RenderingServer.frame_post_draw
+	return get_viewport().get_texture().get_image()
+
+
+## Checks on the demo's views (`--orogen-check-views`, tests/godot/run.sh), each printed as
+## `PASS name` / `FAIL name: why`, then `RESULT passed=N failed=M`:
+## - no background below the horizon: the frame again with the sky and fog replaced by a key
+##   colour, and no key-coloured pixel below the eye-level horizon (the row of a point far
+##   ahead at the camera's height);
+## - no snow below the snowline: the frame again with the terrain shader's debug view 5
+##   (magenta below the snowline's altitude), and no snow-coloured pixel of the lit frame
+##   (near white) on magenta.
+class ViewChecks:
+	var passed: int = 0
+	var failed: int = 0
+
+	func report(name: String, ok: bool, why: String) -> void:
+		if ok:
+			passed += 1
+			print("PASS ", name)
+		else:
+			failed += 1
+			print("FAIL ", name, ": ", why)
+
+	func run(demo: Node3D, view: String, lit: Image) -> void:
+		var camera: Camera3D = demo.camera
+		var env: Environment = demo.get_world_3d().environment
+		var fwd: Vector3 = -camera.global_transform.basis.z
+		fwd.y = 0.0
+		var horizon: int = lit.get_height()
+		if fwd.length() > 1.0e-3:
+			var far_point: Vector3 = camera.global_position + fwd.normalized() * camera.far * 0.5
+			horizon = int(clamp(camera.unproject_position(far_point).y, 0.0, float(lit.get_height())))
+		# Background: sky and fog swapped for a key colour.
+		var saved := [env.background_mode, env.background_color, env.fog_enabled]
+		env.background_mode = Environment.BG_COLOR
+		env.background_color = Color(1.0, 0.0, 1.0)
+		env.fog_enabled = false
+		var keyed: Image = await demo._grab()
+		env.background_mode = saved[0]
+		env.background_color = saved[1]
+		env.fog_enabled = saved[2]
+		keyed.convert(Image.FORMAT_RGB8)
+		var below: int = 0
+		var counted: int = 0
+		for y: int in range(min(horizon + 3, keyed.get_height()), keyed.get_height(), 2):
+			for x: int in range(0, keyed.get_width(), 2):
+				counted += 1
+				var c: Color = keyed.get_pixel(x, y)
+				if c.r > 0.9 and c.b > 0.9 and c.g < 0.1:
+					below += 1
+		if below > 0:
+			keyed.save_png("%s-%s-background.png" % [demo.views_prefix, view])
+		report("%s_no_background_below_horizon" % view, below == 0,
+			"%d of %d pixels below the horizon (row %d) are background" % [below, counted, horizon])
+		# Snow below the snowline.
+		var material: ShaderMaterial = demo.terrain.get_terrain_material()
+		material.set_shader_parameter("debug_view", 5)
+		var mask: Image = await demo._grab()
+		material.set_shader_parameter("debug_view", 0)
+		mask.convert(Image.FORMAT_RGB8)
+		lit.convert(Image.FORMAT_RGB8)
+		var snow_below: int = 0
+		var snow: int = 0
+		for y: int in range(0, lit.get_height(), 2):
+			for x: int in range(0, lit.get_width(), 2):
+				var c: Color = lit.get_pixel(x, y)
+				if c.v > 0.8 and c.s < 0.1:
+					snow += 1
+					var m: Color = mask.get_pixel(x, y)
+					if m.r > 0.9 and m.b > 0.9 and m.g < 0.1:
+						snow_below += 1
+		report("%s_no_snow_below_snowline" % view, snow_below == 0,
+			"%d of %d snow-coloured pixels lie below the snowline" % [snow_below, snow])
+
+	func finish() -> void:
+		print("RESULT passed=%d failed=%d" % [passed, failed])

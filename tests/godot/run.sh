@@ -11,16 +11,16 @@
 #      compares it with Godot's run byte for byte
 #   4b. checks the Terrain3D and HTerrain exports (godot_project/tests/hterrain_export.gd) and
 #      imports the HTerrain one with a real HTerrain in a scratch project (SKIPPED without it)
-#   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3), saves a screenshot into
-#      test-artifacts/ and checks it shows terrain, water and sky
-#   5b. renders the demo from three camera positions at 1600x900 and checks each
-#   6. renders the strata scene the same way and checks it shows terrain, sky and the colours
-#      of several of its materials
-#   7. renders the rills, dunes, weathering and graph scenes (the built-in recipes of those names,
-#      some on smaller grids) and checks each: terrain, sky, and water (rills) or its
+#   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3) from four views at 1600x900
+#      (overview, valley, ridge, 2 m above the ground) into test-artifacts/; main.gd checks
+#      each (no background below the horizon, no snow below the snowline) and
+#      check_screenshot.gd checks the overview shows terrain, water and sky
+#   6. the same for the strata scene, whose overview must show several of its materials
+#   7. the same for the rills, dunes, weathering and graph scenes (the built-in recipes of
+#      those names, some on smaller grids): terrain, sky, and water (rills) or its
 #      materials' colours
 #   7b. renders the painting demo (paint.tscn): live erosion while a script paints uplift
-#   8. renders the large scene (the built-in `large` recipe, 2049², coarse to fine)
+#   8. the same for the large scene (the built-in `large` recipe, 2049², coarse to fine)
 #   8b. renders 1025², 2049² and 4097² noise terrains through the LOD clipmap (lod.tscn),
 #      which checks vertex counts, the LOD centre, cracks and collision regions itself
 #   9. renders the planet scene (PlanetWorld), which checks itself and its frame
@@ -206,39 +206,46 @@ render_and_check() { # name, scene, screenshot, check options...
     fi
 }
 
-echo "==> rendering the demo under Xvfb (llvmpipe) (at ${SECONDS} s)"
-render_and_check demo res://main.tscn "$ART/godot-demo.png" --small="$ART/godot-demo-960.png"
-echo "screenshot: $ART/godot-demo.png (960x540 copy: $ART/godot-demo-960.png)"
-
-echo "==> the demo from three camera positions at 1600x900 (issue #13) (at ${SECONDS} s)"
-# The overview (the orbit), low over a valley, and beside the highest ground: each must show
-# terrain, water and sky. The demo grows its terrain once and saves the three frames.
-rm -f "$ART"/godot-view-*.png
-timeout 600 "${GODOT[@]}" --xvfb --audio-driver Dummy --resolution 1600x900 --path godot_project res://main.tscn -- \
-    --orogen-views="$ART/godot-view" >"$WORK/render-views.log" 2>&1
-if grep -qE 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-views.log"; then
-    grep -E -A1 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-views.log" | head -n 10
-    fail_step "demo views: errors in the output"
-fi
-for view in overview valley ridge; do
-    shot="$ART/godot-view-$view.png"
-    if [[ -f $shot ]]; then
-        timeout 120 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
-            --image="$shot" --small="$ART/godot-view-$view-960.png" >"$WORK/shot-view-$view.log" 2>&1
-        grep -E '^(PASS|FAIL) |^  screenshot' "$WORK/shot-view-$view.log"
-        tally "$WORK/shot-view-$view.log" "demo $view view check"
-    else
-        tail -n 20 "$WORK/render-views.log"
-        fail_step "the demo saves its $view view"
+# Renders a scene built on main.gd from four views at 1600x900 (the overview, low over a
+# valley, beside the highest ground, and 2 m above the ground), which main.gd checks itself
+# (--orogen-check-views: no background below the horizon, no snow below the snowline), then
+# checks each frame (check_screenshot.gd: the overview with the given options, the others
+# with --basic); any engine error line in the render is a failure.
+render_views() { # name, scene, overview check options...
+    local name=$1 scene=$2 view shot
+    shift 2
+    rm -f "$ART/godot-$name"-*.png
+    timeout 600 "${GODOT[@]}" --xvfb --audio-driver Dummy --resolution 1600x900 --path godot_project "$scene" -- \
+        --orogen-views="$ART/godot-$name" --orogen-check-views >"$WORK/render-$name.log" 2>&1
+    grep -E '^(PASS|FAIL) ' "$WORK/render-$name.log"
+    tally "$WORK/render-$name.log" "$name views"
+    if grep -qE 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-$name.log"; then
+        grep -E -A1 'SCRIPT ERROR|^ERROR:|panicked|Segmentation fault' "$WORK/render-$name.log" | head -n 10
+        fail_step "$name run: errors in the output"
     fi
-done
-echo "screenshots: $ART/godot-view-{overview,valley,ridge}.png"
+    for view in overview valley ridge closeup; do
+        shot="$ART/godot-$name-$view.png"
+        if [[ ! -f $shot ]]; then
+            tail -n 20 "$WORK/render-$name.log"
+            fail_step "the $name scene saves its $view view"
+            continue
+        fi
+        local opts=(--basic)
+        [[ $view == overview ]] && opts=("$@")
+        timeout 120 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
+            --image="$shot" --small="$ART/godot-$name-$view-960.png" "${opts[@]}" >"$WORK/shot-$name-$view.log" 2>&1
+        grep -E '^(PASS|FAIL) |^  (screenshot|materials)' "$WORK/shot-$name-$view.log"
+        tally "$WORK/shot-$name-$view.log" "$name $view check"
+    done
+    echo "screenshots: $ART/godot-$name-{overview,valley,ridge,closeup}.png"
+}
 
-echo "==> rendering the strata scene under Xvfb (at ${SECONDS} s)"
+echo "==> the demo from four views at 1600x900 under Xvfb (llvmpipe) (at ${SECONDS} s)"
+render_views demo res://main.tscn
+
+echo "==> the strata scene (at ${SECONDS} s)"
 # Its recipe's materials: sandstone, shale, sand (granite, grey, is not told apart).
-render_and_check strata res://strata.tscn "$ART/godot-strata.png" --small="$ART/godot-strata-960.png" \
-    "--materials=196,112,68;84,92,128;222,180,90;150,140,138"
-echo "screenshot: $ART/godot-strata.png (960x540 copy: $ART/godot-strata-960.png)"
+render_views strata res://strata.tscn "--materials=196,112,68;84,92,128;222,180,90;150,140,138"
 
 # The painting demo: live erosion of the built-in `paint` recipe while a script paints an
 # S-shaped range of uplift (it prints the refresh rate it saw), then the terrain applied.
@@ -246,28 +253,22 @@ echo "==> rendering the painting demo under Xvfb (paint.tscn) (at ${SECONDS} s)"
 render_and_check paint res://paint.tscn "$ART/godot-paint.png" --small="$ART/godot-paint-960.png"
 grep -E '^orogen-paint: [0-9]+ live refreshes' "$WORK/render-paint.log"
 
-echo "==> rendering the rills, dunes and weathering scenes under Xvfb (at ${SECONDS} s)"
+echo "==> the rills, dunes and weathering scenes (at ${SECONDS} s)"
 # Rills: one material; the rain water still running in the rills is the water checked. That
 # water covers much of the plane and counts as water, not terrain, hence the lower share.
-render_and_check rills res://rills.tscn "$ART/godot-rills.png" --small="$ART/godot-rills-960.png" \
-    --min-terrain=18
+render_views rills res://rills.tscn --min-terrain=18
 # Dunes: sand over bedrock (grey, not told apart), so one material colour is enough.
-render_and_check dunes res://dunes.tscn "$ART/godot-dunes.png" --small="$ART/godot-dunes-960.png" \
-    "--materials=222,200,150;92,88,86" --min-materials=1
+render_views dunes res://dunes.tscn "--materials=222,200,150;92,88,86" --min-materials=1
 # Weathering: sandstone, shale and sand.
-render_and_check weathering res://weathering.tscn "$ART/godot-weathering.png" \
-    --small="$ART/godot-weathering-960.png" "--materials=196,150,96;110,104,120;222,200,150"
-echo "screenshots: $ART/godot-rills.png, $ART/godot-dunes.png, $ART/godot-weathering.png"
+render_views weathering res://weathering.tscn "--materials=196,150,96;110,104,120;222,200,150"
 
-echo "==> rendering the graph scene under Xvfb (at ${SECONDS} s)"
-# Graph: one material; its rivers, drawn as ribbons from get_rivers(), are the water checked.
-render_and_check graph res://graph.tscn "$ART/godot-graph.png" --small="$ART/godot-graph-960.png"
-echo "screenshot: $ART/godot-graph.png"
+echo "==> the graph scene (at ${SECONDS} s)"
+# Graph: one material; its rivers, drawn from the same curves as get_rivers(), are the water.
+render_views graph res://graph.tscn
 
-echo "==> rendering the large scene under Xvfb (at ${SECONDS} s)"
+echo "==> the large scene (at ${SECONDS} s)"
 # Large: the built-in `large` recipe, 2049² with stream power coarse to fine.
-render_and_check large res://large.tscn "$ART/godot-large.png" --small="$ART/godot-large-960.png"
-echo "screenshot: $ART/godot-large.png"
+render_views large res://large.tscn
 
 echo "==> LOD: 1025², 2049² and 4097² terrains through the clipmap under Xvfb (at ${SECONDS} s)"
 # lod.gd checks each size itself: at most 1.5M vertices, the frame's primitives are the

@@ -243,8 +243,15 @@ impl ImageBytes {
             &drainage.data,
             &rivers.data,
         );
+        // The channels: from the smooth river curves (issue #37) where the world has them,
+        // so drawn rivers follow the carved beds rather than the grid's directions.
+        let from_curves = world.rivers.as_deref().and_then(|rivers| {
+            let p = orogen_core::rasterise::grid_rivers::RiverCurveParams::default();
+            orogen_core::stages::river_curves::channel(grid, rivers, &p).ok()
+        });
+        let channel = from_curves.unwrap_or(d.channel);
         Some((
-            ImageBytes::scalar(grid, &d.channel),
+            ImageBytes::scalar(grid, &channel),
             ImageBytes::directions(grid, &d.flow),
         ))
     }

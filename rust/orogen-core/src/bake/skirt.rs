@@ -5,7 +5,7 @@
 //!   outwards, smoothed along the border more the farther out they lie and relaxed towards
 //!   the border's mean height, with rolling ground whose amplitude falls away with distance.
 //! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
-//!   [`COAST_DEPTH_M`] below sea level over a shelf a tenth of the map wide, then flat sea
+//!   [`COAST_DEPTH_M`] below sea level over a shelf 4 % of the map wide, then flat sea
 //!   floor; the sea plane covers it.
 //!
 //! The innermost ring lies [`OVERLAP_CELLS`] cells inside the border and a little under the
@@ -34,7 +34,7 @@ pub const UNDER_M: f32 = 2.0;
 pub const COAST_DEPTH_M: f32 = 150.0;
 
 /// The skirt's outer edge, in map extents from the border.
-pub const REACH_EXTENTS: f32 = 40.0;
+pub const REACH_EXTENTS: f32 = 120.0;
 
 /// Rings outside the border (their distances grow geometrically to the horizon).
 pub const RINGS: usize = 24;
@@ -182,7 +182,7 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
         dists.push(d);
         d *= ratio;
     }
-    let shelf = 0.1 * extent;
+    let shelf = 0.04 * extent;
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
         let profile = smoothed(k);
