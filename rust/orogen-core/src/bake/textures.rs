@@ -54,7 +54,7 @@ pub fn ground_texture_files(size: usize) -> Vec<(String, Vec<u8>)> {
 /// of 32 from 32 to 4096). Each file is written beside its final name and renamed into
 /// place, so an interrupted run leaves every earlier file whole. Returns the paths written.
 pub fn write_ground_textures(dir: &Path, size: usize) -> Result<Vec<PathBuf>> {
-    if !(32..=4096).contains(&size) || size % 32 != 0 {
+    if !(32..=4096).contains(&size) || !size.is_multiple_of(32) {
         return Err(OrogenError::invalid(
             "size",
             format!("{size} is not a multiple of 32 from 32 to 4096"),

@@ -56,7 +56,10 @@ pub fn ground_textures(size: usize) -> Vec<GroundTexture> {
 /// periods must divide it to tile).
 pub fn ground_texture(slot: usize, size: usize) -> GroundTexture {
     assert!(slot < GROUND_MATERIALS.len(), "ground material slot {slot}");
-    assert!(size >= 32 && size % 32 == 0, "ground texture size {size}");
+    assert!(
+        size >= 32 && size.is_multiple_of(32),
+        "ground texture size {size}"
+    );
     let pixels: Vec<Sample> = (0..size * size)
         .into_par_iter()
         .map(|i| {
