@@ -453,6 +453,26 @@ pub fn run_live(
     };
     let name = "StreamPower";
     let mut run = params.start(world, &env)?;
+    // The recipe's first Thermal stage, if any, runs its iterations (or until it settles)
+    // after each stream-power step: a hillslope process, so painted uplift grows ranges with
+    // foothills rather than a spike per cell (issue #37).
+    let mut hillslope = match recipe.stages.iter().enumerate().find_map(|(i, s)| match s {
+        crate::recipe::Stage::Thermal(t) => Some((i, t.clone())),
+        _ => None,
+    }) {
+        Some((i, t)) => {
+            let field = format!("stages[{i}].Thermal");
+            t.validate(&field)?;
+            let env = crate::stages::Env {
+                base_dir,
+                field,
+                index: i,
+                in_loop: false,
+            };
+            Some((t.start(world, &env)?, t.iterations.max(1)))
+        }
+        None => None,
+    };
     let mut steps = 0u32;
     while !stop.load(Ordering::Relaxed) {
         if let Some(maps) = take_maps() {
@@ -469,6 +489,13 @@ pub fn run_live(
             run = params.start(world, &env)?;
         }
         run.step(world)?;
+        if let Some((h, iterations)) = &mut hillslope {
+            for _ in 0..*iterations {
+                if h.step(world)? {
+                    break;
+                }
+            }
+        }
         world.hold_nodata();
         steps += 1;
         if let Some((what, cell, value)) = world.first_non_finite() {

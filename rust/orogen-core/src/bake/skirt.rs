@@ -191,9 +191,11 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
             // Inside the border the ring is the border shrunk by OVERLAP_CELLS (clamped, so
             // its corners do not fold); outside, moved out along the normal.
             let (x, z) = if d < 0.0 {
-                let o = OVERLAP_CELLS;
-                let px = p[0].clamp(o, (grid.width - 1) as f32 - o);
-                let pz = p[1].clamp(o, (grid.height - 1) as f32 - o);
+                // (A map narrower than twice the overlap shrinks to its middle.)
+                let (w, h) = ((grid.width - 1) as f32, (grid.height - 1) as f32);
+                let (ox, oz) = (OVERLAP_CELLS.min(w * 0.5), OVERLAP_CELLS.min(h * 0.5));
+                let px = p[0].clamp(ox, w - ox);
+                let pz = p[1].clamp(oz, h - oz);
                 (px * dx - cx, pz * dy - cz)
             } else {
                 (p[0] * dx - cx + nrm[0] * d, p[1] * dy - cz + nrm[1] * d)
@@ -315,6 +317,20 @@ mod tests {
         }
         assert!(s.positions.iter().all(|p| p.iter().all(|v| v.is_finite())));
         assert!(s.normals.iter().all(|n| n[1] > 0.0), "a normal points down");
+    }
+
+    #[test]
+    fn tiny_maps_get_a_finite_skirt() {
+        for (w, h) in [(2, 2), (2, 5), (3, 3), (4, 7)] {
+            let grid = Grid::new(w, h, 10.0).unwrap();
+            let heights: Vec<f32> = (0..w * h).map(|i| i as f32).collect();
+            for edge in [Edge::Skirt, Edge::Coast] {
+                let s = skirt(grid, &heights, edge, 0.0);
+                assert!(!s.indices.is_empty(), "{w}×{h} {edge:?}");
+                assert!(s.positions.iter().flatten().all(|v| v.is_finite()));
+                assert!(s.normals.iter().flatten().all(|v| v.is_finite()));
+            }
+        }
     }
 
     #[test]
