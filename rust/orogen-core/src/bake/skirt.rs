@@ -27,7 +27,7 @@ pub enum Edge {
 /// Cells inside the border where the skirt starts (under the terrain).
 pub const OVERLAP_CELLS: f32 = 2.0;
 
-/// How far under the terrain the overlapping ring lies, metres.
+/// How far under the terrain the overlapping ring lies, metres (at most half a cell).
 pub const UNDER_M: f32 = 2.0;
 
 /// Depth of the sea floor beyond a coast, metres below sea level.
@@ -135,7 +135,10 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
     }
     let (dx, dy) = (grid.dx(), grid.dy());
     let extent = ((grid.width - 1) as f32 * dx).max((grid.height - 1) as f32 * dy);
-    let ring = border(grid, 256);
+    // One point per border cell (up to 4,096 round the map), so the first ring meets the
+    // terrain's own border vertices.
+    let perimeter = 2 * (grid.width - 1 + grid.height - 1);
+    let ring = border(grid, perimeter.clamp(8, 4096));
     let m = ring.len();
     let edge_h: Vec<f32> = ring
         .iter()
@@ -203,8 +206,11 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
             let y = if d <= 0.0 {
                 // Under the terrain's own edge: the sample lowered a little.
                 let inside = sample(grid, height, (x + cx) / dx, (z + cz) / dy);
+                // Ring 0 lies under the ground (by at most half a cell, so it stays under the
+                // terrain's own slope); ring 1 is the border itself.
                 let at = if r == 0 { inside } else { edge_h[i] };
-                (if at.is_finite() { at } else { mean }) - if r == 0 { UNDER_M } else { 0.05 }
+                let under = if r == 0 { UNDER_M.min(0.5 * cell) } else { 0.0 };
+                (if at.is_finite() { at } else { mean }) - under
             } else {
                 match edge {
                     Edge::Coast => {
@@ -300,7 +306,7 @@ mod tests {
             let cx = p1[0] / 50.0 + 32.0;
             let cz = p1[2] / 50.0 + 24.0;
             let want = sample(grid, &h, cx, cz);
-            assert!(p1[1] < want && p1[1] > want - 0.1, "{p1:?} against {want}");
+            assert!((p1[1] - want).abs() < 1e-3, "{p1:?} against {want}");
             // The last ring lies far out.
             let pl = s.positions[(RINGS + 1) * m + i];
             assert!(pl[0].abs().max(pl[2].abs()) > 30.0 * 64.0 * 50.0);

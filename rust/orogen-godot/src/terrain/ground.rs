@@ -35,22 +35,20 @@ const BUILT_IN: [(&[u8], &[u8]); 8] = texture_files!(
     "snow"
 );
 
-/// The arrays a terrain's material binds, and each layer's mean luminance (linear).
+/// The arrays a terrain's material binds.
 #[derive(Clone)]
 pub struct GroundTextures {
     pub albedo: Gd<Texture2DArray>,
     pub normal: Gd<Texture2DArray>,
-    pub luma: PackedFloat32Array,
 }
 
 /// The built-in images, decoded once per process: side, RGBA8 bytes with every mip level,
-/// for albedo and normal of each slot, and the albedo's mean luminance. Plain bytes, not
+/// for albedo and normal of each slot. Plain bytes, not
 /// Godot objects, so nothing of the engine's outlives its shutdown.
 struct Decoded {
     side: i32,
     albedo: Vec<Vec<u8>>,
     normal: Vec<Vec<u8>>,
-    luma: Vec<f32>,
 }
 
 static DECODED: std::sync::OnceLock<Result<Decoded, String>> = std::sync::OnceLock::new();
@@ -62,13 +60,11 @@ fn decoded() -> Result<&'static Decoded, String> {
                 side: 0,
                 albedo: Vec::new(),
                 normal: Vec::new(),
-                luma: Vec::new(),
             };
             for (k, (a, n)) in BUILT_IN.iter().enumerate() {
                 let a = decode(a, GROUND_MATERIALS[k], "albedo_height")?;
                 let n = decode(n, GROUND_MATERIALS[k], "normal_roughness")?;
                 d.side = a.get_width();
-                d.luma.push(mean_luma(&a));
                 d.albedo.push(a.get_data().to_vec());
                 d.normal.push(n.get_data().to_vec());
             }
@@ -99,7 +95,6 @@ pub fn built_in() -> Result<GroundTextures, String> {
     Ok(GroundTextures {
         albedo: array_of(&images(&d.albedo)?)?,
         normal: array_of(&images(&d.normal)?)?,
-        luma: PackedFloat32Array::from(d.luma.as_slice()),
     })
 }
 
@@ -111,10 +106,6 @@ pub fn with_overrides(
     let mut t = built_in()?;
     if let Some(a) = albedo {
         check_layers(&a, "ground_albedo")?;
-        let luma: Vec<f32> = (0..8)
-            .map(|k| a.get_layer_data(k).map_or(0.2, |img| mean_luma(&img)))
-            .collect();
-        t.luma = PackedFloat32Array::from(luma.as_slice());
         t.albedo = a;
     }
     if let Some(n) = normal {
@@ -160,37 +151,6 @@ fn array_of(images: &[Gd<Image>]) -> Result<Gd<Texture2DArray>, String> {
     Ok(arr)
 }
 
-/// The mean linear luminance of an sRGB RGBA8 image's top level.
-fn mean_luma(img: &Gd<Image>) -> f32 {
-    let mut img = img.clone();
-    if img.get_format() != Format::RGBA8 {
-        let mut copy = Image::new_gd();
-        copy.copy_from(&img);
-        copy.convert(Format::RGBA8);
-        img = copy;
-    }
-    let (w, h) = (img.get_width() as usize, img.get_height() as usize);
-    let data = img.get_data();
-    let bytes = data.as_slice();
-    let n = (w * h).min(bytes.len() / 4);
-    if n == 0 {
-        return 0.2;
-    }
-    let lin = |b: u8| {
-        let s = b as f32 / 255.0;
-        if s <= 0.04045 {
-            s / 12.92
-        } else {
-            ((s + 0.055) / 1.055).powf(2.4)
-        }
-    };
-    let mut sum = 0.0f64;
-    for p in bytes[..n * 4].chunks_exact(4) {
-        sum += (0.2126 * lin(p[0]) + 0.7152 * lin(p[1]) + 0.0722 * lin(p[2])) as f64;
-    }
-    (sum / n as f64) as f32
-}
-
 /// Binds `textures` (or, on `None`, the built-in set) to a terrain shader's material; a
 /// failure leaves the material without ground textures (`has_ground` false, plain colours)
 /// and is returned for the caller to report.
@@ -202,7 +162,6 @@ pub fn bind(
         Ok(t) => {
             material.set_shader_parameter("ground_albedo", &t.albedo.to_variant());
             material.set_shader_parameter("ground_normal", &t.normal.to_variant());
-            material.set_shader_parameter("ground_luma", &t.luma.to_variant());
             material.set_shader_parameter("has_ground", &true.to_variant());
             Ok(())
         }

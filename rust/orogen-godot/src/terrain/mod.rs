@@ -30,6 +30,7 @@ use godot::classes::image::Format;
 use godot::classes::node::InternalMode;
 use godot::classes::{
     Camera3D, EditorInterface, Engine, INode3D, Image, MeshInstance3D, Node3D, ShaderMaterial,
+    Texture2DArray,
 };
 use godot::prelude::*;
 use orogen_core::bake::collision::{collision_regions, CollisionRegion};
@@ -101,6 +102,17 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_edge)]
     edge: TerrainEdge,
+    /// Your own ground albedo textures: a `Texture2DArray` of eight layers (rock, cliff,
+    /// scree, soil, grass, dry grass, sand, snow), sRGB albedo with height in alpha, as
+    /// Terrain3D's. Null: Orogen's own (`addons/orogen/runtime/textures/`).
+    #[export]
+    #[var(set = set_ground_albedo)]
+    ground_albedo: Option<Gd<Texture2DArray>>,
+    /// Your own ground normal maps: eight layers, tangent-space normal with roughness in
+    /// alpha. Null: Orogen's own.
+    #[export]
+    #[var(set = set_ground_normal)]
+    ground_normal: Option<Gd<Texture2DArray>>,
     /// Painted uplift, m/yr, one value per cell (`FORMAT_RF`); null: the recipe's `uplift`.
     /// The dock's brushes paint it; it is saved with the scene.
     #[export]
@@ -152,6 +164,8 @@ impl INode3D for TerrainWorld {
             paint: PaintMaps::default(),
             sea: Sea::default(),
             edge: TerrainEdge::Auto,
+            ground_albedo: None,
+            ground_normal: None,
             lake_water: LakeWater::default(),
             skirt: SkirtMesh::default(),
             base,
@@ -241,6 +255,18 @@ impl TerrainWorld {
         self.sea_enabled = enabled;
         self.update_sea();
         self.update_skirt();
+    }
+
+    #[func]
+    pub fn set_ground_albedo(&mut self, textures: Option<Gd<Texture2DArray>>) {
+        self.ground_albedo = textures;
+        self.bind_ground();
+    }
+
+    #[func]
+    pub fn set_ground_normal(&mut self, textures: Option<Gd<Texture2DArray>>) {
+        self.ground_normal = textures;
+        self.bind_ground();
     }
 
     #[func]
@@ -457,6 +483,9 @@ impl TerrainWorld {
             return;
         }
         let material = self.material.create();
+        if self.ground_albedo.is_some() || self.ground_normal.is_some() {
+            self.bind_ground();
+        }
         let mi = Mesher::new_instance(&material);
         self.base_mut()
             .add_child_ex(&mi)
@@ -542,6 +571,25 @@ impl TerrainWorld {
                 .add_child_ex(&mi)
                 .internal(InternalMode::BACK)
                 .done();
+        }
+    }
+
+    /// Binds the ground textures (the user's arrays where set) to the material; a wrong
+    /// array is reported by name and the built-in set is used.
+    fn bind_ground(&mut self) {
+        let Some(mut m) = self.material.get() else {
+            return;
+        };
+        let chosen = ground::with_overrides(self.ground_albedo.clone(), self.ground_normal.clone());
+        let textures = match chosen {
+            Ok(t) => Ok(t),
+            Err(e) => {
+                godot_error!("TerrainWorld: {e}; using Orogen's own textures");
+                ground::built_in()
+            }
+        };
+        if let Err(e) = ground::bind(&mut m, textures) {
+            godot_error!("TerrainWorld: {e}");
         }
     }
 
