@@ -1,10 +1,11 @@
 //! What a terrain shows beyond its border (`TerrainWorld.edge`): orogen-core's
 //! `bake::skirt` as a mesh, drawn with `addons/orogen/runtime/skirt.gdshader`.
 
-use godot::classes::mesh::{ArrayType, PrimitiveType};
-use godot::classes::{ArrayMesh, MeshInstance3D, Shader, ShaderMaterial};
+use godot::classes::{MeshInstance3D, ShaderMaterial};
 use godot::prelude::*;
 use orogen_core::bake::skirt::Skirt;
+
+use super::mesh_node::{array_mesh, MeshNode};
 
 /// The skirt shader (also at `addons/orogen/runtime/skirt.gdshader`).
 const SKIRT_SHADER: &str = include_str!("../../../../addons/orogen/runtime/skirt.gdshader");
@@ -38,9 +39,12 @@ impl TerrainEdge {
 }
 
 /// The skirt's mesh, an internal child of the terrain while its edge draws one.
-#[derive(Default)]
-pub struct SkirtMesh {
-    mesh: Option<Gd<MeshInstance3D>>,
+pub struct SkirtMesh(MeshNode);
+
+impl Default for SkirtMesh {
+    fn default() -> Self {
+        SkirtMesh(MeshNode::new("Skirt", SKIRT_SHADER))
+    }
 }
 
 impl SkirtMesh {
@@ -54,31 +58,12 @@ impl SkirtMesh {
         sea_level: f32,
     ) -> Option<Gd<MeshInstance3D>> {
         if skirt.indices.is_empty() {
-            if let Some(mut mi) = self.mesh.take() {
-                mi.queue_free();
-            }
+            self.0.remove();
             return None;
         }
-        let made = if self.mesh.is_none() {
-            let mut shader = Shader::new_gd();
-            shader.set_code(SKIRT_SHADER);
-            let mut material = ShaderMaterial::new_gd();
-            material.set_shader(&shader);
-            let mut mi = MeshInstance3D::new_alloc();
-            mi.set_name("Skirt");
-            mi.set_material_override(&material);
-            self.mesh = Some(mi.clone());
-            Some(mi)
-        } else {
-            None
-        };
-        let Some(mi) = &mut self.mesh else {
-            return made;
-        };
-        if let Some(mut m) = mi
-            .get_material_override()
-            .and_then(|m| m.try_cast::<ShaderMaterial>().ok())
-        {
+        let mesh = array_mesh(&skirt.positions, &skirt.normals, None, &skirt.indices);
+        let made = self.0.show(&mesh);
+        if let Some(mut m) = self.0.material() {
             if let Some(t) = terrain_material {
                 for name in ["ground_albedo", "has_ground", "snowline_m", "shore_m"] {
                     m.set_shader_parameter(name, &t.get_shader_parameter(name));
@@ -86,25 +71,6 @@ impl SkirtMesh {
             }
             m.set_shader_parameter("sea_level", &sea_level.to_variant());
         }
-        let verts: PackedVector3Array = skirt
-            .positions
-            .iter()
-            .map(|p| Vector3::new(p[0], p[1], p[2]))
-            .collect();
-        let normals: PackedVector3Array = skirt
-            .normals
-            .iter()
-            .map(|n| Vector3::new(n[0], n[1], n[2]))
-            .collect();
-        let indices: PackedInt32Array = skirt.indices.iter().map(|&i| i as i32).collect();
-        let mut arrays = VarArray::new();
-        arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
-        arrays.set(ArrayType::VERTEX.ord() as usize, &verts.to_variant());
-        arrays.set(ArrayType::NORMAL.ord() as usize, &normals.to_variant());
-        arrays.set(ArrayType::INDEX.ord() as usize, &indices.to_variant());
-        let mut mesh = ArrayMesh::new_gd();
-        mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
-        mi.set_mesh(&mesh);
         made
     }
 }

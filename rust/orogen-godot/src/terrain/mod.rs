@@ -57,6 +57,7 @@ pub mod edge;
 pub mod files;
 pub mod ground;
 pub mod material;
+pub mod mesh_node;
 pub mod mesher;
 pub mod paint;
 pub mod paint_maps;

@@ -1,0 +1,90 @@
+//! A mesh the terrain owns beside its clipmap (the lakes' water, the skirt): one internal
+//! child `MeshInstance3D` with a shader of its own, made on first use and freed when empty,
+//! and the `ArrayMesh` of plain vertex lists.
+
+use godot::classes::mesh::{ArrayType, PrimitiveType};
+use godot::classes::{ArrayMesh, MeshInstance3D, Shader, ShaderMaterial};
+use godot::prelude::*;
+
+/// A child mesh node drawn with one shader.
+pub struct MeshNode {
+    name: &'static str,
+    shader: &'static str,
+    node: Option<Gd<MeshInstance3D>>,
+}
+
+impl MeshNode {
+    pub const fn new(name: &'static str, shader: &'static str) -> Self {
+        MeshNode {
+            name,
+            shader,
+            node: None,
+        }
+    }
+
+    /// Frees the node, if any.
+    pub fn remove(&mut self) {
+        if let Some(mut mi) = self.node.take() {
+            mi.queue_free();
+        }
+    }
+
+    /// Shows `mesh`, making the node on first use: then it is returned, for the terrain to
+    /// add as its child.
+    pub fn show(&mut self, mesh: &Gd<ArrayMesh>) -> Option<Gd<MeshInstance3D>> {
+        let made = if self.node.is_none() {
+            let mut shader = Shader::new_gd();
+            shader.set_code(self.shader);
+            let mut material = ShaderMaterial::new_gd();
+            material.set_shader(&shader);
+            let mut mi = MeshInstance3D::new_alloc();
+            mi.set_name(self.name);
+            mi.set_material_override(&material);
+            self.node = Some(mi.clone());
+            Some(mi)
+        } else {
+            None
+        };
+        if let Some(mi) = &mut self.node {
+            mi.set_mesh(mesh);
+        }
+        made
+    }
+
+    /// The node's shader material, once made.
+    pub fn material(&self) -> Option<Gd<ShaderMaterial>> {
+        self.node
+            .as_ref()?
+            .get_material_override()?
+            .try_cast::<ShaderMaterial>()
+            .ok()
+    }
+}
+
+/// Triangles from vertex positions, normals, optional UVs and indices.
+pub fn array_mesh(
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    uvs: Option<&[[f32; 2]]>,
+    indices: &[u32],
+) -> Gd<ArrayMesh> {
+    let v3 = |p: &[[f32; 3]]| -> PackedVector3Array {
+        p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect()
+    };
+    let mut arrays = VarArray::new();
+    arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
+    arrays.set(
+        ArrayType::VERTEX.ord() as usize,
+        &v3(positions).to_variant(),
+    );
+    arrays.set(ArrayType::NORMAL.ord() as usize, &v3(normals).to_variant());
+    if let Some(uvs) = uvs {
+        let uvs: PackedVector2Array = uvs.iter().map(|u| Vector2::new(u[0], u[1])).collect();
+        arrays.set(ArrayType::TEX_UV.ord() as usize, &uvs.to_variant());
+    }
+    let indices: PackedInt32Array = indices.iter().map(|&i| i as i32).collect();
+    arrays.set(ArrayType::INDEX.ord() as usize, &indices.to_variant());
+    let mut mesh = ArrayMesh::new_gd();
+    mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
+    mesh
+}
