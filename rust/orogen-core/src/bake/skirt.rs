@@ -34,7 +34,7 @@ pub const UNDER_M: f32 = 2.0;
 pub const COAST_DEPTH_M: f32 = 150.0;
 
 /// The skirt's outer edge, in map extents from the border.
-pub const REACH_EXTENTS: f32 = 120.0;
+pub const REACH_EXTENTS: f32 = 200.0;
 
 /// Rings outside the border (their distances grow geometrically to the horizon).
 pub const RINGS: usize = 24;
