@@ -5,7 +5,7 @@ extends Node3D
 ##
 ## Asserts per size: the clipmap holds at most 1.5M vertices (every one is submitted each
 ## frame), the frame's primitives are the clipmap's triangles (nothing else is drawn: no
-## shadows), the LOD centre is the camera's cell, and the frame, looking down over several
+## shadows, and the terrain's `edge` is None, so no skirt), the LOD centre is the camera's cell, and the frame, looking down over several
 ## LOD borders onto terrain only, has no pixel of the magenta background: a crack between
 ## levels would show it; rays hit the collision (regions of 256 quads) at the heights. Prints `PASS`/`FAIL` lines and `RESULT passed=N failed=M`.
 ##
