@@ -20,7 +20,7 @@
 #      those names, some on smaller grids): terrain, sky, and water (rills) or its
 #      materials' colours
 #   7b. renders the painting demo (paint.tscn): live erosion while a script paints uplift
-#   8. the same for the large scene (the built-in `large` recipe, 2049², coarse to fine)
+#   8. renders the large scene (the built-in `large` recipe, 2049², coarse to fine), one frame
 #   8b. renders 1025², 2049² and 4097² noise terrains through the LOD clipmap (lod.tscn),
 #      which checks vertex counts, the LOD centre, cracks and collision regions itself
 #   9. renders the planet scene (PlanetWorld), which checks itself and its frame
@@ -271,8 +271,10 @@ echo "==> the graph scene (at ${SECONDS} s)"
 render_views graph res://graph.tscn
 
 echo "==> the large scene (at ${SECONDS} s)"
-# Large: the built-in `large` recipe, 2049² with stream power coarse to fine.
-render_views large res://large.tscn
+# Large: the built-in `large` recipe, 2049² with stream power coarse to fine. One frame (four
+# views of it cost over five minutes here, each frame seconds at 2049²).
+render_and_check large res://large.tscn "$ART/godot-large.png" --small="$ART/godot-large-960.png"
+echo "screenshot: $ART/godot-large.png"
 
 echo "==> LOD: 1025², 2049² and 4097² terrains through the clipmap under Xvfb (at ${SECONDS} s)"
 # lod.gd checks each size itself: at most 1.5M vertices, the frame's primitives are the
