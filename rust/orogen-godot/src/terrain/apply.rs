@@ -75,6 +75,7 @@ impl TerrainWorld {
                 let heights = data.bind().heights.clone();
                 if let (Some(grid), Some(img)) = (grid, heights) {
                     self.show_heights(grid, &img, job.range.0, job.range.1);
+                    self.update_skirt();
                 }
                 self.material.set_drainage_log_max(job.drainage_log_max);
                 self.material.clear_maps();

@@ -511,6 +511,7 @@ impl TerrainWorld {
                 }
             }
         }
+        self.update_skirt();
         self.material.show_maps(&world);
         self.show_lake_water(Some(&world));
         self.set_world(Some(slim(world)));
@@ -562,7 +563,6 @@ impl TerrainWorld {
         self.material.show_heights(grid, img, size_m, lo, hi);
         self.mesher.show(size_m, lo, hi);
         self.update_sea();
-        self.update_skirt();
     }
 
     /// Shows the lakes of `world` as water (a mesh over the lakes as drawn), or none.
@@ -594,8 +594,10 @@ impl TerrainWorld {
         }
     }
 
-    /// Rebuilds the land or coast beyond the border (`edge`) from the height texture.
-    fn update_skirt(&mut self) {
+    /// Rebuilds the land or coast beyond the border (`edge`) from the height texture: when
+    /// a terrain is shown or applied, or `edge` or the sea changes, not on every live
+    /// preview (it reads the heights back and rebuilds the mesh).
+    pub(crate) fn update_skirt(&mut self) {
         let edge = self.edge.resolve(self.sea_enabled);
         let heights = self.material.height_image();
         let skirt = match (self.mesher.grid(), heights) {
