@@ -57,6 +57,7 @@ func _run_all() -> void:
 		test_painted_run_for_cli_comparison,
 		test_live_erosion_while_painting,
 		test_sea_plane,
+		test_run_and_data_show_the_same_water_and_edge,
 	]
 	await run_tests(tests)
 	finish()
@@ -1350,4 +1351,44 @@ func test_sea_plane() -> void:
 	terrain.sea_enabled = false
 	check(terrain.get_sea_mesh() == null, "turning the sea off takes it away")
 	check(float(terrain.get_terrain_material().get_shader_parameter("sea_level")) < -1e8, "and the shader's sea")
+	terrain.queue_free()
+
+
+## The vertex count of the internal mesh child `name` of `terrain` (-1 when it has none).
+func internal_mesh_vertices(terrain: TerrainWorld, name: String) -> int:
+	for c: Node in terrain.get_children(true):
+		if c.name == name and c is MeshInstance3D:
+			var mesh: Mesh = (c as MeshInstance3D).mesh
+			if mesh == null or mesh.get_surface_count() == 0:
+				return 0
+			return (mesh.surface_get_arrays(0)[Mesh.ARRAY_VERTEX] as PackedVector3Array).size()
+	return -1
+
+
+## A finished run's result arrives a slice at a time with the lakes' water and the skirt made
+## on the worker; setting the same data (undo, a loaded scene) makes them on the main thread.
+## Both must show the same: the lakes' water mesh (it once went missing after a run) and the
+## skirt beyond the border.
+func test_run_and_data_show_the_same_water_and_edge() -> void:
+	var recipe: TerrainRecipe = TerrainRecipe.default_recipe()
+	check(recipe.set_value("size", "(193, 193)") == "", "recipe size")
+	var terrain: TerrainWorld = make_scene(recipe)
+	var sim: ErosionSimulator = sim_of(terrain)
+	check(sim.start(), "start")
+	check(await wait_done(sim, 300000), "the run finished")
+	await process_frame
+	var lakes_run: int = internal_mesh_vertices(terrain, "Lakes")
+	var skirt_run: int = internal_mesh_vertices(terrain, "Skirt")
+	check(lakes_run > 0, "after a run the lakes' water is drawn (%d vertices)" % lakes_run)
+	check(skirt_run > 0, "after a run the skirt is drawn (%d vertices)" % skirt_run)
+	var data: TerrainData = terrain.data
+	terrain.data = null
+	await process_frame # (a removed mesh node is freed at the frame's end)
+	check(internal_mesh_vertices(terrain, "Lakes") == -1 and internal_mesh_vertices(terrain, "Skirt") == -1,
+			"without data no lake water and no skirt")
+	terrain.data = data
+	await process_frame
+	check(internal_mesh_vertices(terrain, "Lakes") == lakes_run,
+			"set from its data, the same lake water (%d vertices)" % internal_mesh_vertices(terrain, "Lakes"))
+	check(internal_mesh_vertices(terrain, "Skirt") == skirt_run, "set from its data, the same skirt")
 	terrain.queue_free()

@@ -7,13 +7,24 @@
 //! state and layers are dropped first, so the result never exists twice on this side.
 
 use orogen_core::bake::collision::{collision_regions, CollisionRegion};
-use orogen_core::bake::lake_display::drawn_lakes;
+use orogen_core::bake::lake_display::{drawn_lakes, LAKE_DEPTH_MIN};
+use orogen_core::bake::lake_surface::{lake_surface, LakeSurface};
+use orogen_core::bake::skirt::{skirt, Edge, Skirt};
 use orogen_core::field::Grid;
 use orogen_core::state::Layers;
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
 
 use crate::convert::ImageBytes;
+
+/// What a result is prepared for: the terrain's settings when the run started.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// Whether to make the collision regions (the terrain has collision on).
+    pub collision: bool,
+    /// The terrain's edge and sea level, for its skirt (None: no terrain to show it).
+    pub edge: Option<(Edge, f32)>,
+}
 
 /// A run's result, ready to be applied a slice at a time.
 pub struct Prepared {
@@ -31,16 +42,20 @@ pub struct Prepared {
     pub drainage_log_max: f32,
     /// The lake depth as drawn (lakes of a few cells left out).
     pub lakes: Option<ImageBytes>,
+    /// The lakes' water surface mesh (over the lakes as drawn).
+    pub lake_surface: Option<LakeSurface>,
     /// The river channel field and flow map (with a `rivers` and a `drainage` map).
     pub river_display: Option<(ImageBytes, ImageBytes)>,
+    /// The skirt beyond the border for the edge and sea level it was made for.
+    pub skirt: Option<(Edge, f32, Skirt)>,
     /// The collision's regions (when the terrain had collision on at the start).
     pub collision: Option<(f32, Vec<CollisionRegion>)>,
 }
 
 impl Prepared {
-    /// Turns `world` into image bytes (and `collision` regions when asked), dropping its
-    /// maps one by one.
-    pub fn new(mut world: World, collision: bool) -> Prepared {
+    /// Turns `world` into image bytes (and the skirt and collision regions `target` asks
+    /// for), dropping its maps one by one.
+    pub fn new(mut world: World, target: Target) -> Prepared {
         let grid = world.grid();
         // The state a run leaves behind: only a hydraulic run's water is kept (as a map).
         let sim = std::mem::take(&mut world.sim);
@@ -53,14 +68,22 @@ impl Prepared {
         )];
         let mut drainage_log_max = 1.0;
         let mut lakes = None;
+        let mut surface = None;
         let mut has_water = false;
         for (name, map) in produced {
             // (`map` is dropped at the end of each turn: one map at a time exists twice.)
             if let MapData::Scalar(m) = &map {
                 if name == names::DRAINAGE {
                     drainage_log_max = (1.0 + m.min_max().1.max(0.0)).ln();
-                } else if name == names::LAKE_DEPTH {
-                    lakes = Some(ImageBytes::scalar(m.grid, &drawn_lakes(m.grid, &m.data)));
+                } else if name == names::LAKE_DEPTH && m.grid == grid {
+                    let drawn = drawn_lakes(m.grid, &m.data);
+                    surface = Some(lake_surface(
+                        grid,
+                        &world.height.data,
+                        &drawn,
+                        LAKE_DEPTH_MIN,
+                    ));
+                    lakes = Some(ImageBytes::scalar(m.grid, &drawn));
                 }
             }
             has_water |= name == names::WATER_DEPTH;
@@ -80,8 +103,12 @@ impl Prepared {
             range,
             drainage_log_max,
             lakes,
+            lake_surface: surface,
             river_display,
-            collision: collision.then(|| collision_regions(&world.height)),
+            skirt: target
+                .edge
+                .map(|(edge, sea)| (edge, sea, skirt(grid, &world.height.data, edge, sea))),
+            collision: target.collision.then(|| collision_regions(&world.height)),
             world,
         }
     }

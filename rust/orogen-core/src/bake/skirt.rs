@@ -126,6 +126,33 @@ fn rolling(x: f32, z: f32, wavelength: f32, seed: u32) -> f32 {
     sum / 1.75
 }
 
+/// `values` round a ring, each the mean of the `2k + 1` samples centred on it (`k` at most
+/// `(len − 1) / 2`): a moving mean over the ring's prefix sums, O(len) whatever `k` (a window
+/// summed sample by sample took 1.7 s on the main thread at 1025²).
+fn ring_mean(values: &[f32], k: usize) -> Vec<f32> {
+    let m = values.len();
+    let k = k.min(m.saturating_sub(1) / 2);
+    let mut prefix = Vec::with_capacity(m + 1);
+    prefix.push(0.0f64);
+    for v in values {
+        prefix.push(prefix[prefix.len() - 1] + f64::from(*v));
+    }
+    // Sum of samples `a..b` round the ring (a < m, a ≤ b ≤ a + m).
+    let span = |a: usize, b: usize| -> f64 {
+        if b <= m {
+            prefix[b] - prefix[a]
+        } else {
+            prefix[m] - prefix[a] + prefix[b - m]
+        }
+    };
+    (0..m)
+        .map(|i| {
+            let a = (i + m - k) % m;
+            (span(a, a + 2 * k + 1) / (2 * k + 1) as f64) as f32
+        })
+        .collect()
+}
+
 /// The skirt of a terrain with heights `height` on `grid` for `edge` (empty for
 /// [`Edge::None`]); `sea_level` in metres places a coast's sea floor.
 pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
@@ -159,17 +186,7 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
         .map(|h| if h.is_finite() { *h } else { mean })
         .collect();
     // The border profile smoothed along the border over a window of `k` samples each side.
-    let smoothed = |k: usize| -> Vec<f32> {
-        (0..m)
-            .map(|i| {
-                let mut s = 0.0;
-                for j in 0..=2 * k {
-                    s += edge_h[(i + m + j - k) % m];
-                }
-                s / (2 * k + 1) as f32
-            })
-            .collect()
-    };
+    let smoothed = |k: usize| ring_mean(&edge_h, k);
     let (cx, cz) = (
         (grid.width - 1) as f32 * 0.5 * dx,
         (grid.height - 1) as f32 * 0.5 * dy,
@@ -323,6 +340,25 @@ mod tests {
         }
         assert!(s.positions.iter().all(|p| p.iter().all(|v| v.is_finite())));
         assert!(s.normals.iter().all(|n| n[1] > 0.0), "a normal points down");
+    }
+
+    #[test]
+    fn the_ring_mean_is_the_window_summed_sample_by_sample() {
+        let values: Vec<f32> = (0..37).map(|i| ((i * 7919) % 101) as f32 - 50.0).collect();
+        let m = values.len();
+        for k in [0, 1, 5, 17, 18] {
+            let fast = ring_mean(&values, k);
+            for (i, got) in fast.iter().enumerate() {
+                let want = (0..=2 * k)
+                    .map(|j| values[(i + m + j - k) % m])
+                    .sum::<f32>()
+                    / (2 * k + 1) as f32;
+                assert!(
+                    (got - want).abs() < 1e-4,
+                    "k {k}, sample {i}: {got} against {want}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use godot::classes::Image;
 use godot::prelude::*;
 
 use crate::convert::ImageBytes;
-use crate::data::TerrainData;
+use crate::data::{rivers_array, TerrainData};
 use crate::prepared::Prepared;
 use crate::terrain::apply::ApplyJob;
 use crate::terrain::TerrainWorld;
@@ -16,6 +16,9 @@ use crate::terrain::TerrainWorld;
 /// one slice runs): `apply_budget_ms`.
 pub const DELIVERY_BUDGET_MS: f32 = 6.0;
 
+/// River reaches made into `Curve3D`s a slice (about 2 ms at 1025² in a release build).
+const REACHES_PER_SLICE: usize = 128;
+
 /// A finished run on its way to the terrain.
 pub struct Delivery {
     /// The run's result until the `TerrainData` is made (then the terrain's job has it).
@@ -23,11 +26,14 @@ pub struct Delivery {
     pub stage: Stage,
     heights: Option<Gd<Image>>,
     maps: VarDictionary,
+    rivers: Array<VarDictionary>,
 }
 
 pub enum Stage {
     /// Making image `k` (0 the heights, then `prepared.maps[k - 1]`).
     Images(usize),
+    /// Making the river reaches from reach `k` on.
+    Rivers(usize),
     /// Assembling the `TerrainData`.
     Data,
     /// Applying it to the terrain.
@@ -41,6 +47,17 @@ impl Delivery {
             stage: Stage::Images(0),
             heights: None,
             maps: VarDictionary::new(),
+            rivers: Array::new(),
+        }
+    }
+
+    /// The slice that comes next, for traces: `image 3`, `data` or `apply 2`.
+    pub fn stage_name(&self) -> String {
+        match &self.stage {
+            Stage::Images(k) => format!("image {k}"),
+            Stage::Rivers(k) => format!("rivers from {k}"),
+            Stage::Data => "data".into(),
+            Stage::Apply(_, job) => format!("apply {}", job.next_slice()),
         }
     }
 
@@ -62,6 +79,24 @@ impl Delivery {
         self.stage = if k < prepared.maps.len() {
             Stage::Images(k + 1)
         } else {
+            Stage::Rivers(0)
+        };
+        Ok(())
+    }
+
+    /// In stage `Rivers(k)`: makes the next reaches and moves on (to `Data` after the last).
+    pub fn make_rivers(&mut self, k: usize) -> Result<(), String> {
+        let prepared = self
+            .prepared
+            .as_ref()
+            .ok_or("the result was already applied")?;
+        let all = prepared.world.rivers.as_deref().unwrap_or(&[]);
+        let end = (k + REACHES_PER_SLICE).min(all.len());
+        self.rivers
+            .extend_array(&rivers_array(all, prepared.world.grid(), k..end));
+        self.stage = if end < all.len() {
+            Stage::Rivers(end)
+        } else {
             Stage::Data
         };
         Ok(())
@@ -76,7 +111,8 @@ impl Delivery {
             .prepared
             .take()
             .ok_or("the result was already applied")?;
-        let data = TerrainData::assemble(heights, maps, &prepared.world);
+        let rivers = std::mem::take(&mut self.rivers);
+        let data = TerrainData::assemble_with(heights, maps, &prepared.world, rivers);
         Ok((data, prepared))
     }
 }

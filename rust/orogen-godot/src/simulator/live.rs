@@ -11,7 +11,7 @@ use orogen_core::runner::{initial_world_cancellable, run_live, LiveMaps};
 use orogen_core::{Recipe, World};
 
 use super::run::{on_worker, Msg};
-use crate::prepared::Prepared;
+use crate::prepared::{Prepared, Target};
 use crate::terrain::paint_maps::PaintMaps;
 
 /// The painted maps a live run takes: the terrain's now.
@@ -38,7 +38,7 @@ pub struct LiveJob {
 pub fn work_live(
     job: LiveJob,
     threads: usize,
-    collision: bool,
+    target: Target,
     stop: Arc<AtomicBool>,
     tx: Sender<Msg>,
 ) {
@@ -57,6 +57,6 @@ pub fn work_live(
             None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
         };
         run_live(&recipe, &base_dir, &mut world, &stop, &mut take, observer)?;
-        Ok(Prepared::new(world, collision))
+        Ok(Prepared::new(world, target))
     });
 }

@@ -24,7 +24,7 @@ use orogen_core::runner::LiveMaps;
 use orogen_core::Recipe;
 
 use crate::data::TerrainData;
-use crate::prepared::Prepared;
+use crate::prepared::{Prepared, Target};
 use crate::recipe::TerrainRecipe;
 use crate::terrain::TerrainWorld;
 use delivery::{Delivery, Stage, DELIVERY_BUDGET_MS};
@@ -433,16 +433,21 @@ impl ErosionSimulator {
         }
         let threads = self.threads.max(0) as usize;
         let live = self.live_update;
-        // Collision regions are made on the worker when the result will reach a terrain
-        // with collision on.
-        let collision =
-            self.apply_on_finish && terrain.as_ref().is_some_and(|t| t.bind().collision_on());
+        // Collision regions and the skirt are made on the worker when the result will reach
+        // a terrain.
+        let target = match (&terrain, self.apply_on_finish) {
+            (Some(t), true) => t.bind().prepare_target(),
+            _ => Target {
+                collision: false,
+                edge: None,
+            },
+        };
         let (tx, rx) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
         let handle = std::thread::Builder::new()
             .name("orogen-simulator".into())
-            .spawn(move || work(recipe, base_dir, threads, live, collision, flag, tx))
+            .spawn(move || work(recipe, base_dir, threads, live, target, flag, tx))
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
         self.worker = Some(Worker::new(handle, rx, cancel));
         self.pending = None;
@@ -460,7 +465,7 @@ impl ErosionSimulator {
             )
         })?;
         let (recipe, base_dir) = self.recipe_to_run(Some(&terrain))?;
-        let (world, maps, revision, collision) = {
+        let (world, maps, revision, target) = {
             let t = terrain.bind();
             let paint = t.paint_maps();
             let maps = live_maps(paint);
@@ -468,7 +473,7 @@ impl ErosionSimulator {
                 t.live_world()?,
                 maps,
                 paint.revision() as i64,
-                t.collision_on(),
+                t.prepare_target(),
             )
         };
         if world.is_none() {
@@ -490,7 +495,7 @@ impl ErosionSimulator {
         };
         let handle = std::thread::Builder::new()
             .name("orogen-live".into())
-            .spawn(move || work_live(job, threads, collision, flag, tx))
+            .spawn(move || work_live(job, threads, target, flag, tx))
             .map_err(|e| format!("cannot start the simulation thread: {e}"))?;
         self.worker = Some(Worker::new(handle, rx, cancel));
         self.live = Some((maps_tx, revision));
@@ -540,7 +545,15 @@ impl ErosionSimulator {
             let Some(mut delivery) = self.delivery.take() else {
                 return;
             };
+            let slice_start = Instant::now();
+            let what = delivery.stage_name();
             let step = self.delivery_slice(&mut delivery);
+            if trace_slices() {
+                eprintln!(
+                    "orogen: slice {what}: {:.2} ms",
+                    slice_start.elapsed().as_secs_f64() * 1e3
+                );
+            }
             self.delivery = Some(delivery);
             match step {
                 Ok(false) if start.elapsed() < budget => continue,
@@ -569,6 +582,11 @@ impl ErosionSimulator {
                 d.make_image(k)?;
                 Ok(false)
             }
+            Stage::Rivers(k) => {
+                let k = *k;
+                d.make_rivers(k)?;
+                Ok(false)
+            }
             Stage::Data => {
                 let (data, prepared) = d.assemble()?;
                 self.result = Some(data.clone());
@@ -592,4 +610,11 @@ impl ErosionSimulator {
             }
         }
     }
+}
+
+/// Whether `OROGEN_TRACE_SLICES` is set: each slice of a delivery prints its name and time
+/// on stderr (for `scripts/bench-godot-apply.sh`, to find a long frame).
+fn trace_slices() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("OROGEN_TRACE_SLICES").is_some())
 }

@@ -13,7 +13,7 @@ use orogen_core::field::Grid;
 use orogen_core::runner::{run_recipe, Event};
 use orogen_core::{OrogenError, Recipe};
 
-use crate::prepared::Prepared;
+use crate::prepared::{Prepared, Target};
 
 /// Shortest time between two live snapshots (at most ~15 per second).
 const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(66);
@@ -191,12 +191,12 @@ pub fn work(
     base_dir: PathBuf,
     threads: usize,
     live: bool,
-    collision: bool,
+    target: Target,
     cancel: Arc<AtomicBool>,
     tx: Sender<Msg>,
 ) {
     on_worker(threads, live, tx, move |observer| {
         run_recipe(&recipe, &base_dir, &cancel, observer)
-            .map(|out| Prepared::new(out.world, collision))
+            .map(|out| Prepared::new(out.world, target))
     });
 }

@@ -8,6 +8,8 @@ use godot::classes::image::Format;
 use godot::classes::Image;
 use godot::prelude::*;
 use orogen_core::bake::collision::{collision_regions, CollisionRegion};
+use orogen_core::bake::lake_surface::LakeSurface;
+use orogen_core::bake::skirt::{Edge, Skirt};
 use orogen_core::world::names;
 use orogen_core::World;
 
@@ -24,11 +26,20 @@ pub struct ApplyJob {
     range: (f32, f32),
     drainage_log_max: f32,
     lakes: Option<convert::ImageBytes>,
+    lake_surface: Option<LakeSurface>,
+    skirt: Option<(Edge, f32, Skirt)>,
     river_display: Option<(convert::ImageBytes, convert::ImageBytes)>,
     collision: Option<(f32, Vec<CollisionRegion>)>,
     /// The flow map's image, made with the channel's and bound a slice later.
     flow: Option<Gd<Image>>,
     next: usize,
+}
+
+impl ApplyJob {
+    /// The number of the slice [`TerrainWorld::apply_slice`] does next.
+    pub fn next_slice(&self) -> usize {
+        self.next
+    }
 }
 
 impl TerrainWorld {
@@ -40,6 +51,8 @@ impl TerrainWorld {
             range,
             drainage_log_max,
             lakes,
+            lake_surface,
+            skirt,
             river_display,
             collision,
             ..
@@ -50,6 +63,8 @@ impl TerrainWorld {
             range,
             drainage_log_max,
             lakes,
+            lake_surface,
+            skirt,
             river_display,
             collision,
             flow: None,
@@ -62,7 +77,9 @@ impl TerrainWorld {
     /// the collision a region at a time; emits `data_changed` with the last. Returns true
     /// once done.
     pub fn apply_slice(&mut self, job: &mut ApplyJob) -> bool {
-        const MAPS: usize = 8;
+        // Slices before the collision's: the heights, the maps' textures (1 to 7), the skirt
+        // (8) and the lakes' water mesh (9), each a few milliseconds at 1025².
+        const MAPS: usize = 10;
         let step = job.next;
         job.next += 1;
         let data = job.data.clone();
@@ -75,7 +92,6 @@ impl TerrainWorld {
                 let heights = data.bind().heights.clone();
                 if let (Some(grid), Some(img)) = (grid, heights) {
                     self.show_heights(grid, &img, job.range.0, job.range.1);
-                    self.update_skirt();
                 }
                 self.material.set_drainage_log_max(job.drainage_log_max);
                 self.material.clear_maps();
@@ -99,9 +115,6 @@ impl TerrainWorld {
                     2 => {
                         let img = job.lakes.take().and_then(|b| b.to_image().ok());
                         self.material.bind_map("lake_depth", "has_lake_depth", img);
-                        let world = self.world.take();
-                        self.show_lake_water(world.as_ref());
-                        self.world = world;
                     }
                     3 => {
                         self.material
@@ -131,9 +144,18 @@ impl TerrainWorld {
                         });
                         self.material.show_colour_image(img);
                     }
-                    _ => {
+                    6 => {
                         let img = map(names::WATER_DEPTH).filter(|i| i.get_format() == Format::RF);
                         self.material.show_water_image(img);
+                    }
+                    8 => {
+                        if self.world.is_some() {
+                            self.update_skirt_from(job.skirt.take());
+                        }
+                    }
+                    _ => {
+                        let surface = job.lake_surface.take();
+                        self.show_lake_water(surface.as_ref());
                     }
                 }
             }

@@ -34,6 +34,8 @@ use godot::classes::{
 };
 use godot::prelude::*;
 use orogen_core::bake::collision::{collision_regions, CollisionRegion};
+use orogen_core::bake::lake_surface::LakeSurface;
+use orogen_core::bake::skirt::{Edge, Skirt};
 use orogen_core::field::Grid;
 use orogen_core::world::names;
 use orogen_core::World;
@@ -41,7 +43,7 @@ use orogen_core::World;
 use crate::clipmap;
 use crate::convert;
 use crate::data::TerrainData;
-use crate::prepared::slim;
+use crate::prepared::{slim, Target};
 use crate::recipe::TerrainRecipe;
 use collision::Collision;
 use edge::{SkirtMesh, TerrainEdge};
@@ -430,6 +432,15 @@ impl TerrainWorld {
         self.collision_enabled
     }
 
+    /// What a run's result is prepared for on its worker: collision regions while collision
+    /// is on, and the skirt for the edge and sea level as they are now.
+    pub fn prepare_target(&self) -> Target {
+        Target {
+            collision: self.collision_enabled,
+            edge: Some((self.edge.resolve(self.sea_enabled), self.sea_level)),
+        }
+    }
+
     /// The painted maps.
     pub fn paint_maps(&self) -> &PaintMaps {
         &self.paint
@@ -498,6 +509,8 @@ impl TerrainWorld {
     fn rebuild_display(&mut self) {
         let Some(world) = self.world.take() else {
             self.mesher.hide();
+            self.show_lake_water(None);
+            self.show_skirt(&Skirt::default());
             return;
         };
         let grid = world.grid();
@@ -513,7 +526,7 @@ impl TerrainWorld {
         }
         self.update_skirt();
         self.material.show_maps(&world);
-        self.show_lake_water(Some(&world));
+        self.show_lake_water(water::surface_of(&world).as_ref());
         self.set_world(Some(slim(world)));
     }
 
@@ -565,9 +578,9 @@ impl TerrainWorld {
         self.update_sea();
     }
 
-    /// Shows the lakes of `world` as water (a mesh over the lakes as drawn), or none.
-    pub(crate) fn show_lake_water(&mut self, world: Option<&World>) {
-        if let Some(mi) = self.lake_water.update(world) {
+    /// Shows the lakes' water surface (a mesh over the lakes as drawn), or none.
+    pub(crate) fn show_lake_water(&mut self, surface: Option<&LakeSurface>) {
+        if let Some(mi) = self.lake_water.update(surface) {
             self.base_mut()
                 .add_child_ex(&mi)
                 .internal(InternalMode::BACK)
@@ -598,7 +611,19 @@ impl TerrainWorld {
     /// a terrain is shown or applied, or `edge` or the sea changes, not on every live
     /// preview (it reads the heights back and rebuilds the mesh).
     pub(crate) fn update_skirt(&mut self) {
+        self.update_skirt_from(None);
+    }
+
+    /// [`Self::update_skirt`], taking `made` (a skirt made on a worker for an edge and sea
+    /// level) when it was made for the terrain's edge and sea level now.
+    pub(crate) fn update_skirt_from(&mut self, made: Option<(Edge, f32, Skirt)>) {
         let edge = self.edge.resolve(self.sea_enabled);
+        if let Some((e, sea, skirt)) = made {
+            if e == edge && sea == self.sea_level {
+                self.show_skirt(&skirt);
+                return;
+            }
+        }
         let heights = self.material.height_image();
         let skirt = match (self.mesher.grid(), heights) {
             (Some(grid), Some(img)) if img.get_format() == Format::RF => {
@@ -616,8 +641,12 @@ impl TerrainWorld {
             }
             _ => Default::default(),
         };
+        self.show_skirt(&skirt);
+    }
+
+    fn show_skirt(&mut self, skirt: &Skirt) {
         let material = self.material.get();
-        if let Some(mi) = self.skirt.update(&skirt, material.as_ref(), self.sea_level) {
+        if let Some(mi) = self.skirt.update(skirt, material.as_ref(), self.sea_level) {
             self.base_mut()
                 .add_child_ex(&mi)
                 .internal(InternalMode::BACK)

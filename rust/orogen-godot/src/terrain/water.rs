@@ -24,22 +24,32 @@ impl Default for LakeWater {
 }
 
 impl LakeWater {
-    /// Shows the lakes of `world` (lakes as drawn: `bake::lake_display`), or removes the
-    /// mesh when there are none. A mesh node made now is returned, for the terrain to add
+    /// Shows `surface` (the lakes' water mesh: [`surface_of`]), or removes the mesh when
+    /// there is none or it is empty. A mesh node made now is returned, for the terrain to add
     /// as its child.
-    pub fn update(&mut self, world: Option<&World>) -> Option<Gd<MeshInstance3D>> {
-        let surface = world.and_then(|w| match w.maps.get(names::LAKE_DEPTH) {
-            Some(MapData::Scalar(m)) if m.grid == w.grid() => {
-                let depth = drawn_lakes(m.grid, &m.data);
-                Some(lake_surface(m.grid, &w.height.data, &depth, LAKE_DEPTH_MIN))
-            }
-            _ => None,
-        });
+    pub fn update(&mut self, surface: Option<&LakeSurface>) -> Option<Gd<MeshInstance3D>> {
         let Some(surface) = surface.filter(|s| !s.indices.is_empty()) else {
             self.0.remove();
             return None;
         };
-        self.0.show(&mesh_of(&surface))
+        self.0.show(&mesh_of(surface))
+    }
+}
+
+/// The water surface of `world`'s lakes as drawn (`bake::lake_display`: lakes of a few
+/// cells left out), from its `lake_depth` map; None without one.
+pub fn surface_of(world: &World) -> Option<LakeSurface> {
+    match world.maps.get(names::LAKE_DEPTH) {
+        Some(MapData::Scalar(m)) if m.grid == world.grid() => {
+            let depth = drawn_lakes(m.grid, &m.data);
+            Some(lake_surface(
+                m.grid,
+                &world.height.data,
+                &depth,
+                LAKE_DEPTH_MIN,
+            ))
+        }
+        _ => None,
     }
 }
 
