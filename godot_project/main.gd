@@ -145,6 +145,33 @@ func _highest_point() -> Vector3:
 	return Vector3((best.x - (w - 1) * 0.5) * dx, best.y, (best.z - (d - 1) * 0.5) * dz)
 
 
+## A point near half way from the middle to `top` (terrain-local metres) whose cell and the
+## cells 100 m around it hold no lake and no river, or half way itself if none is found.
+func _dry_point(top: Vector3) -> Vector3:
+	var lakes: Image = terrain.get_map("lake_depth")
+	var rivers: Image = terrain.get_map("rivers")
+	var dx: float = terrain.data.cell_size
+	var dz: float = terrain.data.cell_size_y if terrain.data.cell_size_y > 0.0 else dx
+	var w: int = terrain.data.get_width()
+	var d: int = terrain.data.get_depth()
+	var wet := func(p: Vector3) -> bool:
+		for oz: float in [-100.0, 0.0, 100.0]:
+			for ox: float in [-100.0, 0.0, 100.0]:
+				var i: int = clampi(roundi((p.x + ox) / dx + (w - 1) * 0.5), 0, w - 1)
+				var j: int = clampi(roundi((p.z + oz) / dz + (d - 1) * 0.5), 0, d - 1)
+				if lakes != null and lakes.get_pixel(i, j).r > 0.01:
+					return true
+				if rivers != null and rivers.get_pixel(i, j).r > 0.0:
+					return true
+		return false
+	for t: float in [0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.3, 0.7]:
+		for side: float in [0.0, 0.05, -0.05, 0.1, -0.1]:
+			var p := Vector3(top.x * t - top.z * side, 0.0, top.z * t + top.x * side)
+			if not wet.call(p):
+				return p
+	return top * 0.5
+
+
 ## Saves three views (see the header) and quits.
 func _save_views() -> void:
 	set_process(false)
@@ -163,9 +190,10 @@ func _save_views() -> void:
 			from.y = max(from.y, terrain.get_height(from.x, from.z) + extent * 0.01)
 			camera.look_at_from_position(from, top + Vector3(-extent * 0.2, -top.y * 0.6, -extent * 0.05), Vector3.UP)],
 		["closeup", func() -> void:
-			# 2 m above the ground half way from the middle to the highest point, looking
-			# along the ground away from the peak.
-			var at := top * 0.5
+			# 2 m above dry ground about half way from the middle to the highest point (not
+			# in a lake or on a river: from 2 m up those fill the frame), looking along the
+			# ground away from the peak.
+			var at := _dry_point(top)
 			at.y = terrain.get_height(at.x, at.z) + 2.0
 			var away := Vector3(at.x - top.x, 0.0, at.z - top.z).normalized()
 			if away.length() < 0.5:
