@@ -90,6 +90,26 @@ impl Reporter {
                     }
                 }
                 Event::Step { .. } => {}
+                Event::Setup { name, fraction } => {
+                    if current.is_none() {
+                        let bar = multi.add(ProgressBar::new(BAR_LEN));
+                        let style = ProgressStyle::with_template(
+                            "{prefix:>18} [{bar:32.cyan/blue}] {percent:>3}% ({elapsed})",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> ");
+                        bar.set_style(style);
+                        bar.set_prefix(name.to_string());
+                        *current = Some(bar);
+                    }
+                    if let Some(bar) = current {
+                        bar.set_position((fraction as f64 * BAR_LEN as f64).round() as u64);
+                        if fraction >= 1.0 {
+                            bar.finish();
+                            *current = None;
+                        }
+                    }
+                }
             },
             Reporter::Lines { last, stage_count } => {
                 let mut err = std::io::stderr().lock();
@@ -138,6 +158,14 @@ impl Reporter {
                         );
                     }
                     Event::Step { .. } => {}
+                    Event::Setup { name, fraction } => {
+                        let due =
+                            fraction >= 1.0 || last.is_none_or(|t| t.elapsed() >= PLAIN_INTERVAL);
+                        if due {
+                            *last = Some(Instant::now());
+                            let _ = writeln!(err, "{name} {:.0}%", fraction * 100.0);
+                        }
+                    }
                 }
             }
         }

@@ -402,6 +402,21 @@ fn every_built_in_recipe_prints_parses_and_bakes_by_name() {
         assert!(tmp.path().join(&out).join("height.exr").exists());
         if r.planet.is_some() {
             assert!(tmp.path().join(&out).join("planet_height.exr").exists());
+            // bake.json lists the planet's files, so a later bake there replaces them
+            // (fuzz finding #39.5).
+            let json = std::fs::read_to_string(tmp.path().join(&out).join("bake.json")).unwrap();
+            let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let listed: Vec<&str> = json["planet"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            for f in orogen_core::bake::PLANET_FILES {
+                assert!(
+                    listed.contains(&f),
+                    "{name}: bake.json lists {f}: {listed:?}"
+                );
+                assert!(tmp.path().join(&out).join(f).exists(), "{name}: {f}");
+            }
         }
     }
     assert_bad_input(

@@ -36,6 +36,17 @@ pub fn initial_world_cancellable(
     base_dir: &Path,
     cancel: &AtomicBool,
 ) -> Result<World> {
+    initial_world_observed(recipe, base_dir, cancel, &mut |_| {})
+}
+
+/// [`initial_world_cancellable`], reporting a planet's simulation as [`Event::Setup`]
+/// (`planet`) to `observer`.
+pub fn initial_world_observed(
+    recipe: &Recipe,
+    base_dir: &Path,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(Event<'_>),
+) -> Result<World> {
     recipe.validate()?;
     let grid = recipe.grid()?;
     let cancelled = || {
@@ -51,7 +62,12 @@ pub fn initial_world_cancellable(
             &params,
             recipe.seed ^ PLANET_SEED,
             cancel,
-            &mut |_| {},
+            &mut |fraction| {
+                observer(Event::Setup {
+                    name: "planet",
+                    fraction,
+                })
+            },
         )?)),
         None => None,
     };
@@ -353,7 +369,7 @@ pub fn run_recipe(
     let start = Instant::now();
     recipe.validate()?;
     check_memory(recipe, None)?;
-    let mut world = initial_world_cancellable(recipe, base_dir, cancel)?;
+    let mut world = initial_world_observed(recipe, base_dir, cancel, observer)?;
     let start_height = recipe
         .outputs
         .iter()

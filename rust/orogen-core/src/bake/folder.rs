@@ -232,6 +232,18 @@ fn written_by_bake_json(dir: &Path) -> Option<BTreeSet<String>> {
             }
         }
     }
+    // A planet's files, listed under their own key (plain file names).
+    for f in json
+        .get("planet")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str())
+    {
+        if !f.contains(['/', '\\']) {
+            names.insert(f.to_string());
+        }
+    }
     // `rivers.json`, named by its own key (a plain file name).
     if let Some(f) = json.get("rivers").and_then(|f| f.as_str()) {
         if !f.contains(['/', '\\']) {
@@ -396,6 +408,32 @@ mod tests {
         assert_eq!(read(&out.join("notes.txt")), "mine");
         // Only the output folder is left in its parent: no staging or aside folder.
         assert_eq!(names(root.path()), ["out"]);
+    }
+
+    #[test]
+    fn a_later_bake_drops_the_planet_files_an_earlier_one_listed() {
+        // Fuzz finding #39.5: the planet's files were in no list, so a later bake kept them
+        // beside its own terrain.
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        write(
+            &out.join("bake.json"),
+            r#"{"maps": [], "planet": ["planet_height.exr", "planet_plates.png"], "rivers": "rivers.json"}"#,
+        );
+        for f in [
+            "height.exr",
+            "planet_height.exr",
+            "planet_plates.png",
+            "rivers.json",
+        ] {
+            write(&out.join(f), "old");
+        }
+        let staged = stage(&out).unwrap();
+        write(&staged.join("bake.json"), r#"{"maps": []}"#);
+        write(&staged.join("height.exr"), "new");
+        commit(&staged, &out).unwrap();
+        assert_eq!(names(&out), ["bake.json", "height.exr"]);
     }
 
     #[test]

@@ -211,11 +211,12 @@ fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<P
         files.push(entry);
     }
     if let Some(maps) = &planet {
-        // The whole planet, equirectangular 2:1 (seed 004).
+        // The whole planet, equirectangular 2:1 (seed 004); `bake.json` lists them
+        // (PLANET_FILES).
         for (name, map) in [
-            ("planet_height.exr", &maps.height),
-            ("planet_age.exr", &maps.age),
-            ("planet_uplift.exr", &maps.uplift),
+            (PLANET_FILES[0], &maps.height),
+            (PLANET_FILES[1], &maps.age),
+            (PLANET_FILES[2], &maps.uplift),
         ] {
             files.push((
                 name.to_string(),
@@ -223,7 +224,7 @@ fn write_folder(world: &World, dir: &Path, json: Option<String>) -> Result<Vec<P
             ));
         }
         files.push((
-            "planet_plates.png".to_string(),
+            PLANET_FILES[3].to_string(),
             Box::new(move |out, path| crate::io::png16::encode_labels_png(&maps.plates, out, path)),
         ));
     }
@@ -263,6 +264,14 @@ pub fn rivers_json(rivers: &[crate::rasterise::River]) -> serde_json::Result<Str
     serde_json::to_string(&File { rivers })
 }
 
+/// The files of a bake whose world has a planet (its whole sphere, equirectangular).
+pub const PLANET_FILES: [&str; 4] = [
+    "planet_height.exr",
+    "planet_age.exr",
+    "planet_uplift.exr",
+    "planet_plates.png",
+];
+
 /// What `bake.json` holds.
 #[derive(serde::Serialize)]
 struct BakeInfo<'a> {
@@ -284,6 +293,10 @@ struct BakeInfo<'a> {
     /// curves).
     #[serde(skip_serializing_if = "Option::is_none")]
     rivers: Option<&'static str>,
+    /// The planet's files when the world has a planet ([`PLANET_FILES`]), so a later bake
+    /// into the folder knows them for its own (fuzz finding #39.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    planet: Option<[&'static str; 4]>,
     recipe: &'a Recipe,
     recipe_ron: String,
 }
@@ -325,6 +338,7 @@ fn bake_info(
         total_seconds: timings.iter().map(|t| t.seconds).sum(),
         maps: world.maps.keys().map(|k| k.as_str()).collect(),
         rivers: (with_rivers && world.rivers.is_some()).then_some(RIVERS_JSON),
+        planet: (with_rivers && world.planet.is_some()).then_some(PLANET_FILES),
         recipe,
         recipe_ron: recipe.to_ron_string(),
     };

@@ -58,9 +58,19 @@ fn encode_channels(
         blocks: Blocks::ScanLines,
         line_order: LineOrder::Increasing,
     };
+    // The row spacing of non-square cells goes into the layer's attributes, the cell size
+    // into the image's: each is a HashMap written in its own (random) order, so two custom
+    // attributes in one came out in either order, run to run (fuzz finding #39.6).
+    let mut layer_attributes = LayerAttributes::default();
+    if !grid.is_square() {
+        layer_attributes.other.insert(
+            Text::from(CELL_SIZE_Y_ATTRIBUTE),
+            AttributeValue::F32(grid.cell_size_y),
+        );
+    }
     let layer = Layer::new(
         size,
-        LayerAttributes::default(),
+        layer_attributes,
         encoding,
         AnyChannels::sort(SmallVec::from_vec(channels)),
     );
@@ -69,12 +79,6 @@ fn encode_channels(
         Text::from(CELL_SIZE_ATTRIBUTE),
         AttributeValue::F32(grid.cell_size),
     );
-    if !grid.is_square() {
-        image.attributes.other.insert(
-            Text::from(CELL_SIZE_Y_ATTRIBUTE),
-            AttributeValue::F32(grid.cell_size_y),
-        );
-    }
     image
         .write()
         .to_buffered(out)

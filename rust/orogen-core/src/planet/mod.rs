@@ -102,6 +102,10 @@ pub fn sphere_mesh(points: u32, seed: u64, cancel: &AtomicBool) -> Result<Sphere
     Ok((positions, triangles))
 }
 
+/// Most steps a planet may run (100,000 steps of a million years each is 100 Gyr; a step
+/// of 60,000 points takes about 13 ms on two cores).
+pub const MAX_PLANET_STEPS: u32 = 100_000;
+
 /// Most points a planet may have.
 pub const MAX_PLANET_POINTS: u32 = 20_000_000;
 
@@ -129,6 +133,13 @@ impl PlanetParams {
             0.0,
             1.0,
         )?;
+        if self.steps > MAX_PLANET_STEPS {
+            // (Fuzz finding #39.4: any u32 was taken, and a run of 4e9 steps looked hung.)
+            return Err(OrogenError::invalid(
+                format!("{field}.steps"),
+                format!("is {}; at most {MAX_PLANET_STEPS}", self.steps),
+            ));
+        }
         check_range(&format!("{field}.dt_years"), self.dt_years as f64, 1.0, 1e8)?;
         check_range(&format!("{field}.radius_m"), self.radius_m, 1e3, 1e9)?;
         Ok(())

@@ -55,13 +55,24 @@ pub fn gaussian_heights(
         xmax = xmax.max(p.x);
         ymax = ymax.max(p.y);
     }
-    // Bins of one radius: a pixel's nodes are in its bin's 3×3 block.
-    let bw = (xmax / radius) as usize + 1;
-    let bh = (ymax / radius) as usize + 1;
-    let bins = bw
-        .checked_mul(bh)
-        .filter(|&b| b <= 1 << 28)
-        .ok_or_else(|| OrogenError::invalid("sigma", format!("{sigma} m is too small")))?;
+    // Bins of one radius: a pixel's nodes are in its bin's 3×3 block. Counted in f64 first:
+    // a tiny sigma makes more bins than a usize holds (the cast saturated, the + 1 wrapped
+    // to 0 bins and the binning indexed past its end; fuzz finding #39.1).
+    let (bwf, bhf) = ((xmax / radius).floor() + 1.0, (ymax / radius).floor() + 1.0);
+    // (NaN does not fit either.)
+    let fits = (bwf * bhf)
+        .partial_cmp(&((1u64 << 28) as f64))
+        .is_some_and(|o| o.is_le());
+    if !fits {
+        return Err(OrogenError::invalid(
+            "sigma",
+            format!(
+                "{sigma} m is too small for nodes spread over {xmax:.0} × {ymax:.0} m (at most 2^28 bins of 3σ)"
+            ),
+        ));
+    }
+    let (bw, bh) = (bwf as usize, bhf as usize);
+    let bins = bw * bh;
     let bin_of = |x: f64, y: f64| {
         let (bx, by) = ((x / radius) as usize, (y / radius) as usize);
         (bx.min(bw - 1), by.min(bh - 1))

@@ -30,6 +30,9 @@ pub enum Event<'a> {
         iteration: u32,
         world: &'a World,
     },
+    /// Progress of what comes before the stages (`name`: `planet`, a recipe's planet
+    /// simulated step by step), `fraction` in `[0, 1]`.
+    Setup { name: &'a str, fraction: f32 },
     /// A stage ended, after `seconds` of wall time.
     StageFinished {
         index: usize,

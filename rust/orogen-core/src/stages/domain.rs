@@ -4,6 +4,7 @@
 //! Recipe syntax: `domain: Graph(spacing: 500.0)`,
 //! `domain: Graph(spacing: 250.0, surface: Phong(alpha: 0.75))`. Default `Grid`.
 
+use std::ops::Add;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -167,7 +168,23 @@ impl GraphDomain {
         }
         match &self.surface {
             Surface::Gaussian { sigma } => {
-                check_range(&format!("{field}.surface.sigma"), *sigma, 0.0, 1e7)?
+                let name = format!("{field}.surface.sigma");
+                check_range(&name, *sigma, 0.0, 1e7)?;
+                // The rasteriser bins the nodes by squares of 3σ (at most 2^28 of them).
+                let bins =
+                    (w / (3.0 * sigma)).floor().add(1.0) * (h / (3.0 * sigma)).floor().add(1.0);
+                let fits = bins
+                    .partial_cmp(&((1u64 << 28) as f64))
+                    .is_some_and(|o| o.is_le());
+                if *sigma > 0.0 && !fits {
+                    return Err(OrogenError::invalid(
+                        name,
+                        format!(
+                            "{sigma} m is too small for a {w} × {h} m domain: at least {:.3} m (or 0 for the node spacing)",
+                            (w * h / (1u64 << 28) as f64).sqrt() / 3.0 * 1.01
+                        ),
+                    ));
+                }
             }
             Surface::Phong { alpha } => {
                 check_range(&format!("{field}.surface.alpha"), *alpha as f64, 0.0, 1.0)?

@@ -292,6 +292,11 @@ fn linear_phong_and_gaussian_surfaces_reproduce_a_plane_and_stay_finite() {
             }
         }
     }
+    // A kernel too narrow to bin is an error naming sigma, not a panic (#39.1).
+    for tiny in [1e-30, 1e-12] {
+        let e = gaussian::gaussian(&s, grid, tiny).unwrap_err().to_string();
+        assert!(e.contains("sigma"), "{e}");
+    }
     // The kernel sum agrees with a brute-force sum over every node within 3σ.
     let sigma = 60.0;
     let gauss = gaussian::gaussian(&s, grid, sigma).unwrap();

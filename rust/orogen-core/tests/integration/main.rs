@@ -10,6 +10,7 @@ mod export_addons;
 mod finite_outputs;
 mod flow_hydrology;
 mod flow_routing;
+mod fuzz_findings;
 mod golden;
 mod graph_domain;
 mod grid_rivers;

@@ -49,6 +49,7 @@ fn events_arrive_in_stage_order_with_monotone_progress() {
             seen.push(Seen::Step(index, iteration))
         }
         Event::StageFinished { index, .. } => seen.push(Seen::Finished(index)),
+        Event::Setup { name, .. } => panic!("a recipe without a planet reported setup `{name}`"),
     })
     .unwrap();
     // One timing for the initial terrain, one per stage, and one for the river curves

@@ -129,7 +129,8 @@ enum Outcome {
 #[godot_api]
 impl ErosionSimulator {
     /// Progress within stage `stage_index` (0-based position in the recipe's `stages`) of
-    /// kind `stage`, `fraction` in [0, 1].
+    /// kind `stage`, `fraction` in [0, 1]; `stage_index` -1 before the stages (`stage`
+    /// `planet`: a recipe's planet being simulated).
     #[signal]
     fn progress(stage_index: i64, stage: GString, fraction: f32);
     /// One step of the current stage finished (iterations count from 1 in each stage).

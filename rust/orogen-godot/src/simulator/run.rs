@@ -141,6 +141,20 @@ fn observer(tx: &Sender<Msg>, live: bool) -> impl FnMut(Event<'_>) + '_ {
             });
         }
         Event::StageFinished { .. } => {}
+        // What comes before the stages (a recipe's planet): `progress` with stage_index -1.
+        Event::Setup { name, fraction } => {
+            let due = last_progress.is_none_or(|(t, i)| {
+                i != usize::MAX || t.elapsed() >= PROGRESS_INTERVAL || fraction >= 1.0
+            });
+            if due {
+                last_progress = Some((Instant::now(), usize::MAX));
+                let _ = tx.send(Msg::Progress {
+                    index: usize::MAX,
+                    stage: name.to_string(),
+                    fraction,
+                });
+            }
+        }
     }
 }
 
