@@ -380,6 +380,7 @@ func _run_all() -> void:
 
 	await _check_paint(dock, terrain, ur)
 	await _check_planet(dock, terrain)
+	await preload("res://tests/editor/docs_test.gd").new().run(self, dock, terrain)
 	_select(terrain)
 	await _frames(2)
 

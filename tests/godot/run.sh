@@ -9,7 +9,9 @@
 #      godot_project/tests/mutated_recipes.gd (200 mutated recipes through ErosionSimulator)
 #   4a. bakes the equivalence recipe with the uplift map the headless tests painted and
 #      compares it with Godot's run byte for byte
-#   4b. checks the Terrain3D and HTerrain exports (godot_project/tests/hterrain_export.gd) and
+#   4b. opens each extension class's page in Godot's help (F1) in a headless editor and
+#      checks its descriptions (godot_project/tests/class_docs.gd)
+#   4c. checks the Terrain3D and HTerrain exports (godot_project/tests/hterrain_export.gd) and
 #      imports the HTerrain one with a real HTerrain in a scratch project (SKIPPED without it)
 #   5. renders the demo scene under Xvfb (llvmpipe, OpenGL 3) from four views at 1600x900
 #      (overview, valley, ridge, 2 m above the ground) into test-artifacts/; main.gd checks
@@ -161,6 +163,24 @@ if [[ -n $leaks ]]; then
     echo "$leaks"
     fail_step "mutated recipes: engine errors, warnings or leaks in the output"
 fi
+
+# Godot's help (F1) for the extension's classes (issue #40): gdext's register-docs turns the
+# binding's /// comments into the class reference, which only the editor loads. A headless
+# editor on a scratch project under target/ (the addon linked in, never the repository's
+# project) opens each class's page and checks its text (tests/editor/docs_test.gd, as the
+# editor self-test does).
+echo "==> class reference in Godot's help (godot_project/tests/class_docs.gd) (at ${SECONDS} s)"
+DOCP="$WORK/class-docs"
+rm -rf "$DOCP"
+mkdir -p "$DOCP/addons" "$DOCP/tests" "$DOCP/.godot"
+printf 'config_version=5\n\n[application]\n\nconfig/name="Orogen class reference test"\n' >"$DOCP/project.godot"
+ln -s "$REPO/addons/orogen" "$DOCP/addons/orogen"
+cp -r godot_project/tests/editor godot_project/tests/class_docs.gd "$DOCP/tests/"
+echo 'res://addons/orogen/orogen.gdextension' >"$DOCP/.godot/extension_list.cfg"
+timeout 300 "${GODOT[@]}" --headless --editor --path "$DOCP" -s res://tests/class_docs.gd \
+    >"$WORK/class-docs.log" 2>&1
+grep -E '^  (ok|FAIL) ' "$WORK/class-docs.log"
+tally "$WORK/class-docs.log" "class reference"
 
 # The Terrain3D and HTerrain exports (issue #13): checked in Godot, then the HTerrain one
 # imported by a real HTerrain in a scratch project under target/ (never the repository), found

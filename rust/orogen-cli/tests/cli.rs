@@ -672,7 +672,7 @@ fn huge_cells_and_tiny_n_are_refused_naming_their_field() {
 
 #[test]
 fn set_takes_ron_enum_values_options_and_named_structs() {
-    // Hardening issue #11: these are the README's examples of `--set` with RON values.
+    // Hardening issue #11: these are docs/export.md's examples of `--set` with RON values.
     let tmp = tempfile::tempdir().unwrap();
     let out = bake_ok(
         tmp.path(),

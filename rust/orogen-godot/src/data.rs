@@ -8,6 +8,8 @@ use orogen_core::{MapData, World};
 
 use crate::convert;
 
+/// A generated terrain: its heights, cell size and maps, as a resource (saved as `.res`).
+///
 /// Heights (`FORMAT_RF`, metres), cell size (metres) and named maps (`name → Image`;
 /// scalars `FORMAT_RF`, masks and the material index `FORMAT_L8`, labels `FORMAT_RGB8`,
 /// splat and surface colour `FORMAT_RGBA8`). A hydraulic run's `water_depth` is always among

@@ -7,7 +7,7 @@
 //! - [`planet::PlanetWorld`]: a tectonic planet stepped live on a worker thread; a region of
 //!   it becomes a `TerrainWorld` recipe.
 //!
-//! The API is described in the README's Godot section. Nothing here panics across the FFI
+//! The API is described in docs/godot.md. Nothing here panics across the FFI
 //! boundary on user input: errors come back as strings or through `failed(message)`.
 //!
 //! # Which module sits on which

@@ -46,6 +46,7 @@ enum ColourBy {
 }
 
 /// A tectonic planet: plates drift, collide, subduct and rift on a sphere (seed 004).
+///
 /// `start()` simulates it off the main thread and draws it live; then `sample`, `pick`,
 /// `greatest_uplift` and `make_region_recipe` turn a region of it into a terrain recipe.
 #[derive(GodotClass)]

@@ -15,6 +15,14 @@ use orogen_core::Recipe;
 use crate::convert;
 
 /// A terrain recipe (RON text) with editing helpers for the editor dock.
+///
+/// The recipe is its `ron` text, the format `orogen bake` reads: size, cell size, seed, the
+/// initial terrain, uplift, the stages and their fields, materials and strata. Save it as
+/// `.tres`, or read and write `.ron` files with `load_ron` and `save_ron`. Every edit
+/// (`set_value`, the stage, material and strata methods) returns "" or the core's error naming
+/// the field at fault, leaves a refused recipe as it was, and emits `changed` when the text
+/// changes. `describe_stage` and the `describe_*_fields` methods give each field's unit,
+/// range and meaning.
 #[derive(GodotClass)]
 #[class(tool, base = Resource)]
 pub struct TerrainRecipe {

@@ -5,6 +5,7 @@
 mod architecture;
 mod coarse_to_fine;
 mod dem;
+mod docs;
 mod erosion_without_uplift;
 mod export_addons;
 mod finite_outputs;

@@ -44,6 +44,14 @@ const MAX_THREADS: i32 = 256;
 type Worker = crate::worker::Worker<Msg>;
 
 /// Runs a recipe on a worker thread; reports progress, steps, and the result.
+///
+/// Point `terrain` at a `TerrainWorld` (or make this node its child), optionally set `recipe`
+/// (else the terrain's), and call `start()`: the main thread never waits. While it runs the
+/// terrain updates live (`live_update`) and `progress`, `step_finished` report it; the
+/// finished result is applied a slice at a time (at most `apply_budget_ms` a frame) and then
+/// `finished` is emitted, or `failed(message)` names what went wrong. `start_live()` erodes
+/// live from the terrain as it is, with its painted maps, until `cancel()`. The simulator runs
+/// on its own thread pool (`threads`; 0: one thread per CPU).
 #[derive(GodotClass)]
 #[class(tool, base = Node)]
 pub struct ErosionSimulator {

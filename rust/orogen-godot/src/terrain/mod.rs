@@ -66,7 +66,21 @@ pub mod paint_maps;
 pub mod sea;
 pub mod water;
 
-/// A terrain in the scene: display, collision and queries over a `TerrainData`.
+/// A terrain in the scene: it draws a `TerrainData`, collides with it and answers queries on it.
+///
+/// Give it a `recipe` (a `TerrainRecipe`) and call `generate()` to erode a terrain at run time
+/// (`await` the returned simulator's `finished`), or press **Generate** in the Orogen dock in
+/// the editor; `data` then holds the heights and maps. It draws a level-of-detail clipmap
+/// (`lod_radius`) displaced from a 32-bit height texture, with eight ground materials weighted
+/// by slope, curvature, wetness and altitude (a layered terrain shows its exposed material's
+/// colour), rivers and lakes, an optional sea (`sea_enabled`, `sea_level`) and land or coast
+/// beyond the border (`edge`), and follows the heights with `HeightMapShape3D` collision
+/// (`collision_enabled`).
+///
+/// Queries: `get_height`, `get_normal`, `get_map`, `get_map_names`, `get_rivers`,
+/// `intersect_ray`. Files: `load_heightmap`, `save_maps` (the files of `orogen bake`),
+/// `save_for_terrain3d`, `save_for_hterrain`. Painting uplift and rain: `uplift_paint`,
+/// `precipitation_paint`, `begin_paint`, `paint_dab`, `end_paint`, and `paint_changed`.
 #[derive(GodotClass)]
 #[class(tool, base = Node3D)]
 pub struct TerrainWorld {
@@ -201,21 +215,28 @@ impl TerrainWorld {
     #[signal]
     pub(crate) fn paint_changed(map: GString);
 
+    /// The painted uplift map (`uplift_paint`), or null when none is painted.
     #[func]
     fn get_uplift_paint(&self) -> Option<Gd<Image>> {
         self.paint.image(0)
     }
 
+    /// Replaces the painted uplift map (`uplift_paint`) and emits `paint_changed("uplift")`.
+    /// Null clears it; so does an image that does not fit the terrain, with an error naming it.
     #[func]
     fn set_uplift_paint(&mut self, img: Option<Gd<Image>>) {
         self.set_paint_image(0, img);
     }
 
+    /// The painted precipitation map (`precipitation_paint`), or null when none is painted.
     #[func]
     fn get_precipitation_paint(&self) -> Option<Gd<Image>> {
         self.paint.image(1)
     }
 
+    /// Replaces the painted precipitation map (`precipitation_paint`) and emits
+    /// `paint_changed("precipitation")`. Null clears it; so does an image that does not fit
+    /// the terrain, with an error naming it.
     #[func]
     fn set_precipitation_paint(&mut self, img: Option<Gd<Image>>) {
         self.set_paint_image(1, img);
@@ -253,6 +274,7 @@ impl TerrainWorld {
         self.rebuild_collision();
     }
 
+    /// Shows or hides the sea (`sea_enabled`) and redraws what lies beyond the border.
     #[func]
     pub fn set_sea_enabled(&mut self, enabled: bool) {
         self.sea_enabled = enabled;
@@ -260,18 +282,21 @@ impl TerrainWorld {
         self.update_skirt();
     }
 
+    /// Uses your own ground albedo textures (`ground_albedo`; null: Orogen's own).
     #[func]
     pub fn set_ground_albedo(&mut self, textures: Option<Gd<Texture2DArray>>) {
         self.ground_albedo = textures;
         self.bind_ground();
     }
 
+    /// Uses your own ground normal maps (`ground_normal`; null: Orogen's own).
     #[func]
     pub fn set_ground_normal(&mut self, textures: Option<Gd<Texture2DArray>>) {
         self.ground_normal = textures;
         self.bind_ground();
     }
 
+    /// Sets what lies beyond the map's border (`edge`) and redraws it.
     #[func]
     pub fn set_edge(&mut self, edge: TerrainEdge) {
         self.edge = edge;
@@ -279,6 +304,8 @@ impl TerrainWorld {
         self.update_skirt();
     }
 
+    /// Sets the sea's surface, metres (`sea_level`); a value that is not finite is refused
+    /// with an error naming it, and the level stays as it was.
     #[func]
     pub fn set_sea_level(&mut self, level: f32) {
         if level.is_finite() {
