@@ -159,23 +159,29 @@ func choose_preset(preset: String) -> String:
 ## With `then_generate`, the full generation is asked for once the preview is shown (or at
 ## once when no preview can be made). Returns true if a preview run started.
 func start_preview(then_generate: bool) -> bool:
-	var terrain := _ctx.terrain
-	var recipe := _ctx.recipe()
-	_then_generate = then_generate
+	return start_preview_for(_ctx.terrain, then_generate)
+
+
+## start_preview for `terrain`, followed or not (a scene just opened).
+func start_preview_for(terrain: Node3D, then_generate: bool) -> bool:
+	var recipe: Resource = terrain.get(&"recipe") as Resource if is_instance_valid(terrain) else null
 	var coarse: Resource = null
 	if recipe != null and recipe.has_method(&"coarse_copy"):
 		coarse = recipe.call(&"coarse_copy", PREVIEW_SIDE) as Resource
+	# One preview at a time: while one runs, a preset goes straight to its full generation.
 	if terrain == null or coarse == null or _ensure_simulator() == null \
 			or bool(_sim.call(&"is_running")):
-		_finish_preview()
+		if then_generate:
+			generate_requested.emit()
 		return false
+	_then_generate = then_generate
 	_sim.set(&"terrain", _sim.get_path_to(terrain))
 	_sim.set(&"recipe", coarse)
 	_sim.set(&"live_update", false)
 	_sim.set(&"apply_on_finish", false)
 	_preview_terrain = terrain
 	_preview_started_msec = Time.get_ticks_msec()
-	if not _ctx.generating:
+	if not _ctx.generating and terrain == _ctx.terrain:
 		_ctx.set_status("Coarse preview…")
 	return bool(_sim.call(&"start"))
 
@@ -221,13 +227,15 @@ func _on_preview_finished() -> void:
 	var terrain := _preview_terrain
 	var result := _sim.call(&"get_result") as Resource
 	# Only onto the terrain it was made for, and never over real data or a running generation.
-	if result != null and is_instance_valid(terrain) and terrain == _ctx.terrain \
-			and (terrain.get(&"data") == null or _then_generate) and not _ctx.generating:
+	var followed := terrain == _ctx.terrain
+	if result != null and is_instance_valid(terrain) and terrain.get(&"recipe") != null \
+			and (terrain.get(&"data") == null or _then_generate) and not (followed and _ctx.generating):
 		var err := String(terrain.call(&"show_preview", result))
 		if err == "":
 			last_preview_msec = Time.get_ticks_msec() - _preview_started_msec
-			_ctx.set_status("Coarse preview (%d ms). %s" % [last_preview_msec,
-					"Generating the full terrain…" if _then_generate else "Generate makes the full terrain."])
+			if followed:
+				_ctx.set_status("Coarse preview (%d ms). %s" % [last_preview_msec,
+						"Generating the full terrain…" if _then_generate else "Generate makes the full terrain."])
 			preview_shown.emit(last_preview_msec)
 	_finish_preview()
 

@@ -208,6 +208,19 @@ func get_presets_part() -> RefCounted:
 	return presets
 
 
+## Shows a coarse preview on the first TerrainWorld of the scene under `root` that has a
+## recipe but no data (the plugin calls this when a scene is opened or switched to); true if
+## one started.
+func preview_scene(root: Node) -> bool:
+	var stack: Array[Node] = [root]
+	while not stack.is_empty():
+		var n: Node = stack.pop_back()
+		if is_terrain(n) and n.get(&"recipe") != null and n.get(&"data") == null:
+			return presets.start_preview_for(n as Node3D, false)
+		stack.append_array(n.get_children())
+	return false
+
+
 ## The starting terrain and uplift form (dock_sources.gd): set_kind, its `controls` and
 ## `labels` by recipe path.
 func get_sources_form() -> RefCounted:
