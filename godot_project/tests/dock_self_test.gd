@@ -943,6 +943,8 @@ func _screenshot(dir: String) -> void:
 		# The preset gallery open at the top; then the starting terrain and uplift form.
 		var presets := dock_content.call(&"get_presets_part") as Object
 		presets.call(&"show_gallery", view == "gallery")
+		# Laid out before the scroll below reads positions (the gallery took room above).
+		await _frames(1)
 		if view == "gallery" and scroller != null:
 			scroller.scroll_vertical = 0
 		if view == "form" and scroller != null:
