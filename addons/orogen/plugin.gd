@@ -49,12 +49,16 @@ func _enter_tree() -> void:
 	var selection := EditorInterface.get_selection()
 	selection.selection_changed.connect(_on_selection_changed)
 	_on_selection_changed()
+	# A scene opened with a terrain that has a recipe but no data shows a coarse preview.
+	scene_changed.connect(_on_scene_changed)
 
 
 func _exit_tree() -> void:
 	var selection := EditorInterface.get_selection()
 	if selection.selection_changed.is_connected(_on_selection_changed):
 		selection.selection_changed.disconnect(_on_selection_changed)
+	if scene_changed.is_connected(_on_scene_changed):
+		scene_changed.disconnect(_on_scene_changed)
 	if _content != null:
 		_content.call(&"shutdown")
 	if _dock != null:
@@ -73,6 +77,11 @@ func _on_selection_changed() -> void:
 	var nodes: Array[Node] = EditorInterface.get_selection().get_selected_nodes()
 	_content.call(&"set_terrain", DockScript.pick_terrain(nodes))
 	_content.call(&"set_planet", DockScript.pick_planet(nodes))
+
+
+func _on_scene_changed(root: Node) -> void:
+	if _content != null and root != null:
+		_content.call(&"preview_scene", root)
 
 
 ## A selected PlanetWorld takes viewport clicks while the dock's Pick is on; a selected

@@ -381,6 +381,7 @@ func _run_all() -> void:
 	await _check_paint(dock, terrain, ur)
 	await _check_planet(dock, terrain)
 	await preload("res://tests/editor/docs_test.gd").new().run(self, dock, terrain)
+	await preload("res://tests/editor/presets_test.gd").new().run(self, dock, terrain)
 	_select(terrain)
 	await _frames(2)
 
@@ -934,12 +935,23 @@ func _screenshot(dir: String) -> void:
 	# its stages, to the materials, to the strata, and to the bottom (map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
 	# the shell's <view>.shot (taken with xwd), then go on.
 	var dock_content: Control = _plugin.call(&"get_dock_content")
-	for view: String in ["top", "stages", "materials", "strata", "maps", "planet"]:
+	for view: String in ["top", "gallery", "form", "stages", "materials", "strata", "maps", "planet"]:
 		var scroller := dock_content as ScrollContainer
 		if view == "planet":
 			await _show_planet(dock_content)
 		var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control
 		var layers_form := dock_content.call(&"get_layers_form") as Object
+		# The preset gallery open at the top; then the starting terrain and uplift form.
+		var presets := dock_content.call(&"get_presets_part") as Object
+		presets.call(&"show_gallery", view == "gallery")
+		# Laid out before the scroll below reads positions (the gallery took room above).
+		await _frames(1)
+		if view == "gallery" and scroller != null:
+			scroller.scroll_vertical = 0
+		if view == "form" and scroller != null:
+			var sources := dock_content.call(&"get_sources_form") as Object
+			var terrain_grid := sources.get(&"_terrain_grid") as Control
+			scroller.scroll_vertical = int(recipe_box.position.y + terrain_grid.position.y) - 60
 		if view == "stages" and scroller != null:
 			scroller.scroll_vertical = int(recipe_box.position.y)
 		if (view == "materials" or view == "strata") and scroller != null:

@@ -17,8 +17,9 @@
 #      connections, plugin disable/enable), with its output also scanned for errors;
 #   3. the editor on a virtual display (Xvfb, Vulkan through lavapipe), a TerrainWorld generated
 #      and selected, and `xwd -root | convert` of the dock as it opens, at its stages, at its
-#      materials, at its strata and at its maps into
-#      test-artifacts/editor-screenshot-{top,stages,materials,strata,maps}.png.
+#      materials, at its strata and at its maps, with the preset gallery open and at the terrain
+#      and uplift form, into
+#      test-artifacts/editor-screenshot-{top,gallery,form,stages,materials,strata,maps,planet}.png.
 # It ends with `editor: N passed, M failed` and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -161,7 +162,7 @@ if [[ "${OROGEN_EDITOR_SCREENSHOT:-1}" != "0" && -x "$ROOT/usr/bin/Xvfb" && -x "
         --audio-driver Dummy --resolution 1600x1000 --position 0,0 --editor --path "$PROJ" \
         -- --orogen-editor-test "--orogen-screenshot=$SHOT" >"$WORK/screenshot.log" 2>&1 &
     gpid=$!
-    for view in top stages materials strata maps planet; do
+    for view in top gallery form stages materials strata maps planet; do
         for _ in $(seq 1 1200); do
             [[ -f $SHOT/$view.ready ]] && break
             kill -0 "$gpid" 2>/dev/null || break

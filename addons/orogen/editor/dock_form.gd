@@ -9,16 +9,21 @@ const Context := preload("dock_context.gd")
 const UI := preload("dock_ui.gd")
 const StagePanel := preload("stage_panel.gd")
 const Layers := preload("dock_layers.gd")
+const Sources := preload("dock_sources.gd")
 
 ## Largest grid side the recipe accepts (see Recipe::size).
 const MAX_SIDE := 16385
 
 ## Import… or Export… was pressed: `action` is "import" or "export" (the bake part's dialog).
 signal file_dialog_requested(action: String)
+## Presets… was pressed: show the gallery of built-in recipes.
+signal presets_requested
 
 var _ctx: Context
 ## The materials and strata part of the form.
 var layers: Layers
+## The starting terrain and uplift part of the form.
+var sources: Sources
 
 var _no_recipe_box: HBoxContainer
 var _recipe_box: VBoxContainer
@@ -42,6 +47,9 @@ func _init(ctx: Context) -> void:
 	_ctx = ctx
 	_ctx.recipe_edited.connect(_update_extent)
 	layers = Layers.new(ctx)
+	sources = Sources.new(ctx)
+	# A method callable, not a lambda: a lambda would hold this form and make a cycle.
+	sources.rebuild_requested.connect(rebuild)
 
 
 ## Adds the form to `parent` and the RON dialog to `dialog_host`.
@@ -52,8 +60,8 @@ func build(parent: Control, dialog_host: Node) -> void:
 	no_recipe.text = "This terrain has no recipe."
 	no_recipe.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	_no_recipe_box.add_child(no_recipe)
-	_no_recipe_box.add_child(UI.button("New Recipe", &"New", "Give the terrain the default recipe.",
-			create_recipe))
+	_no_recipe_box.add_child(UI.button("New Recipe", &"New", "Give the terrain the default recipe "
+			+ "(or pick a preset below).", create_recipe))
 	parent.add_child(_no_recipe_box)
 
 	_recipe_box = VBoxContainer.new()
@@ -141,6 +149,7 @@ func build(parent: Control, dialog_host: Node) -> void:
 	_extent = Label.new()
 	_extent.modulate = Color(1, 1, 1, 0.7)
 	_recipe_box.add_child(_extent)
+	sources.build(_recipe_box)
 
 	_recipe_box.add_child(UI.section("Stages"))
 	_stages_box = VBoxContainer.new()
@@ -158,7 +167,9 @@ func build(parent: Control, dialog_host: Node) -> void:
 	_recipe_box.add_child(add_row)
 	layers.build(_recipe_box)
 
-	var ron_row := HBoxContainer.new()
+	var ron_row := HFlowContainer.new()
+	ron_row.add_child(UI.button("Presets…", &"AssetLib", "Replace the recipe by a built-in one "
+			+ "(undoable): a gallery with a picture of each.", func() -> void: presets_requested.emit()))
 	ron_row.add_child(UI.button("Import…", &"Load", "Load a recipe from a .ron file (orogen bake format).",
 			func() -> void: file_dialog_requested.emit("import")))
 	ron_row.add_child(UI.button("Export…", &"Save", "Save the recipe as a .ron file for orogen bake.",
@@ -203,6 +214,7 @@ func rebuild() -> void:
 	_recipe_box.visible = recipe != null
 	if recipe == null:
 		layers.rebuild(null, {})
+		sources.rebuild(null, {})
 		_ctx.update_validation()
 		return
 	var d := Context.dict_of(recipe)
@@ -249,6 +261,7 @@ func rebuild() -> void:
 		none.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		none.modulate = Color(1, 1, 1, 0.6)
 		_stages_box.add_child(none)
+	sources.rebuild(recipe, d)
 	layers.rebuild(recipe, d)
 	_ctx.update_validation()
 

@@ -71,7 +71,9 @@ func build(parent: Control, sim_host: Node) -> void:
 
 ## Starts generating the followed terrain from its recipe; false (and an error in the dock)
 ## if it cannot start. The result is applied as one undoable action when it finishes.
-func generate() -> bool:
+## `live_view`: show the run's progress on the terrain (off after a preset's coarse preview,
+## which then stays until the full result replaces it).
+func generate(live_view := true) -> bool:
 	if _ctx.generating:
 		return false
 	if _ctx.live:
@@ -91,7 +93,7 @@ func generate() -> bool:
 		return false
 	sim.set(&"terrain", sim.get_path_to(terrain))
 	sim.set(&"recipe", recipe)
-	sim.set(&"live_update", true)
+	sim.set(&"live_update", live_view)
 	sim.set(&"apply_on_finish", false)
 	_run_terrain = terrain
 	_ctx.generating = true

@@ -20,6 +20,8 @@ signal remove_requested(index: int)
 var index: int = 0
 ## Field name → its slider, for tests and refreshes.
 var sliders: Dictionary = {}
+## Field name → its label (in words: "Angle of repose"), for tests.
+var labels: Dictionary = {}
 var name_edit: LineEdit
 var colour_button: ColorPickerButton
 
@@ -79,13 +81,21 @@ func build(material_index: int, material_count: int, values: Dictionary, fields:
 		var field := String(info.get("name", ""))
 		if String(info.get("kind", "")) != "Number" or not values.has(field):
 			continue
-		var slider := StagePanel.number_slider(float(values[field]), false, String(info.get("unit", "")),
-				float(info.get("min", 0.0)), float(info.get("max", 1.0)), String(info.get("doc", "")))
+		# In words and the unit a designer reads (the schema's label and display unit); the
+		# recipe keeps its own unit, `display_scale` converts.
+		var scale := float(info.get("display_scale", 1.0))
+		var unit := String(info.get("display_unit", info.get("unit", "")))
+		var slider := StagePanel.number_slider(float(values[field]) * scale, false, unit,
+				float(info.get("min", 0.0)) * scale, float(info.get("max", 1.0)) * scale,
+				String(info.get("doc", "")))
 		slider.value_changed.connect(func(v: float) -> void:
-			value_edited.emit(index, field, StagePanel.to_ron(v, false)))
-		grid.add_child(StagePanel.field_label(field, String(info.get("doc", ""))))
+			value_edited.emit(index, field, StagePanel.to_ron(v / scale, false)))
+		var label := StagePanel.field_label(String(info.get("label", field)), "%s (%s)" % [
+				String(info.get("doc", "")), field])
+		grid.add_child(label)
 		grid.add_child(slider)
 		sliders[field] = slider
+		labels[field] = label
 
 
 func _submit_name(text: String) -> void:

@@ -21,6 +21,7 @@ const Maps := preload("dock_maps.gd")
 const Bake := preload("dock_bake.gd")
 const PlanetPart := preload("dock_planet.gd")
 const Paint := preload("dock_paint.gd")
+const Presets := preload("dock_presets.gd")
 
 ## Emitted after a generation ends: `ok` is false when it failed or was cancelled.
 signal generation_ended(ok: bool, message: String)
@@ -32,6 +33,7 @@ var run := Run.new(ctx)
 var maps := Maps.new(ctx)
 var bake := Bake.new(ctx)
 var paint := Paint.new(ctx)
+var presets := Presets.new(ctx)
 ## The planet part, shown while a PlanetWorld is selected.
 var planet_part: RefCounted = null
 
@@ -43,6 +45,8 @@ var _body: VBoxContainer
 ## The recipe whose `changed` signal the dock is connected to (the followed terrain's).
 var _followed_recipe: Resource = null
 var _recheck_queued := false
+## The gallery is open because the terrain had no recipe (it closes once it has one).
+var _gallery_auto := false
 
 
 ## Called once by the plugin before the dock enters the tree.
@@ -66,6 +70,8 @@ func _ready() -> void:
 	maps.refreshed.connect(_update_buttons)
 	paint.live_changed.connect(_update_buttons)
 	form.file_dialog_requested.connect(bake.open_file_dialog)
+	form.presets_requested.connect(func() -> void: presets.show_gallery(not presets.is_gallery_shown()))
+	presets.generate_requested.connect(func() -> void: run.generate(false))
 	bake.recipe_imported.connect(form.rebuild)
 	_update_all()
 	set_process(true)
@@ -76,6 +82,7 @@ func _ready() -> void:
 ## dock to another slot also takes it out of the tree and back.
 func shutdown() -> void:
 	run.shutdown()
+	presets.shutdown()
 	paint.shutdown()
 	_connect_terrain(null)
 
@@ -97,6 +104,8 @@ func set_terrain(node: Node) -> void:
 		ctx.set_status("")
 		run.reset_progress()
 	_update_all()
+	if _built:
+		presets.preview_if_empty()
 
 
 ## Shows the planet part for `node` if it is a PlanetWorld, hides it for anything else.
@@ -193,6 +202,31 @@ func get_layers_form() -> RefCounted:
 	return form.layers
 
 
+## The preset gallery and coarse preview (dock_presets.gd): choose_preset, show_gallery,
+## last_preview_msec, the `tiles` by name and the preview_shown signal.
+func get_presets_part() -> RefCounted:
+	return presets
+
+
+## Shows a coarse preview on the first TerrainWorld of the scene under `root` that has a
+## recipe but no data (the plugin calls this when a scene is opened or switched to); true if
+## one started.
+func preview_scene(root: Node) -> bool:
+	var stack: Array[Node] = [root]
+	while not stack.is_empty():
+		var n: Node = stack.pop_back()
+		if is_terrain(n) and n.get(&"recipe") != null and n.get(&"data") == null:
+			return presets.start_preview_for(n as Node3D, false)
+		stack.append_array(n.get_children())
+	return false
+
+
+## The starting terrain and uplift form (dock_sources.gd): set_kind, its `controls` and
+## `labels` by recipe path.
+func get_sources_form() -> RefCounted:
+	return form.sources
+
+
 func get_material_panels() -> Array[Node]:
 	return form.layers.get_material_panels()
 
@@ -244,6 +278,7 @@ func _build_ui() -> void:
 	_body.add_theme_constant_override(&"separation", 6)
 	_root.add_child(_body)
 
+	presets.build(_body, _root)
 	run.build(_body, _root)
 	var status := Label.new()
 	status.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
@@ -306,9 +341,23 @@ func _update_all() -> void:
 		planet_part.update_ui()
 	if ext_loaded:
 		form.fill_stage_kinds()
+	_update_gallery()
 	form.rebuild()
 	maps.refresh()
 	_update_buttons()
+
+
+## Shows the preset gallery by itself for a terrain without a recipe, and hides the one it
+## showed so once the terrain has one.
+func _update_gallery() -> void:
+	var wanted := ctx.terrain != null and ctx.recipe() == null \
+			and ClassDB.class_exists(Context.RECIPE_CLASS)
+	if wanted:
+		presets.show_gallery(true)
+		_gallery_auto = true
+	elif _gallery_auto:
+		presets.show_gallery(false)
+		_gallery_auto = false
 
 
 func _update_buttons() -> void:
@@ -354,6 +403,7 @@ func _on_terrain_data_changed() -> void:
 func _on_terrain_recipe_changed() -> void:
 	_follow_recipe()
 	if _built:
+		_update_gallery()
 		form.rebuild()
 		_update_buttons()
 

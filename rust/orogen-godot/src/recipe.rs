@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use godot::classes::{IResource, Resource};
 use godot::prelude::*;
-use orogen_core::recipe::{Material, ScalarSource, Stage, Strata, Stratum};
-use orogen_core::schema::{FieldInfo, ParamInfo};
+use orogen_core::field::CellSize;
+use orogen_core::generators::noise::{NOISE_BASES, NOISE_FIELDS, NOISE_KINDS};
+use orogen_core::recipe::{Domain, Material, ScalarSource, Stage, Strata, Stratum, BUILT_IN};
+use orogen_core::schema::{FieldInfo, FieldKind, ParamInfo};
 use orogen_core::stages::strata::{
     built_in_materials, material_names, MATERIAL_FIELDS, STRATA_FIELDS, STRATUM_FIELDS,
 };
@@ -414,6 +416,153 @@ impl TerrainRecipe {
     pub fn default_recipe() -> Gd<TerrainRecipe> {
         TerrainRecipe::new_gd()
     }
+
+    /// The built-in recipes' names, in gallery order (`default`, `large`, …; `orogen
+    /// recipe` lists the same).
+    #[func]
+    pub fn get_builtin_names() -> PackedStringArray {
+        BUILT_IN.iter().map(|(n, _, _)| GString::from(*n)).collect()
+    }
+
+    /// One line saying what built-in recipe `name` makes; "" for a name that is not one.
+    #[func]
+    pub fn get_builtin_description(name: GString) -> GString {
+        let name = name.to_string();
+        BUILT_IN
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map_or_else(GString::new, |(_, what, _)| GString::from(*what))
+    }
+
+    /// A new recipe holding built-in recipe `name` (its RON text as shipped, comments
+    /// included), or null for a name that is not one.
+    #[func]
+    pub fn from_builtin(name: GString) -> Option<Gd<TerrainRecipe>> {
+        let text = builtin_text(&name.to_string()).ok()?;
+        let mut recipe = TerrainRecipe::new_gd();
+        recipe.bind_mut().set_ron(GString::from(text));
+        Some(recipe)
+    }
+
+    /// Replaces the RON text by built-in recipe `name`'s; "" or the error naming the
+    /// unknown name and the known ones (the recipe is then unchanged).
+    #[func]
+    pub fn load_builtin(&mut self, name: GString) -> GString {
+        match builtin_text(&name.to_string()) {
+            Ok(text) => {
+                self.set_ron(GString::from(text));
+                GString::new()
+            }
+            Err(e) => GString::from(e.as_str()),
+        }
+    }
+
+    /// The name of the built-in recipe this one equals (parsed, so layout and comments do
+    /// not matter), or "" when it is none of them.
+    #[func]
+    pub fn get_builtin_name(&self) -> GString {
+        let Ok(own) = self.parsed() else {
+            return GString::new();
+        };
+        BUILT_IN
+            .iter()
+            .find(|(n, _, _)| Recipe::built_in(n).as_ref() == Some(&own))
+            .map_or_else(GString::new, |(n, _, _)| GString::from(*n))
+    }
+
+    /// The same recipe on a coarser grid of the same extent, for a quick first look: the
+    /// cells `factor` times wider, so that the longer side has at most about `max_side`
+    /// cells (a Graph domain's node spacing grows with them). Null when the recipe is not
+    /// valid or its coarse copy is not (the caller then goes straight to the full run).
+    #[func]
+    pub fn coarse_copy(&self, max_side: i64) -> Option<Gd<TerrainRecipe>> {
+        let recipe = self.parsed_valid().ok()?;
+        let coarse = coarse_recipe(&recipe, max_side.max(2) as u32)?;
+        let mut copy = TerrainRecipe::new_gd();
+        copy.bind_mut().store(&coarse);
+        Some(copy)
+    }
+
+    /// The number fields of a noise (`terrain.Noise`, `uplift.Noise.noise`), like
+    /// `describe_material_fields`: `{name, label, unit, display_unit, display_scale, min,
+    /// max, doc, kind}` each.
+    #[func]
+    pub fn describe_noise_fields() -> Array<VarDictionary> {
+        fields_array(NOISE_FIELDS)
+    }
+
+    /// The octave combinations a noise's `kind` can be (`Fbm`, `Ridged`, …).
+    #[func]
+    pub fn get_noise_kinds() -> PackedStringArray {
+        NOISE_KINDS.iter().map(|n| GString::from(*n)).collect()
+    }
+
+    /// The plain noise functions a noise's `basis` can be (`Perlin`, …).
+    #[func]
+    pub fn get_noise_bases() -> PackedStringArray {
+        NOISE_BASES.iter().map(|n| GString::from(*n)).collect()
+    }
+
+    /// The recipe's top-level scalar fields the form edits, by name: `uplift` (m/yr, shown
+    /// in mm/yr) and `height` (a flat terrain's height, m), each like a described field.
+    #[func]
+    pub fn describe_source_fields() -> Array<VarDictionary> {
+        fields_array(SOURCE_FIELDS)
+    }
+}
+
+/// The fields of the recipe's sources the dock's form edits (see `describe_source_fields`).
+const SOURCE_FIELDS: &[FieldInfo] = &[
+    FieldInfo::new(
+        "uplift",
+        "m/yr",
+        0.0,
+        0.01,
+        FieldKind::Number,
+        "Tectonic uplift rate, metres per year (≥ 0): how fast the rock rises under the rivers; 1 mm/yr is a young mountain range.",
+    ),
+    FieldInfo::new(
+        "height",
+        "m",
+        -1000.0,
+        5000.0,
+        FieldKind::Number,
+        "Height of every cell of a flat starting terrain, metres.",
+    ),
+];
+
+/// The RON text of built-in recipe `name`, or the error naming it and the known ones.
+fn builtin_text(name: &str) -> Result<&'static str, String> {
+    BUILT_IN
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, text)| *text)
+        .ok_or_else(|| {
+            format!(
+                "unknown built-in recipe `{name}`; built-in recipes: {}",
+                BUILT_IN.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+            )
+        })
+}
+
+/// `recipe` with cells `factor` times wider so its longer side has at most about
+/// `max_side` cells over the same extent; None when that is not a valid recipe.
+fn coarse_recipe(recipe: &Recipe, max_side: u32) -> Option<Recipe> {
+    let (w, h) = recipe.size;
+    let longest = w.max(h).saturating_sub(1).max(1);
+    let factor = longest.div_ceil(max_side.saturating_sub(1).max(1)).max(1);
+    let mut coarse = recipe.clone();
+    coarse.size = ((w - 1) / factor + 1, (h - 1) / factor + 1);
+    let f = factor as f32;
+    coarse.cell_size = match recipe.cell_size {
+        CellSize::Square(c) => CellSize::Square(c * f),
+        CellSize::Rect(dx, dy) => CellSize::Rect(dx * f, dy * f),
+    };
+    if let Domain::Graph(g) = &mut coarse.domain {
+        g.spacing *= factor as f64;
+    }
+    coarse.validate().ok()?;
+    Some(coarse)
 }
 
 fn error_string(r: Result<(), String>) -> GString {
@@ -431,6 +580,10 @@ fn param_dict(p: &ParamInfo) -> VarDictionary {
     d.set("min", p.min);
     d.set("max", p.max);
     d.set("doc", p.doc);
+    d.set("label", p.label().as_str());
+    let (unit, scale) = p.display_unit();
+    d.set("display_unit", unit);
+    d.set("display_scale", scale);
     d
 }
 

@@ -28,6 +28,7 @@ use crate::generators::fastnoise::{self, FastNoiseLiteParams};
 pub use crate::generators::faults::MAX_HEIGHT;
 use crate::generators::faults::{FaultSet, Faults};
 use crate::generators::perlin::{Level, Perlin};
+use crate::schema::{FieldInfo, FieldKind};
 
 /// Largest accepted octave count.
 pub const MAX_OCTAVES: u32 = 32;
@@ -175,6 +176,82 @@ impl Default for NoiseParams {
         }
     }
 }
+
+/// The octave combinations a [`NoiseParams::kind`] can name, for editors.
+pub const NOISE_KINDS: &[&str] = &["Fbm", "Ridged", "Multifractal", "RidgedMultifractal"];
+
+/// The plain noise functions a [`NoiseParams::basis`] can name, for editors
+/// (`FastNoiseLite(..)` takes a Godot resource and is edited as RON).
+pub const NOISE_BASES: &[&str] = &["Perlin", "OpenSimplex", "SuperSimplex"];
+
+/// The number fields of [`NoiseParams`], in recipe order, for editors (`kind` and `basis`
+/// are [`NOISE_KINDS`] and [`NOISE_BASES`]; `warp` and `faults` are nested blocks).
+pub const NOISE_FIELDS: &[FieldInfo] = &[
+    FieldInfo::new(
+        "amplitude",
+        "m",
+        0.0,
+        5000.0,
+        FieldKind::Number,
+        "Height of the first octave, metres, within ±1e7: how high the hills and ranges rise.",
+    ),
+    FieldInfo::new(
+        "wavelength",
+        "m",
+        10.0,
+        200_000.0,
+        FieldKind::Number,
+        "Feature size of the first octave, metres (> 0): the distance between the big hills.",
+    ),
+    FieldInfo::new(
+        "octaves",
+        "",
+        1.0,
+        32.0,
+        FieldKind::Integer,
+        "Number of octaves, 1 to 32: each adds finer detail.",
+    ),
+    FieldInfo::new(
+        "lacunarity",
+        "",
+        1.0,
+        4.0,
+        FieldKind::Number,
+        "Frequency ratio between successive octaves, in (0, 16]: 2 halves each octave's features.",
+    ),
+    FieldInfo::new(
+        "persistence",
+        "",
+        0.0,
+        1.0,
+        FieldKind::Number,
+        "Amplitude ratio between successive octaves, 0 to 1: higher keeps more fine detail.",
+    ),
+    FieldInfo::new(
+        "offset",
+        "m",
+        -5000.0,
+        5000.0,
+        FieldKind::Number,
+        "Height added everywhere, metres, within ±1e7.",
+    ),
+    FieldInfo::new(
+        "stretch",
+        "",
+        0.05,
+        20.0,
+        FieldKind::Number,
+        "Features are this many times longer along the stretch direction than across it, 0.05 to 20 (1: no stretch).",
+    ),
+    FieldInfo::new(
+        "stretch_angle",
+        "deg",
+        0.0,
+        180.0,
+        FieldKind::Number,
+        "Direction of the stretch, degrees from east towards south.",
+    ),
+];
 
 fn check_count(field: &str, value: u32, max: u32) -> Result<()> {
     if value == 0 || value > max {

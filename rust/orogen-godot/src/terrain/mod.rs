@@ -158,6 +158,8 @@ pub struct TerrainWorld {
     lake_water: LakeWater,
     /// The land or coast beyond the border (`edge`).
     skirt: SkirtMesh,
+    /// Cells of the coarse preview shown instead of the data, (0, 0) for none.
+    preview_cells: Vector2i,
     base: Base<Node3D>,
 }
 
@@ -185,6 +187,7 @@ impl INode3D for TerrainWorld {
             ground_normal: None,
             lake_water: LakeWater::default(),
             skirt: SkirtMesh::default(),
+            preview_cells: Vector2i::ZERO,
             base,
         }
     }
@@ -263,8 +266,36 @@ impl TerrainWorld {
     #[func]
     pub fn set_data(&mut self, data: Option<Gd<TerrainData>>) {
         self.data = data;
+        self.preview_cells = Vector2i::ZERO;
         self.rebuild();
         self.signals().data_changed().emit();
+    }
+
+    /// Shows `preview` (a quick coarse run's result) stretched over its own extent, without
+    /// making it the terrain's data: `data` stays as it is, so the preview is never saved
+    /// and no undo step records it; the next `set_data` (the full run) replaces it. Returns
+    /// "" or the error.
+    #[func]
+    pub fn show_preview(&mut self, preview: Option<Gd<TerrainData>>) -> GString {
+        let Some(preview) = preview else {
+            return GString::from("show_preview: no preview data (null)");
+        };
+        let world = match preview.bind().to_world() {
+            Ok(w) => w,
+            Err(e) => return GString::from(format!("show_preview: {e}").as_str()),
+        };
+        let grid = world.grid();
+        let range = world.height.min_max();
+        self.preview(grid, &world.height.data, range, None, None);
+        self.preview_cells = Vector2i::new(grid.width as i32, grid.height as i32);
+        GString::new()
+    }
+
+    /// The cells `(width, height)` of the preview shown (`show_preview`), or (0, 0) when the
+    /// terrain shows its data.
+    #[func]
+    pub fn get_preview_size(&self) -> Vector2i {
+        self.preview_cells
     }
 
     /// Turns the collision body on or off.
