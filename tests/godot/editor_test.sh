@@ -65,9 +65,10 @@ ln -s "$REPO/addons/orogen" "$PROJ/addons/orogen"
 # HTerrain (Zylann's heightmap plugin), for the self-test's Send to HTerrain: copied (the editor
 # writes .import files beside its assets) from $OROGEN_HTERRAIN or ../shared/vendor/hterrain
 # beside the repository, as tests/godot/run.sh finds it. Without it that check is skipped with
-# a note. Its plugin is not enabled (the dock only needs its node and data scripts).
+# a note (as with OROGEN_HTERRAIN=none). Its plugin is not enabled (the dock only needs its node
+# and data scripts).
 HTERRAIN_SRC=""
-for c in "${OROGEN_HTERRAIN:-}" "$REPO/../shared/vendor/hterrain"; do
+[[ ${OROGEN_HTERRAIN:-} == none ]] || for c in "${OROGEN_HTERRAIN:-}" "$REPO/../shared/vendor/hterrain"; do
     if [[ -n $c && -d $c/addons/zylann.hterrain ]]; then
         HTERRAIN_SRC=$c
         break
