@@ -45,12 +45,18 @@ func run() -> void:
 	while _find_plugin() == null and Time.get_ticks_msec() - start < 60000:
 		await get_tree().process_frame
 	_plugin = _find_plugin()
+	# And until the first file scan has ended: the editor then loads its layout (reopening
+	# scenes), which must not happen while the test opens its own (a project with more
+	# scripts to scan, HTerrain's, takes longer).
+	var fs := EditorInterface.get_resource_filesystem()
+	while fs != null and fs.is_scanning() and Time.get_ticks_msec() - start < 120000:
+		await get_tree().process_frame
 	if _plugin == null:
 		_check(false, "the Orogen plugin is loaded in the editor")
 		print("editor: %d passed, %d failed" % [_passed, _failed])
 		await _quit(1)
 		return
-	await _frames(5)
+	await _frames(10)
 	var shot_dir := ""
 	for arg: String in OS.get_cmdline_user_args():
 		if arg.begins_with("--orogen-screenshot="):
@@ -259,8 +265,11 @@ func _run_all() -> void:
 			"Cancel stops the generation and leaves the terrain as it was")
 	ur.undo()
 
-	# A failure during the run is shown in the dock, not a crash.
-	# Through "Edit RON…": an uplift image that does not exist validates but fails to load.
+	# A failure during the run is shown in the dock, once, not a crash.
+	# Through "Edit RON…": an uplift "image" that exists (so it validates) but is not an image.
+	var not_png := FileAccess.open("res://orogen_missing_uplift.png", FileAccess.WRITE)
+	not_png.store_string("not a PNG")
+	not_png.close()
 	var ron_now := String(recipe.get(&"ron"))
 	var with_missing: Dictionary = recipe.call(&"to_dict")
 	with_missing["uplift"] = {"Image": {"path": "orogen_missing_uplift.png", "min": 0.0, "max": 0.001}}
@@ -271,13 +280,16 @@ func _run_all() -> void:
 	form.call(&"_on_ron_dialog_confirmed")
 	var uplift: Variant = (recipe.call(&"to_dict") as Dictionary).get("uplift")
 	_check(from_err == "" and missing != ron_now and uplift is Dictionary and (uplift as Dictionary).has("Image"),
-			"Edit RON applies a recipe whose uplift image is missing (it validates) %s" % from_err)
+			"Edit RON applies a recipe whose uplift image is not an image (it validates) %s" % from_err)
 	var before_fail: Resource = terrain.get(&"data")
 	dock.call(&"generate")
 	ended = await _wait_generation(dock)
 	var err_text := String(dock.call(&"get_error_text"))
 	_check(ended[0] == false and err_text != "", "a failing run shows its error in the dock: %s (%s)"
 			% [err_text, ended[1]])
+	_check(err_text.count(String(ended[1])) == 1 and not String(dock.call(&"get_status_text")).contains(String(ended[1])),
+			"the dock shows that error once")
+	DirAccess.remove_absolute(ProjectSettings.globalize_path("res://orogen_missing_uplift.png"))
 	_check(terrain.get(&"data") == before_fail, "a failed run leaves the terrain as it was")
 	ur.undo()
 
@@ -382,6 +394,7 @@ func _run_all() -> void:
 	await _check_planet(dock, terrain)
 	await preload("res://tests/editor/docs_test.gd").new().run(self, dock, terrain)
 	await preload("res://tests/editor/presets_test.gd").new().run(self, dock, terrain)
+	await preload("res://tests/editor/data_files_test.gd").new().run(self, dock, terrain)
 	_select(terrain)
 	await _frames(2)
 

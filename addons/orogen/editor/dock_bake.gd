@@ -6,6 +6,7 @@ extends RefCounted
 
 const Context := preload("dock_context.gd")
 const UI := preload("dock_ui.gd")
+const HTerrainSend := preload("hterrain_send.gd")
 
 ## An imported file replaced the recipe (the form rebuilds).
 signal recipe_imported
@@ -14,6 +15,7 @@ var _ctx: Context
 var _bake_button: Button
 var _terrain3d_button: Button
 var _hterrain_button: Button
+var _send_button: Button
 ## Terrain3D's region size for "Save for Terrain3D…".
 var _region_size: OptionButton
 var _file_dialog: EditorFileDialog
@@ -50,6 +52,11 @@ func build(parent: Control, dialog_host: Node) -> void:
 			+ "(weights summing to 255), the colour map of layered terrains, and a README.txt.",
 			func() -> void: open_file_dialog("hterrain"))
 	parent.add_child(_hterrain_button)
+	_send_button = UI.button("Send to HTerrain", &"ArrowRight",
+			"Write the terrain straight into the scene's HTerrain node (one is made beside the "
+			+ "terrain if the scene has none): heights, splat and colour maps, its map scale the "
+			+ "cell size, placed where this terrain is.", func() -> void: send_to_hterrain())
+	parent.add_child(_send_button)
 	_file_dialog = EditorFileDialog.new()
 	_file_dialog.access = EditorFileDialog.ACCESS_RESOURCES
 	_file_dialog.file_selected.connect(_on_file_chosen)
@@ -61,6 +68,30 @@ func update_ui() -> void:
 	_bake_button.disabled = _ctx.generating or not _ctx.has_data()
 	_terrain3d_button.disabled = _bake_button.disabled
 	_hterrain_button.disabled = _bake_button.disabled
+	var has_hterrain := HTerrainSend.available()
+	_send_button.disabled = _bake_button.disabled or not has_hterrain
+	if not has_hterrain:
+		_send_button.tooltip_text = HTerrainSend.MISSING
+
+
+## Whether Send to HTerrain is on, and its tooltip (for the self-test).
+func send_button_state() -> Array:
+	return [not _send_button.disabled, _send_button.tooltip_text]
+
+
+## Writes the terrain into the edited scene's HTerrain (hterrain_send.gd). Returns "" or the
+## error, also shown in the dock.
+func send_to_hterrain() -> String:
+	var terrain := _ctx.terrain
+	if terrain == null:
+		return _ctx.show_error("Select a TerrainWorld first.")
+	var err := HTerrainSend.send(terrain, _ctx.undo)
+	if err != "":
+		return _ctx.show_error(err)
+	_ctx.scan_filesystem()
+	_ctx.clear_error()
+	_ctx.set_status("Sent the terrain to HTerrain (Undo removes a new HTerrain or moves it back).")
+	return ""
 
 
 ## The region size chosen for "Save for Terrain3D…".
@@ -100,7 +131,9 @@ func _save_for(addon: String, dir: String, save: Callable) -> String:
 
 
 ## Bakes the terrain's maps (EXR, 16-bit PNG, R16: TerrainWorld.save_maps) and its TerrainData
-## (`terrain.res`) into `dir`. Returns "" or the error, which is also shown in the dock.
+## (`terrain.res`, compressed) into `dir`, and points the terrain at that `terrain.res` (one
+## undoable action), so the scene refers to the baked file. Returns "" or the error, which is
+## also shown in the dock.
 func bake_to(dir: String) -> String:
 	var terrain := _ctx.terrain
 	if terrain == null:
@@ -116,12 +149,26 @@ func bake_to(dir: String) -> String:
 	if err != "":
 		return _ctx.show_error("Bake failed: %s" % err)
 	var res_path := dir.path_join("terrain.res")
-	var saved := ResourceSaver.save(data, res_path)
+	var saved := ResourceSaver.save(data, res_path, ResourceSaver.FLAG_COMPRESS)
 	if saved != OK:
 		return _ctx.show_error("Cannot save %s: %s" % [res_path, error_string(saved)])
 	_ctx.scan_filesystem()
 	_ctx.clear_error()
-	_ctx.set_status("Baked the maps and terrain.res to %s" % dir)
+	if not res_path.begins_with("res://"):
+		_ctx.set_status("Baked the maps and terrain.res to %s (outside the project, so the terrain keeps its own data)" % dir)
+		return ""
+	# The same images, as the resource of the file just written: the scene then refers to it.
+	var baked := data.duplicate()
+	baked.take_over_path(res_path)
+	if _ctx.undo != null:
+		_ctx.undo.create_action("Use baked terrain.res", UndoRedo.MERGE_DISABLE, terrain)
+		_ctx.undo.add_do_method(terrain, &"set_data", baked)
+		_ctx.undo.add_undo_method(terrain, &"set_data", data)
+		_ctx.undo.add_do_reference(baked)
+		_ctx.undo.commit_action(true)
+	else:
+		terrain.call(&"set_data", baked)
+	_ctx.set_status("Baked the maps and terrain.res to %s; the terrain now uses that terrain.res" % dir)
 	return ""
 
 
@@ -154,6 +201,10 @@ func export_ron(path: String) -> String:
 func open_file_dialog(action: String) -> void:
 	_file_action = action
 	_file_dialog.clear_filters()
+	# A recipe may come from (or go to) anywhere on disk; a bake's terrain.res must be in the
+	# project for the scene to refer to it.
+	_file_dialog.access = (EditorFileDialog.ACCESS_FILESYSTEM if action in ["import", "export"]
+			else EditorFileDialog.ACCESS_RESOURCES)
 	match action:
 		"import":
 			_file_dialog.file_mode = EditorFileDialog.FILE_MODE_OPEN_FILE

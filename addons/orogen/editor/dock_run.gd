@@ -267,8 +267,8 @@ func _on_sim_failed(message: String) -> void:
 		generation_ended.emit(false, _ctx.get_status())
 		return
 	_ctx.set_status("")
+	# Shown once, in the dock (no warning in the Output panel as well).
 	_ctx.show_error("Generation failed: %s" % message)
-	push_warning("Orogen: generation failed: %s" % message)
 	generation_ended.emit(false, message)
 
 

@@ -162,6 +162,12 @@ func save_for_hterrain_to(dir: String) -> String:
 	return bake.save_for_hterrain_to(dir)
 
 
+## Writes the terrain into the edited scene's HTerrain node (made when there is none):
+## dock_bake.gd send_to_hterrain. Returns "" or the error, also shown in the dock.
+func send_to_hterrain() -> String:
+	return bake.send_to_hterrain()
+
+
 func import_ron(path: String) -> String:
 	return bake.import_ron(path)
 

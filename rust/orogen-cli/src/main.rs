@@ -349,6 +349,8 @@ fn load_recipe(args: &BakeArgs) -> Result<(Recipe, PathBuf), Failure> {
             .map_err(Failure::from_core)?;
     }
     recipe.validate().map_err(Failure::from_core)?;
+    // A missing file is named with its field now, not once the run reaches it.
+    recipe.check_files(&base_dir).map_err(Failure::from_core)?;
     Ok((recipe, base_dir))
 }
 

@@ -323,7 +323,13 @@ fn a_failed_bake_leaves_existing_outputs_untouched() {
     )
     .unwrap();
     let o = orogen(tmp.path(), &["bake", "r.ron", "--out", "out"]);
-    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(2), "a missing file is bad input");
+    // Named with its field before the run starts.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("terrain.Heightmap.path") && err.contains("gone.exr"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
 
     // A folder sits where preview.png goes: refused before the run (a bake swaps the

@@ -1,4 +1,5 @@
-//! `TerrainData`: a terrain's heights and maps as Godot images (what Bake saves as `.res`).
+//! `TerrainData`: a terrain's heights and maps as Godot images (what Bake saves as `.res`,
+//! and what the editor saves beside a scene); `TerrainPaint`: a terrain's painted maps.
 
 use godot::classes::{IResource, Image, Resource};
 use godot::prelude::*;
@@ -181,6 +182,18 @@ impl TerrainData {
         }
         Ok(world)
     }
+}
+
+/// A `TerrainWorld`'s painted maps by name (`uplift`, `precipitation`, and any other map a
+/// brush paints): `FORMAT_RF` images, one value per cell. The editor writes it beside the
+/// scene (`<scene>.paint.res`) when the scene is saved, so the scene holds only a reference.
+#[derive(GodotClass)]
+#[class(tool, init, base = Resource)]
+pub struct TerrainPaint {
+    /// Painted map name → `Image` (`FORMAT_RF`).
+    #[export]
+    pub maps: VarDictionary,
+    base: Base<Resource>,
 }
 
 /// Rivers as `TerrainData.rivers` holds them: a `Curve3D` per reach (x east, y the bed

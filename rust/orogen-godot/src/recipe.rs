@@ -56,7 +56,8 @@ impl TerrainRecipe {
         }
     }
 
-    /// "" if the recipe parses and validates, else the error message.
+    /// "" if the recipe parses, validates and every file it names exists (relative paths
+    /// resolve against `base_dir`), else the error message, naming the field at fault.
     #[func]
     pub fn validate(&self) -> GString {
         match self.parsed_valid() {
@@ -628,6 +629,7 @@ impl TerrainRecipe {
     pub fn parsed_valid(&self) -> Result<Recipe, String> {
         let r = self.parsed()?;
         r.validate().map_err(|e| e.to_string())?;
+        r.check_files(&self.base_dir()).map_err(|e| e.to_string())?;
         Ok(r)
     }
 

@@ -315,6 +315,38 @@ impl Recipe {
         Ok(())
     }
 
+    /// Checks that every file the recipe names exists: each `path` field (a heightmap
+    /// terrain, an image uplift, an image erodibility or precipitation of a stage), resolved
+    /// against `base_dir` when relative. The error names the field
+    /// (`uplift.Image.path`, `stages[0].StreamPower.precipitation.Image.path`) and the file.
+    pub fn check_files(&self, base_dir: &Path) -> Result<()> {
+        // The serialised form names every field as the RON does; a value only held in
+        // memory (a painted map) is not a file and cannot be serialised, so it is skipped.
+        let Ok(tree) = serde_json::to_value(self) else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        file_fields(&tree, String::new(), &mut found);
+        for (field, path) in found {
+            let file = resolve_path(base_dir, &path);
+            if !file.is_file() {
+                let why = if file.exists() {
+                    "is not a file"
+                } else {
+                    "does not exist"
+                };
+                // The path as written (quoted, so a long one is cut), then where it was
+                // looked for, start and end kept.
+                let looked = crate::error::shorten_path(&file.display().to_string());
+                return Err(OrogenError::invalid(
+                    field,
+                    format!("`{path}` {why} (looked for {looked})"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The planet to simulate: the `planet` section, or the default planet when only a
     /// `Planet` source asks for one; `None` when the recipe has no planet.
     pub fn planet_params(&self) -> Option<PlanetParams> {
@@ -332,5 +364,35 @@ impl Recipe {
     /// skipped). VALUE is RON. The result is re-parsed, so a mistyped value is an error.
     pub fn apply_override(&self, assignment: &str) -> Result<Recipe> {
         r#override::apply(self, assignment)
+    }
+}
+
+/// Every `path` field of `value` with a text value, as `(field, path)`, fields named from
+/// `prefix` the way validation names them (`stages[1].Thermal.talus`).
+fn file_fields(value: &serde_json::Value, prefix: String, out: &mut Vec<(String, String)>) {
+    let join = |key: &str| {
+        if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        }
+    };
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                match v {
+                    serde_json::Value::String(path) if key == "path" => {
+                        out.push((join(key), path.clone()))
+                    }
+                    _ => file_fields(v, join(key), out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                file_fields(v, format!("{prefix}[{i}]"), out);
+            }
+        }
+        _ => {}
     }
 }

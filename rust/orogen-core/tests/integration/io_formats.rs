@@ -398,3 +398,61 @@ fn heightmap_recipe_fields_parse_in_ron() {
     let e = err_text(orogen_core::Recipe::from_ron_str(bad, "test"));
     assert!(e.contains("hieght_range"), "{e}");
 }
+
+/// `Recipe::check_files` names the field and the file of each missing file, at any depth
+/// (the uplift, a heightmap terrain, a stage's erodibility), resolved against the base folder.
+#[test]
+fn recipe_check_files_names_a_missing_file_and_its_field() {
+    use orogen_core::recipe::Recipe;
+    let dir = tempfile::tempdir().unwrap();
+    let base = Recipe::default_recipe();
+    assert!(
+        base.check_files(dir.path()).is_ok(),
+        "a recipe without files passes"
+    );
+
+    let uplift = base
+        .apply_override("uplift=Image(path: \"up.png\", min: 0.0, max: 0.001)")
+        .unwrap();
+    uplift
+        .validate()
+        .expect("a missing file still validates its values");
+    let e = err_text(uplift.check_files(dir.path()));
+    assert!(
+        e.contains("uplift.Image.path") && e.contains("up.png"),
+        "{e}"
+    );
+    assert!(e.contains("does not exist"), "{e}");
+    std::fs::write(dir.path().join("up.png"), b"x").unwrap();
+    assert!(
+        uplift.check_files(dir.path()).is_ok(),
+        "the file is found beside the recipe"
+    );
+    // A folder of that name is not a file.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir(other.path().join("up.png")).unwrap();
+    let e = err_text(uplift.check_files(other.path()));
+    assert!(
+        e.contains("uplift.Image.path") && e.contains("is not a file"),
+        "{e}"
+    );
+
+    let terrain = base
+        .apply_override("terrain=Heightmap(path: \"dem.exr\")")
+        .unwrap();
+    let e = err_text(terrain.check_files(dir.path()));
+    assert!(
+        e.contains("terrain.Heightmap.path") && e.contains("dem.exr"),
+        "{e}"
+    );
+
+    let k = base
+        .apply_override("stages[0].k=Image(path: \"/no/such/k.png\", min: 0.0, max: 1e-5)")
+        .unwrap();
+    let e = err_text(k.check_files(dir.path()));
+    assert!(e.contains("stages[0].StreamPower.k.Image.path"), "{e}");
+    assert!(
+        e.contains("/no/such/k.png"),
+        "an absolute path is kept: {e}"
+    );
+}

@@ -9,7 +9,9 @@
 //! - [`material`]: the shader material, its textures and uniforms;
 //! - [`sea`]: the sea plane;
 //! - [`collision`]: the collision body, a `HeightMapShape3D` per region;
-//! - [`paint_maps`]: the painted uplift and precipitation.
+//! - [`paint_maps`]: the painted uplift and precipitation;
+//! - [`data_file`]: the data and painted maps written beside the scene when the editor
+//!   saves it (`<scene>.terrain.res`, `<scene>.paint.res`), so the scene only refers to them.
 //!
 //! Three files add to the node from above (they use it, it does not use them): [`apply`]
 //! (a simulator's result applied a slice per frame), [`paint`] (the painting API) and
@@ -28,6 +30,7 @@
 
 use godot::classes::image::Format;
 use godot::classes::node::InternalMode;
+use godot::classes::notify::Node3DNotification;
 use godot::classes::{
     Camera3D, EditorInterface, Engine, INode3D, Image, MeshInstance3D, Node3D, ShaderMaterial,
     Texture2DArray,
@@ -42,7 +45,7 @@ use orogen_core::World;
 
 use crate::clipmap;
 use crate::convert;
-use crate::data::TerrainData;
+use crate::data::{TerrainData, TerrainPaint};
 use crate::prepared::{slim, Target};
 use crate::recipe::TerrainRecipe;
 use collision::Collision;
@@ -55,6 +58,7 @@ use water::LakeWater;
 
 pub mod apply;
 pub mod collision;
+pub mod data_file;
 pub mod edge;
 pub mod files;
 pub mod ground;
@@ -88,7 +92,9 @@ pub struct TerrainWorld {
     #[export]
     #[var(set = set_recipe)]
     recipe: Option<Gd<TerrainRecipe>>,
-    /// The current terrain; setting it rebuilds display and collision.
+    /// The current terrain; setting it rebuilds display and collision. When the editor saves
+    /// the scene, data not yet in a file of its own is written beside it
+    /// (`<scene>.terrain.res`) and the scene refers to that file.
     #[export]
     #[var(set = set_data)]
     data: Option<Gd<TerrainData>>,
@@ -131,7 +137,7 @@ pub struct TerrainWorld {
     #[var(set = set_ground_normal)]
     ground_normal: Option<Gd<Texture2DArray>>,
     /// Painted uplift, m/yr, one value per cell (`FORMAT_RF`); null: the recipe's `uplift`.
-    /// The dock's brushes paint it; it is saved with the scene.
+    /// The dock's brushes paint it; it is saved beside the scene, in `paint_data`.
     #[export]
     #[var(get = get_uplift_paint, set = set_uplift_paint)]
     uplift_paint: PhantomVar<Option<Gd<Image>>>,
@@ -140,6 +146,14 @@ pub struct TerrainWorld {
     #[export]
     #[var(get = get_precipitation_paint, set = set_precipitation_paint)]
     precipitation_paint: PhantomVar<Option<Gd<Image>>>,
+    /// Every painted map as the editor saved it beside the scene (`<scene>.paint.res`,
+    /// written when the scene is saved, so the painted maps are not embedded in it).
+    /// Setting it (a scene loading) sets each painted map it holds.
+    #[export]
+    #[var(set = set_paint_data)]
+    paint_data: Option<Gd<TerrainPaint>>,
+    /// Whether a scene saved before it had a path embedded the terrain, to be saved again.
+    save_again: bool,
 
     /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
     /// for queries; its maps live only in `data` (see [`slim`]).
@@ -175,6 +189,8 @@ impl INode3D for TerrainWorld {
             sea_level: 0.0,
             uplift_paint: PhantomVar::default(),
             precipitation_paint: PhantomVar::default(),
+            paint_data: None,
+            save_again: false,
             world: None,
             height_range: std::cell::Cell::new(None),
             mesher: Mesher::default(),
@@ -207,7 +223,17 @@ impl INode3D for TerrainWorld {
     }
 
     fn process(&mut self, _delta: f64) {
+        // A save that failed before its post-save notification leaves the maps hidden.
+        self.paint.hidden_for_save = false;
         self.follow_camera();
+    }
+
+    fn on_notification(&mut self, what: Node3DNotification) {
+        match what {
+            Node3DNotification::EDITOR_PRE_SAVE => self.before_scene_save(),
+            Node3DNotification::EDITOR_POST_SAVE => self.after_scene_save(),
+            _ => {}
+        }
     }
 }
 
@@ -232,6 +258,11 @@ impl TerrainWorld {
     }
 
     /// The painted precipitation map (`precipitation_paint`), or null when none is painted.
+    #[func]
+    fn set_paint_data(&mut self, res: Option<Gd<TerrainPaint>>) {
+        self.apply_paint_data(res);
+    }
+
     #[func]
     fn get_precipitation_paint(&self) -> Option<Gd<Image>> {
         self.paint.image(1)

@@ -218,7 +218,7 @@ impl TerrainWorld {
     #[func]
     pub fn get_paint_image(&self, name: GString) -> Option<Gd<Image>> {
         let slot = PaintMaps::slot(&name.to_string()).ok()?;
-        self.paint.image(slot)
+        self.paint.image_now(slot)
     }
 
     /// Where the ray from `origin` along `direction` (global) first meets the terrain's
@@ -304,7 +304,12 @@ impl TerrainWorld {
     /// Shows (or hides) the brush circle: centre `position` (global), `radius` metres.
     #[func]
     pub fn set_brush_indicator(&mut self, visible: bool, position: Vector3, radius: f32) {
-        let local = self.base().to_local(position);
+        // A terrain out of the tree (its scene tab closed or switched) has no global frame.
+        let local = if self.base().is_inside_tree() {
+            self.base().to_local(position)
+        } else {
+            Vector3::ZERO
+        };
         self.material
             .set_brush(visible, Vector2::new(local.x, local.z), radius);
     }

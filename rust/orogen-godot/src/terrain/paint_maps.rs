@@ -24,6 +24,11 @@ pub struct PaintMaps {
     revision: u64,
     /// The stroke going on: its map's slot and values when it began (`begin_paint`).
     pub(super) stroke: Option<(usize, Vec<f32>)>,
+    /// While the editor writes the scene, the maps are in the `paint_data` file beside it:
+    /// the per-map properties (`uplift_paint`, …) read null so they are not embedded too.
+    pub(super) hidden_for_save: bool,
+    /// The revision written to (or read from) the `paint_data` file, if any.
+    pub(super) saved_revision: Option<u64>,
 }
 
 impl PaintMaps {
@@ -66,10 +71,31 @@ impl PaintMaps {
         self.maps.iter().all(Option::is_none)
     }
 
-    /// Map `slot` as an image (`FORMAT_RF`, m/yr), or None when it is not painted.
+    /// Map `slot` as the per-map property (`uplift_paint`, …) reads it: an image
+    /// (`FORMAT_RF`, m/yr), or None when it is not painted or while the editor writes the
+    /// scene (the maps are then in the `paint_data` file beside it).
     pub fn image(&self, slot: usize) -> Option<Gd<Image>> {
+        if self.hidden_for_save {
+            return None;
+        }
+        self.image_now(slot)
+    }
+
+    /// Map `slot` as an image (`FORMAT_RF`, m/yr), or None when it is not painted.
+    pub fn image_now(&self, slot: usize) -> Option<Gd<Image>> {
         let map = self.get(slot)?;
         convert::scalar_image(map.grid, &map.data).ok()
+    }
+
+    /// Every painted map by name (every slot of [`MAPS`] that is painted).
+    pub fn to_dictionary(&self) -> VarDictionary {
+        let mut out = VarDictionary::new();
+        for (slot, name) in MAPS.iter().enumerate() {
+            if let Some(img) = self.image_now(slot) {
+                out.set(&GString::from(*name).to_variant(), &img.to_variant());
+            }
+        }
+        out
     }
 }
 
