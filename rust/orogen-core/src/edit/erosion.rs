@@ -23,11 +23,13 @@ pub struct ErosionBrushParams {
     pub m: f32,
     /// Slope exponent `n`. Default 1.
     pub n: f32,
-    /// Years of stream power one step runs (> 0). Default 2000.
+    /// Years of stream power one step runs (> 0). Default 5000.
     pub years: f64,
-    /// Thermal sweeps after each stream-power step (0: none). Default 2.
+    /// Thermal sweeps after each stream-power step (0: none). Default 1.
     pub thermal_sweeps: u32,
-    /// The hillslopes' thermal erosion (talus angle, rate).
+    /// The hillslopes' thermal erosion (talus angle, rate). Default: the `Thermal` stage's
+    /// talus (30°) at a rate of 0.1, so hillslopes relax while the channel is carved (at
+    /// 0.5 a sweep filled a generated terrain's channels faster than they were cut).
     pub thermal: ThermalParams,
 }
 
@@ -37,9 +39,12 @@ impl Default for ErosionBrushParams {
             k: 5e-6,
             m: 0.5,
             n: 1.0,
-            years: 2000.0,
-            thermal_sweeps: 2,
-            thermal: ThermalParams::default(),
+            years: 5000.0,
+            thermal_sweeps: 1,
+            thermal: ThermalParams {
+                rate: 0.1,
+                ..ThermalParams::default()
+            },
         }
     }
 }

@@ -61,6 +61,7 @@ pub mod mesh_node;
 pub mod mesher;
 pub mod paint;
 pub mod paint_maps;
+pub mod sculpt;
 pub mod sea;
 pub mod water;
 
@@ -136,6 +137,10 @@ pub struct TerrainWorld {
     collision: Collision,
     /// Painted uplift and precipitation (see `paint`).
     paint: PaintMaps,
+    /// The painted map the terrain is coloured by (its slot), while a brush paints it.
+    overlay: Option<usize>,
+    /// The sculpting or erosion stroke going on (see `sculpt`).
+    sculpt: sculpt::HeightStroke,
     /// The sea plane while `sea_enabled`.
     sea: Sea,
     /// The lakes' water surface.
@@ -163,6 +168,8 @@ impl INode3D for TerrainWorld {
             material: TerrainMaterial::default(),
             collision: Collision::default(),
             paint: PaintMaps::default(),
+            overlay: None,
+            sculpt: sculpt::HeightStroke::default(),
             sea: Sea::default(),
             edge: TerrainEdge::Auto,
             ground_albedo: None,
@@ -189,6 +196,9 @@ impl INode3D for TerrainWorld {
 
     fn process(&mut self, _delta: f64) {
         self.follow_camera();
+        if self.is_eroding() {
+            self.finish_erosion_step(false);
+        }
     }
 }
 
@@ -456,6 +466,7 @@ impl TerrainWorld {
                 .ok()
         });
         self.paint.set(slot, map);
+        self.refresh_overlay();
         self.signals().paint_changed().emit(name);
     }
 
@@ -484,6 +495,7 @@ impl TerrainWorld {
             return;
         }
         let material = self.material.create();
+        self.refresh_overlay();
         if self.ground_albedo.is_some() || self.ground_normal.is_some() {
             self.bind_ground();
         }
