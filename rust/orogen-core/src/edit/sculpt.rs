@@ -3,7 +3,7 @@
 //! the height map, so a stroke changes a cell at most as much as one dab would
 //! ([`Brush::stroke_dab`]).
 
-use crate::edit::{Brush, BrushMode};
+use crate::edit::brush::{Brush, BrushMode};
 use crate::error::{OrogenError, Result};
 
 /// What a sculpting dab does to the heights.
