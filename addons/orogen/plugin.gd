@@ -10,6 +10,9 @@ extends EditorPlugin
 
 const DockScript := preload("editor/orogen_dock.gd")
 const Icons := preload("editor/icons.gd")
+const Brushes := preload("editor/brushes.gd")
+const Toolbar := preload("editor/toolbar.gd")
+const ToolSettings := preload("editor/tool_settings.gd")
 const DOCK_TITLE := "Orogen"
 
 ## The dock's content (orogen_dock.gd).
@@ -17,6 +20,11 @@ var _content: Control = null
 ## What was handed to the editor: an EditorDock wrapping _content (4.6+) or _content itself.
 var _dock: Control = null
 var _uses_editor_dock := false
+## The viewport brushes (editor/brushes.gd), their tool bar on the viewport's left side and
+## their settings at its bottom.
+var _brushes: Brushes = null
+var _toolbar: Toolbar = null
+var _tool_settings: ToolSettings = null
 
 
 func _get_plugin_name() -> String:
@@ -46,6 +54,12 @@ func _enter_tree() -> void:
 				ClassDB.class_get_integer_constant(&"EditorPlugin", &"DOCK_SLOT_RIGHT_BL"), _content)
 		_dock = _content
 		_uses_editor_dock = false
+	_brushes = Brushes.new(get_undo_redo())
+	_toolbar = Toolbar.new(_brushes)
+	_toolbar.visible = false
+	add_control_to_container(CONTAINER_SPATIAL_EDITOR_SIDE_LEFT, _toolbar)
+	_tool_settings = ToolSettings.new(_brushes)
+	add_control_to_container(CONTAINER_SPATIAL_EDITOR_BOTTOM, _tool_settings)
 	var selection := EditorInterface.get_selection()
 	selection.selection_changed.connect(_on_selection_changed)
 	_on_selection_changed()
@@ -59,6 +73,16 @@ func _exit_tree() -> void:
 		selection.selection_changed.disconnect(_on_selection_changed)
 	if scene_changed.is_connected(_on_scene_changed):
 		scene_changed.disconnect(_on_scene_changed)
+	if _brushes != null:
+		_brushes.set_terrain(null)
+	for c: Control in [_toolbar, _tool_settings]:
+		if c != null:
+			remove_control_from_container(
+					CONTAINER_SPATIAL_EDITOR_SIDE_LEFT if c == _toolbar else CONTAINER_SPATIAL_EDITOR_BOTTOM, c)
+			c.queue_free()
+	_toolbar = null
+	_tool_settings = null
+	_brushes = null
 	if _content != null:
 		_content.call(&"shutdown")
 	if _dock != null:
@@ -75,8 +99,17 @@ func _on_selection_changed() -> void:
 	if _content == null:
 		return
 	var nodes: Array[Node] = EditorInterface.get_selection().get_selected_nodes()
-	_content.call(&"set_terrain", DockScript.pick_terrain(nodes))
+	var terrain := DockScript.pick_terrain(nodes) as Node3D
+	_content.call(&"set_terrain", terrain)
 	_content.call(&"set_planet", DockScript.pick_planet(nodes))
+	if _brushes != null:
+		_brushes.set_terrain(terrain)
+		_toolbar.visible = terrain != null
+
+
+func _process(delta: float) -> void:
+	if _brushes != null:
+		_brushes.process(delta)
 
 
 func _on_scene_changed(root: Node) -> void:
@@ -93,11 +126,27 @@ func _handles(object: Object) -> bool:
 func _forward_3d_gui_input(camera: Camera3D, event: InputEvent) -> int:
 	if _content == null:
 		return EditorPlugin.AFTER_GUI_INPUT_PASS
+	if _brushes != null and _brushes.forward_input(camera, event):
+		return EditorPlugin.AFTER_GUI_INPUT_STOP
 	if _content.paint != null and _content.paint.forward_input(camera, event):
 		return EditorPlugin.AFTER_GUI_INPUT_STOP
 	if _content.get(&"planet_part") != null and _content.planet_part.pick_from_viewport(camera, event):
 		return EditorPlugin.AFTER_GUI_INPUT_STOP
 	return EditorPlugin.AFTER_GUI_INPUT_PASS
+
+
+## The viewport brushes (editor/brushes.gd).
+func get_brushes() -> RefCounted:
+	return _brushes
+
+
+## The brushes' tool bar (left of the 3D viewport) and settings bar (below it).
+func get_toolbar() -> Control:
+	return _toolbar
+
+
+func get_tool_settings() -> Control:
+	return _tool_settings
 
 
 ## The dock's content (orogen_dock.gd).

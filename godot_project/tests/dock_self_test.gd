@@ -397,6 +397,7 @@ func _run_all() -> void:
 	await preload("res://tests/editor/data_files_test.gd").new().run(self, dock, terrain)
 	_select(terrain)
 	await _frames(2)
+	await preload("res://tests/editor/brushes_test.gd").new().run(self, dock, terrain)
 
 	# Disabling the plugin removes the dock; enabling adds it back.
 	EditorInterface.set_plugin_enabled("orogen", false)
@@ -928,8 +929,9 @@ func _show_planet(dock: Control) -> void:
 func _screenshot(dir: String) -> void:
 	# Redraw every frame, so the X server's copy of the window is current when xwd reads it.
 	OS.low_processor_usage_mode = false
+	var terrain: Node3D = null
 	if ClassDB.class_exists(&"TerrainWorld"):
-		var terrain := await _open_test_scene(257, 40, true)
+		terrain = await _open_test_scene(257, 40, true)
 		if terrain != null:
 			# Shrink the 25 km terrain to a few units so the editor's default 3D view, a few
 			# units from the origin, sees all of it.
@@ -948,8 +950,17 @@ func _screenshot(dir: String) -> void:
 	# its stages, to the materials, to the strata, and to the bottom (map thumbnails, Bake). For each, write <view>.ready with the X display, wait for
 	# the shell's <view>.shot (taken with xwd), then go on.
 	var dock_content: Control = _plugin.call(&"get_dock_content")
-	for view: String in ["top", "gallery", "form", "stages", "materials", "strata", "maps", "planet"]:
+	for view: String in ["top", "gallery", "form", "stages", "materials", "strata", "maps", "toolbar", "planet"]:
 		var scroller := dock_content as ScrollContainer
+		if view == "toolbar" and terrain != null:
+			# The brushes' tool bar and settings with Raise picked, the brush circle on the
+			# terrain's middle.
+			_select(terrain)
+			await _frames(2)
+			var brushes: RefCounted = _plugin.call(&"get_brushes")
+			brushes.call(&"set_tool", "raise")
+			terrain.call(&"set_brush_indicator", true, terrain.global_position,
+					float(brushes.get(&"radius")) * 2.0)
 		if view == "planet":
 			await _show_planet(dock_content)
 		var recipe_box := _part(dock_content, &"form").get(&"_recipe_box") as Control

@@ -216,7 +216,7 @@ if [[ "${OROGEN_EDITOR_SCREENSHOT:-1}" != "0" && -x "$ROOT/usr/bin/Xvfb" && -x "
         --audio-driver Dummy --resolution 1600x1000 --position 0,0 --editor --path "$PROJ" \
         -- --orogen-editor-test "--orogen-screenshot=$SHOT" >"$WORK/screenshot.log" 2>&1 &
     gpid=$!
-    for view in top gallery form stages materials strata maps planet; do
+    for view in top gallery form stages materials strata maps toolbar planet; do
         for _ in $(seq 1 1200); do
             [[ -f $SHOT/$view.ready ]] && break
             kill -0 "$gpid" 2>/dev/null || break

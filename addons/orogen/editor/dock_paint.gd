@@ -76,16 +76,18 @@ func build(parent: Control, host: Node) -> void:
 
 	var grid := GridContainer.new()
 	grid.columns = 2
-	_radius = _spin(grid, "Size (m)", 10.0, 100000.0, 10.0, painter.radius,
-			"Brush radius, metres.", func(v: float) -> void: painter.radius = v)
+	_radius = _spin(grid, "Size (m)", 1.0, 100000.0, 1.0, painter.radius,
+			"Brush radius, metres (a new terrain starts at a twentieth of its width).",
+			func(v: float) -> void: painter.radius = v)
 	_strength = _spin(grid, "Strength", 0.0, 1.0, 0.01, painter.strength,
 			"Share of the change one dab makes.", func(v: float) -> void: painter.strength = v)
 	_falloff = _spin(grid, "Falloff", 0.0, 1.0, 0.01, painter.falloff,
 			"Share of the radius over which the brush fades out.",
 			func(v: float) -> void: painter.falloff = v)
-	_value = _spin(grid, "Value (m/yr)", 0.0, 100.0, 0.0001, painter.value,
-			"Amount added or subtracted at the brush's centre, or the value Set paints; " \
-			+ "the white of an imported PNG.", func(v: float) -> void: painter.value = v)
+	_value = _spin(grid, "Value (mm/yr)", 0.0, 100000.0, 0.01, painter.value * 1000.0,
+			"Amount added or subtracted at the brush's centre, or the value Set paints, in " \
+			+ "millimetres a year; the white of an imported PNG.",
+			func(v: float) -> void: painter.value = v * 0.001)
 	parent.add_child(grid)
 
 	_live = CheckButton.new()
@@ -116,12 +118,12 @@ func build(parent: Control, host: Node) -> void:
 		note.modulate = Color(1, 1, 1, 0.7)
 		box.add_child(note)
 		_notes[m] = note
-		var buttons := HBoxContainer.new()
-		buttons.add_child(UI.icon_button(&"Load", "Import a grayscale PNG (black 0, white Value) " \
-				+ "or a float EXR (m/yr as they are).", _open_dialog.bind(m, true)))
-		buttons.add_child(UI.icon_button(&"Save", "Save as a float EXR a recipe can take: " \
+		var buttons := VBoxContainer.new()
+		buttons.add_child(UI.button("Import…", &"Load", "Import a grayscale PNG (black 0, white " \
+				+ "Value) or a float EXR (m/yr as they are).", _open_dialog.bind(m, true)))
+		buttons.add_child(UI.button("Save…", &"Save", "Save as a float EXR a recipe can take: " \
 				+ "Image(path: \"….exr\", min: 0.0, max: 1.0).", _open_dialog.bind(m, false)))
-		buttons.add_child(UI.icon_button(&"Remove", "Clear: runs take the recipe's map again.",
+		buttons.add_child(UI.button("Clear", &"Remove", "Clear: runs take the recipe's map again.",
 				func() -> void: clear_map(m)))
 		box.add_child(buttons)
 		flow.add_child(box)
@@ -147,7 +149,7 @@ func _spin(grid: GridContainer, text: String, lo: float, hi: float, step: float,
 func _on_map_selected(i: int) -> void:
 	painter.map = MAPS[i]
 	painter.value = Painter.default_value(painter.map)
-	_value.set_value_no_signal(painter.value)
+	_value.set_value_no_signal(painter.value * 1000.0)
 
 
 ## Whether viewport input paints (the Paint toggle is on and a terrain is followed).
@@ -328,6 +330,12 @@ func follow(terrain: Node3D) -> void:
 		if _followed.is_connected(&"paint_changed", _on_paint_changed):
 			_followed.disconnect(&"paint_changed", _on_paint_changed)
 	_followed = terrain
+	if terrain != null and terrain.has_method(&"get_extent"):
+		var e: Vector2 = terrain.call(&"get_extent")
+		if maxf(e.x, e.y) > 0.0:
+			painter.radius = maxf(e.x, e.y) / 20.0
+			if _radius != null:
+				_radius.set_value_no_signal(painter.radius)
 	if terrain != null and terrain.has_signal(&"paint_changed"):
 		terrain.connect(&"paint_changed", _on_paint_changed)
 	_thumb_dirty = true

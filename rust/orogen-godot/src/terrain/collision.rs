@@ -34,6 +34,11 @@ impl Collision {
         Some(body)
     }
 
+    /// How many shapes (regions) the body has.
+    pub fn shape_count(&self) -> usize {
+        self.shapes.len()
+    }
+
     /// Sets region `k` of `count` (samples `spacing` metres apart), making the shapes when
     /// their count changes, at the first. Nothing without a body ([`Collision::make_body`]).
     pub fn set_region(&mut self, k: usize, count: usize, spacing: f32, r: &CollisionRegion) {

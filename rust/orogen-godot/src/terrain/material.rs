@@ -30,6 +30,10 @@ pub struct TerrainMaterial {
     colour_texture: Option<Gd<ImageTexture>>,
     /// A hydraulic run's water depth (RF), updated in place.
     water_texture: Option<Gd<ImageTexture>>,
+    /// The painted map the brushes show (RF), updated in place.
+    overlay_texture: Option<Gd<ImageTexture>>,
+    /// The heights' range the shader and the mesh's bounds were last given, metres.
+    height_range: (f32, f32),
 }
 
 impl TerrainMaterial {
@@ -87,6 +91,7 @@ impl TerrainMaterial {
             self.height_texture = ImageTexture::create_from_image(img);
         }
         let cs = Vector2::new(grid.dx(), grid.dy());
+        self.height_range = (lo, hi);
         if let Some(m) = &mut self.shader_material {
             if let Some(t) = &self.height_texture {
                 m.set_shader_parameter("heights", &t.to_variant());
@@ -97,6 +102,30 @@ impl TerrainMaterial {
             m.set_shader_parameter("height_min", &lo.to_variant());
             m.set_shader_parameter("height_max", &hi.to_variant());
         }
+    }
+
+    /// The heights' range last shown, metres (lowest, highest).
+    pub fn height_range(&self) -> (f32, f32) {
+        self.height_range
+    }
+
+    /// Colours the ground by a painted map (`img`, RF) with ramp `mode` (1 uplift, 2
+    /// precipitation) over `lo` to `hi`, or turns the overlay off (`None` or mode 0).
+    pub fn show_overlay(&mut self, img: Option<Gd<Image>>, mode: i32, lo: f32, hi: f32) {
+        let img = img.filter(|_| mode > 0);
+        let on = img.is_some();
+        if let Some(material) = &mut self.shader_material {
+            bind_texture(
+                material,
+                &mut self.overlay_texture,
+                "overlay_map",
+                "has_overlay",
+                img,
+            );
+        }
+        self.set("overlay_mode", &(if on { mode } else { 0 }).to_variant());
+        self.set("overlay_min", &lo.to_variant());
+        self.set("overlay_max", &hi.to_variant());
     }
 
     /// The height texture's image (its heights as `RF`), or None before the first.

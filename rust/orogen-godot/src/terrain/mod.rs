@@ -67,6 +67,7 @@ pub mod mesh_node;
 pub mod mesher;
 pub mod paint;
 pub mod paint_maps;
+pub mod sculpt;
 pub mod sea;
 pub mod water;
 
@@ -166,6 +167,10 @@ pub struct TerrainWorld {
     collision: Collision,
     /// Painted uplift and precipitation (see `paint`).
     paint: PaintMaps,
+    /// The painted map the terrain is coloured by (its slot), while a brush paints it.
+    overlay: Option<usize>,
+    /// The sculpting or erosion stroke going on (see `sculpt`).
+    sculpt: sculpt::HeightStroke,
     /// The sea plane while `sea_enabled`.
     sea: Sea,
     /// The lakes' water surface.
@@ -197,6 +202,8 @@ impl INode3D for TerrainWorld {
             material: TerrainMaterial::default(),
             collision: Collision::default(),
             paint: PaintMaps::default(),
+            overlay: None,
+            sculpt: sculpt::HeightStroke::default(),
             sea: Sea::default(),
             edge: TerrainEdge::Auto,
             ground_albedo: None,
@@ -226,6 +233,9 @@ impl INode3D for TerrainWorld {
         // A save that failed before its post-save notification leaves the maps hidden.
         self.paint.hidden_for_save = false;
         self.follow_camera();
+        if self.is_eroding() {
+            self.finish_erosion_step(false);
+        }
     }
 
     fn on_notification(&mut self, what: Node3DNotification) {
@@ -556,6 +566,7 @@ impl TerrainWorld {
                 .ok()
         });
         self.paint.set(slot, map);
+        self.refresh_overlay();
         self.signals().paint_changed().emit(name);
     }
 
@@ -584,6 +595,7 @@ impl TerrainWorld {
             return;
         }
         let material = self.material.create();
+        self.refresh_overlay();
         if self.ground_albedo.is_some() || self.ground_normal.is_some() {
             self.bind_ground();
         }

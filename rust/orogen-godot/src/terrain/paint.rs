@@ -112,6 +112,7 @@ impl TerrainWorld {
         })();
         match result {
             Ok(()) => {
+                self.refresh_overlay();
                 self.signals().paint_changed().emit(&name);
                 GString::new()
             }
@@ -166,6 +167,7 @@ impl TerrainWorld {
     pub fn clear_paint(&mut self, name: GString) {
         if let Ok(slot) = PaintMaps::slot(&name.to_string()) {
             self.paint.set(slot, None);
+            self.refresh_overlay();
             self.signals().paint_changed().emit(&name);
         }
     }
@@ -386,6 +388,7 @@ impl TerrainWorld {
     fn paint_result(&mut self, name: &GString, result: Result<(), String>) -> GString {
         match result {
             Ok(()) => {
+                self.refresh_overlay();
                 self.signals().paint_changed().emit(name);
                 GString::new()
             }
