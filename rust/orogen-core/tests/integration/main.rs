@@ -13,6 +13,7 @@ mod flow_routing;
 mod golden;
 mod graph_domain;
 mod grid_rivers;
+mod ground_weights;
 mod hydraulic;
 mod io_bake;
 mod io_formats;
