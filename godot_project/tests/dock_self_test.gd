@@ -382,6 +382,7 @@ func _run_all() -> void:
 	await _check_planet(dock, terrain)
 	_select(terrain)
 	await _frames(2)
+	await preload("res://tests/editor/ground_paint_test.gd").new().run(self, dock, terrain)
 
 	# Disabling the plugin removes the dock; enabling adds it back.
 	EditorInterface.set_plugin_enabled("orogen", false)
