@@ -82,9 +82,12 @@ pub fn write_hterrain_with(world: &World, dir: &Path, ground: &Ground<'_>) -> Re
     write_all_or_nothing(dir, files)
 }
 
+/// `splat.png`, `splat16_0.png` and `splat16_1.png`, one RGBA8 pixel per cell.
+pub type SplatMaps = (Vec<[u8; 4]>, Vec<[u8; 4]>, Vec<[u8; 4]>);
+
 /// The CLASSIC4 splat (four weights summing to 255) and the two MULTISPLAT16 maps (eight
 /// weights summing to 255) of `weights`.
-pub fn splat_maps(weights: &GroundWeights) -> (Vec<[u8; 4]>, Vec<[u8; 4]>, Vec<[u8; 4]>) {
+pub fn splat_maps(weights: &GroundWeights) -> SplatMaps {
     let n = weights.data.len();
     let (mut c4, mut s0, mut s1) = (
         Vec::with_capacity(n),

@@ -19,6 +19,9 @@ use crate::convert;
 /// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
 const SHADER: &str = include_str!("../../../../addons/orogen/runtime/terrain.gdshader");
 
+/// The painted ground's two RGBA8 planes: layers 0–3 and 4–7, one pixel per cell.
+pub type GroundPlanes = (Vec<[u8; 4]>, Vec<[u8; 4]>);
+
 /// The shader material and the textures bound to it.
 #[derive(Default)]
 pub struct TerrainMaterial {
@@ -231,7 +234,7 @@ impl TerrainMaterial {
 
     /// Binds the painted ground (`Some((grid, (layers 0–3, layers 4–7)))`, RGBA8 weights
     /// per cell) to `ground_paint_a`, `_b`, or unbinds it (`None`).
-    pub fn show_ground_paint(&mut self, planes: Option<(Grid, (Vec<[u8; 4]>, Vec<[u8; 4]>))>) {
+    pub fn show_ground_paint(&mut self, planes: Option<(Grid, GroundPlanes)>) {
         let Some(material) = &mut self.shader_material else {
             return;
         };

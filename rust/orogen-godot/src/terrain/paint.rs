@@ -38,7 +38,7 @@ impl TerrainWorld {
     /// simulation's weights show everywhere).
     #[func]
     pub fn has_paint(&self, name: GString) -> bool {
-        if name.to_string() == GROUND {
+        if is_ground(&name) {
             return self.paint.ground().is_some();
         }
         PaintMaps::slot(&name.to_string()).is_ok_and(|s| self.paint.get(s).is_some())
@@ -58,7 +58,7 @@ impl TerrainWorld {
     /// `ground` starts unpainted (the simulation's weights everywhere).
     #[func]
     pub fn begin_paint(&mut self, name: GString) -> GString {
-        if name.to_string() == GROUND {
+        if is_ground(&name) {
             return match self.begin_ground_stroke() {
                 Ok(()) => GString::new(),
                 Err(e) => GString::from(e.as_str()),
@@ -200,7 +200,7 @@ impl TerrainWorld {
     /// weights show again).
     #[func]
     pub fn clear_paint(&mut self, name: GString) {
-        if name.to_string() == GROUND {
+        if is_ground(&name) {
             self.set_ground(None);
             self.signals().paint_changed().emit(&name);
             return;
@@ -260,7 +260,7 @@ impl TerrainWorld {
     /// (the shader's `debug_view = 2` colours) over black by the paint's strength.
     #[func]
     pub fn get_paint_image(&self, name: GString) -> Option<Gd<Image>> {
-        if name.to_string() == GROUND {
+        if is_ground(&name) {
             return self.ground_preview();
         }
         let slot = PaintMaps::slot(&name.to_string()).ok()?;
@@ -433,4 +433,10 @@ impl TerrainWorld {
             Err(e) => GString::from(e.as_str()),
         }
     }
+}
+
+/// Whether map `name` is the painted ground.
+fn is_ground(name: &GString) -> bool {
+    let name = name.to_string();
+    name == GROUND
 }
