@@ -398,6 +398,7 @@ func _run_all() -> void:
 	_select(terrain)
 	await _frames(2)
 	await preload("res://tests/editor/brushes_test.gd").new().run(self, dock, terrain)
+	await preload("res://tests/editor/ground_paint_test.gd").new().run(self, dock, terrain)
 
 	# Disabling the plugin removes the dock; enabling adds it back.
 	EditorInterface.set_plugin_enabled("orogen", false)

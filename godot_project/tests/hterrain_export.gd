@@ -19,7 +19,9 @@ extends SceneTree
 ##     Imports height.exr and splat.png (and color.png) through HTerrainData._edit_import_maps,
 ##     the call HTerrain's import dialog makes, and checks through HTerrain's own API
 ##     (get_resolution, get_height_at, get_image) that the map is 2ⁿ+1, every height equals
-##     Orogen's bit for bit (the padding repeats the edge), and every splat pixel sums to 255.
+##     Orogen's bit for bit (the padding repeats the edge), and every splat pixel sums to 255;
+##     then loads splat16_0.png and splat16_1.png as MULTISPLAT16's first two splat maps, as the
+##     export's README says, and checks their eight weights sum to 255.
 ##
 ## Prints `PASS name` / `FAIL name: why` / `SKIPPED name: why` and `RESULT passed=N failed=M`.
 ## This script names no Orogen or HTerrain class directly, so it parses in either project.
@@ -111,6 +113,10 @@ func _export_phase() -> void:
 	var splat := Image.load_from_file(ht_dir.path_join("splat.png"))
 	_check(splat != null and splat.get_format() == Image.FORMAT_RGBA8 and splat.get_width() == 129,
 			"splat.png loads as a 129 x 129 RGBA8 image", "%s" % [splat])
+	for k: int in 2:
+		var s16 := Image.load_from_file(ht_dir.path_join("splat16_%d.png" % k))
+		_check(s16 != null and s16.get_format() == Image.FORMAT_RGBA8 and s16.get_width() == 129,
+				"splat16_%d.png (MULTISPLAT16) loads as a 129 x 129 RGBA8 image" % k, "%s" % [s16])
 	_check(FileAccess.file_exists(ht_dir.path_join("color.png"))
 			and FileAccess.file_exists(ht_dir.path_join("README.txt")),
 			"a layered terrain gets color.png, and the folder a README.txt")
@@ -122,8 +128,8 @@ func _export_phase() -> void:
 
 
 ## Terrain3D: 90 x 70 at region size 64 makes 2 x 2 tiles of 64², FORMAT_RF heights equal to
-## Orogen's, FORMAT_RF control maps whose bits are autoshader (1) or autoshader + hole (5) past
-## the edge, RGBA8 colour maps. A region size Terrain3D has not is refused, naming region-size.
+## Orogen's, FORMAT_RF control maps whose bits hold Orogen's ground layers (base and overlay 0..7,
+## autoshader off) with a hole past the edge, RGBA8 colour maps. A region size Terrain3D has not is refused, naming region-size.
 func _check_terrain3d(terrain: Node3D, heights: PackedFloat32Array, w: int, h: int) -> void:
 	var dir := out_dir.path_join("terrain3d")
 	var err := String(terrain.call(&"save_for_terrain3d", dir, 64))
@@ -160,13 +166,17 @@ func _check_terrain3d(terrain: Node3D, heights: PackedFloat32Array, w: int, h: i
 				var ref := heights[mini(sz, h - 1) * w + mini(sx, w - 1)]
 				if hv[j * 64 + i] != ref:
 					worst_height += 1
+				# Orogen's ground layers as base (bits 27+), overlay (22+) and blend (14+),
+				# ids 0..7; autoshader (bit 0) off; hole (bit 2) exactly past the edge.
 				var bits := cv.decode_u32((j * 64 + i) * 4)
-				if bits != (1 if sx < w and sz < h else 5):
+				var hole := (bits >> 2) & 1 == 1
+				if bits & 1 != 0 or hole != (sx >= w or sz >= h) \
+						or (bits >> 27) & 0x1F > 7 or (bits >> 22) & 0x1F > 7:
 					worst_control += 1
 	_check(formats_ok, "the tiles load as 64 x 64 FORMAT_RF heights and control, RGBA8 colour")
 	_check(worst_height == 0, "every tile height equals Orogen's", "%d differ" % worst_height)
-	_check(worst_control == 0, "control bits: autoshader inside, hole past the edge",
-			"%d differ" % worst_control)
+	_check(worst_control == 0, "control bits: ground layers 0..7 as base and overlay, " \
+			+ "autoshader off, hole past the edge", "%d differ" % worst_control)
 
 
 ## The folder holding addons/zylann.hterrain: $OROGEN_HTERRAIN, else ../shared/vendor/hterrain
@@ -269,6 +279,26 @@ func _import_phase() -> void:
 			if bytes[i] + bytes[i + 1] + bytes[i + 2] + bytes[i + 3] != 255:
 				bad_sums += 1
 		_check(bad_sums == 0, "every splat pixel's weights sum to 255", "%d do not" % bad_sums)
+	# MULTISPLAT16, as the export's README loads it: four splat maps, the two eight-layer
+	# maps as the first two; all eight weights of a pixel sum to 255.
+	while int(data.call(&"get_map_count", HData.CHANNEL_SPLAT)) < 4:
+		data.call(&"_edit_add_map", HData.CHANNEL_SPLAT)
+	for k: int in 2:
+		var src := Image.load_from_file(dir.path_join("splat16_%d.png" % k))
+		var dst: Image = data.call(&"get_image", HData.CHANNEL_SPLAT, k)
+		dst.copy_from(src)
+		data.call(&"notify_region_change", Rect2i(0, 0, res, res), HData.CHANNEL_SPLAT, k)
+	var b0: PackedByteArray = (data.call(&"get_image", HData.CHANNEL_SPLAT, 0) as Image).get_data()
+	var b1: PackedByteArray = (data.call(&"get_image", HData.CHANNEL_SPLAT, 1) as Image).get_data()
+	var bad8 := 0
+	for i: int in range(0, b0.size(), 4):
+		var sum := 0
+		for c: int in 4:
+			sum += b0[i + c] + b1[i + c]
+		if sum != 255:
+			bad8 += 1
+	_check(b0.size() == res * res * 4 and bad8 == 0,
+			"HTerrain's MULTISPLAT16 maps hold eight weights summing to 255", "%d do not" % bad8)
 	var colour: Image = data.call(&"get_image", HData.CHANNEL_COLOR)
 	_check(colour.get_width() == res, "HTerrain's colour map is 129 wide")
 	_finish()

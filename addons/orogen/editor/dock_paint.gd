@@ -1,7 +1,8 @@
 @tool
 extends RefCounted
 ## The Orogen dock's Paint section: brushes that paint the followed terrain's uplift and
-## precipitation in the 3D viewport (FastFlow's authoring loop, seed 002), their settings,
+## precipitation in the 3D viewport (FastFlow's authoring loop, seed 002), or its ground
+## (a layer picked by name, painted over the simulation's ground weights), their settings,
 ## the painted maps' thumbnails with Import, Save and Clear, and the Live toggle, which keeps
 ## the terrain eroding (ErosionSimulator.start_live) from where it is while you paint.
 ##
@@ -12,8 +13,13 @@ const UI := preload("dock_ui.gd")
 const MapPreview := preload("map_preview.gd")
 const Painter := preload("../runtime/painter.gd")
 
-const MAPS: Array[String] = ["uplift", "precipitation"]
+const MAPS: Array[String] = ["uplift", "precipitation", "ground"]
 const MODES: Array[String] = ["add", "subtract", "smooth", "set"]
+## The ground brush's modes: paint the layer, or erase paint.
+const GROUND_MODES: Array[String] = ["add", "subtract"]
+## The ground layers in TerrainWorld's order (get_ground_layer_names).
+const GROUND_LAYERS: Array[String] = ["rock", "cliff", "scree", "soil", "grass", "dry_grass",
+		"sand", "snow"]
 ## Seconds between thumbnail refreshes while painting.
 const THUMB_SECONDS := 0.25
 
@@ -30,6 +36,9 @@ var _radius: SpinBox
 var _strength: SpinBox
 var _falloff: SpinBox
 var _value: SpinBox
+var _value_label: Control
+var _layer_label: Control
+var _layer_option: OptionButton
 var _live: CheckButton
 var _live_label: Label
 var _tiles := {}
@@ -67,10 +76,9 @@ func build(parent: Control, host: Node) -> void:
 	_map_option.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	row.add_child(_map_option)
 	_mode_option = OptionButton.new()
-	for m: String in MODES:
-		_mode_option.add_item(m.capitalize())
-	_mode_option.tooltip_text = "Add, subtract, smooth or set the map under the brush."
-	_mode_option.item_selected.connect(func(i: int) -> void: painter.mode = MODES[i])
+	_fill_modes(false)
+	_mode_option.item_selected.connect(func(i: int) -> void:
+		painter.mode = (GROUND_MODES if painter.map == "ground" else MODES)[i])
 	row.add_child(_mode_option)
 	parent.add_child(row)
 
@@ -88,7 +96,23 @@ func build(parent: Control, host: Node) -> void:
 			"Amount added or subtracted at the brush's centre, or the value Set paints, in " \
 			+ "millimetres a year; the white of an imported PNG.",
 			func(v: float) -> void: painter.value = v * 0.001)
+	_value_label = grid.get_child(grid.get_child_count() - 2) as Control
+	_layer_label = UI.label("Layer", "The ground layer a stroke paints, over the ground " \
+			+ "the simulation gives (kept over it, and written by the Terrain3D and HTerrain " \
+			+ "exports).")
+	grid.add_child(_layer_label)
+	_layer_option = OptionButton.new()
+	for l: String in GROUND_LAYERS:
+		_layer_option.add_item(l.capitalize())
+	_layer_option.select(int(Painter.default_value("ground")))
+	_layer_option.tooltip_text = "The ground layer a stroke paints."
+	_layer_option.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	_layer_option.item_selected.connect(func(i: int) -> void:
+		if painter.map == "ground":
+			painter.value = float(i))
+	grid.add_child(_layer_option)
 	parent.add_child(grid)
+	_show_ground_controls(false)
 
 	_live = CheckButton.new()
 	_live.text = "Live erosion"
@@ -119,12 +143,17 @@ func build(parent: Control, host: Node) -> void:
 		box.add_child(note)
 		_notes[m] = note
 		var buttons := VBoxContainer.new()
-		buttons.add_child(UI.button("Import…", &"Load", "Import a grayscale PNG (black 0, white " \
-				+ "Value) or a float EXR (m/yr as they are).", _open_dialog.bind(m, true)))
-		buttons.add_child(UI.button("Save…", &"Save", "Save as a float EXR a recipe can take: " \
-				+ "Image(path: \"….exr\", min: 0.0, max: 1.0).", _open_dialog.bind(m, false)))
-		buttons.add_child(UI.button("Clear", &"Remove", "Clear: runs take the recipe's map again.",
-				func() -> void: clear_map(m)))
+		if m != "ground":
+			buttons.add_child(UI.button("Import…", &"Load", "Import a grayscale PNG (black 0, white " \
+					+ "Value) or a float EXR (m/yr as they are).", _open_dialog.bind(m, true)))
+			buttons.add_child(UI.button("Save…", &"Save", "Save as a float EXR a recipe can take: " \
+					+ "Image(path: \"….exr\", min: 0.0, max: 1.0).", _open_dialog.bind(m, false)))
+			buttons.add_child(UI.button("Clear", &"Remove", "Clear: runs take the recipe's map again.",
+					func() -> void: clear_map(m)))
+		else:
+			buttons.add_child(UI.button("Clear", &"Remove",
+					"Clear the painted ground: the simulation's ground shows everywhere again.",
+					func() -> void: clear_map(m)))
 		box.add_child(buttons)
 		flow.add_child(box)
 		_tiles[m] = tex
@@ -147,9 +176,48 @@ func _spin(grid: GridContainer, text: String, lo: float, hi: float, step: float,
 
 
 func _on_map_selected(i: int) -> void:
-	painter.map = MAPS[i]
-	painter.value = Painter.default_value(painter.map)
-	_value.set_value_no_signal(painter.value * 1000.0)
+	select_map(MAPS[i])
+
+
+## Paints `map_name` from now on (`uplift`, `precipitation` or `ground`).
+func select_map(map_name: String) -> void:
+	var ground := map_name == "ground"
+	painter.map = map_name
+	_map_option.select(MAPS.find(map_name))
+	_fill_modes(ground)
+	painter.mode = "add"
+	if ground:
+		painter.value = float(_layer_option.selected)
+	else:
+		painter.value = Painter.default_value(painter.map)
+		_value.set_value_no_signal(painter.value * 1000.0)
+	_show_ground_controls(ground)
+
+
+## Paints ground layer `layer` (0 rock … 7 snow) from now on, the Ground map selected.
+func select_ground_layer(layer: int) -> void:
+	_layer_option.select(layer)
+	select_map("ground")
+
+
+func _fill_modes(ground: bool) -> void:
+	_mode_option.clear()
+	if ground:
+		_mode_option.add_item("Paint")
+		_mode_option.add_item("Erase")
+		_mode_option.tooltip_text = "Paint the layer under the brush, or erase paint " \
+				+ "(back to the simulation's ground)."
+	else:
+		for m: String in MODES:
+			_mode_option.add_item(m.capitalize())
+		_mode_option.tooltip_text = "Add, subtract, smooth or set the map under the brush."
+
+
+func _show_ground_controls(ground: bool) -> void:
+	_value_label.visible = not ground
+	_value.visible = not ground
+	_layer_label.visible = ground
+	_layer_option.visible = ground
 
 
 ## Whether viewport input paints (the Paint toggle is on and a terrain is followed).
@@ -206,10 +274,13 @@ func clear_map(map_name: String) -> void:
 	var terrain := _ctx.terrain
 	if terrain == null:
 		return
-	var before: PackedFloat32Array = terrain.call(&"get_paint_values", map_name)
+	var before: Variant = Painter.get_values(terrain, map_name)
 	if before.is_empty():
 		return
-	_record(terrain, "Clear painted %s" % map_name, map_name, before, PackedFloat32Array())
+	var empty: Variant = PackedFloat32Array()
+	if map_name == "ground":
+		empty = PackedByteArray()
+	_record(terrain, "Clear painted %s" % map_name, map_name, before, empty)
 
 
 ## Paints `map_name` from an image file as one undo step; "" or the error.
@@ -229,15 +300,14 @@ func import_map(map_name: String, path: String) -> String:
 	return ""
 
 
-func _record(terrain: Node3D, action: String, map_name: String, before: PackedFloat32Array,
-		after: PackedFloat32Array) -> void:
+func _record(terrain: Node3D, action: String, map_name: String, before: Variant,
+		after: Variant) -> void:
+	var do_call := Painter.set_call(map_name, after)
 	if _ctx.undo == null:
-		terrain.call(&"set_paint_values", map_name, after)
+		terrain.callv(do_call[0], do_call.slice(1))
 	else:
-		_ctx.undo.create_action(action)
-		_ctx.undo.add_do_method(terrain, &"set_paint_values", map_name, after)
-		_ctx.undo.add_undo_method(terrain, &"set_paint_values", map_name, before)
-		_ctx.undo.commit_action()
+		Painter.record(_ctx.undo, terrain, action, do_call, Painter.set_call(map_name, before),
+				true)
 	_thumb_dirty = true
 
 
@@ -365,6 +435,16 @@ func refresh() -> void:
 		var img: Image = null
 		if terrain != null and is_instance_valid(terrain):
 			img = terrain.call(&"get_paint_image", m)
+		if m == "ground":
+			tex.texture = null
+			if img != null:
+				tex.texture = ImageTexture.create_from_image(img)
+			tex.tooltip_text = "ground: not painted (the simulation's)" if img == null \
+					else "ground: the painted layers' colours, brighter where painted more"
+			var gnote: Label = _notes.get(m)
+			if gnote != null:
+				gnote.text = "the simulation's" if img == null else "painted"
+			continue
 		var made := MapPreview.make(m, img)
 		tex.texture = made["texture"]
 		var note: Label = _notes.get(m)

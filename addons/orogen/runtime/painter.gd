@@ -1,14 +1,16 @@
 @tool
 extends RefCounted
 ## Brush strokes on a TerrainWorld's painted uplift or precipitation (FastFlow's authoring
-## loop, seed 002). A stroke is begin_stroke, any number of stroke_to along the drag, and
+## loop, seed 002), or on its painted ground (`map = "ground"`: `value` is the layer, 0 rock,
+## 1 cliff, 2 scree, 3 soil, 4 grass, 5 dry grass, 6 sand, 7 snow; `add`/`set` paint it,
+## `subtract` erases). A stroke is begin_stroke, any number of stroke_to along the drag, and
 ## end_stroke, which records the whole stroke as one undo step: the map's values before and
 ## after (an unpainted map comes back unpainted).
 ##
 ## The editor plugin drives it from the 3D viewport; a game or a test can drive it from a
 ## script. Positions are global; the terrain answers `intersect_ray` for picking.
 
-## The map painted: `uplift` or `precipitation`.
+## The map painted: `uplift`, `precipitation` or `ground`.
 var map := "uplift"
 ## `add`, `subtract`, `smooth` or `set`.
 var mode := "add"
@@ -20,21 +22,39 @@ var strength := 0.5
 var falloff := 0.5
 ## Most a stroke adds or subtracts, at the brush's centre and full strength (or the value
 ## `set` paints), m/yr: overlapping dabs of one stroke do not add up, so a slow drag and a
-## quick one paint the same.
+## quick one paint the same. For `ground`, the layer painted (0–7).
 var value := 0.001
 ## Dabs along a drag, as a share of the radius between two dabs.
 var spacing := 0.25
 
 var _terrain: Node3D = null
-var _before := PackedFloat32Array()
+var _before: Variant = PackedFloat32Array()
 var _last := Vector3.ZERO
 var _dabs := 0
 var _error := ""
 
 
-## The usual amount for `map_name`, m/yr: 1 mm/yr of uplift, 1 m/yr of rain.
+## The usual amount for `map_name`, m/yr: 1 mm/yr of uplift, 1 m/yr of rain; for `ground`
+## the layer grass (4).
 static func default_value(map_name: String) -> float:
+	if map_name == "ground":
+		return 4.0
 	return 0.001 if map_name == "uplift" else 1.0
+
+
+## `map_name`'s whole map for undo: a PackedFloat32Array of values, or for `ground` a
+## PackedByteArray of painted weights (8 per cell); empty when it is not painted.
+static func get_values(terrain: Node3D, map_name: String) -> Variant:
+	if map_name == "ground":
+		return terrain.call(&"get_ground_paint_bytes")
+	return terrain.call(&"get_paint_values", map_name)
+
+
+## The method and arguments that set `map_name` back to `values` (from get_values).
+static func set_call(map_name: String, values: Variant) -> Array:
+	if map_name == "ground":
+		return [&"set_ground_paint_bytes", values]
+	return [&"set_paint_values", map_name, values]
 
 
 func is_stroking() -> bool:
@@ -55,7 +75,7 @@ func get_dab_count() -> int:
 func begin_stroke(terrain: Node3D, position: Vector3) -> String:
 	if _terrain != null:
 		end_stroke(null)
-	_before = terrain.call(&"get_paint_values", map)
+	_before = get_values(terrain, map)
 	_error = String(terrain.call(&"begin_paint", map))
 	if _error != "":
 		return _error
@@ -91,24 +111,34 @@ func end_stroke(undo_redo: Object) -> bool:
 	if terrain == null or not is_instance_valid(terrain):
 		return false
 	terrain.call(&"end_paint")
-	var after: PackedFloat32Array = terrain.call(&"get_paint_values", map)
+	var after: Variant = get_values(terrain, map)
 	if after == _before:
 		return false
 	if undo_redo == null:
 		return true
-	var action := "Paint %s" % map
+	record(undo_redo, terrain, "Paint %s" % map, set_call(map, after), set_call(map, _before),
+			false)
+	return true
+
+
+## Records an action `action` in `undo_redo` (an EditorUndoRedoManager or an UndoRedo) that
+## calls `do_call` on `terrain` and undoes with `undo_call` (each [method, args...]);
+## `execute`: whether committing does it now.
+static func record(undo_redo: Object, terrain: Node3D, action: String, do_call: Array,
+		undo_call: Array, execute: bool) -> void:
+	var do_method: StringName = do_call[0]
+	var undo_method: StringName = undo_call[0]
 	if undo_redo is UndoRedo:
 		var ur := undo_redo as UndoRedo
 		ur.create_action(action)
-		ur.add_do_method(terrain.set_paint_values.bind(map, after))
-		ur.add_undo_method(terrain.set_paint_values.bind(map, _before))
-		ur.commit_action(false)
+		ur.add_do_method(Callable(terrain, do_method).bindv(do_call.slice(1)))
+		ur.add_undo_method(Callable(terrain, undo_method).bindv(undo_call.slice(1)))
+		ur.commit_action(execute)
 	else:
 		undo_redo.call(&"create_action", action)
-		undo_redo.call(&"add_do_method", terrain, &"set_paint_values", map, after)
-		undo_redo.call(&"add_undo_method", terrain, &"set_paint_values", map, _before)
-		undo_redo.call(&"commit_action", false)
-	return true
+		undo_redo.callv(&"add_do_method", [terrain, do_method] + do_call.slice(1))
+		undo_redo.callv(&"add_undo_method", [terrain, undo_method] + undo_call.slice(1))
+		undo_redo.call(&"commit_action", execute)
 
 
 func _dab(position: Vector3) -> void:

@@ -1,5 +1,5 @@
 //! What the two addon exports share ([`super::export_terrain3d`], [`super::export_hterrain`]):
-//! cutting a padded window out of a map, the derived splat weights, and the manifest
+//! cutting a padded window out of a map, weights as bytes summing to 255, and the manifest
 //! (`export.json`, whose `files` list tells the next export into the folder which files it
 //! may replace) and `README.txt` every export folder gets.
 
@@ -30,19 +30,21 @@ pub(crate) fn window<T: Copy>(
     out
 }
 
-/// Four non-negative weights as bytes that sum to exactly 255: each gets the floor of its
-/// share, and the bytes left over go to the largest remainders (ties to the lower channel).
-/// All-zero (or non-finite) weights give `[255, 0, 0, 0]`.
-pub(crate) fn weights_255(w: [f32; 4]) -> [u8; 4] {
+/// Non-negative weights as bytes that sum to exactly 255: each gets the floor of its share,
+/// and the bytes left over go to the largest remainders (ties to the lower channel).
+/// All-zero (or non-finite) weights give 255 in the first channel.
+pub(crate) fn weights_255<const N: usize>(w: [f32; N]) -> [u8; N] {
     let w = w.map(|v| if v.is_finite() && v > 0.0 { v } else { 0.0 });
     let sum: f32 = w.iter().sum();
+    let mut out = [0u8; N];
     if sum <= 0.0 {
-        return [255, 0, 0, 0];
+        out[0] = 255;
+        return out;
     }
     let scaled = w.map(|v| v / sum * 255.0);
-    let mut out = scaled.map(|v| (v.floor() as u32).min(255));
-    let mut left = 255u32.saturating_sub(out.iter().sum());
-    let mut order = [0usize, 1, 2, 3];
+    let mut bytes = scaled.map(|v| (v.floor() as u32).min(255));
+    let mut left = 255u32.saturating_sub(bytes.iter().sum());
+    let mut order: [usize; N] = std::array::from_fn(|i| i);
     order.sort_by(|&a, &b| {
         let (fa, fb) = (scaled[a] - scaled[a].floor(), scaled[b] - scaled[b].floor());
         fb.total_cmp(&fa).then(a.cmp(&b))
@@ -51,115 +53,11 @@ pub(crate) fn weights_255(w: [f32; 4]) -> [u8; 4] {
         if left == 0 {
             break;
         }
-        out[c] += 1;
+        bytes[c] += 1;
         left -= 1;
     }
-    out.map(|v| v as u8)
-}
-
-/// What each splat channel stands for.
-pub(crate) type ChannelNames = [String; 4];
-
-/// Cubic smoothstep of `x` between `a` and `b`.
-fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
-    let t = ((x - a) / (b - a)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
-
-/// Splat weights (RGBA8, each pixel summing to 255) and what each channel is.
-///
-/// A layered terrain uses its `splat` map (the four most exposed materials, most common
-/// first); a cell whose two materials are both outside those four goes to the first.
-/// Any other terrain gets weights from slope, height and drainage: R grass (gentle slopes),
-/// G rock (steeper than about 31°, full at 45°), B snow (the top 20 % of the height range,
-/// on slopes rock does not take), A wet ground (where the drainage is within the top
-/// fifth of its log range: river beds and valley floors).
-pub(crate) fn splat_weights(world: &World) -> (Vec<[u8; 4]>, ChannelNames) {
-    if let Some(MapData::Rgba(splat)) = world.maps.get(names::SPLAT) {
-        let data = splat
-            .data
-            .iter()
-            .map(|p| weights_255(p.map(|v| v as f32)))
-            .collect();
-        return (data, splat_material_names(world));
-    }
-    let grid = world.grid();
-    let (w, h) = (grid.width, grid.height);
-    let hf = &world.height.data;
-    let (lo, hi) = world.height.min_max();
-    let span = (hi - lo).max(f32::MIN_POSITIVE);
-    let drainage = match world.maps.get(names::DRAINAGE) {
-        Some(MapData::Scalar(m)) => Some(&m.data),
-        _ => None,
-    };
-    let log_range = drainage.map(|d| {
-        let (dlo, dhi) = crate::field::finite_min_max(d);
-        let l = |v: f32| (v.max(1e-6) as f64).ln() as f32;
-        (l(dlo.max(1e-6)), l(dhi.max(1e-6)))
-    });
-    let (dx, dy) = (grid.dx(), grid.dy());
-    let data = (0..grid.len())
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            // Central differences, one-sided at the borders.
-            let (xa, xb) = (x.saturating_sub(1), (x + 1).min(w - 1));
-            let (ya, yb) = (y.saturating_sub(1), (y + 1).min(h - 1));
-            let gx = if xb > xa {
-                (hf[y * w + xb] - hf[y * w + xa]) / ((xb - xa) as f32 * dx)
-            } else {
-                0.0
-            };
-            let gy = if yb > ya {
-                (hf[yb * w + x] - hf[ya * w + x]) / ((yb - ya) as f32 * dy)
-            } else {
-                0.0
-            };
-            let slope = (gx * gx + gy * gy).sqrt();
-            let rock = smoothstep(0.6, 1.0, slope);
-            let t = (hf[i] - lo) / span;
-            let snow = smoothstep(0.8, 0.9, t) * (1.0 - rock);
-            let wet = match (drainage, log_range) {
-                (Some(d), Some((a, b))) if b > a => {
-                    let l = (d[i].max(1e-6) as f64).ln() as f32;
-                    smoothstep(a + 0.8 * (b - a), a + 0.9 * (b - a), l)
-                        * (1.0 - rock)
-                        * (1.0 - snow)
-                }
-                _ => 0.0,
-            };
-            let grass = (1.0 - rock - snow - wet).max(0.0);
-            weights_255([grass, rock, snow, wet])
-        })
-        .collect();
-    let names = ["grass", "rock", "snow", "wet"].map(String::from);
-    (data, names)
-}
-
-/// The materials of a layered terrain's `splat` channels: the four most exposed, most
-/// common first (as `World::export_layers` orders them).
-fn splat_material_names(world: &World) -> ChannelNames {
-    let mut out: ChannelNames = Default::default();
-    if let Some(MapData::Index(material)) = world.maps.get(names::MATERIAL) {
-        let mut unique: Vec<&str> = Vec::new();
-        for m in &world.materials {
-            if !unique.contains(&m.name.as_str()) {
-                unique.push(&m.name);
-            }
-        }
-        let mut counts = vec![0usize; unique.len()];
-        for &m in &material.data {
-            if let Some(c) = counts.get_mut(m as usize) {
-                *c += 1;
-            }
-        }
-        let mut order: Vec<usize> = (0..unique.len()).collect();
-        order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
-        for (slot, &m) in out.iter_mut().zip(order.iter()) {
-            *slot = unique[m].to_string();
-        }
-    }
-    for slot in out.iter_mut().filter(|s| s.is_empty()) {
-        *slot = "(unused)".to_string();
+    for (o, b) in out.iter_mut().zip(bytes) {
+        *o = b as u8;
     }
     out
 }

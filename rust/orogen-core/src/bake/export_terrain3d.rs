@@ -4,9 +4,14 @@
 //!
 //! - `height_X_Z.exr`: 32-bit float, one channel (`R`, which Godot loads as `FORMAT_RF`,
 //!   Terrain3D's height format), metres as Orogen has them (import scale 1, offset 0).
-//! - `control_X_Z.exr`: Terrain3D's control map (`FORMAT_RF` whose 32 bits are a bit field):
-//!   the autoshader bit on every sample of the terrain, so Terrain3D textures it by slope
-//!   with the user's own texture list; the padding beyond the terrain's edge is a hole.
+//! - `control_X_Z.exr`: Terrain3D's control map (`FORMAT_RF` whose 32 bits are a bit field,
+//!   `controlmap_format.md`: base texture id `<< 27`, overlay id `<< 22`, blend 0–255
+//!   `<< 14`, hole `1 << 2`, autoshader `1`): Orogen's ground weights
+//!   ([`super::ground_weights`], the terrain shader's, with the painted ground over them) as
+//!   base = the layer shown most, overlay = the second, blend = the second's share; texture
+//!   ids are the eight ground layers in [`GROUND_MATERIALS`] order (rock 0 … snow 7), so the
+//!   user sets up eight texture slots in that order. The autoshader is off; the padding
+//!   beyond the terrain's edge is a hole.
 //! - `color_X_Z.png`: RGBA8 colour map, only for a layered terrain: its `surface_colour`
 //!   with alpha 128 (Terrain3D reads alpha as a roughness modifier; 0.5 leaves it as is).
 //!
@@ -23,6 +28,7 @@ use crate::field::{Field, Grid, ScalarMap};
 use crate::world::World;
 
 use super::export::{add_manifest_and_readme, surface_colour, window};
+use super::ground_weights::{ground_weights, Ground, Pair, GROUND_MATERIALS};
 use super::write::{write_all_or_nothing, Encoder};
 
 /// Terrain3D's region sizes (`Terrain3D::RegionSize`).
@@ -35,6 +41,27 @@ pub const MAX_REGIONS_PER_SIDE: usize = 32;
 pub const CONTROL_AUTOSHADER: u32 = 1;
 /// Control map: hole (`(x & 0x1) << 2`).
 pub const CONTROL_HOLE: u32 = 1 << 2;
+/// Control map: where the base texture id, overlay id and blend sit (`controlmap_format.md`).
+pub const CONTROL_BASE_SHIFT: u32 = 27;
+pub const CONTROL_OVERLAY_SHIFT: u32 = 22;
+pub const CONTROL_BLEND_SHIFT: u32 = 14;
+
+/// The control-map bits of a cell showing `pair`: base, overlay and blend, autoshader off.
+pub fn control_bits(pair: Pair) -> u32 {
+    let blend = (pair.blend.clamp(0.0, 1.0) * 255.0).round() as u32;
+    ((pair.first as u32 & 0x1F) << CONTROL_BASE_SHIFT)
+        | ((pair.second as u32 & 0x1F) << CONTROL_OVERLAY_SHIFT)
+        | ((blend & 0xFF) << CONTROL_BLEND_SHIFT)
+}
+
+/// The base texture id, overlay id and blend (0–255) of control-map `bits`.
+pub fn decode_control(bits: u32) -> (u32, u32, u32) {
+    (
+        (bits >> CONTROL_BASE_SHIFT) & 0x1F,
+        (bits >> CONTROL_OVERLAY_SHIFT) & 0x1F,
+        (bits >> CONTROL_BLEND_SHIFT) & 0xFF,
+    )
+}
 /// Colour map alpha that leaves the texture roughness unchanged (0.5).
 pub const NEUTRAL_ROUGHNESS: u8 = 128;
 /// Terrain3D clamps `vertex_spacing` to this range (`Terrain3D::set_vertex_spacing`).
@@ -119,9 +146,20 @@ pub fn tile_name(kind: &str, x: usize, z: usize, ext: &str) -> String {
 
 /// Writes the Terrain3D export of `world` into `dir` in one step (the folder is replaced
 /// whole, as `orogen bake` does; see [`super`]): the tiles, `README.txt` and
-/// `export.json`. Returns the paths written.
+/// `export.json`, the ground from the shader's default uniforms without paint. Returns the
+/// paths written.
 pub fn write_terrain3d(world: &World, dir: &Path, region_size: usize) -> Result<Vec<PathBuf>> {
-    let files = files(world, dir, region_size, None)?;
+    write_terrain3d_with(world, dir, region_size, &Ground::default())
+}
+
+/// [`write_terrain3d`] with the ground from `ground` (a terrain's uniforms and paint).
+pub fn write_terrain3d_with(
+    world: &World,
+    dir: &Path,
+    region_size: usize,
+    ground: &Ground<'_>,
+) -> Result<Vec<PathBuf>> {
+    let files = files(world, dir, region_size, ground, None)?;
     write_all_or_nothing(dir, files)
 }
 
@@ -130,10 +168,16 @@ pub(crate) fn files<'a>(
     world: &'a World,
     dir: &Path,
     region_size: usize,
+    ground: &Ground<'_>,
     bake_json: Option<String>,
 ) -> Result<Vec<(String, Encoder<'a>)>> {
     let grid = world.grid();
     let lay = layout(grid, region_size)?;
+    let control: Vec<u32> = ground_weights(world, ground)?
+        .pairs
+        .into_iter()
+        .map(control_bits)
+        .collect();
     let (w, h) = (grid.width, grid.height);
     let r = region_size;
     let colour = surface_colour(world);
@@ -154,6 +198,7 @@ pub(crate) fn files<'a>(
                     crate::io::exr::encode_exr(&tile, out, path)
                 }),
             ));
+            let tile_control = window(&control, w, h, at, (r, r));
             files.push((
                 tile_name("control", x, z, "exr"),
                 Box::new(move |out, path| {
@@ -161,9 +206,9 @@ pub(crate) fn files<'a>(
                         .map(|i| {
                             let (sx, sz) = (at.0 + i % r, at.1 + i / r);
                             let bits = if sx < w && sz < h {
-                                CONTROL_AUTOSHADER
+                                tile_control[i]
                             } else {
-                                CONTROL_AUTOSHADER | CONTROL_HOLE
+                                tile_control[i] | CONTROL_HOLE
                             };
                             f32::from_bits(bits)
                         })
@@ -221,6 +266,7 @@ pub(crate) fn files<'a>(
         serde_json::json!([lay.origin.0, lay.origin.1]),
     );
     manifest.insert("tile_list".into(), serde_json::Value::Array(tiles_json));
+    manifest.insert("texture_ids".into(), serde_json::json!(GROUND_MATERIALS));
     let readme = readme(grid, lay, (lo, hi), colour.is_some());
     super::export::add_bake_json(&mut files, bake_json);
     add_manifest_and_readme(&mut files, dir, manifest, readme)?;
@@ -261,10 +307,16 @@ Samples past the world's edge repeat the edge and are holes in the control map.
 Files
 -----
 height_X_Z.exr   heights, 32-bit float, one channel, metres (import scale 1, offset 0).
-control_X_Z.exr  control map (Terrain3D's bit field in FORMAT_RF): autoshader on for the
-                 terrain, hole for the padding. Texture ids are yours to choose in
-                 Terrain3D, so Orogen does not set them: the autoshader picks two of your
-                 textures by slope (enable Material > Auto Shader).
+control_X_Z.exr  control map (Terrain3D's bit field in FORMAT_RF): per sample the base
+                 texture, the overlay texture and their blend, from Orogen's ground
+                 weights (what its terrain shader shows, hand-painted ground included);
+                 autoshader off; hole for the padding. The texture ids are Orogen's
+                 eight ground layers, so set up eight texture slots in this order:
+                   0 rock, 1 cliff, 2 scree, 3 soil, 4 grass, 5 dry grass, 6 sand, 7 snow
+                 (Orogen's own textures are in addons/orogen/runtime/textures/:
+                 <name>_albedo_height.png, albedo with height in alpha, and
+                 <name>_normal_roughness.png, normal with roughness in alpha, which is
+                 Terrain3D's packing; dry grass is dry_grass_*).
 {colour_line}export.json      the same, for scripts.
 
 Import

@@ -22,6 +22,7 @@ mod export;
 pub mod export_hterrain;
 pub mod export_terrain3d;
 pub mod folder;
+pub mod ground_weights;
 pub mod lake_display;
 pub mod lake_surface;
 pub mod preview;
@@ -132,11 +133,18 @@ pub fn write_bake_target(
     match target {
         Target::Maps => write_folder(world, dir, Some(text)),
         Target::Terrain3d { region_size } => {
-            let files = export_terrain3d::files(world, dir, region_size, Some(text))?;
+            let files = export_terrain3d::files(
+                world,
+                dir,
+                region_size,
+                &ground_weights::Ground::default(),
+                Some(text),
+            )?;
             write_all_or_nothing(dir, files)
         }
         Target::HTerrain => {
-            let files = export_hterrain::files(world, dir, Some(text))?;
+            let files =
+                export_hterrain::files(world, dir, &ground_weights::Ground::default(), Some(text))?;
             write_all_or_nothing(dir, files)
         }
     }

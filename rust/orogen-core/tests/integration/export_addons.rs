@@ -8,7 +8,9 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use ::exr::prelude::{FlatSamples, ReadChannels, ReadLayers};
+use orogen_core::bake::ground_weights::{ground_weights, Ground};
 use orogen_core::bake::{export_hterrain, export_terrain3d, write_bake_target, Target};
+use orogen_core::edit::{GroundBrush, GroundPaint, GroundTool};
 use orogen_core::field::{Grid, Heightfield, ScalarMap};
 use orogen_core::world::names;
 use orogen_core::{MapData, Recipe, World};
@@ -91,6 +93,7 @@ fn check_terrain3d(world: &World, dir: &Path, r: usize, tiles: (usize, usize)) {
     assert_eq!(m["vertex_spacing"], 10.0);
     assert_eq!(m["tile_list"].as_array().unwrap().len(), tiles.0 * tiles.1);
     let mut expected: BTreeSet<String> = ["README.txt", "export.json"].map(String::from).into();
+    let weights = ground_weights(world, &Ground::default()).unwrap();
     for z in 0..tiles.1 {
         for x in 0..tiles.0 {
             let hname = format!("height_{x}_{z}.exr");
@@ -107,12 +110,22 @@ fn check_terrain3d(world: &World, dir: &Path, r: usize, tiles: (usize, usize)) {
                     let got = heights[j * r + i];
                     assert_eq!(got.to_bits(), src.to_bits(), "{hname} ({i}, {j})");
                     let bits = control[j * r + i].to_bits();
-                    let want = if inside {
-                        export_terrain3d::CONTROL_AUTOSHADER
-                    } else {
-                        export_terrain3d::CONTROL_AUTOSHADER | export_terrain3d::CONTROL_HOLE
-                    };
+                    // The ground weights' pair of the sample (the edge's past the edge),
+                    // autoshader off, a hole past the edge.
+                    let pair = weights.pairs[sz.min(h - 1) * w + sx.min(w - 1)];
+                    let mut want = export_terrain3d::control_bits(pair);
+                    if !inside {
+                        want |= export_terrain3d::CONTROL_HOLE;
+                    }
                     assert_eq!(bits, want, "{cname} ({i}, {j})");
+                    assert_eq!(bits & export_terrain3d::CONTROL_AUTOSHADER, 0);
+                    let (base, overlay, blend) = export_terrain3d::decode_control(bits);
+                    assert!(
+                        base < 8 && overlay < 8,
+                        "{cname} ({i}, {j}): {base} {overlay}"
+                    );
+                    assert_eq!(base, pair.first as u32);
+                    assert_eq!(blend, (pair.blend * 255.0).round() as u32);
                 }
             }
             expected.insert(hname);
@@ -200,9 +213,16 @@ fn hterrain_sizes_are_2n_plus_1_and_heights_are_orogens() {
         export_hterrain::write_hterrain(&world, &dir).unwrap();
         assert_eq!(
             names_in(&dir),
-            ["README.txt", "export.json", "height.exr", "splat.png"]
-                .map(String::from)
-                .into()
+            [
+                "README.txt",
+                "export.json",
+                "height.exr",
+                "splat.png",
+                "splat16_0.png",
+                "splat16_1.png"
+            ]
+            .map(String::from)
+            .into()
         );
         let (ew, eh, heights) = read_f32_exr(&dir.join("height.exr"));
         assert_eq!((ew, eh), (n, n));
@@ -219,24 +239,52 @@ fn hterrain_sizes_are_2n_plus_1_and_heights_are_orogens() {
             let sum: u32 = p.iter().map(|&v| v as u32).sum();
             assert_eq!(sum, 255, "splat pixel {i}: {p:?}");
         }
-        // Slope, height and drainage all show: every channel is used somewhere.
-        for c in 0..4 {
+        // Slopes and drainage show: grass, rock and bare ground are each the main channel
+        // somewhere; snow lies nowhere below the snowline (1,800 m by default).
+        for c in [0, 1, 3] {
             assert!(splat.iter().any(|p| p[c] > 128), "channel {c} unused");
+        }
+        for y in 0..n {
+            for x in 0..n {
+                let hgt = *world.height.get(x.min(w - 1), y.min(h - 1));
+                if splat[y * n + x][2] > 0 {
+                    assert!(hgt >= 1800.0, "snow at ({x}, {y}), {hgt} m");
+                }
+            }
+        }
+        // The eight layers: summing to 255, and folding to the four within rounding.
+        let (_, _, s0) = read_rgba_png(&dir.join("splat16_0.png"));
+        let (_, _, s1) = read_rgba_png(&dir.join("splat16_1.png"));
+        for i in 0..n * n {
+            let l: Vec<i32> = s0[i]
+                .iter()
+                .chain(s1[i].iter())
+                .map(|&v| v as i32)
+                .collect();
+            assert_eq!(l.iter().sum::<i32>(), 255, "splat16 pixel {i}: {l:?}");
+            let folded = [l[4] + l[5], l[0] + l[1] + l[2], l[7], l[3] + l[6]];
+            for c in 0..4 {
+                assert!(
+                    (folded[c] - splat[i][c] as i32).abs() <= 2,
+                    "{i}: {l:?} {:?}",
+                    splat[i]
+                );
+            }
         }
         let m = manifest(&dir);
         assert_eq!(m["resolution"], n);
         assert_eq!(m["size"], serde_json::json!([w, h]));
         assert_eq!(
             m["splat_channels"],
-            serde_json::json!(["grass", "rock", "snow", "wet"])
+            serde_json::json!(["grass", "rock", "snow", "ground"])
         );
     }
 }
 
-/// A layered terrain's splat (its four most exposed materials) and surface colour go to
-/// both addons; weights sum to 255 even where its two materials are outside the four.
+/// A layered terrain's surface colour goes to both addons, and its splat maps are the
+/// ground weights like any terrain's.
 #[test]
-fn layered_terrain_exports_its_materials_and_colour() {
+fn layered_terrain_exports_its_colour_and_ground_weights() {
     let mut recipe = Recipe::built_in("strata").unwrap();
     recipe = recipe.apply_override("size=(80,70)").unwrap();
     let out = orogen_core::run_recipe(
@@ -246,36 +294,20 @@ fn layered_terrain_exports_its_materials_and_colour() {
         &mut |_| {},
     )
     .unwrap();
-    let mut world = out.world;
+    let world = out.world;
     let grid = world.grid();
-    // A cell whose materials are both outside the four (all-zero weights) goes to the first.
-    if let Some(MapData::Rgba(s)) = world.maps.get_mut(names::SPLAT) {
-        s.data[5] = [0, 0, 0, 0];
-    }
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("ht");
     export_hterrain::write_hterrain(&world, &dir).unwrap();
     let (n, _, splat) = read_rgba_png(&dir.join("splat.png"));
     assert_eq!(n, 129);
-    let Some(MapData::Rgba(src)) = world.maps.get(names::SPLAT) else {
-        panic!("a layered world has a splat map")
-    };
+    let weights = ground_weights(&world, &Ground::default()).unwrap();
+    let (c4, _, _) = export_hterrain::splat_maps(&weights);
     for y in 0..grid.height {
         for x in 0..grid.width {
-            let p = splat[y * n + x];
-            assert_eq!(p.iter().map(|&v| v as u32).sum::<u32>(), 255);
-            let s = *src.get(x, y);
-            if s.iter().map(|&v| v as u32).sum::<u32>() == 255 {
-                assert_eq!(p, s, "({x}, {y})");
-            }
+            assert_eq!(splat[y * n + x], c4[y * grid.width + x], "({x}, {y})");
         }
     }
-    assert_eq!(splat[5], [255, 0, 0, 0]);
-    let names = manifest(&dir)["splat_channels"].clone();
-    assert!(
-        names.as_array().unwrap().iter().any(|m| m == "sandstone"),
-        "{names}"
-    );
     let Some(MapData::Rgba(colour)) = world.maps.get(names::SURFACE_COLOUR) else {
         panic!("a layered world has a surface colour")
     };
@@ -290,6 +322,72 @@ fn layered_terrain_exports_its_materials_and_colour() {
     assert_eq!(
         tc[2 * 64 + 5],
         [r, g, b, export_terrain3d::NEUTRAL_ROUGHNESS]
+    );
+}
+
+/// Sand painted over a spot reaches both exports there, and nothing else changes.
+#[test]
+fn painted_ground_reaches_both_exports_and_nothing_else() {
+    let world = world(130, 70);
+    let grid = world.grid();
+    let mut paint = GroundPaint::new(grid);
+    let brush = GroundBrush {
+        tool: GroundTool::Paint(6),
+        radius: 60.0,
+        strength: 1.0,
+        falloff: 0.3,
+    };
+    let (cx, cy) = (40usize, 30usize);
+    brush
+        .dab(&mut paint, [cx as f32 * 10.0, cy as f32 * 10.0], None)
+        .unwrap();
+    let before = ground_weights(&world, &Ground::default()).unwrap();
+    let centre = cy * grid.width + cx;
+    assert_ne!(
+        before.pairs[centre].first, 6,
+        "the spot is not sand already"
+    );
+    let painted = Ground {
+        paint: Some(&paint),
+        ..Ground::default()
+    };
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (root.path().join("t3d_a"), root.path().join("t3d_b"));
+    export_terrain3d::write_terrain3d(&world, &a, 64).unwrap();
+    export_terrain3d::write_terrain3d_with(&world, &b, 64, &painted).unwrap();
+    let (_, _, ca) = read_f32_exr(&a.join("control_0_0.exr"));
+    let (_, _, cb) = read_f32_exr(&b.join("control_0_0.exr"));
+    let (base, _, blend) = export_terrain3d::decode_control(cb[cy * 64 + cx].to_bits());
+    assert_eq!((base, blend), (6, 0), "sand alone at the stroke's centre");
+    let mut changed = 0;
+    for y in 0..64 {
+        for x in 0..64 {
+            let d = ((x as f32 - cx as f32).powi(2) + (y as f32 - cy as f32).powi(2)).sqrt();
+            if ca[y * 64 + x].to_bits() != cb[y * 64 + x].to_bits() {
+                changed += 1;
+                assert!(d < 6.0, "({x}, {y}) changed {d} cells from the stroke");
+            }
+        }
+    }
+    assert!(changed > 50, "{changed} samples changed");
+
+    let (a, b) = (root.path().join("ht_a"), root.path().join("ht_b"));
+    export_hterrain::write_hterrain(&world, &a).unwrap();
+    export_hterrain::write_hterrain_with(&world, &b, &painted).unwrap();
+    let n = export_hterrain::resolution(130, 70).unwrap();
+    let (_, _, sa) = read_rgba_png(&a.join("splat16_1.png"));
+    let (_, _, sb) = read_rgba_png(&b.join("splat16_1.png"));
+    assert_eq!(sb[cy * n + cx], [0, 0, 255, 0], "sand alone at the centre");
+    assert_eq!(
+        sa[5 * n + 120],
+        sb[5 * n + 120],
+        "far from the stroke: unchanged"
+    );
+    let (_, _, c4) = read_rgba_png(&b.join("splat.png"));
+    assert_eq!(
+        c4[cy * n + cx],
+        [0, 0, 0, 255],
+        "CLASSIC4: bare ground (sand)"
     );
 }
 
@@ -318,7 +416,9 @@ fn a_second_export_replaces_the_first_and_keeps_user_files() {
             "export.json",
             "height.exr",
             "notes.txt",
-            "splat.png"
+            "splat.png",
+            "splat16_0.png",
+            "splat16_1.png"
         ]
         .map(String::from)
         .into()
@@ -333,7 +433,7 @@ fn exports_are_deterministic() {
     let (a, b) = (root.path().join("a"), root.path().join("b"));
     export_hterrain::write_hterrain(&world, &a).unwrap();
     export_hterrain::write_hterrain(&world, &b).unwrap();
-    for f in ["height.exr", "splat.png", "export.json"] {
+    for f in ["height.exr", "splat.png", "splat16_0.png", "export.json"] {
         assert_eq!(
             std::fs::read(a.join(f)).unwrap(),
             std::fs::read(b.join(f)).unwrap()

@@ -15,6 +15,7 @@ mod fuzz_findings;
 mod golden;
 mod graph_domain;
 mod grid_rivers;
+mod ground_weights;
 mod hydraulic;
 mod io_bake;
 mod io_formats;

@@ -137,7 +137,7 @@ impl TerrainWorld {
             .clone()
             .filter(|p| p.get_path() == paint_file.as_str());
         let current = ours.is_some()
-            && self.paint.saved_revision == Some(self.paint.revision())
+            && self.paint.saved_revision == Some(self.paint.revisions())
             && file_exists(&paint_file);
         if !current {
             let mut res = ours.unwrap_or_else(TerrainPaint::new_gd);
@@ -145,7 +145,7 @@ impl TerrainWorld {
             save_compressed(&res.clone().upcast(), &paint_file)?;
             res.take_over_path(paint_file.as_str());
             self.paint_data = Some(res);
-            self.paint.saved_revision = Some(self.paint.revision());
+            self.paint.saved_revision = Some(self.paint.revisions());
         }
         self.paint.hidden_for_save = true;
         Ok(())
@@ -158,6 +158,16 @@ impl TerrainWorld {
             let maps = res.bind().maps.clone();
             for (key, value) in maps.iter_shared() {
                 let name = key.to_string();
+                if name == super::paint_maps::GROUND {
+                    match value.try_to::<Gd<godot::classes::Image>>() {
+                        Ok(img) => self.set_ground_paint_image(Some(img)),
+                        Err(_) => godot_error!(
+                            "TerrainWorld.paint_data ({}): map `ground` is not an Image",
+                            res.get_path()
+                        ),
+                    }
+                    continue;
+                }
                 let slot = match super::PaintMaps::slot(&name) {
                     Ok(slot) => slot,
                     Err(e) => {
@@ -175,7 +185,7 @@ impl TerrainWorld {
             }
         }
         self.paint_data = res;
-        self.paint.saved_revision = Some(self.paint.revision());
+        self.paint.saved_revision = Some(self.paint.revisions());
     }
 }
 

@@ -4,6 +4,7 @@
 //! `save_for_hterrain`).
 
 use godot::prelude::*;
+use orogen_core::bake::ground_weights::Ground;
 use orogen_core::field::{CellSize, Grid, Heightfield};
 use orogen_core::io::heightmap::{Format as MapFormat, HeightmapSource};
 use orogen_core::World;
@@ -57,7 +58,9 @@ impl TerrainWorld {
 
     /// Writes the terrain for Terrain3D into `dir` (replacing the folder in one step, as
     /// `save_maps` does): `region_size²` tiles `height_X_Z.exr` (f32 metres),
-    /// `control_X_Z.exr` (autoshader on, holes past the edge), `color_X_Z.png` (layered
+    /// `control_X_Z.exr` (per sample base texture, overlay and blend from the ground weights
+    /// the shader shows, the painted ground included; texture ids 0 rock … 7 snow; holes
+    /// past the edge), `color_X_Z.png` (layered
     /// terrains), `README.txt` with the import steps and `export.json` (tile positions).
     /// `region_size` is one of Terrain3D's: 64, 128, 256, 512, 1024, 2048. Returns "" or
     /// the error, which names `region-size` for a size Terrain3D has not.
@@ -75,14 +78,26 @@ impl TerrainWorld {
             return GString::from(e.to_string().as_str());
         };
         let dir = convert::globalize(&dir.to_string());
-        match orogen_core::bake::export_terrain3d::write_terrain3d(&world, &dir, region_size) {
+        let (params, paint) = self.ground_for_export(world.grid());
+        let ground = Ground {
+            params,
+            paint: paint.as_ref(),
+        };
+        match orogen_core::bake::export_terrain3d::write_terrain3d_with(
+            &world,
+            &dir,
+            region_size,
+            &ground,
+        ) {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }
     }
 
     /// Writes the terrain for HTerrain into `dir` (replacing the folder in one step):
-    /// `height.exr` (f32 metres) and `splat.png` (RGBA8, weights summing to 255) on the
+    /// `height.exr` (f32 metres), `splat.png` (CLASSIC4: grass, rock, snow, bare ground) and
+    /// `splat16_0.png`, `splat16_1.png` (MULTISPLAT16: the eight ground layers), weights
+    /// from the ground the shader shows (painted ground included) summing to 255, on the
     /// smallest 2ⁿ+1 square that holds the terrain (its samples unchanged, the rest
     /// repeating the edge), `color.png` (layered terrains), `README.txt` with the import
     /// steps and `export.json`. Returns "" or the error.
@@ -93,7 +108,12 @@ impl TerrainWorld {
             Err(e) => return GString::from(e.as_str()),
         };
         let dir = convert::globalize(&dir.to_string());
-        match orogen_core::bake::export_hterrain::write_hterrain(&world, &dir) {
+        let (params, paint) = self.ground_for_export(world.grid());
+        let ground = Ground {
+            params,
+            paint: paint.as_ref(),
+        };
+        match orogen_core::bake::export_hterrain::write_hterrain_with(&world, &dir, &ground) {
             Ok(_) => GString::new(),
             Err(e) => GString::from(e.to_string().as_str()),
         }

@@ -7,6 +7,7 @@
 use godot::classes::image::Format;
 use godot::classes::{Image, ImageTexture, Shader, ShaderMaterial};
 use godot::prelude::*;
+use orogen_core::bake::ground_weights::GroundParams;
 use orogen_core::bake::lake_display::drawn_lakes;
 use orogen_core::field::Grid;
 use orogen_core::world::names;
@@ -17,6 +18,9 @@ use crate::convert;
 
 /// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
 const SHADER: &str = include_str!("../../../../addons/orogen/runtime/terrain.gdshader");
+
+/// The painted ground's two RGBA8 planes: layers 0–3 and 4–7, one pixel per cell.
+pub type GroundPlanes = (Vec<[u8; 4]>, Vec<[u8; 4]>);
 
 /// The shader material and the textures bound to it.
 #[derive(Default)]
@@ -34,6 +38,8 @@ pub struct TerrainMaterial {
     overlay_texture: Option<Gd<ImageTexture>>,
     /// The heights' range the shader and the mesh's bounds were last given, metres.
     height_range: (f32, f32),
+    /// The painted ground's two RGBA8 planes (layers 0–3, 4–7), updated in place.
+    ground_paint_textures: [Option<Gd<ImageTexture>>; 2],
 }
 
 impl TerrainMaterial {
@@ -253,6 +259,58 @@ impl TerrainMaterial {
                 img,
             );
         }
+    }
+
+    /// Binds the painted ground (`Some((grid, (layers 0–3, layers 4–7)))`, RGBA8 weights
+    /// per cell) to `ground_paint_a`, `_b`, or unbinds it (`None`).
+    pub fn show_ground_paint(&mut self, planes: Option<(Grid, GroundPlanes)>) {
+        let Some(material) = &mut self.shader_material else {
+            return;
+        };
+        let images = planes.and_then(|(grid, (a, b))| {
+            let img = |p: &[[u8; 4]]| {
+                let bytes: Vec<u8> = p.iter().flatten().copied().collect();
+                Image::create_from_data(
+                    grid.width as i32,
+                    grid.height as i32,
+                    false,
+                    Format::RGBA8,
+                    &PackedByteArray::from(bytes.as_slice()),
+                )
+            };
+            Some((img(&a)?, img(&b)?))
+        });
+        let (a, b) = match images {
+            Some((a, b)) => (Some(a), Some(b)),
+            None => (None, None),
+        };
+        let [ta, tb] = &mut self.ground_paint_textures;
+        bind_texture(material, ta, "ground_paint_a", "has_ground_paint", a);
+        bind_texture(material, tb, "ground_paint_b", "has_ground_paint", b);
+    }
+
+    /// The shader's uniforms the ground weights depend on (snowline, its aspect, the
+    /// steepest snow, the shore and the sea level as the shader has them now), for the
+    /// exports' CPU weights; the shader's defaults where a uniform was never set.
+    pub fn ground_params(&self) -> GroundParams {
+        let mut p = GroundParams::default();
+        let Some(m) = &self.shader_material else {
+            return p;
+        };
+        for (name, slot) in [
+            ("snowline_m", &mut p.snowline_m),
+            ("snowline_aspect_m", &mut p.snowline_aspect_m),
+            ("snow_max_slope_deg", &mut p.snow_max_slope_deg),
+            ("shore_m", &mut p.shore_m),
+            ("sea_level", &mut p.sea_level),
+        ] {
+            if let Ok(v) = m.get_shader_parameter(name).try_to::<f32>() {
+                if v.is_finite() {
+                    *slot = v;
+                }
+            }
+        }
+        p
     }
 
     /// Where the shader draws the sea (sea floor and shore sand below and along it).

@@ -9,12 +9,13 @@
 //! - [`material`]: the shader material, its textures and uniforms;
 //! - [`sea`]: the sea plane;
 //! - [`collision`]: the collision body, a `HeightMapShape3D` per region;
-//! - [`paint_maps`]: the painted uplift and precipitation;
+//! - [`paint_maps`]: the painted uplift and precipitation, and the painted ground;
 //! - [`data_file`]: the data and painted maps written beside the scene when the editor
 //!   saves it (`<scene>.terrain.res`, `<scene>.paint.res`), so the scene only refers to them.
 //!
-//! Three files add to the node from above (they use it, it does not use them): [`apply`]
-//! (a simulator's result applied a slice per frame), [`paint`] (the painting API) and
+//! Four files add to the node from above (they use it, it does not use them): [`apply`]
+//! (a simulator's result applied a slice per frame), [`paint`] (the painting API),
+//! [`paint_ground`] (painting the ground layers) and
 //! [`files`] (heightmap import, `save_maps` and the Terrain3D and HTerrain exports).
 //! `generate()` is declared with the simulator it starts (`simulator/generate.rs`).
 //!
@@ -66,6 +67,7 @@ pub mod material;
 pub mod mesh_node;
 pub mod mesher;
 pub mod paint;
+pub mod paint_ground;
 pub mod paint_maps;
 pub mod sculpt;
 pub mod sea;
@@ -155,6 +157,15 @@ pub struct TerrainWorld {
     paint_data: Option<Gd<TerrainPaint>>,
     /// Whether a scene saved before it had a path embedded the terrain, to be saved again.
     save_again: bool,
+    /// Painted ground: per cell the painted weight of each of the eight ground layers, laid
+    /// over the simulation's (an `RGBA8` image twice the terrain's width: pixel `(2x, y)`
+    /// holds rock, cliff, scree, soil and `(2x + 1, y)` grass, dry grass, sand, snow, each
+    /// cell's eight summing to at most 255); null: the simulation's weights everywhere. The
+    /// dock's Ground brush paints it; the editor saves it in `paint_data` beside the scene,
+    /// and the Terrain3D and HTerrain exports write it.
+    #[export]
+    #[var(get = get_ground_paint_image, set = set_ground_paint_image)]
+    ground_paint: PhantomVar<Option<Gd<Image>>>,
 
     /// The data's heights (with uplift, nodata and a Graph domain's rivers) as plain Rust,
     /// for queries; its maps live only in `data` (see [`slim`]).
@@ -196,6 +207,7 @@ impl INode3D for TerrainWorld {
             precipitation_paint: PhantomVar::default(),
             paint_data: None,
             save_again: false,
+            ground_paint: PhantomVar::default(),
             world: None,
             height_range: std::cell::Cell::new(None),
             mesher: Mesher::default(),
@@ -284,6 +296,26 @@ impl TerrainWorld {
     #[func]
     fn set_precipitation_paint(&mut self, img: Option<Gd<Image>>) {
         self.set_paint_image(1, img);
+    }
+
+    #[func]
+    fn get_ground_paint_image(&self) -> Option<Gd<Image>> {
+        self.paint.ground_image()
+    }
+
+    #[func]
+    fn set_ground_paint_image(&mut self, img: Option<Gd<Image>>) {
+        let (dx, dy) = self
+            .world
+            .as_ref()
+            .map_or((1.0, 1.0), |w| (w.grid().dx(), w.grid().dy()));
+        let paint = img.and_then(|img| {
+            paint_maps::ground_from_image(&img, dx, dy)
+                .map_err(|e| godot_error!("TerrainWorld: painted ground: {e}"))
+                .ok()
+        });
+        self.set_ground(paint);
+        self.signals().paint_changed().emit(paint_maps::GROUND);
     }
 
     /// Emitted after `data` changed and display and collision were rebuilt.
@@ -599,6 +631,7 @@ impl TerrainWorld {
         if self.ground_albedo.is_some() || self.ground_normal.is_some() {
             self.bind_ground();
         }
+        self.show_ground_paint();
         let mi = Mesher::new_instance(&material);
         self.base_mut()
             .add_child_ex(&mi)

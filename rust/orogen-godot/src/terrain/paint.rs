@@ -1,7 +1,9 @@
 //! Painting a `TerrainWorld`'s uplift and precipitation (FastFlow's authoring loop,
 //! seed 002), the terrain's editing side as Terrain3D's editor is: brush dabs in strokes,
 //! undo's whole-map get and set, import, save and clear, picking the terrain under a ray,
-//! and the brush circle in the shader. The maps themselves are in `paint_maps.rs`.
+//! and the brush circle in the shader. The maps themselves are in `paint_maps.rs`; the
+//! painted ground (`ground`, layers rather than values) is in `paint_ground.rs`, and the
+//! calls here that take a map's name take `ground` too where it says so.
 //!
 //! A painted map replaces the recipe's `uplift` (m/yr), or every `StreamPower` stage's
 //! `precipitation` (m/yr), in the runs of an `ErosionSimulator` on this terrain and in a
@@ -16,28 +18,36 @@ use orogen_core::field::{Grid, ScalarMap};
 use orogen_core::recipe::ScalarSource;
 use orogen_core::stages::source::{PRECIPITATION_SEED, UPLIFT_SEED};
 
-use super::paint_maps::{check_values, PaintMaps, DEFAULT_PRECIPITATION, MAPS};
+use super::paint_maps::{check_values, PaintMaps, DEFAULT_PRECIPITATION, GROUND, MAPS};
 use super::TerrainWorld;
 use crate::convert;
 
 #[godot_api(secondary)]
 impl TerrainWorld {
-    /// The maps a brush paints: `uplift` (m/yr) and `precipitation` (m/yr).
+    /// The maps a brush paints: `uplift` (m/yr), `precipitation` (m/yr) and `ground` (the
+    /// ground layers, see `paint_dab`).
     #[func]
     pub fn get_paint_map_names() -> PackedStringArray {
-        MAPS.iter().map(|m| GString::from(*m)).collect()
+        MAPS.iter()
+            .chain(std::iter::once(&GROUND))
+            .map(|m| GString::from(*m))
+            .collect()
     }
 
-    /// Whether map `name` is painted (else runs take the recipe's).
+    /// Whether map `name` is painted (else runs take the recipe's; for `ground`, the
+    /// simulation's weights show everywhere).
     #[func]
     pub fn has_paint(&self, name: GString) -> bool {
+        if is_ground(&name) {
+            return self.paint.ground().is_some();
+        }
         PaintMaps::slot(&name.to_string()).is_ok_and(|s| self.paint.get(s).is_some())
     }
 
-    /// A counter that changes whenever a painted map does.
+    /// A counter that changes whenever a painted map (the ground included) does.
     #[func]
     pub fn get_paint_revision(&self) -> i64 {
-        self.paint.revision() as i64
+        (self.paint.revision() + self.paint.ground_revision()) as i64
     }
 
     /// Starts painting map `name`: when it is not painted yet it starts as the values runs
@@ -45,8 +55,15 @@ impl TerrainWorld {
     /// Returns "" or the error.
     /// Until `end_paint`, dabs on it form one stroke: a stroke raises (or lowers, or sets)
     /// a cell at most as much as one dab would, however densely it is dabbed.
+    /// `ground` starts unpainted (the simulation's weights everywhere).
     #[func]
     pub fn begin_paint(&mut self, name: GString) -> GString {
+        if is_ground(&name) {
+            return match self.begin_ground_stroke() {
+                Ok(()) => GString::new(),
+                Err(e) => GString::from(e.as_str()),
+            };
+        }
         match self.ensure_paint(&name.to_string()) {
             Ok(slot) => {
                 let base = self.paint.get(slot).map(|m| m.data.clone());
@@ -61,6 +78,7 @@ impl TerrainWorld {
     #[func]
     pub fn end_paint(&mut self) {
         self.paint.stroke = None;
+        self.paint.ground_stroke = None;
     }
 
     /// One brush dab on map `name` at `position` (global; only x and z count), part of the
@@ -68,6 +86,12 @@ impl TerrainWorld {
     /// `add`, `subtract`, `smooth` or `set`; `radius` metres; `strength` and `falloff`
     /// 0–1; `value` the amount (or the value `set` paints) in the map's units, m/yr.
     /// Precipitation stays ≥ 0. Returns "" or the error (naming the field at fault).
+    ///
+    /// On `ground`: `add` or `set` paints layer `value` (0 rock, 1 cliff, 2 scree, 3 soil,
+    /// 4 grass, 5 dry grass, 6 sand, 7 snow; `get_ground_layer_names`), moving the cells
+    /// under the brush towards that layer alone by `strength` at the centre (1: all the
+    /// way); `subtract` erases paint, back towards the simulation's weights. The shader
+    /// shows it at once, and the Terrain3D and HTerrain exports write it.
     #[func]
     #[allow(clippy::too_many_arguments)]
     pub fn paint_dab(
@@ -81,6 +105,17 @@ impl TerrainWorld {
         value: f32,
     ) -> GString {
         let name_s = name.to_string();
+        if name_s == GROUND {
+            let result = self.ground_dab(
+                position,
+                &mode.to_string(),
+                radius,
+                strength,
+                falloff,
+                value,
+            );
+            return self.paint_result(&name, result);
+        }
         let result = (|| -> Result<(), String> {
             let mode = BrushMode::parse(&mode.to_string()).map_err(|e| e.to_string())?;
             let slot = self.ensure_paint(&name_s)?;
@@ -162,9 +197,15 @@ impl TerrainWorld {
         self.paint_result(&name, result)
     }
 
-    /// Forgets map `name`'s paint: runs take the recipe's again.
+    /// Forgets map `name`'s paint: runs take the recipe's again (`ground`: the simulation's
+    /// weights show again).
     #[func]
     pub fn clear_paint(&mut self, name: GString) {
+        if is_ground(&name) {
+            self.set_ground(None);
+            self.signals().paint_changed().emit(&name);
+            return;
+        }
         if let Ok(slot) = PaintMaps::slot(&name.to_string()) {
             self.paint.set(slot, None);
             self.refresh_overlay();
@@ -217,8 +258,13 @@ impl TerrainWorld {
     }
 
     /// Map `name` as an image (`FORMAT_RF`, m/yr), or null when it is not painted.
+    /// `ground`: an `RGB8` picture of the paint, each cell the colours of its painted layers
+    /// (the shader's `debug_view = 2` colours) over black by the paint's strength.
     #[func]
     pub fn get_paint_image(&self, name: GString) -> Option<Gd<Image>> {
+        if is_ground(&name) {
+            return self.ground_preview();
+        }
         let slot = PaintMaps::slot(&name.to_string()).ok()?;
         self.paint.image_now(slot)
     }
@@ -319,7 +365,7 @@ impl TerrainWorld {
 
 impl TerrainWorld {
     /// The grid painted maps are made on: the terrain's, else its recipe's.
-    fn paint_grid(&self) -> Result<Grid, String> {
+    pub(super) fn paint_grid(&self) -> Result<Grid, String> {
         if let Some(w) = &self.world {
             return Ok(w.grid());
         }
@@ -385,7 +431,7 @@ impl TerrainWorld {
         Ok(slot)
     }
 
-    fn paint_result(&mut self, name: &GString, result: Result<(), String>) -> GString {
+    pub(super) fn paint_result(&mut self, name: &GString, result: Result<(), String>) -> GString {
         match result {
             Ok(()) => {
                 self.refresh_overlay();
@@ -395,4 +441,10 @@ impl TerrainWorld {
             Err(e) => GString::from(e.as_str()),
         }
     }
+}
+
+/// Whether map `name` is the painted ground.
+fn is_ground(name: &GString) -> bool {
+    let name = name.to_string();
+    name == GROUND
 }
