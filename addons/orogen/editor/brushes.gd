@@ -3,7 +3,9 @@ extends RefCounted
 ## The viewport brushes of a TerrainWorld, as Terrain3D's editor has them: sculpt the height
 ## (raise, lower, flatten, smooth, set), the erosion brush (stream power and thermal erosion
 ## only under the brush, stepped off the main thread while the mouse is held), and painting
-## the uplift and the rain (shown on the terrain as an overlay while their brush is active).
+## the uplift and the rain (shown on the terrain as an overlay while their brush is active),
+## and painting the ground's material layers by hand (kept over the simulation's and written
+## by the Terrain3D and HTerrain exports).
 ## Each stroke is one undo step: a sculpt or erosion stroke stores only its bounding
 ## rectangle's heights before and after (TerrainWorld.end_sculpt / set_height_region); a
 ## paint stroke is the painter's (runtime/painter.gd).
@@ -22,7 +24,13 @@ const SET := "set"
 const ERODE := "erode"
 const UPLIFT := "uplift"
 const RAIN := "rain"
-const TOOLS: Array[String] = [RAISE, LOWER, FLATTEN, SMOOTH, SET, ERODE, UPLIFT, RAIN]
+const TEXTURE := "texture"
+const TOOLS: Array[String] = [RAISE, LOWER, FLATTEN, SMOOTH, SET, ERODE, UPLIFT, RAIN, TEXTURE]
+## The tools the painter (runtime/painter.gd) strokes, with its own undo.
+const PAINT_TOOLS: Array[String] = [UPLIFT, RAIN, TEXTURE]
+## The ground layers the Texture brush paints, in the material system's order.
+const GROUND_LAYERS: Array[String] = ["rock", "cliff", "scree", "soil", "grass", "dry grass",
+		"sand", "snow"]
 const SCULPT_TOOLS: Array[String] = [RAISE, LOWER, FLATTEN, SMOOTH, SET]
 ## Erosion brush: erodibility k (the StreamPower stage's default) and thermal sweeps a step.
 const EROSION_K := 5e-6
@@ -53,6 +61,10 @@ var uplift_mm := 1.0
 var rain_mm := 1000.0
 ## Paint mode of the uplift and rain brushes: add, subtract, smooth or set.
 var paint_mode := "add"
+## The ground layer the Texture brush paints (an index into GROUND_LAYERS).
+var ground_layer := 6
+## Whether the Texture brush erases hand-painted ground (back to the simulation's).
+var ground_erase := false
 
 var painter := Painter.new()
 var _terrain: Node3D = null
@@ -183,7 +195,7 @@ func begin_stroke(position: Vector3) -> String:
 		end_stroke()
 	_error = ""
 	_last = position
-	if tool == UPLIFT or tool == RAIN:
+	if tool in PAINT_TOOLS:
 		_set_painter()
 		_error = painter.begin_stroke(_terrain, position)
 		_stroking = _error == ""
@@ -205,7 +217,7 @@ func begin_stroke(position: Vector3) -> String:
 func stroke_to(position: Vector3) -> void:
 	if not _stroking:
 		return
-	if tool == UPLIFT or tool == RAIN:
+	if tool in PAINT_TOOLS:
 		painter.stroke_to(position)
 		return
 	if tool == ERODE:
@@ -240,7 +252,7 @@ func end_stroke() -> bool:
 	var terrain := _terrain
 	if terrain == null or not is_instance_valid(terrain):
 		return false
-	if tool == UPLIFT or tool == RAIN:
+	if tool in PAINT_TOOLS:
 		var changed := painter.end_stroke(_undo)
 		if changed:
 			_strokes += 1
@@ -283,10 +295,15 @@ func _dab(position: Vector3) -> void:
 
 
 func _set_painter() -> void:
-	painter.map = "uplift" if tool == UPLIFT else "precipitation"
-	painter.mode = paint_mode
 	painter.radius = radius
 	painter.strength = strength
 	painter.falloff = falloff
+	if tool == TEXTURE:
+		painter.map = "ground"
+		painter.mode = "subtract" if ground_erase else "add"
+		painter.value = float(ground_layer)
+		return
+	painter.map = "uplift" if tool == UPLIFT else "precipitation"
+	painter.mode = paint_mode
 	# The maps hold m/yr.
 	painter.value = (uplift_mm if tool == UPLIFT else rain_mm) * 0.001

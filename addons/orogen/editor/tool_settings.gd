@@ -3,7 +3,8 @@ extends HBoxContainer
 ## The brushes' settings at the bottom of the 3D viewport: Size (metres), Strength and
 ## Falloff (percent) and the tool's own value in a designer's units: Height step or Height
 ## (metres) for sculpting, Years a step for the erosion brush, mm/yr for uplift and rain, and
-## the paint mode. Each is labelled and has a tooltip. Shown while a tool is active.
+## the paint mode; the ground layer and Paint or Erase for the Texture brush. Each is labelled
+## and has a tooltip. Shown while a tool is active.
 
 const Brushes := preload("brushes.gd")
 
@@ -15,6 +16,9 @@ var _value: SpinBox
 var _value_label: Label
 var _mode: OptionButton
 var _mode_label: Label
+var _layer: OptionButton
+var _layer_label: Label
+var _erase: CheckBox
 
 
 func _init(with_brushes: Brushes) -> void:
@@ -39,6 +43,21 @@ func _init(with_brushes: Brushes) -> void:
 	_mode.item_selected.connect(func(i: int) -> void:
 		brushes.paint_mode = ["add", "subtract", "smooth", "set"][i])
 	add_child(_mode)
+	_layer_label = Label.new()
+	_layer_label.text = "Layer"
+	_layer_label.tooltip_text = "The ground layer the Texture brush paints."
+	add_child(_layer_label)
+	_layer = OptionButton.new()
+	for l: String in Brushes.GROUND_LAYERS:
+		_layer.add_item(l.capitalize())
+	_layer.tooltip_text = _layer_label.tooltip_text
+	_layer.item_selected.connect(func(i: int) -> void: brushes.ground_layer = i)
+	add_child(_layer)
+	_erase = CheckBox.new()
+	_erase.text = "Erase"
+	_erase.tooltip_text = "Erase hand-painted ground: the simulation's ground shows again."
+	_erase.toggled.connect(func(on: bool) -> void: brushes.ground_erase = on)
+	add_child(_erase)
 	brushes.tool_changed.connect(func(_t: String) -> void: refresh())
 	brushes.settings_changed.connect(refresh)
 	refresh()
@@ -115,6 +134,12 @@ func refresh() -> void:
 	var paints := brushes.tool == Brushes.UPLIFT or brushes.tool == Brushes.RAIN
 	_mode_label.visible = paints
 	_mode.visible = paints
+	var texture := brushes.tool == Brushes.TEXTURE
+	_layer.select(brushes.ground_layer)
+	_erase.set_pressed_no_signal(brushes.ground_erase)
+	_layer_label.visible = texture
+	_layer.visible = texture
+	_erase.visible = texture
 	visible = brushes.tool != "" and brushes.get_terrain() != null
 
 

@@ -20,6 +20,9 @@ const INFO := {
 			+ "erosion use; shown on the terrain in red (rising) and blue (sinking)."],
 	"rain": ["Paint rain", "Paint the precipitation (mm/yr) that generation and Live erosion " \
 			+ "use; shown on the terrain from brown (dry) to blue (wet)."],
+	"texture": ["Paint texture", "Paint a ground layer (rock, cliff, scree, soil, grass, dry " \
+			+ "grass, sand, snow) over the ground the simulation gives; kept when the terrain is " \
+			+ "generated again and written by the Terrain3D and HTerrain exports."],
 }
 
 var brushes: Brushes
@@ -36,7 +39,7 @@ func _init(with_brushes: Brushes) -> void:
 	title.tooltip_text = "Orogen's terrain brushes. Each stroke is one undo step."
 	add_child(title)
 	for tool: String in Brushes.TOOLS:
-		if tool == Brushes.ERODE or tool == Brushes.UPLIFT:
+		if tool == Brushes.ERODE or tool == Brushes.UPLIFT or tool == Brushes.TEXTURE:
 			add_child(HSeparator.new())
 		var info: Array = INFO[tool]
 		var b := Button.new()

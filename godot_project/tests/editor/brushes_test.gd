@@ -190,9 +190,34 @@ func run(t: Node, _dock: Control, terrain: Node3D) -> void:
 	t._check(absf(top - 0.002) < 1e-6,
 			"2 mm/yr painted at full strength adds 0.002 m/yr at the brush's centre (%.6f)" % top)
 	ur.undo()
+
+	# The Texture brush paints a ground layer over the simulation's: one undo step.
+	brushes.call(&"set_tool", "texture")
+	var bar: Control = plugin_toolbar(t)
+	t._check(bar != null and bar.call(&"get_button", "texture") != null,
+			"the tool bar has a Texture brush")
+	brushes.set(&"ground_layer", 6)
+	brushes.set(&"ground_erase", false)
+	var g0: PackedByteArray = terrain.call(&"get_ground_paint_bytes")
+	var g_strokes := int(brushes.call(&"get_stroke_count"))
+	brushes.call(&"begin_stroke", Vector3.ZERO)
+	brushes.call(&"end_stroke")
+	var g1: PackedByteArray = terrain.call(&"get_ground_paint_bytes")
+	var rows: int = int(data.call(&"get_depth"))
+	var mid: int = (int((rows - 1) / 2.0) * w + int((w - 1) / 2.0)) * 8
+	t._check(g1.size() == w * rows * 8 and g1[mid + 6] > 200,
+			"a Texture stroke paints sand at the brush's centre (weight %d of 255)" % (g1[mid + 6] if g1.size() > mid + 6 else -1))
+	t._check(int(brushes.call(&"get_stroke_count")) == g_strokes + 1, "the Texture stroke is one stroke")
+	ur.undo()
+	t._check(PackedByteArray(terrain.call(&"get_ground_paint_bytes")) == g0, "undo takes the painted ground back")
 	brushes.call(&"set_tool", "")
 	t._check(not bool(mat.get_shader_parameter(&"has_overlay")) and not settings.visible,
 			"putting the tool away hides the overlay and the settings bar")
+
+
+static func plugin_toolbar(t: Node) -> Control:
+	var plugin: Object = t.get(&"_plugin")
+	return plugin.call(&"get_toolbar") as Control if plugin != null else null
 
 
 static func _heights(data: Resource) -> PackedFloat32Array:
