@@ -569,16 +569,33 @@ func test_threads_out_of_range_refused() -> void:
 
 
 func test_run_time_error_fails_with_reason() -> void:
+	# A missing file is refused before the run starts (the recipe does not validate).
 	var r: TerrainRecipe = TerrainRecipe.new()
 	r.ron = "(size: (33, 33), cell_size: 10.0, seed: 1, terrain: Heightmap(path: \"no_such_file_orogen.exr\"))"
 	var terrain: TerrainWorld = make_scene(r)
 	var sim: ErosionSimulator = sim_of(terrain)
 	var messages: PackedStringArray = []
 	sim.failed.connect(func(m: String) -> void: messages.append(m))
-	check(sim.start(), "a valid recipe starts")
-	check(await wait_done(sim, 10000), "stops")
-	check(messages.size() == 1 and messages[0].contains("no_such_file_orogen.exr"), "failed names the file: %s" % messages)
-	check(terrain.data == null, "nothing applied")
+	check(not sim.start(), "a recipe naming a missing file does not start")
+	check(messages.size() == 1 and messages[0].contains("no_such_file_orogen.exr") and messages[0].contains("terrain.Heightmap.path"),
+			"failed names the field and the file: %s" % messages)
+	terrain.queue_free()
+	# A file that is there but is no EXR fails while the run reads it, naming the file.
+	var bad: String = ProjectSettings.globalize_path("user://orogen_not_an_exr.exr")
+	var f: FileAccess = FileAccess.open(bad, FileAccess.WRITE)
+	f.store_string("this is not an EXR file")
+	f.close()
+	var r2: TerrainRecipe = TerrainRecipe.new()
+	r2.ron = "(size: (33, 33), cell_size: 10.0, seed: 1, terrain: Heightmap(path: \"%s\"))" % bad
+	var terrain2: TerrainWorld = make_scene(r2)
+	var sim2: ErosionSimulator = sim_of(terrain2)
+	var messages2: PackedStringArray = []
+	sim2.failed.connect(func(m: String) -> void: messages2.append(m))
+	check(sim2.start(), "a recipe naming an existing file starts")
+	check(await wait_done(sim2, 10000), "stops")
+	check(messages2.size() == 1 and messages2[0].contains("orogen_not_an_exr.exr"), "failed names the file: %s" % messages2)
+	check(terrain2.data == null, "nothing applied")
+	DirAccess.remove_absolute(bad)
 
 
 func test_apply_on_finish_false_leaves_terrain() -> void:

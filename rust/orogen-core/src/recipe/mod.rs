@@ -331,7 +331,7 @@ impl Recipe {
             let file = resolve_path(base_dir, &path);
             if !file.is_file() {
                 let why = if file.exists() {
-                    "is not a file"
+                    "is not a regular file"
                 } else {
                     "does not exist"
                 };

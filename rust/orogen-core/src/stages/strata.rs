@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::generators::noise::{NoiseKind, NoiseParams};
-use crate::schema::{FieldInfo, FieldKind, ParamInfo};
+use crate::schema::{FieldInfo, FieldKind};
 use crate::stages::source::ScalarSource;
 use crate::state::{Layers, MaterialProps};
 
@@ -119,16 +119,7 @@ const fn field(
     kind: FieldKind,
     doc: &'static str,
 ) -> FieldInfo {
-    FieldInfo {
-        param: ParamInfo {
-            name,
-            unit,
-            min,
-            max,
-            doc,
-        },
-        kind,
-    }
+    FieldInfo::new(name, unit, min, max, kind, doc)
 }
 
 /// The fields of a [`Material`], in recipe order, for editors: the ranges are what

@@ -433,7 +433,7 @@ fn recipe_check_files_names_a_missing_file_and_its_field() {
     std::fs::create_dir(other.path().join("up.png")).unwrap();
     let e = err_text(uplift.check_files(other.path()));
     assert!(
-        e.contains("uplift.Image.path") && e.contains("is not a file"),
+        e.contains("uplift.Image.path") && e.contains("is not a regular file"),
         "{e}"
     );
 

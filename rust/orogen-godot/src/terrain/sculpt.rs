@@ -6,45 +6,14 @@
 //! `set_height_region` replays. Each dab updates the queried heights, the data's height
 //! image and the height texture; the collision and the skirt follow at the stroke's end.
 
-use std::thread::JoinHandle;
-
 use godot::classes::image::Format;
 use godot::prelude::*;
 use orogen_core::edit::{ErosionBrush, ErosionBrushParams, SculptMode};
 use orogen_core::field::Grid;
 
+use super::height_stroke::HeightStroke;
 use super::TerrainWorld;
 use crate::convert;
-
-/// An erosion step on its thread: the brush and the stroke's heights come back with it.
-type StepResult = (
-    ErosionBrush,
-    Vec<f32>,
-    Option<[usize; 4]>,
-    Result<(), String>,
-);
-
-/// The stroke going on.
-#[derive(Default)]
-pub struct HeightStroke {
-    /// The heights when the stroke began (None: no stroke).
-    base: Option<Vec<f32>>,
-    /// The cells the stroke changed so far, `[x0, y0, x1, y1]` ends exclusive.
-    rect: Option<[usize; 4]>,
-    /// Where `flatten` flattens to: the height where the stroke began, metres.
-    flatten_to: f32,
-    /// The erosion brush and the stroke's heights while no step runs.
-    erosion: Option<(ErosionBrush, Vec<f32>)>,
-    /// The erosion step running.
-    running: Option<JoinHandle<StepResult>>,
-    /// The latest dab asked for while a step ran: its mask and rectangle.
-    pending: Option<(Vec<f32>, [usize; 4])>,
-    /// The last erosion step's drainage (m², or m³/yr with painted rain).
-    drainage: Vec<f32>,
-    /// Erosion steps done in the stroke.
-    steps: u32,
-    error: String,
-}
 
 fn union(a: Option<[usize; 4]>, b: [usize; 4]) -> [usize; 4] {
     match a {
