@@ -51,6 +51,13 @@ impl Delivery {
         }
     }
 
+    /// Whether the next slice is one of the heavy ones (a mesh of about 100,000 vertices
+    /// at 1025², up to 15 ms in a release build), which `deliver_slices` starts in a frame
+    /// of its own.
+    pub fn next_is_heavy(&self) -> bool {
+        matches!(&self.stage, Stage::Apply(_, job) if job.next_is_heavy())
+    }
+
     /// The slice that comes next, for traces: `image 3`, `data` or `apply 2`.
     pub fn stage_name(&self) -> String {
         match &self.stage {

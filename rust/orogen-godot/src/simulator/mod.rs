@@ -565,7 +565,14 @@ impl ErosionSimulator {
             }
             self.delivery = Some(delivery);
             match step {
-                Ok(false) if start.elapsed() < budget => continue,
+                // A heavy slice (the skirt's mesh, the lakes' water mesh) starts a frame
+                // of its own rather than after others in one.
+                Ok(false)
+                    if start.elapsed() < budget
+                        && !self.delivery.as_ref().is_some_and(Delivery::next_is_heavy) =>
+                {
+                    continue
+                }
                 Ok(false) => return,
                 Ok(true) => break Ok(()),
                 Err(e) => break Err(e),

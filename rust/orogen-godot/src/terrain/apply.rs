@@ -40,6 +40,11 @@ impl ApplyJob {
     pub fn next_slice(&self) -> usize {
         self.next
     }
+
+    /// Whether the next slice makes a mesh: the skirt (8) or the lakes' water (9).
+    pub fn next_is_heavy(&self) -> bool {
+        matches!(self.next, 8 | 9)
+    }
 }
 
 impl TerrainWorld {

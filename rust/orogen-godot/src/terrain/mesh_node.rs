@@ -68,8 +68,11 @@ pub fn array_mesh(
     uvs: Option<&[[f32; 2]]>,
     indices: &[u32],
 ) -> Gd<ArrayMesh> {
+    // Each array is made in Rust and handed over in one copy (collecting into a packed
+    // array pushed its elements one call at a time: 15 ms for a 1025² terrain's skirt).
     let v3 = |p: &[[f32; 3]]| -> PackedVector3Array {
-        p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect()
+        let v: Vec<Vector3> = p.iter().map(|p| Vector3::new(p[0], p[1], p[2])).collect();
+        PackedVector3Array::from(v.as_slice())
     };
     let mut arrays = VarArray::new();
     arrays.resize(ArrayType::MAX.ord() as usize, &Variant::nil());
@@ -79,10 +82,12 @@ pub fn array_mesh(
     );
     arrays.set(ArrayType::NORMAL.ord() as usize, &v3(normals).to_variant());
     if let Some(uvs) = uvs {
-        let uvs: PackedVector2Array = uvs.iter().map(|u| Vector2::new(u[0], u[1])).collect();
+        let uvs: Vec<Vector2> = uvs.iter().map(|u| Vector2::new(u[0], u[1])).collect();
+        let uvs = PackedVector2Array::from(uvs.as_slice());
         arrays.set(ArrayType::TEX_UV.ord() as usize, &uvs.to_variant());
     }
-    let indices: PackedInt32Array = indices.iter().map(|&i| i as i32).collect();
+    let indices: Vec<i32> = indices.iter().map(|&i| i as i32).collect();
+    let indices = PackedInt32Array::from(indices.as_slice());
     arrays.set(ArrayType::INDEX.ord() as usize, &indices.to_variant());
     let mut mesh = ArrayMesh::new_gd();
     mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
