@@ -160,14 +160,7 @@ func bake_to(dir: String) -> String:
 	# The same images, as the resource of the file just written: the scene then refers to it.
 	var baked := data.duplicate()
 	baked.take_over_path(res_path)
-	if _ctx.undo != null:
-		_ctx.undo.create_action("Use baked terrain.res", UndoRedo.MERGE_DISABLE, terrain)
-		_ctx.undo.add_do_method(terrain, &"set_data", baked)
-		_ctx.undo.add_undo_method(terrain, &"set_data", data)
-		_ctx.undo.add_do_reference(baked)
-		_ctx.undo.commit_action(true)
-	else:
-		terrain.call(&"set_data", baked)
+	_ctx.swap_data(terrain, baked, data, "Use baked terrain.res")
 	_ctx.set_status("Baked the maps and terrain.res to %s; the terrain now uses that terrain.res" % dir)
 	return ""
 

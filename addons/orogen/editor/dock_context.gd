@@ -171,3 +171,16 @@ static func pair(v: Variant) -> Vector2:
 
 static func km(metres: float) -> String:
 	return "%.1f km" % (metres / 1000.0) if metres >= 1000.0 else "%d m" % roundi(metres)
+
+
+## Sets `terrain`'s data to `new_data` as one undo step named `action` (`old_data` comes back
+## on undo); without an undo manager it is just set. Generate and Bake both apply this way.
+func swap_data(terrain: Node, new_data: Resource, old_data: Resource, action: String) -> void:
+	if undo == null:
+		terrain.call(&"set_data", new_data)
+		return
+	undo.create_action(action, UndoRedo.MERGE_DISABLE, terrain)
+	undo.add_do_method(terrain, &"set_data", new_data)
+	undo.add_undo_method(terrain, &"set_data", old_data)
+	undo.add_do_reference(new_data)
+	undo.commit_action(true)

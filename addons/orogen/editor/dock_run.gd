@@ -240,14 +240,7 @@ func _on_sim_finished() -> void:
 			_ctx.show_error("The simulator finished without a result.")
 			generation_ended.emit(false, "no result")
 		return
-	if _ctx.undo != null:
-		_ctx.undo.create_action("Generate terrain", UndoRedo.MERGE_DISABLE, terrain)
-		_ctx.undo.add_do_method(terrain, &"set_data", result)
-		_ctx.undo.add_undo_method(terrain, &"set_data", old)
-		_ctx.undo.add_do_reference(result)
-		_ctx.undo.commit_action(true)
-	else:
-		terrain.call(&"set_data", result)
+	_ctx.swap_data(terrain, result, old, "Generate terrain")
 	_progress.value = 1.0
 	_progress_label.text = "Done: %d stage(s) in %.1f s" % [_run_stage_count, seconds]
 	_ctx.set_status("Generated. Undo (Ctrl+Z) restores the previous terrain.")
