@@ -736,6 +736,8 @@ func _check_param_sliders(recipe: Resource, panels: Array) -> void:
 	var stages: Array = d["stages"]
 	var all_ok := true
 	var described := 0
+	var mm_per_yr := 0
+	var k_label := ""
 	for i in mini(stages.size(), panels.size()):
 		var stage: Dictionary = stages[i]
 		var kind := String(stage.keys()[0])
@@ -747,11 +749,21 @@ func _check_param_sliders(recipe: Resource, panels: Array) -> void:
 				continue
 			described += 1
 			var slider := sliders.get(pname) as EditorSpinSlider
-			if slider == null or slider.suffix != StagePanel.unit_suffix(String(info["unit"])) \
-					or not is_equal_approx(slider.min_value, float(info["min"])):
+			var scale := float(info["display_scale"]) if typeof(values[pname]) == TYPE_FLOAT else 1.0
+			var label := ((panels[i].get(&"labels") as Dictionary).get(pname)) as Label
+			if slider == null or slider.suffix != StagePanel.unit_suffix(String(info["display_unit"])) \
+					or not is_equal_approx(slider.min_value, float(info["min"]) * scale) \
+					or (values[pname] != null and not is_equal_approx(slider.value, float(values[pname]) * scale)) \
+					or label == null or label.text != String(info["label"]):
 				all_ok = false
 				printerr("  note slider for %s.%s does not match %s" % [kind, pname, info])
-	_check(all_ok, "each described parameter has a slider with its unit and minimum (%d)" % described)
+			if String(info["display_unit"]) == "mm/yr":
+				mm_per_yr += 1
+			if pname == "dt":
+				k_label = label.text if label != null else "(none)"
+	_check(all_ok, "each described parameter has a slider with its words, display unit and minimum (%d)" % described)
+	_check(k_label == "Time step",
+			"stage fields read in words (dt: \"%s\"), %d in mm/yr" % [k_label, mm_per_yr])
 
 
 ## Opens a scene whose root is a TerrainWorld with the default recipe at `side`² cells and

@@ -23,6 +23,8 @@ var kind: String = ""
 var sliders: Dictionary = {}
 ## Optional parameter name → the checkbox that sets or clears it.
 var toggles: Dictionary = {}
+## Parameter name → its label (in words: "Erodibility k"), for tests.
+var labels: Dictionary = {}
 
 
 ## Builds the panel for stage `stage_index` of kind `stage_kind`, with current `values`
@@ -64,9 +66,12 @@ func build(stage_index: int, stage_count: int, stage_kind: String, values: Dicti
 		if param == "" or not values.has(param):
 			continue
 		described[param] = true
-		_add_slider(grid, param, values[param], String(info.get("unit", "")),
+		# In words and the unit a designer reads (the schema's label and display unit, e.g.
+		# m/yr as mm/yr); the recipe keeps its own unit and `display_scale` converts.
+		_add_slider(grid, param, values[param], String(info.get("display_unit", info.get("unit", ""))),
 				float(info.get("min", 0.0)), float(info.get("max", 1.0)), String(info.get("doc", "")),
-				bool(info.get("optional", false)))
+				bool(info.get("optional", false)), String(info.get("label", param)),
+				float(info.get("display_scale", 1.0)))
 	var keys: Array = values.keys()
 	keys.sort()
 	for key: Variant in keys:
@@ -87,7 +92,7 @@ func build(stage_index: int, stage_count: int, stage_kind: String, values: Dicti
 
 
 func _add_slider(grid: GridContainer, param: String, value: Variant, unit: String,
-		lo: float, hi: float, doc: String, optional := false) -> void:
+		lo: float, hi: float, doc: String, optional := false, label := "", scale := 1.0) -> void:
 	# An optional parameter (Option in the recipe; `optional` in the schema, or null now) gets
 	# a checkbox: ticked, the slider's value is written (RON's implicit `Some`); unticked, the
 	# field is written as `None` and the slider is read-only, keeping the last value to turn it
@@ -99,27 +104,38 @@ func _add_slider(grid: GridContainer, param: String, value: Variant, unit: Strin
 		_add_readonly(grid, param, value)
 		return
 	var is_int := typeof(value) == TYPE_INT
-	grid.add_child(field_label(param, doc))
+	if is_int:
+		scale = 1.0
+	var words := words_of(param) if label == "" else label
+	var field := field_label(words, doc if words == param else "%s (%s)" % [doc, param])
+	grid.add_child(field)
+	labels[param] = field
 	var row := HBoxContainer.new()
 	row.size_flags_horizontal = Control.SIZE_EXPAND_FILL
 	grid.add_child(row)
-	var slider := number_slider(float(value) if is_set else 0.0, is_int, unit, lo, hi, doc)
+	var slider := number_slider(float(value) * scale if is_set else 0.0, is_int, unit, lo * scale,
+			hi * scale, doc)
 	if optional:
 		var toggle := CheckBox.new()
-		toggle.tooltip_text = "%s is optional: tick to set it, untick to leave it out (None)." % param
+		toggle.tooltip_text = "%s is optional: tick to set it, untick to leave it out (None)." % words
 		toggle.button_pressed = is_set
 		slider.read_only = not is_set
 		if not is_set:
-			slider.set_value_no_signal(lo if lo > 0.0 else (hi - lo) / 100.0 + lo)
+			slider.set_value_no_signal((lo if lo > 0.0 else (hi - lo) / 100.0 + lo) * scale)
 		toggle.toggled.connect(func(on: bool) -> void:
 			slider.read_only = not on
-			option_toggled.emit(index, param, to_ron(slider.value, is_int) if on else "None"))
+			option_toggled.emit(index, param, to_ron(slider.value / scale, is_int) if on else "None"))
 		row.add_child(toggle)
 		toggles[param] = toggle
 	slider.value_changed.connect(func(v: float) -> void:
-		value_edited.emit(index, param, to_ron(v, is_int)))
+		value_edited.emit(index, param, to_ron(v / scale, is_int)))
 	row.add_child(slider)
 	sliders[param] = slider
+
+
+## A recipe field's name in words (the core schema's labels: `k` → "Erodibility k").
+static func words_of(param: String) -> String:
+	return String(ClassDB.class_call_static(&"TerrainRecipe", &"field_label", param))
 
 
 ## A field's name, with its doc as tooltip.
@@ -142,6 +158,10 @@ static func number_slider(value: float, is_int: bool, unit: String, lo: float, h
 	slider.min_value = lo
 	slider.max_value = maxf(hi, lo + (1.0 if is_int else 1.0e-9))
 	slider.step = 1.0 if is_int else step_for(lo, hi)
+	# A value far inside a wide range (a river threshold of 1e6 on 0 … 1e10) keeps its own
+	# digits rather than being rounded to the range's step.
+	if not is_int and value != 0.0:
+		slider.step = minf(slider.step, pow(10.0, floorf(log(absf(value)) / log(10.0)) - 3.0))
 	slider.rounded = is_int
 	slider.exp_edit = not is_int and lo > 0.0 and hi / lo >= 1000.0
 	slider.allow_greater = true
@@ -160,9 +180,9 @@ static func unit_suffix(unit: String) -> String:
 
 
 func _add_readonly(grid: GridContainer, param: String, value: Variant) -> void:
-	var label := Label.new()
-	label.text = param
+	var label := field_label(words_of(param), param)
 	grid.add_child(label)
+	labels[param] = label
 	var shown := Label.new()
 	shown.text = _short(value)
 	shown.tooltip_text = "%s = %s\nEdit with \"Edit RON…\"." % [param, var_to_str(value)]

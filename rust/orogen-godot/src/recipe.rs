@@ -151,6 +151,15 @@ impl TerrainRecipe {
         }
     }
 
+    /// A recipe field's name in words, as the dock labels it: `talus_deg` → "Angle of
+    /// repose", `k` → "Erodibility k", `uplift_scale` → "Uplift scale".
+    #[func]
+    pub fn field_label(name: GString) -> GString {
+        orogen_core::schema::label_of(&name.to_string())
+            .as_str()
+            .into()
+    }
+
     /// The stage kinds a recipe can hold.
     #[func]
     pub fn get_stage_names(&self) -> PackedStringArray {
