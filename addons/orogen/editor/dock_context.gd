@@ -27,6 +27,10 @@ var shown_recipe: Resource = null
 var shown_ron := ""
 var status_label: Label = null
 var error_label: Label = null
+## A preset given to a terrain whose full generation has not applied yet: {terrain, name,
+## recipe, old_recipe}. The preset and the terrain it generates become one undo step when
+## the result is applied (swap_data); a run that ends without one commits the preset alone.
+var pending_preset: Dictionary = {}
 
 
 func recipe() -> Resource:
@@ -175,12 +179,54 @@ static func km(metres: float) -> String:
 
 ## Sets `terrain`'s data to `new_data` as one undo step named `action` (`old_data` comes back
 ## on undo); without an undo manager it is just set. Generate and Bake both apply this way.
+##
+## The first result after a preset was picked joins the preset's undo step: one undo takes
+## both the generated terrain and the preset's recipe back.
 func swap_data(terrain: Node, new_data: Resource, old_data: Resource, action: String) -> void:
 	if undo == null:
 		terrain.call(&"set_data", new_data)
 		return
+	var preset := pending_preset if pending_preset.get("terrain") == terrain else {}
+	if not preset.is_empty():
+		pending_preset = {}
+		action = "Terrain preset %s" % preset["name"]
 	undo.create_action(action, UndoRedo.MERGE_DISABLE, terrain)
+	if not preset.is_empty():
+		undo.add_do_property(terrain, &"recipe", preset["recipe"])
+		undo.add_do_reference(preset["recipe"])
 	undo.add_do_method(terrain, &"set_data", new_data)
 	undo.add_undo_method(terrain, &"set_data", old_data)
+	if not preset.is_empty():
+		undo.add_undo_property(terrain, &"recipe", preset["old_recipe"])
 	undo.add_do_reference(new_data)
-	undo.commit_action(true)
+	if preset.is_empty():
+		undo.commit_action(true)
+	else:
+		# The recipe is already the preset's; only the data is applied now.
+		undo.commit_action(false)
+		terrain.call(&"set_data", new_data)
+
+
+## Records a preset picked for `terrain` (already given its `recipe`) as one undo step:
+## now if there is no undo history, else with the generated terrain that follows (swap_data),
+## or alone when that run ends without a result (commit_pending_preset).
+func begin_preset(terrain: Node, preset: String, new_recipe: Resource, old_recipe: Resource) -> void:
+	commit_pending_preset()
+	pending_preset = {"terrain": terrain, "name": preset, "recipe": new_recipe, "old_recipe": old_recipe}
+
+
+## Commits a pending preset as an undo step of its own (its run ended without a result, or the
+## dock moved on).
+func commit_pending_preset() -> void:
+	if pending_preset.is_empty():
+		return
+	var p := pending_preset
+	pending_preset = {}
+	var terrain: Node = p["terrain"]
+	if undo == null or not is_instance_valid(terrain):
+		return
+	undo.create_action("Terrain preset %s" % p["name"], UndoRedo.MERGE_DISABLE, terrain)
+	undo.add_do_property(terrain, &"recipe", p["recipe"])
+	undo.add_undo_property(terrain, &"recipe", p["old_recipe"])
+	undo.add_do_reference(p["recipe"])
+	undo.commit_action(false)

@@ -127,9 +127,10 @@ static func thumbnail(preset: String) -> Texture2D:
 	return ImageTexture.create_from_image(img) if img != null and not img.is_empty() else null
 
 
-## Gives the followed terrain built-in recipe `preset` as one undoable action (a new recipe
-## resource, so a recipe saved in its own file is left as it is), hides the gallery and starts
-## the coarse preview, then the full generation. Returns "" or the error.
+## Gives the followed terrain built-in recipe `preset` (a new recipe resource, so a recipe
+## saved in its own file is left as it is), hides the gallery and starts the coarse preview,
+## then the full generation; the preset and its generated terrain are one undo step. Returns
+## "" or the error.
 func choose_preset(preset: String) -> String:
 	var terrain := _ctx.terrain
 	if terrain == null or not ClassDB.class_exists(Context.RECIPE_CLASS):
@@ -140,14 +141,9 @@ func choose_preset(preset: String) -> String:
 	if recipe == null:
 		return _ctx.show_error("There is no built-in recipe called `%s`." % preset)
 	var old := _ctx.recipe()
-	if _ctx.undo != null:
-		_ctx.undo.create_action("Terrain preset %s" % preset, UndoRedo.MERGE_DISABLE, terrain)
-		_ctx.undo.add_do_property(terrain, &"recipe", recipe)
-		_ctx.undo.add_undo_property(terrain, &"recipe", old)
-		_ctx.undo.add_do_reference(recipe)
-		_ctx.undo.commit_action()
-	else:
-		terrain.set(&"recipe", recipe)
+	# One undo step with the full result that follows (DockContext.begin_preset).
+	_ctx.begin_preset(terrain, preset, recipe, old)
+	terrain.set(&"recipe", recipe)
 	_ctx.clear_error()
 	show_gallery(false)
 	preset_chosen.emit(preset)

@@ -64,6 +64,8 @@ func _ready() -> void:
 	horizontal_scroll_mode = ScrollContainer.SCROLL_MODE_DISABLED
 	_build_ui()
 	run.generation_ended.connect(func(ok: bool, message: String) -> void:
+		# A preset whose run ended without a result is an undo step of its own.
+		ctx.commit_pending_preset()
 		generation_ended.emit(ok, message))
 	run.state_changed.connect(_update_buttons)
 	run.maps_changed.connect(maps.mark_dirty)
@@ -94,6 +96,9 @@ func set_terrain(node: Node) -> void:
 	var terrain: Node3D = node as Node3D if is_terrain(node) else null
 	if terrain == ctx.terrain:
 		return
+	if not is_generating():
+		# A preset whose run never started is an undo step of its own.
+		ctx.commit_pending_preset()
 	_connect_terrain(terrain)
 	paint.follow(terrain)
 	ctx.shown_recipe = null

@@ -1,9 +1,9 @@
 extends RefCounted
 ## The dock's presets, first look and source form, driven as a user would: a new TerrainWorld
 ## without a recipe shows the gallery (a thumbnail and a line for every built-in recipe);
-## picking one gives the terrain that recipe as one undo step, a coarse preview shows within
-## a couple of seconds without becoming the terrain's data, and the full result follows; undo
-## restores the previous recipe. A terrain with a recipe but no data gets the preview when
+## picking one gives the terrain that recipe, a coarse preview shows within a couple of
+## seconds without becoming the terrain's data, and the full result follows; the preset and
+## its result are one undo step (the recipe alone when the run is cancelled). A terrain with a recipe but no data gets the preview when
 ## followed. The uplift form switches constant → noise and takes a rate in mm/yr that the
 ## recipe holds in m/yr; a noise wavelength reads in km; a material's field reads in words.
 
@@ -87,14 +87,33 @@ func _check_gallery_and_preview(dock: Control, root: Node3D) -> void:
 
 	var ur := _history(fresh)
 	ur.undo()
-	_check(fresh.get(&"data") == null and fresh.get(&"recipe") == recipe, "undo takes the generated terrain back")
-	ur.undo()
-	_check(fresh.get(&"recipe") == null, "undo again restores the previous recipe (none)")
+	_check(fresh.get(&"data") == null and fresh.get(&"recipe") == null,
+			"one undo takes the preset back: its generated terrain and its recipe (none again)")
 	await _frames(2)
 	_check(bool(presets.call(&"is_gallery_shown")), "and the gallery shows again")
 	ur.redo()
-	_check(fresh.get(&"recipe") == recipe, "redo gives the preset's recipe back")
+	_check(fresh.get(&"recipe") == recipe and fresh.get(&"data") == data,
+			"one redo gives the preset's recipe and its generated terrain back")
 	ur.undo()
+
+	# A preset whose generation is cancelled is still one undo step: the recipe alone.
+	var ended2: Array = []
+	var on_end2 := func(ok: bool, _message: String) -> void: ended2.append(ok)
+	dock.connect(&"generation_ended", on_end2)
+	(tiles["rills"] as Button).pressed.emit()
+	var t0 := Time.get_ticks_msec()
+	while not bool(dock.call(&"is_generating")) and ended2.is_empty() and Time.get_ticks_msec() - t0 < GENERATION_TIMEOUT_MS:
+		await _frames(1)
+	dock.call(&"cancel_generation")
+	while ended2.is_empty() and Time.get_ticks_msec() - t0 < GENERATION_TIMEOUT_MS:
+		await _frames(1)
+	dock.disconnect(&"generation_ended", on_end2)
+	var rills := fresh.get(&"recipe") as Resource
+	_check(not ended2.is_empty() and not bool(ended2[0]) and rills != null
+			and String(rills.call(&"get_builtin_name")) == "rills" and fresh.get(&"data") == null,
+			"a preset whose generation is cancelled keeps its recipe and no data")
+	ur.undo()
+	_check(fresh.get(&"recipe") == null, "and one undo takes that preset back")
 	_select(root)
 	await _frames(2)
 	root.remove_child(fresh)
