@@ -15,10 +15,20 @@
 //! the mesh edges (path lengths in metres), confined to the plate of each source and to the
 //! radius; each point keeps the source that reached it first. Uplift curves and rates are ours; the seed gives none.
 //!
-//! Surface processes are the seed's code, per point, with its constants: continental
-//! erosion towards sea level, ocean ridges sinking with age, oceanic dampening towards the
-//! abyssal plain, sediment filling what lies below it; then elevations are clamped to
-//! [`MIN_ELEVATION`, `MAX_ELEVATION`].
+//! Surface processes, per point:
+//! - Continents: uplift slows as the surface nears the height that thickened crust can hold
+//!   (it fades out between [`PLATEAU_FROM_M`] and [`PLATEAU_TOP_M`], as Tibet and the
+//!   Altiplano stand at 4–5 km: the crust's strength and isostasy limit a range's height;
+//!   England & Molnar 1997), and erosion lowers land towards sea level at a rate
+//!   proportional to its height (Ahnert 1970's denudation rate ∝ relief), with an e-folding
+//!   time of [`CONTINENT_EROSION_YEARS`].
+//! - Ocean floor relaxes, over [`OCEAN_RELAX_YEARS`], towards the depth of its age after
+//!   Parsons & Sclater 1977 ([`ocean_depth`]: 2,500 m at a ridge, 2,500 + 350 √t m for
+//!   t < 70 Myr, flattening towards 6,400 m); trench sinking and uplift move it off that
+//!   depth while they act.
+//!
+//! Elevations are then clamped to [`MIN_ELEVATION`, `MAX_ELEVATION`], which the balance
+//! above keeps them well inside.
 
 use rayon::prelude::*;
 
@@ -27,26 +37,31 @@ use super::crust::Crust;
 use super::hull::Topology;
 use super::sphere::v3;
 
-/// Abyssal plain, metres (seed `ocean_elevation`).
-pub(super) const OCEAN_ELEVATION: f32 = -6000.0;
 /// Highest elevation, metres (seed).
 pub(super) const MAX_ELEVATION: f32 = 10_000.0;
 /// Lowest elevation, metres (seed).
 pub(super) const MIN_ELEVATION: f32 = -10_000.0;
-/// m/yr (seed).
-pub(super) const OCEANIC_DAMPENING: f32 = 6e-5;
-/// m/yr (seed).
-pub(super) const SEDIMENT_ACCRETION: f32 = 3e-6;
-/// m/yr (seed).
-pub(super) const SIMPLE_EROSION: f32 = 8e-5;
-/// m/yr (seed).
-pub(super) const SINK_AMOUNT: f32 = 0.006;
-/// Years (seed).
-pub(super) const SINK_BEGIN: f32 = 2.0e6;
-/// Years (seed).
-pub(super) const SINK_DURATION: f32 = 2.0e6;
-/// Elevation of new crust at a ridge, metres (Cortial et al.'s ridge elevation).
-pub(super) const RIDGE_ELEVATION: f32 = -1000.0;
+/// Elevation of new crust at a ridge, metres (Parsons & Sclater 1977's ridge depth).
+pub(super) const RIDGE_ELEVATION: f32 = -2500.0;
+/// Continental uplift starts to fade at this height, metres.
+pub(super) const PLATEAU_FROM_M: f32 = 2000.0;
+/// Continental uplift has faded out at this height, metres.
+pub(super) const PLATEAU_TOP_M: f32 = 7000.0;
+/// E-folding time of continental erosion towards sea level, years.
+pub(super) const CONTINENT_EROSION_YEARS: f32 = 2.0e7;
+/// Time over which ocean floor relaxes to the depth of its age, years.
+pub(super) const OCEAN_RELAX_YEARS: f32 = 2.0e6;
+
+/// Ocean depth, metres below sea level, of crust `age` years old (Parsons & Sclater 1977,
+/// eqs. 7 and 8: `2500 + 350 √t` for t < 70 Myr, `6400 − 3200 e^(−t/62.8)` beyond).
+pub(super) fn ocean_depth(age: f32) -> f32 {
+    let t = (age / 1.0e6).max(0.0);
+    if t < 70.0 {
+        2500.0 + 350.0 * t.sqrt()
+    } else {
+        6400.0 - 3200.0 * (-t / 62.8).exp()
+    }
+}
 
 /// Uplift per unit of converging speed at a collision (dimensionless).
 pub(super) const COLLISION_UPLIFT: f64 = 0.02;
@@ -107,6 +122,52 @@ fn spread(
         }
     }
     best
+}
+
+/// Oldest ocean floor the start gives, years (Earth's oldest is about 180 Myr).
+pub(super) const OLDEST_OCEAN_YEARS: f32 = 1.8e8;
+
+/// The age of each oceanic point at the start, years, from the plates' own motion: ocean
+/// floor is made at ridges, so a point `d` metres (along the mesh, within its plate) from
+/// the nearest boundary its plate moves away from left that ridge `d / v` years ago, `v`
+/// its plate's speed there (Parsons & Sclater's age–distance reading of magnetic
+/// anomalies). Points whose plate has no such boundary, and continents, get `None`.
+pub(super) fn spreading_ages(
+    positions: &[[f64; 3]],
+    plate: &[u32],
+    crust: &[Crust],
+    velocity: &[[f64; 3]],
+    topo: &Topology,
+    radius_m: f64,
+) -> Vec<Option<f32>> {
+    let n = positions.len();
+    // A ridge point: oceanic, with a neighbour on another plate moving away from it.
+    let sources: Vec<Source> = (0..n)
+        .filter(|&p| {
+            crust[p] == Crust::Oceanic
+                && topo.neighbours_of(p).iter().any(|&m| {
+                    let m = m as usize;
+                    plate[m] != plate[p] && {
+                        let dir = v3(positions[m]) - v3(positions[p]);
+                        (v3(velocity[p]) - v3(velocity[m])).dot(dir) < 0.0
+                    }
+                })
+        })
+        .map(|p| Source {
+            point: p as u32,
+            strength: 0.0,
+        })
+        .collect();
+    let near = spread(n, positions, plate, topo, &sources, f64::INFINITY, radius_m);
+    (0..n)
+        .map(|p| {
+            let d = near[p].0;
+            (crust[p] == Crust::Oceanic && d.is_finite()).then(|| {
+                let v = v3(velocity[p]).length().max(1.0e-3);
+                ((d / v) as f32).min(OLDEST_OCEAN_YEARS)
+            })
+        })
+        .collect()
 }
 
 /// Uplift rate per point, m/yr, from this step's boundaries.
@@ -200,24 +261,24 @@ fn smootherstep(e0: f32, e1: f32, x: f32) -> f32 {
     x * x * x * (x * (x * 6.0 - 15.0) + 10.0)
 }
 
-/// The seed's erosion, sinking, dampening and sedimentation over `dt` years, then the
-/// elevation clamp; `age` is the crust age at the start of the step.
+/// Erosion of land, or the ocean floor's relaxation to the depth of its age, over `dt`
+/// years, then the elevation clamp; `age` is the crust age at the start of the step.
 pub(super) fn surface(elevation: f32, crust: Crust, age: f32, dt: f32) -> f32 {
     let mut z = elevation;
     if crust == Crust::Continental {
-        z -= z / MAX_ELEVATION * SIMPLE_EROSION * dt;
-    } else if z > OCEAN_ELEVATION {
-        if age > SINK_BEGIN && age < SINK_DURATION + SINK_BEGIN {
-            z = OCEAN_ELEVATION.max(z - SINK_AMOUNT * dt);
-        }
-        let x = z / OCEAN_ELEVATION;
-        let factor = (1.0 - z / MIN_ELEVATION) * smootherstep(0.0, 0.2, x);
-        let delta = (factor * OCEANIC_DAMPENING * dt).max(0.0);
-        z = OCEAN_ELEVATION.max(z - delta);
+        // Towards sea level at a rate proportional to the height (exactly, over the step).
+        z *= (-dt / CONTINENT_EROSION_YEARS).exp();
     } else {
-        z += SEDIMENT_ACCRETION * dt;
+        let target = -ocean_depth(age);
+        z = target + (z - target) * (-dt / OCEAN_RELAX_YEARS).exp();
     }
     z.clamp(MIN_ELEVATION, MAX_ELEVATION)
+}
+
+/// The share of a continental uplift rate that still raises ground at `z` metres: 1 up to
+/// [`PLATEAU_FROM_M`], fading smoothly to 0 at [`PLATEAU_TOP_M`].
+pub(super) fn plateau_factor(z: f32) -> f32 {
+    1.0 - smootherstep(PLATEAU_FROM_M, PLATEAU_TOP_M, z)
 }
 
 /// Applies uplift and surface processes to every point.
@@ -235,7 +296,13 @@ pub(super) fn update(
         .zip(age.par_iter_mut())
         .enumerate()
         .for_each(|(i, ((z, u), a))| {
-            let lifted = *z + rate[i] * dt;
+            // Continental crust thickened towards its limit rises ever less.
+            let r = if crust[i] == Crust::Continental && rate[i] > 0.0 {
+                rate[i] * plateau_factor(*z)
+            } else {
+                rate[i]
+            };
+            let lifted = *z + r * dt;
             *z = surface(lifted, crust[i], *a, dt);
             *u = *u * (1.0 - UPLIFT_SMOOTHING) + rate[i] * UPLIFT_SMOOTHING;
             *a += dt;

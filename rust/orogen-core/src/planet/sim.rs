@@ -17,7 +17,9 @@ use rayon::prelude::*;
 use super::boundaries::{classify, PointsView, JOINED, TRANSFORM};
 use super::crust::Crust;
 use super::edit::edit;
-use super::elevation::{update, uplift_rates, RIDGE_ELEVATION};
+use super::elevation::{
+    ocean_depth, spreading_ages, update, uplift_rates, OLDEST_OCEAN_YEARS, RIDGE_ELEVATION,
+};
 use super::flips::{rebuild_csr, restore, sides_of, unfit_edges};
 use super::forces::{edge_forces, integrate, length_m};
 use super::hull::{triangulate, Topology};
@@ -134,6 +136,24 @@ impl Sim {
         )?;
         check()?;
         let velocity = mantle_velocity(&positions, &init.plate, &init.omega, radius_m);
+        // Ocean floor as old as its distance from the ridge it moves away from, and as deep
+        // as that age makes it (Parsons & Sclater 1977).
+        let mut init = init;
+        let ages = spreading_ages(
+            &positions,
+            &init.plate,
+            &init.crust,
+            &velocity,
+            &topo,
+            radius_m,
+        );
+        for (i, a) in ages.into_iter().enumerate() {
+            if init.crust[i] == Crust::Oceanic {
+                let age = a.unwrap_or(OLDEST_OCEAN_YEARS);
+                init.age[i] = age;
+                init.elevation[i] = -ocean_depth(age);
+            }
+        }
         let mut sim = Sim {
             radius_m,
             dt,

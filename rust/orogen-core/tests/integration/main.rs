@@ -26,6 +26,7 @@ mod mesh;
 mod module_graph;
 mod noise;
 mod planet;
+mod planet_earth;
 mod planet_recipe;
 mod rasterise_primitives;
 mod runner;
