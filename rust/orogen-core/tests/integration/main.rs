@@ -13,6 +13,7 @@ mod flow_hydrology;
 mod flow_routing;
 mod fuzz_findings;
 mod golden;
+mod graph_divides;
 mod graph_domain;
 mod grid_rivers;
 mod ground_weights;
