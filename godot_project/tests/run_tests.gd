@@ -1382,10 +1382,27 @@ func internal_mesh_vertices(terrain: TerrainWorld, name: String) -> int:
 	return -1
 
 
+## The skirt's ground weights (CUSTOM0: rock, cliff, scree, soil; CUSTOM1: grass, dry grass,
+## sand, snow; four floats a vertex each), or an empty array when it carries none.
+func skirt_weights(terrain: TerrainWorld) -> PackedFloat32Array:
+	for c: Node in terrain.get_children(true):
+		if c.name == "Skirt" and c is MeshInstance3D:
+			var mesh: Mesh = (c as MeshInstance3D).mesh
+			if mesh == null or mesh.get_surface_count() == 0:
+				break
+			var arrays: Array = mesh.surface_get_arrays(0)
+			if arrays[Mesh.ARRAY_CUSTOM0] == null or arrays[Mesh.ARRAY_CUSTOM1] == null:
+				break
+			var out: PackedFloat32Array = arrays[Mesh.ARRAY_CUSTOM0]
+			out.append_array(arrays[Mesh.ARRAY_CUSTOM1] as PackedFloat32Array)
+			return out
+	return PackedFloat32Array()
+
+
 ## A finished run's result arrives a slice at a time with the lakes' water and the skirt made
 ## on the worker; setting the same data (undo, a loaded scene) makes them on the main thread.
 ## Both must show the same: the lakes' water mesh (it once went missing after a run) and the
-## skirt beyond the border.
+## skirt beyond the border, with the terrain's look (its ground weights) carried out on it.
 func test_run_and_data_show_the_same_water_and_edge() -> void:
 	var recipe: TerrainRecipe = TerrainRecipe.default_recipe()
 	check(recipe.set_value("size", "(193, 193)") == "", "recipe size")
@@ -1398,6 +1415,14 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 	var skirt_run: int = internal_mesh_vertices(terrain, "Skirt")
 	check(lakes_run > 0, "after a run the lakes' water is drawn (%d vertices)" % lakes_run)
 	check(skirt_run > 0, "after a run the skirt is drawn (%d vertices)" % skirt_run)
+	var weights_run: PackedFloat32Array = skirt_weights(terrain)
+	var sums_to_one: bool = weights_run.size() == 8 * skirt_run
+	for v: int in range(0, skirt_run, 97):
+		var sum: float = 0.0
+		for k: int in range(4):
+			sum += weights_run[4 * v + k] + weights_run[4 * (skirt_run + v) + k]
+		sums_to_one = sums_to_one and absf(sum - 1.0) < 1.0e-3
+	check(sums_to_one, "after a run the skirt carries ground weights summing to 1 (%d floats)" % weights_run.size())
 	var data: TerrainData = terrain.data
 	terrain.data = null
 	await process_frame # (a removed mesh node is freed at the frame's end)
@@ -1408,4 +1433,9 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 	check(internal_mesh_vertices(terrain, "Lakes") == lakes_run,
 			"set from its data, the same lake water (%d vertices)" % internal_mesh_vertices(terrain, "Lakes"))
 	check(internal_mesh_vertices(terrain, "Skirt") == skirt_run, "set from its data, the same skirt")
+	var weights_data: PackedFloat32Array = skirt_weights(terrain)
+	var largest: float = 0.0 if weights_data.size() == weights_run.size() else INF
+	for i: int in range(mini(weights_data.size(), weights_run.size())):
+		largest = maxf(largest, absf(weights_data[i] - weights_run[i]))
+	check(largest < 1.0e-4, "set from its data, the skirt carries the same ground weights (largest difference %f)" % largest)
 	terrain.queue_free()

@@ -7,9 +7,10 @@
 //! state and layers are dropped first, so the result never exists twice on this side.
 
 use orogen_core::bake::collision::{collision_regions, CollisionRegion};
+use orogen_core::bake::ground_weights::{Ground, GroundInputs, GroundParams};
 use orogen_core::bake::lake_display::{drawn_lakes, LAKE_DEPTH_MIN};
 use orogen_core::bake::lake_surface::{lake_surface, LakeSurface};
-use orogen_core::bake::skirt::{skirt, Edge, Skirt};
+use orogen_core::bake::skirt::{skirt_with, Edge, Look, Skirt};
 use orogen_core::field::Grid;
 use orogen_core::state::Layers;
 use orogen_core::world::names;
@@ -24,6 +25,8 @@ pub struct Target {
     pub collision: bool,
     /// The terrain's edge and sea level, for its skirt (None: no terrain to show it).
     pub edge: Option<(Edge, f32)>,
+    /// The terrain shader's ground uniforms, for the look the skirt carries outwards.
+    pub ground: GroundParams,
 }
 
 /// A run's result, ready to be applied a slice at a time.
@@ -57,6 +60,24 @@ impl Prepared {
     /// for), dropping its maps one by one.
     pub fn new(mut world: World, target: Target) -> Prepared {
         let grid = world.grid();
+        // The skirt, while the world has its maps: it carries the terrain's look (the
+        // ground weights along the border, a layered terrain's surface colour) outwards.
+        let skirt = target.edge.map(|(edge, sea)| {
+            let colours = match world.maps.get(names::SURFACE_COLOUR) {
+                Some(MapData::Rgba(m)) if m.grid == grid => Some(m.data.as_slice()),
+                _ => None,
+            };
+            let look = Look {
+                inputs: GroundInputs::of(&world),
+                ground: Ground {
+                    params: target.ground,
+                    paint: None,
+                },
+                colours,
+            };
+            let made = skirt_with(grid, &world.height.data, edge, sea, Some(&look));
+            (edge, sea, made)
+        });
         // The state a run leaves behind: only a hydraulic run's water is kept (as a map).
         let sim = std::mem::take(&mut world.sim);
         let river_display = ImageBytes::river_display(&world);
@@ -105,9 +126,7 @@ impl Prepared {
             lakes,
             lake_surface: surface,
             river_display,
-            skirt: target
-                .edge
-                .map(|(edge, sea)| (edge, sea, skirt(grid, &world.height.data, edge, sea))),
+            skirt,
             collision: target.collision.then(|| collision_regions(&world.height)),
             world,
         }

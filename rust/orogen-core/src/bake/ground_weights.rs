@@ -315,9 +315,7 @@ pub fn strongest_pair(w: &[f32; LAYERS]) -> Pair {
 pub fn automatic_weights(inputs: &GroundInputs<'_>, params: &GroundParams) -> Vec<[f32; LAYERS]> {
     let grid = inputs.grid;
     let (w, h) = (grid.width, grid.height);
-    let log_max = inputs.drainage.map_or(1.0, |d| {
-        (1.0 + crate::field::finite_min_max(d).1.max(0.0)).ln()
-    });
+    let log_max = drainage_log_max(inputs);
     (0..grid.len())
         .into_par_iter()
         .map(|i| {
@@ -325,6 +323,38 @@ pub fn automatic_weights(inputs: &GroundInputs<'_>, params: &GroundParams) -> Ve
             cell_weights(inputs, params, log_max, x, y, w, h)
         })
         .collect()
+}
+
+/// ln(1 + the largest drainage) of `inputs`, the wetness's scale (1 without drainage).
+pub fn drainage_log_max(inputs: &GroundInputs<'_>) -> f32 {
+    inputs.drainage.map_or(1.0, |d| {
+        (1.0 + crate::field::finite_min_max(d).1.max(0.0)).ln()
+    })
+}
+
+/// The weights the terrain shows at cell `(x, y)` (at most two layers, summing to 1), as
+/// [`weights_of`] gives them for that cell, without computing the others: for what needs a
+/// few cells' ground (the skirt samples the border). `log_max` is
+/// [`drainage_log_max`] of `inputs`; `paint` must be on `inputs`' grid (else it is left out).
+pub fn shown_weights_at(
+    inputs: &GroundInputs<'_>,
+    ground: &Ground<'_>,
+    log_max: f32,
+    x: usize,
+    y: usize,
+) -> [f32; LAYERS] {
+    let grid = inputs.grid;
+    let (w, h) = (grid.width, grid.height);
+    let auto = cell_weights(inputs, &ground.params, log_max, x as f32, y as f32, w, h);
+    let w = match ground.paint {
+        Some(p) if p.grid.width == w && p.grid.height == h => p.over(y * w + x, auto),
+        _ => auto,
+    };
+    let pair = strongest_pair(&w);
+    let mut shown = [0.0; LAYERS];
+    shown[pair.first as usize] += 1.0 - pair.blend;
+    shown[pair.second as usize] += pair.blend;
+    shown
 }
 
 fn smoothstep(a: f32, b: f32, x: f32) -> f32 {

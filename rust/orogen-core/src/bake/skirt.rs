@@ -8,9 +8,17 @@
 //!   [`COAST_DEPTH_M`] below sea level over a shelf 4 % of the map wide, then flat sea
 //!   floor; the sea plane covers it.
 //!
+//! With a [`Look`], the skirt continues the terrain's own look too: the ground layers'
+//! weights the terrain shows along its border (`ground_weights`, the terrain shader's
+//! formulas) and, for a layered terrain, its surface colour are carried outwards as the
+//! heights are (smoothed along the border more the farther out, relaxed towards the
+//! border's mean), one set per vertex ([`Skirt::weights`], [`Skirt::colours`]).
+//!
 //! The innermost ring lies [`OVERLAP_CELLS`] cells inside the border and a little under the
 //! ground, so the seam is hidden under the terrain from every side.
 
+use crate::bake::ground_weights::{drainage_log_max, shown_weights_at, Ground, GroundInputs};
+use crate::edit::ground_paint::LAYERS;
 use crate::field::Grid;
 
 /// How a terrain's edge is drawn.
@@ -46,6 +54,65 @@ pub struct Skirt {
     pub positions: Vec<[f32; 3]>,
     pub normals: Vec<[f32; 3]>,
     pub indices: Vec<u32>,
+    /// Per vertex, the ground layers' weights (summing to 1), with a [`Look`]; else empty.
+    pub weights: Vec<[f32; LAYERS]>,
+    /// Per vertex, a layered terrain's surface colour (sRGB, 0–1, alpha 1), with a
+    /// [`Look`] that has colours; else empty.
+    pub colours: Vec<[f32; 4]>,
+}
+
+/// What the skirt carries outwards besides the heights: what the terrain's look is made of.
+#[derive(Clone, Copy, Debug)]
+pub struct Look<'a> {
+    /// The maps the ground weights read, on the skirt's grid.
+    pub inputs: GroundInputs<'a>,
+    /// The shader's ground uniforms and the painted ground.
+    pub ground: Ground<'a>,
+    /// A layered terrain's surface colour per cell (sRGB), as the terrain shows it
+    /// (`World::surface_colours`, the `surface_colour` map); None for one material.
+    pub colours: Option<&'a [[u8; 4]]>,
+}
+
+/// The border samples' look: per channel (the eight weights, then the colour's four when
+/// there are colours), one value per sample round the border.
+fn border_look(grid: Grid, ring: &[([f32; 2], [f32; 2])], look: &Look<'_>) -> Vec<Vec<f32>> {
+    let (w, h) = (grid.width, grid.height);
+    let log_max = drainage_log_max(&look.inputs);
+    let colours = look.colours.filter(|c| c.len() == w * h);
+    let channels = LAYERS + if colours.is_some() { 4 } else { 0 };
+    let mut out = vec![Vec::with_capacity(ring.len()); channels];
+    for (p, _) in ring {
+        // Bilinear between the (up to four) cells round the point.
+        let x = p[0].clamp(0.0, (w - 1) as f32);
+        let y = p[1].clamp(0.0, (h - 1) as f32);
+        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+        let (tx, ty) = (x - x0 as f32, y - y0 as f32);
+        let mut v = vec![0.0f32; channels];
+        for (cx, cy, wt) in [
+            (x0, y0, (1.0 - tx) * (1.0 - ty)),
+            (x1, y0, tx * (1.0 - ty)),
+            (x0, y1, (1.0 - tx) * ty),
+            (x1, y1, tx * ty),
+        ] {
+            if wt <= 0.0 {
+                continue;
+            }
+            let g = shown_weights_at(&look.inputs, &look.ground, log_max, cx, cy);
+            for (k, gk) in g.iter().enumerate() {
+                v[k] += wt * gk;
+            }
+            if let Some(c) = colours {
+                for k in 0..4 {
+                    v[LAYERS + k] += wt * f32::from(c[cy * w + cx][k]) / 255.0;
+                }
+            }
+        }
+        for (k, vk) in v.into_iter().enumerate() {
+            out[k].push(if vk.is_finite() { vk } else { 0.0 });
+        }
+    }
+    out
 }
 
 /// Points round the border, counter-clockwise seen from above, as (cell x, cell y) and the
@@ -156,6 +223,19 @@ fn ring_mean(values: &[f32], k: usize) -> Vec<f32> {
 /// The skirt of a terrain with heights `height` on `grid` for `edge` (empty for
 /// [`Edge::None`]); `sea_level` in metres places a coast's sea floor.
 pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
+    skirt_with(grid, height, edge, sea_level, None)
+}
+
+/// [`skirt`], carrying `look` (the terrain's ground weights and surface colours) outwards
+/// too when given ([`Skirt::weights`], [`Skirt::colours`]). A look on another grid than
+/// `grid` is left out.
+pub fn skirt_with(
+    grid: Grid,
+    height: &[f32],
+    edge: Edge,
+    sea_level: f32,
+    look: Option<&Look<'_>>,
+) -> Skirt {
     let mut out = Skirt::default();
     if edge == Edge::None || grid.width < 2 || grid.height < 2 {
         return out;
@@ -187,6 +267,17 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
         .collect();
     // The border profile smoothed along the border over a window of `k` samples each side.
     let smoothed = |k: usize| ring_mean(&edge_h, k);
+    // The look round the border, each channel's mean, and what each ring carries.
+    let look = look.filter(|l| {
+        l.inputs.grid.width == grid.width
+            && l.inputs.grid.height == grid.height
+            && l.inputs.heights.len() == grid.len()
+    });
+    let channels = look.map_or(Vec::new(), |l| border_look(grid, &ring, l));
+    let channel_means: Vec<f32> = channels
+        .iter()
+        .map(|c| (c.iter().map(|&v| f64::from(v)).sum::<f64>() / c.len().max(1) as f64) as f32)
+        .collect();
     let (cx, cz) = (
         (grid.width - 1) as f32 * 0.5 * dx,
         (grid.height - 1) as f32 * 0.5 * dy,
@@ -206,6 +297,33 @@ pub fn skirt(grid: Grid, height: &[f32], edge: Edge, sea_level: f32) -> Skirt {
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
         let profile = smoothed(k);
+        // The look relaxes towards the border's mean as the heights do (t = 0 on and inside
+        // the border, where k is 0 too: the border's own values).
+        let t_look = (d.max(0.0) / (2.0 * extent)).min(1.0);
+        let carried: Vec<Vec<f32>> = channels
+            .iter()
+            .zip(&channel_means)
+            .map(|(c, &mean)| {
+                let mut v = ring_mean(c, k);
+                for x in &mut v {
+                    *x += (mean - *x) * t_look;
+                }
+                v
+            })
+            .collect();
+        if !carried.is_empty() {
+            for i in 0..m {
+                let mut w = [0.0f32; LAYERS];
+                for (l, wl) in w.iter_mut().enumerate() {
+                    *wl = carried[l][i];
+                }
+                out.weights.push(w);
+                if carried.len() == LAYERS + 4 {
+                    let c = [0, 1, 2, 3].map(|k| carried[LAYERS + k][i]);
+                    out.colours.push(c);
+                }
+            }
+        }
         for i in 0..m {
             let (p, nrm) = ring[i];
             // Inside the border the ring is the border shrunk by OVERLAP_CELLS (clamped, so
@@ -340,6 +458,100 @@ mod tests {
         }
         assert!(s.positions.iter().all(|p| p.iter().all(|v| v.is_finite())));
         assert!(s.normals.iter().all(|n| n[1] > 0.0), "a normal points down");
+    }
+
+    #[test]
+    fn the_look_meets_the_border_and_tends_to_its_mean_far_out() {
+        use crate::bake::ground_weights::GroundParams;
+        let (grid, h) = terrain();
+        // Drainage growing southwards (wetter ground), and a snowline inside the relief, so
+        // the border shows several layers.
+        let drainage: Vec<f32> = (0..grid.len()).map(|i| (i / 65) as f32 * 20.0).collect();
+        let colours: Vec<[u8; 4]> = (0..grid.len())
+            .map(|i| [(i % 65 * 3) as u8, (i / 65 * 5) as u8, 100, 255])
+            .collect();
+        let inputs = GroundInputs {
+            grid,
+            heights: &h,
+            drainage: Some(&drainage),
+            sediment: None,
+        };
+        let ground = Ground {
+            params: GroundParams {
+                snowline_m: 380.0,
+                ..GroundParams::default()
+            },
+            paint: None,
+        };
+        let look = Look {
+            inputs,
+            ground,
+            colours: Some(&colours),
+        };
+        let s = skirt_with(grid, &h, Edge::Skirt, 0.0, Some(&look));
+        let rings = RINGS + 2;
+        let m = s.positions.len() / rings;
+        assert_eq!(s.weights.len(), s.positions.len());
+        assert_eq!(s.colours.len(), s.positions.len());
+        let log_max = drainage_log_max(&inputs);
+        let mut layers_seen = [false; LAYERS];
+        for i in 0..m {
+            // Ring 1 lies on the border, one sample per border cell: the cell's own look.
+            let p = s.positions[m + i];
+            let (cx, cz) = (p[0] / 50.0 + 32.0, p[2] / 50.0 + 24.0);
+            let (x, y) = (cx.round() as usize, cz.round() as usize);
+            assert!((cx - x as f32).abs() < 1e-3 && (cz - y as f32).abs() < 1e-3);
+            let want = shown_weights_at(&inputs, &ground, log_max, x, y);
+            let got = s.weights[m + i];
+            for l in 0..LAYERS {
+                assert!(
+                    (got[l] - want[l]).abs() < 1e-4,
+                    "ring 1 at cell ({x}, {y}), layer {l}: {got:?} against {want:?}"
+                );
+                layers_seen[l] |= want[l] > 0.5;
+            }
+            let c = colours[y * 65 + x].map(|v| f32::from(v) / 255.0);
+            for (got, want) in s.colours[m + i].iter().zip(c) {
+                assert!((got - want).abs() < 1e-4, "colour at ({x}, {y})");
+            }
+        }
+        assert!(
+            layers_seen.iter().filter(|&&b| b).count() >= 2,
+            "the border shows one layer only: the test proves nothing"
+        );
+        // Every vertex's weights sum to 1.
+        assert!(s
+            .weights
+            .iter()
+            .all(|w| (w.iter().sum::<f32>() - 1.0).abs() < 1e-3));
+        // Far out, each channel is the border's mean; on the way, the spread along a ring
+        // shrinks.
+        let spread = |r: usize, l: usize| {
+            let v: Vec<f32> = (0..m).map(|i| s.weights[r * m + i][l]).collect();
+            v.iter().fold(f32::MIN, |a, &b| a.max(b)) - v.iter().fold(f32::MAX, |a, &b| a.min(b))
+        };
+        for l in 0..LAYERS {
+            let mean = (0..m).map(|i| s.weights[m + i][l]).sum::<f32>() / m as f32;
+            for i in 0..m {
+                let far = s.weights[(rings - 1) * m + i][l];
+                assert!(
+                    (far - mean).abs() < 1e-4,
+                    "layer {l}: {far} far out, mean {mean}"
+                );
+            }
+            if spread(1, l) > 0.1 {
+                assert!(
+                    spread(rings / 2, l) < 0.5 * spread(1, l),
+                    "layer {l} not smoothed"
+                );
+            }
+        }
+        let mean_r = (0..m).map(|i| s.colours[m + i][0]).sum::<f32>() / m as f32;
+        assert!((s.colours[(rings - 1) * m][0] - mean_r).abs() < 1e-4);
+        // Without a look, nothing is carried.
+        let plain = skirt(grid, &h, Edge::Skirt, 0.0);
+        assert!(plain.weights.is_empty() && plain.colours.is_empty());
+        assert_eq!(plain.positions, s.positions);
     }
 
     #[test]

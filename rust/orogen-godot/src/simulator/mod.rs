@@ -449,6 +449,7 @@ impl ErosionSimulator {
             _ => Target {
                 collision: false,
                 edge: None,
+                ground: Default::default(),
             },
         };
         let (tx, rx) = mpsc::channel();

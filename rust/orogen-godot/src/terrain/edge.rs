@@ -1,11 +1,12 @@
 //! What a terrain shows beyond its border (`TerrainWorld.edge`): orogen-core's
 //! `bake::skirt` as a mesh, drawn with `addons/orogen/runtime/skirt.gdshader`.
 
-use godot::classes::{MeshInstance3D, ShaderMaterial};
+use godot::classes::image::Format;
+use godot::classes::{Image, ImageTexture, MeshInstance3D, ShaderMaterial};
 use godot::prelude::*;
 use orogen_core::bake::skirt::Skirt;
 
-use super::mesh_node::{array_mesh, MeshNode};
+use super::mesh_node::{array_mesh_with, MeshNode};
 
 /// The skirt shader (also at `addons/orogen/runtime/skirt.gdshader`).
 const SKIRT_SHADER: &str = include_str!("../../../../addons/orogen/runtime/skirt.gdshader");
@@ -38,38 +39,110 @@ impl TerrainEdge {
     }
 }
 
-/// The skirt's mesh, an internal child of the terrain while its edge draws one.
-pub struct SkirtMesh(MeshNode);
+/// The skirt's mesh, an internal child of the terrain while its edge draws one, the look
+/// (ground weights, surface colours) it last carried, and the shader's `srgb_probe`.
+pub struct SkirtMesh(MeshNode, Look, Option<Gd<ImageTexture>>);
+
+/// A skirt's look per vertex: `Skirt::weights` and `Skirt::colours`.
+#[derive(Default)]
+struct Look {
+    weights: Vec<[f32; 4]>,
+    weights_hi: Vec<[f32; 4]>,
+    colours: Vec<[f32; 4]>,
+}
 
 impl Default for SkirtMesh {
     fn default() -> Self {
-        SkirtMesh(MeshNode::new("Skirt", SKIRT_SHADER))
+        SkirtMesh(MeshNode::new("Skirt", SKIRT_SHADER), Look::default(), None)
     }
 }
 
 impl SkirtMesh {
     /// Shows `skirt` with the ground textures of `terrain_material` (the terrain's shader
-    /// material), or removes the mesh when it is empty. A mesh node made now is returned,
-    /// for the terrain to add as its child.
+    /// material), or removes the mesh when it is empty. A skirt that carries no look (made
+    /// from the heights alone: `edge` or the sea changed, a sculpt stroke ended) keeps the
+    /// look the last one carried when it has as many vertices (the same grid). `half_size`
+    /// is half the terrain's extent in metres. A mesh node made now is returned, for the
+    /// terrain to add as its child.
     pub fn update(
         &mut self,
         skirt: &Skirt,
         terrain_material: Option<&Gd<ShaderMaterial>>,
         sea_level: f32,
+        half_size: Vector2,
     ) -> Option<Gd<MeshInstance3D>> {
         if skirt.indices.is_empty() {
             self.0.remove();
             return None;
         }
-        let mesh = array_mesh(&skirt.positions, &skirt.normals, None, &skirt.indices);
+        let n = skirt.positions.len();
+        if skirt.weights.len() == n {
+            let split = |lo: usize| -> Vec<[f32; 4]> {
+                skirt
+                    .weights
+                    .iter()
+                    .map(|w| [w[lo], w[lo + 1], w[lo + 2], w[lo + 3]])
+                    .collect()
+            };
+            self.1 = Look {
+                weights: split(0),
+                weights_hi: split(4),
+                colours: skirt.colours.clone(),
+            };
+        } else if self.1.weights.len() != n {
+            self.1 = Look::default();
+        }
+        let look = &self.1;
+        let has_look = look.weights.len() == n;
+        let has_colour = has_look && look.colours.len() == n;
+        let custom: Vec<&[[f32; 4]]> = match (has_look, has_colour) {
+            (true, true) => vec![&look.weights, &look.weights_hi, &look.colours],
+            (true, false) => vec![&look.weights, &look.weights_hi],
+            _ => Vec::new(),
+        };
+        let mesh = array_mesh_with(
+            &skirt.positions,
+            &skirt.normals,
+            None,
+            &custom,
+            &skirt.indices,
+        );
         let made = self.0.show(&mesh);
         if let Some(mut m) = self.0.material() {
             if let Some(t) = terrain_material {
-                for name in ["ground_albedo", "has_ground", "snowline_m", "shore_m"] {
-                    m.set_shader_parameter(name, &t.get_shader_parameter(name));
+                for name in [
+                    "ground_albedo",
+                    "has_ground",
+                    "snowline_m",
+                    "shore_m",
+                    "cliff_darkening",
+                    "macro_strength",
+                    "tile_m",
+                    "far_tile_m",
+                    "far_tile_from_m",
+                    "mean_from_m",
+                ] {
+                    let v = t.get_shader_parameter(name);
+                    // (A uniform the terrain never set reads null: the skirt keeps its default.)
+                    if !v.is_nil() {
+                        m.set_shader_parameter(name, &v);
+                    }
                 }
             }
             m.set_shader_parameter("sea_level", &sea_level.to_variant());
+            if self.2.is_none() {
+                // One texel of sRGB 0.5 (RGBA8, as the terrain's surface colour texture):
+                // the shader reads back whether the renderer decodes such textures.
+                let bytes = PackedByteArray::from(&[128u8, 128, 128, 255][..]);
+                self.2 = Image::create_from_data(1, 1, false, Format::RGBA8, &bytes)
+                    .and_then(|img| ImageTexture::create_from_image(&img));
+            }
+            if let Some(probe) = &self.2 {
+                m.set_shader_parameter("srgb_probe", &probe.to_variant());
+            }
+            m.set_shader_parameter("has_look", &has_look.to_variant());
+            m.set_shader_parameter("has_colour", &has_colour.to_variant());
+            m.set_shader_parameter("half_size_m", &half_size.to_variant());
         }
         made
     }

@@ -6,7 +6,10 @@
 use godot::classes::image::Format;
 use godot::classes::node::InternalMode;
 use godot::prelude::*;
-use orogen_core::bake::skirt::{Edge, Skirt};
+use orogen_core::bake::ground_weights::{Ground, GroundInputs};
+use orogen_core::bake::skirt::{skirt_with, Edge, Look, Skirt};
+use orogen_core::world::names;
+use orogen_core::{MapData, World};
 
 use super::mesher::extent;
 use super::TerrainWorld;
@@ -49,9 +52,40 @@ impl TerrainWorld {
         self.show_skirt(&skirt);
     }
 
+    /// Rebuilds the land or coast beyond the border from `world` (the terrain's data with
+    /// its maps), carrying its look outwards: the ground weights along the border (with the
+    /// shader's uniforms and the painted ground) and a layered terrain's surface colour.
+    pub(crate) fn update_skirt_of(&mut self, world: &World) {
+        let edge = self.edge.resolve(self.sea_enabled);
+        let grid = world.grid();
+        let (params, paint) = self.ground_for_export(grid);
+        let colours = match world.maps.get(names::SURFACE_COLOUR) {
+            Some(MapData::Rgba(m)) if m.grid == grid => Some(m.data.as_slice()),
+            _ => None,
+        };
+        let look = Look {
+            inputs: GroundInputs::of(world),
+            ground: Ground {
+                params,
+                paint: paint.as_ref(),
+            },
+            colours,
+        };
+        let skirt = skirt_with(grid, &world.height.data, edge, self.sea_level, Some(&look));
+        self.show_skirt(&skirt);
+    }
+
     pub(super) fn show_skirt(&mut self, skirt: &Skirt) {
         let material = self.material.get();
-        if let Some(mi) = self.skirt.update(skirt, material.as_ref(), self.sea_level) {
+        let half = self
+            .mesher
+            .grid()
+            .map_or(Vector2::ZERO, |g| extent(g) * 0.5);
+        // Sand along the sea only where there is a sea (as the terrain shader has it).
+        let sea_on = self.sea_enabled
+            || self.edge.resolve(self.sea_enabled) == orogen_core::bake::skirt::Edge::Coast;
+        let sea = if sea_on { self.sea_level } else { -1.0e9 };
+        if let Some(mi) = self.skirt.update(skirt, material.as_ref(), sea, half) {
             self.base_mut()
                 .add_child_ex(&mi)
                 .internal(InternalMode::BACK)

@@ -571,6 +571,7 @@ impl TerrainWorld {
         Target {
             collision: self.collision_enabled,
             edge: Some((self.edge.resolve(self.sea_enabled), self.sea_level)),
+            ground: self.material.ground_params(),
         }
     }
 
@@ -660,7 +661,7 @@ impl TerrainWorld {
                 }
             }
         }
-        self.update_skirt();
+        self.update_skirt_of(&world);
         self.material.show_maps(&world);
         self.show_lake_water(water::surface_of(&world).as_ref());
         self.set_world(Some(slim(world)));
