@@ -3,7 +3,7 @@ extends SceneTree
 ##
 ##   godot --headless --path godot_project -s res://tests/check_screenshot.gd -- \
 ##       --image=PATH [--small=PATH] [--materials=R,G,B;R,G,B;...] [--min-materials=N]
-##       [--min-terrain=PERCENT] [--basic] [--image=PATH [options]...]
+##       [--min-terrain=PERCENT] [--basic] [--no-water] [--image=PATH [options]...]
 ##
 ## Several `--image=PATH`s check several frames in one Godot start, each with the options that
 ## follow it (its reports then start with its file name).
@@ -28,6 +28,8 @@ var materials: Array[Color] = []
 var min_materials: int = 2
 ## Share of the frame, percent, that terrain pixels must cover (--min-terrain).
 var min_terrain: float = 30.0
+## --no-water: a scene without water (the sky is still checked).
+var no_water: bool = false
 
 
 ## Each `--image=PATH` starts one image's check; the options after it, up to the next
@@ -53,6 +55,7 @@ func _check(args: PackedStringArray) -> void:
 	var image_path: String = ""
 	var small_path: String = ""
 	basic = false
+	no_water = false
 	materials = []
 	min_materials = 2
 	min_terrain = 30.0
@@ -64,6 +67,8 @@ func _check(args: PackedStringArray) -> void:
 		elif arg == "--basic":
 			basic = true
 			min_terrain = min(min_terrain, 10.0)
+		elif arg == "--no-water":
+			no_water = true
 		elif arg.begins_with("--min-terrain="):
 			min_terrain = float(arg.get_slice("=", 1))
 		elif arg.begins_with("--min-materials="):
@@ -120,7 +125,7 @@ func _check(args: PackedStringArray) -> void:
 		"%d colour bins, spread %.3f" % [colours.size(), spread])
 	report("terrain_covers_the_frame", 100.0 * terrain / total > min_terrain,
 		"terrain %.1f%% (at least %.0f%%)" % [100.0 * terrain / total, min_terrain])
-	if basic:
+	if basic or no_water:
 		pass
 	elif materials.is_empty():
 		report("water_present", float(water) / total > 0.003, "water %.2f%%" % (100.0 * water / total))

@@ -292,8 +292,9 @@ render_views large res://large.tscn "$VIEWS" --orogen-check-views
 echo "==> LOD: 1025², 2049² and 4097² terrains through the clipmap (at ${SECONDS} s)"
 # lod.gd checks each size itself: at most 1.5M vertices, the frame's primitives are the
 # clipmap's triangles, the LOD centre follows the camera, no background through the terrain
-# (no cracks), collision regions match the heights; then the 4097² terrain's views under a sky.
-render_views lod res://lod.tscn "$VIEWS" ""
+# (no cracks), collision regions match the heights; then the 4097² terrain's views under a
+# sky. Noise only, so no water.
+render_views lod res://lod.tscn "$VIEWS" "" --no-water
 
 echo "==> the planet scene (at ${SECONDS} s)"
 # PlanetWorld steps a 20,000-point planet live; planet.gd checks it (mesh, sample, pick,
