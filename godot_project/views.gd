@@ -14,9 +14,10 @@ extends RefCounted
 ## Frames: a software renderer takes seconds a frame at 1600x900, so each view costs the
 ## frames it needs and no more. Moving the camera changes only what the next frame draws:
 ## TerrainWorld takes the camera's LOD centre in its process step, before the frame is drawn,
-## so the first frame drawn after the move is final (run.sh's render of every view with three
-## frames gave the same pixels). The first view waits one frame more for the applied terrain's
-## textures.
+## so the first frame drawn after the move is final: the demo's four views grabbed after three
+## frames differ from these only in the rivers' animated ripples (OROGEN_VIEWS_SETTLE=3 draws
+## those frames, to compare again). The first view waits one frame more for the applied
+## terrain's textures.
 
 var scene: Node3D
 var terrain: TerrainWorld
