@@ -9,9 +9,11 @@ extends Node3D
 ## LOD borders onto terrain only, has no pixel of the magenta background: a crack between
 ## levels would show it; rays hit the collision (regions of 256 quads) at the heights. Prints `PASS`/`FAIL` lines and `RESULT passed=N failed=M`.
 ##
-## Command-line options (after `--`): `--orogen-screenshot=PATH` saves the 4097² frame to
-## PATH (and a view towards the horizon to PATH with `-far` before `.png`), then quits.
+## Command-line options (after `--`): `--orogen-views=PREFIX` then saves the 4097² terrain's
+## views under a sky (views.gd: PREFIX-overview.png, PREFIX-valley.png, PREFIX-ridge.png),
+## each checked for background below the horizon, then quits.
 
+const Views := preload("res://views.gd")
 const SIZES: Array[int] = [1025, 2049, 4097]
 const BUDGET: int = 1500000
 const CELL: float = 10.0
@@ -20,15 +22,15 @@ const BACKGROUND := Color(1.0, 0.0, 1.0)
 @onready var terrain: TerrainWorld = $Terrain
 @onready var camera: Camera3D = $Camera
 
-var screenshot_path: String = ""
+var views_prefix: String = ""
 var passed: int = 0
 var failed: int = 0
 
 
 func _ready() -> void:
 	for arg: String in OS.get_cmdline_user_args():
-		if arg.begins_with("--orogen-screenshot="):
-			screenshot_path = arg.get_slice("=", 1)
+		if arg.begins_with("--orogen-views="):
+			views_prefix = arg.get_slice("=", 1)
 	for n: int in SIZES:
 		await _check_size(n)
 	print("RESULT passed=%d failed=%d" % [passed, failed])
@@ -99,15 +101,31 @@ func _check_size(n: int) -> void:
 			if c.r > 0.9 and c.b > 0.9 and c.g < 0.1:
 				holes += 1
 	check(holes == 0, "%d²: no background shows through the terrain (no cracks: %d pixels)" % [n, holes])
-	if n == SIZES[-1] and screenshot_path != "":
-		DirAccess.make_dir_recursive_absolute(screenshot_path.get_base_dir())
-		check(img.save_png(screenshot_path) == OK, "screenshot saved to " + screenshot_path)
-		# Towards the horizon: every level in view.
-		camera.look_at_from_position(eye, eye + Vector3(1.0, -0.18, 0.35), Vector3.UP)
-		for i: int in range(3):
-			await RenderingServer.frame_post_draw
-		var far: Image = get_viewport().get_texture().get_image()
-		check(far.save_png(screenshot_path.get_basename() + "-far.png") == OK, "horizon screenshot saved")
+	if n == SIZES[-1] and views_prefix != "":
+		await _save_views()
+
+
+## The 4097² terrain's views (views.gd), drawn as a game would: under a sky, the map's edge a
+## skirt to the horizon (the checks above draw the terrain alone on magenta). Each view is
+## checked for background below the horizon.
+func _save_views() -> void:
+	var env: Environment = ($WorldEnvironment as WorldEnvironment).environment
+	var sky_material := ProceduralSkyMaterial.new()
+	sky_material.sky_top_color = Color(0.22, 0.42, 0.74)
+	sky_material.sky_horizon_color = Color(0.6, 0.72, 0.88)
+	sky_material.ground_bottom_color = Color(0.6, 0.72, 0.88)
+	sky_material.ground_horizon_color = Color(0.6, 0.72, 0.88)
+	var sky := Sky.new()
+	sky.sky_material = sky_material
+	env.sky = sky
+	env.background_mode = Environment.BG_SKY
+	terrain.edge = 2
+	var views := Views.new(self, terrain, camera, views_prefix)
+	views.check = true
+	var ok: bool = await views.save()
+	passed += views.passed
+	failed += views.failed
+	check(ok, "the 4097² views saved under " + views_prefix)
 
 
 ## Rays down onto cells, random and on the collision regions' shared edges (every 256th

@@ -8,9 +8,12 @@ extends Node3D
 ##
 ## `--orogen-screenshot=PATH` (after `--`): paints an S-shaped range from a script, lets it
 ## erode live for a few seconds, prints the refresh rate, stops, shows the brush on the
-## terrain and saves PATH (used by tests/godot/run.sh).
+## terrain and saves PATH. `--orogen-views=PREFIX` does the same, then saves the applied
+## terrain's views (views.gd: PREFIX-overview.png with the brush, PREFIX-valley.png,
+## PREFIX-ridge.png), checked with `--orogen-check-views` (used by tests/godot/run.sh).
 
 const Painter := preload("res://addons/orogen/runtime/painter.gd")
+const Views := preload("res://views.gd")
 
 @onready var terrain: TerrainWorld = $Terrain
 @onready var simulator: ErosionSimulator = $Terrain/Simulator
@@ -20,6 +23,8 @@ const Painter := preload("res://addons/orogen/runtime/painter.gd")
 var painter := Painter.new()
 var history := UndoRedo.new()
 var screenshot_path := ""
+var views_prefix := ""
+var check_views := false
 var _hit: Variant = null
 var _live_since := 0
 var _refreshes_at_start := 0
@@ -29,24 +34,35 @@ func _ready() -> void:
 	for arg: String in OS.get_cmdline_user_args():
 		if arg.begins_with("--orogen-screenshot="):
 			screenshot_path = arg.get_slice("=", 1)
+		elif arg.begins_with("--orogen-views="):
+			views_prefix = arg.get_slice("=", 1)
+		elif arg == "--orogen-check-views":
+			check_views = true
+	var scripted := screenshot_path != "" or views_prefix != ""
 	painter.radius = 3500.0
 	painter.strength = 0.6
 	painter.value = 0.0015
-	var extent := 51200.0
-	camera.look_at_from_position(Vector3(0.0, extent * 0.3, extent * 0.55), Vector3(0.0, 0.0, -extent * 0.04), Vector3.UP)
-	camera.far = extent * 4.0
-	camera.near = extent * 0.0005
+	_frame_camera()
 	simulator.failed.connect(func(message: String) -> void:
 		status.text = "Orogen failed: " + message
 		push_error("Orogen paint demo: " + message)
-		if screenshot_path != "":
+		if scripted:
 			get_tree().quit(1))
-	if screenshot_path != "":
+	if scripted:
 		# A software renderer shares the CPU with the erosion: leave it a core.
 		simulator.threads = 1
 	_start_live()
-	if screenshot_path != "":
+	if scripted:
 		_scripted()
+
+
+## The demo's camera: high over the near edge, looking across the whole plain.
+func _frame_camera() -> void:
+	var extent := 51200.0
+	camera.look_at_from_position(Vector3(0.0, extent * 0.3, extent * 0.55), Vector3(0.0, 0.0, -extent * 0.04), Vector3.UP)
+	# Far enough for the skirt out to the horizon (TerrainWorld.edge), as main.gd's.
+	camera.far = extent * 220.0
+	camera.near = extent * 0.0005
 
 
 func _exit_tree() -> void:
@@ -106,6 +122,10 @@ func _unhandled_input(event: InputEvent) -> void:
 ## The screenshot run: an S-shaped range painted by script, a few seconds of live erosion,
 ## then the terrain applied and the brush shown.
 func _scripted() -> void:
+	# Nothing is drawn while the script paints: only the applied terrain is saved, and a
+	# software renderer's frame at 1600x900 takes seconds from the erosion's cores (the live
+	# refreshes below are then the erosion's rate, not the renderer's).
+	get_viewport().disable_3d = true
 	var t0 := Time.get_ticks_msec()
 	while simulator.get_refresh_count() == 0 and Time.get_ticks_msec() - t0 < 60000:
 		await get_tree().process_frame
@@ -128,12 +148,22 @@ func _scripted() -> void:
 		await get_tree().process_frame
 	var seconds := (Time.get_ticks_msec() - start) / 1000.0
 	var views := simulator.get_refresh_count() - c0
-	# One refresh per drawn frame at most: under a software renderer this is its frame rate,
-	# not the erosion's (run_tests.gd measures that headless).
+	# One refresh per frame at most; nothing is drawn meanwhile (run_tests.gd measures the
+	# erosion's rate headless).
 	print("orogen-paint: %d live refreshes in %.1f s while painting = %.1f per second" % [views, seconds, views / seconds])
 	simulator.cancel()
 	await simulator.finished
+	get_viewport().disable_3d = false
 	terrain.set_brush_indicator(true, _s_curve(0.72), painter.radius)
+	if views_prefix != "":
+		var shots := Views.new(self, terrain, camera, views_prefix)
+		shots.overview = _frame_camera
+		shots.check = check_views
+		var ok: bool = await shots.save()
+		if check_views:
+			print("RESULT passed=%d failed=%d" % [shots.passed, shots.failed])
+		get_tree().quit(0 if ok else 1)
+		return
 	# One frame takes the applied terrain's textures, the next draws it as it stays (only
 	# the rivers' ripples move). Under llvmpipe each frame of this view takes about 6 s.
 	for i in range(2):

@@ -3,17 +3,22 @@ extends SceneTree
 ##
 ##   godot --headless --path godot_project -s res://tests/check_screenshot.gd -- \
 ##       --image=PATH [--small=PATH] [--materials=R,G,B;R,G,B;...] [--min-materials=N]
-##       [--min-terrain=PERCENT]
+##       [--min-terrain=PERCENT] [--basic] [--no-water] [--image=PATH [options]...]
+##
+## Several `--image=PATH`s check several frames in one Godot start, each with the options that
+## follow it (its reports then start with its file name).
 ##
 ## Asserts: not one flat colour; terrain (neither sky nor water) covers a large part of the
 ## frame (over 30%, or --min-terrain); sky is present; water pixels are present or, with --materials (a layered scene: its
 ## recipe's material colours, sRGB 0-255), at least two of the materials' colours each cover
 ## over 1% of the terrain (a pixel counts for the material nearest its hue; grey materials
-## are not told apart; --min-materials sets how many, default 2). --small writes a 960×540 copy (for the README).
+## are not told apart; --min-materials sets how many, default 2). --small writes a 960×540 copy (for the README; JPEG when its name ends in .jpg).
 ## Prints `PASS name` / `FAIL name: why` and `RESULT passed=N failed=M`.
 
 var passed: int = 0
 var failed: int = 0
+## The name reports start with: the image's file name when several are checked.
+var label: String = ""
 ## --basic: only the frame's own checks (not one flat colour, terrain covers --min-terrain,
 ## default 10% here): for close and low views, where sky, water or materials may be out of frame.
 var basic: bool = false
@@ -23,12 +28,38 @@ var materials: Array[Color] = []
 var min_materials: int = 2
 ## Share of the frame, percent, that terrain pixels must cover (--min-terrain).
 var min_terrain: float = 30.0
+## --no-water: a scene without water (the sky is still checked).
+var no_water: bool = false
 
 
+## Each `--image=PATH` starts one image's check; the options after it, up to the next
+## `--image=`, are that image's (one Godot start checks all of a scene's views).
 func _initialize() -> void:
+	var jobs: Array[PackedStringArray] = []
+	for arg: String in OS.get_cmdline_user_args():
+		if arg.begins_with("--image="):
+			jobs.append(PackedStringArray([arg]))
+		elif jobs.is_empty():
+			report("arguments", false, "%s comes before any --image=PATH" % arg)
+		else:
+			jobs[-1].append(arg)
+	if jobs.is_empty():
+		report("arguments", false, "no --image=PATH given")
+	for job: PackedStringArray in jobs:
+		label = job[0].get_slice("=", 1).get_file().get_basename() + ": " if jobs.size() > 1 else ""
+		_check(job)
+	finish()
+
+
+func _check(args: PackedStringArray) -> void:
 	var image_path: String = ""
 	var small_path: String = ""
-	for arg: String in OS.get_cmdline_user_args():
+	basic = false
+	no_water = false
+	materials = []
+	min_materials = 2
+	min_terrain = 30.0
+	for arg: String in args:
 		if arg.begins_with("--image="):
 			image_path = arg.get_slice("=", 1)
 		elif arg.begins_with("--small="):
@@ -36,6 +67,8 @@ func _initialize() -> void:
 		elif arg == "--basic":
 			basic = true
 			min_terrain = min(min_terrain, 10.0)
+		elif arg == "--no-water":
+			no_water = true
 		elif arg.begins_with("--min-terrain="):
 			min_terrain = float(arg.get_slice("=", 1))
 		elif arg.begins_with("--min-materials="):
@@ -44,10 +77,11 @@ func _initialize() -> void:
 			for rgb: String in arg.get_slice("=", 1).split(";", false):
 				var parts: PackedStringArray = rgb.split(",")
 				materials.append(Color8(int(parts[0]), int(parts[1]), int(parts[2])))
+		else:
+			report("arguments", false, "unknown option " + arg)
 	var img: Image = Image.load_from_file(image_path)
 	if img == null or img.is_empty():
 		report("screenshot_loads", false, "cannot load " + image_path)
-		finish()
 		return
 	img.convert(Image.FORMAT_RGB8)
 	var w: int = img.get_width()
@@ -85,13 +119,13 @@ func _initialize() -> void:
 	mean /= total
 	var variance: Vector3 = mean_sq / total - mean * mean
 	var spread: float = sqrt(max(variance.x + variance.y + variance.z, 0.0))
-	print("  screenshot %dx%d: terrain %.1f%%, water %.1f%%, sky %.1f%%, %d colour bins, spread %.3f" % [
+	print("  screenshot %s%dx%d: terrain %.1f%%, water %.1f%%, sky %.1f%%, %d colour bins, spread %.3f" % [label,
 		w, h, 100.0 * terrain / total, 100.0 * water / total, 100.0 * sky / total, colours.size(), spread])
 	report("not_one_flat_colour", colours.size() > 60 and spread > 0.05,
 		"%d colour bins, spread %.3f" % [colours.size(), spread])
 	report("terrain_covers_the_frame", 100.0 * terrain / total > min_terrain,
 		"terrain %.1f%% (at least %.0f%%)" % [100.0 * terrain / total, min_terrain])
-	if basic:
+	if basic or no_water:
 		pass
 	elif materials.is_empty():
 		report("water_present", float(water) / total > 0.003, "water %.2f%%" % (100.0 * water / total))
@@ -111,8 +145,8 @@ func _initialize() -> void:
 	if small_path != "":
 		var small: Image = img.duplicate() as Image
 		small.resize(960, 540, Image.INTERPOLATE_LANCZOS)
-		report("small_copy_saved", small.save_png(small_path) == OK, "cannot write " + small_path)
-	finish()
+		var err: Error = small.save_jpg(small_path, 0.85) if small_path.ends_with(".jpg") else small.save_png(small_path)
+		report("small_copy_saved", err == OK, "cannot write %s (%s)" % [small_path, error_string(err)])
 
 
 ## The material whose hue is nearest `c`'s, within 25°, among the materials coloured enough
@@ -138,10 +172,10 @@ func _nearest_material(c: Color) -> int:
 func report(name: String, ok: bool, why: String) -> void:
 	if ok:
 		passed += 1
-		print("PASS ", name)
+		print("PASS ", label, name)
 	else:
 		failed += 1
-		print("FAIL ", name, ": ", why)
+		print("FAIL ", label, name, ": ", why)
 
 
 func finish() -> void:
