@@ -453,7 +453,8 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     if let Ok(grid) = recipe.grid() {
         target.check(grid).map_err(Failure::from_core)?;
     }
-    orogen_core::runner::check_memory(&recipe, args.max_memory).map_err(Failure::from_core)?;
+    orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
+        .map_err(Failure::from_core)?;
     prepare_out_dir(&args.out)?;
 
     // Ctrl-C, SIGTERM and SIGHUP (the `termination` feature of ctrlc) all land here.

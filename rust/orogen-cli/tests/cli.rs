@@ -929,3 +929,96 @@ fn bad_region_sizes_and_targets_are_refused_naming_the_value() {
     assert_bad_input(&o, &["size", "4097"]);
     assert!(!tmp.path().join("o").exists());
 }
+
+#[test]
+fn fuzz_findings_39_fail_before_writing_and_keep_the_earlier_bake() {
+    // Issue #39's fuzz findings 2, 3 and 7 through the CLI: a map that would overflow is
+    // refused before the run, naming the recipe field, and the earlier bake and the user's
+    // files stay; a heightmap's own size counts against --max-memory; `Fill()` is taken.
+    let dir = tempfile::tempdir().unwrap();
+    let out = bake_ok(dir.path(), "out", &["--set", "stages=[]"]);
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let before = std::fs::read(out.join("height.exr")).unwrap();
+    let keeps = |o: &Output, needles: &[&str]| {
+        assert_bad_input(o, needles);
+        assert_eq!(std::fs::read(out.join("height.exr")).unwrap(), before);
+        assert_eq!(
+            std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        assert_eq!(files_of(dir.path()), ["dem", "out"]);
+    };
+    bake_ok(
+        dir.path(),
+        "dem",
+        &["--set", "size=(257,257)", "--set", "stages=[]"],
+    );
+    let o = orogen(
+        dir.path(),
+        &[
+            "bake",
+            "graph",
+            "--out",
+            "out",
+            "--set",
+            SMALL,
+            "--set",
+            "domain.surface=Primitives(detail_wavelength: 1e-30)",
+        ],
+    );
+    keeps(
+        &o,
+        &["domain.Graph.surface.Primitives.detail_wavelength", "1e-30"],
+    );
+    let o = orogen(
+        dir.path(),
+        &[
+            "bake",
+            "strata",
+            "--out",
+            "out",
+            "--set",
+            SMALL,
+            "--set",
+            "strata.layers[1].thickness=Constant(1e38)",
+            "--set",
+            "strata.repeat=10",
+        ],
+    );
+    keeps(&o, &["strata.layers[1].thickness", "1e38"]);
+    // The recipe says 65x65, the file brings 257x257 (the estimate took the recipe's).
+    let o = orogen(
+        dir.path(),
+        &[
+            "bake",
+            "--out",
+            "out",
+            "--set",
+            SMALL,
+            "--set",
+            "terrain=Heightmap(path: \"dem/height.png\")",
+            "--max-memory",
+            "70M",
+        ],
+    );
+    keeps(&o, &["terrain.Heightmap.path", "257x257", "--max-memory"]);
+    let o = orogen(
+        dir.path(),
+        &[
+            "bake",
+            "--out",
+            "out",
+            "--set",
+            SMALL,
+            "--set",
+            "stages=[StreamPower(iterations: 2, lakes: Fill())]",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = std::fs::read_to_string(out.join("bake.json")).unwrap();
+    assert!(json.contains("\"Fill\""), "{json}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}

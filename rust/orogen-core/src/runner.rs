@@ -204,20 +204,66 @@ pub struct RunOutput {
     pub timings: Vec<StageTiming>,
 }
 
-/// Estimated peak memory of running and baking `recipe`, bytes: its cells times the most
-/// demanding stage's bytes per cell ([`crate::stages::kind::StageKind::bytes_per_cell`]),
-/// plus, for a layered terrain, 4 B per layer (`strata.layers × repeat`, and the
-/// sediment) and 8 B per material (its exported `layer_<name>` map) and 24 B for the
-/// exposed-material maps, plus 64 MiB.
+/// Estimated peak memory of running and baking `recipe`, bytes (see
+/// [`estimate_bytes_in`]), with a heightmap's relative path resolved against the current
+/// folder.
 pub fn estimate_bytes(recipe: &Recipe) -> u64 {
-    let (w, h) = recipe.size;
+    estimate_bytes_in(recipe, Path::new("."))
+}
+
+/// Least bytes per cell of any bake, whatever its stages: the world's heights and uplift,
+/// the exported maps and what the writer encodes them into.
+pub const BASE_BYTES_PER_CELL: u64 = 40;
+
+/// Bytes per stage of the recipe, whatever the size: the stage itself, its line in
+/// `bake.json` (the recipe is written there whole) and the timings (100,000 stages wrote an
+/// 83 MB `bake.json`: fuzz finding #39.3; 20,000 `StreamPower` stages at 17² peaked at
+/// 5.1 KB of RSS per stage).
+pub const BYTES_PER_STAGE: u64 = 8192;
+
+/// Bytes per sample of loading a heightmap file, beyond the world made of it: the decoded
+/// samples and the image's own buffer (16-bit gray, or up to 8 B for RGBA16).
+pub const HEIGHTMAP_LOAD_BYTES: u64 = 16;
+
+/// The world's `(width, height)`: a `Heightmap` terrain's own size (read from the file's
+/// header) unless it is resampled, else the recipe's `size`; and the heightmap's samples
+/// when there is one. A file that cannot be read gives the recipe's size (loading it fails
+/// later with an error naming it).
+pub fn world_size(recipe: &Recipe, base_dir: &Path) -> ((u32, u32), u64) {
+    use crate::io::heightmap::Fit;
+    use crate::recipe::TerrainSource;
+    if let TerrainSource::Heightmap(src) = &recipe.terrain {
+        if let Ok((w, h)) = src.dimensions(base_dir) {
+            let samples = w as u64 * h as u64;
+            let size = match src.fit {
+                Fit::UseImageSize => (
+                    w.min(u32::MAX as usize) as u32,
+                    h.min(u32::MAX as usize) as u32,
+                ),
+                Fit::Resample => recipe.size,
+            };
+            return (size, samples);
+        }
+    }
+    (recipe.size, 0)
+}
+
+/// Estimated peak memory of running and baking `recipe`, bytes: the world's cells (a
+/// heightmap's own size, see [`world_size`]) times the most demanding stage's bytes per
+/// cell ([`crate::stages::kind::StageKind::bytes_per_cell`], at least
+/// [`BASE_BYTES_PER_CELL`]), plus, for a layered terrain, 4 B per layer (`strata.layers ×
+/// repeat`, and the sediment) and 8 B per material (its exported `layer_<name>` map) and
+/// 24 B for the exposed-material maps, plus a heightmap's loading
+/// ([`HEIGHTMAP_LOAD_BYTES`] per sample), [`BYTES_PER_STAGE`] per stage, a graph's nodes,
+/// a planet's points and maps, and 64 MiB.
+pub fn estimate_bytes_in(recipe: &Recipe, base_dir: &Path) -> u64 {
+    let ((w, h), samples) = world_size(recipe, base_dir);
     let cells = w as u64 * h as u64;
     let stage = recipe
         .stages
         .iter()
         .map(|s| s.kind().bytes_per_cell())
-        .max()
-        .unwrap_or(24);
+        .fold(BASE_BYTES_PER_CELL, u64::max);
     let layers = match &recipe.strata {
         Some(s) => {
             let count = s.layers.len() as u64 * s.repeat.max(1) as u64 + 1;
@@ -239,10 +285,14 @@ pub fn estimate_bytes(recipe: &Recipe) -> u64 {
         let width = crate::stages::planet::map_width(p.points as usize) as u64;
         p.points as u64 * Planet::BYTES_PER_POINT + width * (width / 2) * 36
     });
+    let fixed = (recipe.stages.len() as u64)
+        .saturating_mul(BYTES_PER_STAGE)
+        .saturating_add(samples.saturating_mul(HEIGHTMAP_LOAD_BYTES));
     cells
         .saturating_mul(stage + layers)
         .saturating_add(graph)
         .saturating_add(planet)
+        .saturating_add(fixed)
         .saturating_add(64 << 20)
 }
 
@@ -286,12 +336,17 @@ pub fn available_bytes() -> Option<(u64, &'static str)> {
     best
 }
 
-/// `bytes` in GiB, or MiB below 1 GiB.
-fn gib(bytes: u64) -> String {
+/// `bytes` in GiB, MiB below 1 GiB, KiB below 1 MiB and bytes below 1 KiB (`--max-memory
+/// 1` is one byte, not "1 MiB": fuzz finding #39.8).
+pub fn gib(bytes: u64) -> String {
     if bytes >= 1 << 30 {
         format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-    } else {
+    } else if bytes >= 1 << 20 {
         format!("{:.0} MiB", (bytes as f64 / (1u64 << 20) as f64).ceil())
+    } else if bytes >= 1 << 10 {
+        format!("{:.0} KiB", (bytes as f64 / (1u64 << 10) as f64).ceil())
+    } else {
+        format!("{bytes} B")
     }
 }
 
@@ -299,7 +354,13 @@ fn gib(bytes: u64) -> String {
 /// `max` (e.g. the CLI's `--max-memory`) or [`available_bytes`]; the error names `size`
 /// and gives both figures.
 pub fn check_memory(recipe: &Recipe, max: Option<u64>) -> Result<()> {
-    let need = estimate_bytes(recipe);
+    check_memory_in(recipe, max, Path::new("."))
+}
+
+/// [`check_memory`] with a heightmap's relative path resolved against `base_dir` (its
+/// own size counts, not the recipe's `size`).
+pub fn check_memory_in(recipe: &Recipe, max: Option<u64>, base_dir: &Path) -> Result<()> {
+    let need = estimate_bytes_in(recipe, base_dir);
     let limit = match (max, available_bytes()) {
         (Some(m), Some((a, from))) if a < m => Some((a, from)),
         (Some(m), _) => Some((m, "--max-memory")),
@@ -343,8 +404,34 @@ pub fn check_memory(recipe: &Recipe, max: Option<u64>) -> Result<()> {
                 ));
             }
         }
-        let (w, h) = recipe.size;
+        let ((w, h), samples) = world_size(recipe, base_dir);
         let per_cell = (need - (64 << 20)) / (w as u64 * h as u64).max(1);
+        let stages = recipe.stages.len() as u64 * BYTES_PER_STAGE;
+        if stages as f64 > 0.5 * need as f64 {
+            return Err(OrogenError::invalid(
+                "stages",
+                format!(
+                    "{} stages need about {} ({BYTES_PER_STAGE} B per stage, with the whole \
+                     recipe in bake.json), more than the {} of {from}; use fewer stages (a \
+                     stage's iterations, or a TimeLoop)",
+                    recipe.stages.len(),
+                    gib(need),
+                    gib(limit)
+                ),
+            ));
+        }
+        if samples > 0 {
+            return Err(OrogenError::invalid(
+                "terrain.Heightmap.path",
+                format!(
+                    "a {w}x{h} heightmap bake needs about {} ({per_cell} B per cell), more than \
+                     the {} of {from}; use a smaller image (or `fit: Resample` to a smaller \
+                     size)",
+                    gib(need),
+                    gib(limit)
+                ),
+            ));
+        }
         return Err(OrogenError::invalid(
             "size",
             format!(
@@ -368,7 +455,7 @@ pub fn run_recipe(
 ) -> Result<RunOutput> {
     let start = Instant::now();
     recipe.validate()?;
-    check_memory(recipe, None)?;
+    check_memory_in(recipe, None, base_dir)?;
     let mut world = initial_world_observed(recipe, base_dir, cancel, observer)?;
     let start_height = recipe
         .outputs
@@ -418,7 +505,41 @@ pub fn run_recipe(
         );
     }
     world.export_layers();
+    check_finite_at_end(recipe, &world)?;
     Ok(RunOutput { world, timings })
+}
+
+/// Fails when a map made after the stages is not finite: a Graph domain's surface (drawn
+/// from the eroded graph), the river curves carved into the heights, an exported state and
+/// the layer maps (each material's thickness summed over its layers). Each stage's own
+/// values are checked as it ends ([`run_stages`]); these came later and slipped past (fuzz
+/// finding #39.2). The message names the map and the recipe field that led there.
+fn check_finite_at_end(recipe: &Recipe, world: &World) -> Result<()> {
+    let Some((what, cell, value)) = world.first_non_finite() else {
+        return Ok(());
+    };
+    let grid = world.grid();
+    let (x, y) = (cell % grid.width.max(1), cell / grid.width.max(1));
+    let from = if what.starts_with(crate::world::names::LAYER_PREFIX) {
+        "strata.layers (thickness × strata.repeat)".to_string()
+    } else if let Domain::Graph(g) = &recipe.domain {
+        let surface = match &g.surface {
+            crate::stages::domain::Surface::Gaussian { .. } => "Gaussian",
+            crate::stages::domain::Surface::Phong { .. } => "Phong",
+            crate::stages::domain::Surface::Primitives(_) => "Primitives",
+        };
+        format!("domain.Graph.surface.{surface}, drawing the eroded graph")
+    } else if recipe.river_curves.is_some() {
+        "river_curves".to_string()
+    } else {
+        "the recipe's outputs".to_string()
+    };
+    Err(OrogenError::Numerical {
+        field: format!("maps[{what:?}]"),
+        reason: format!(
+            "{value} at cell ({x}, {y}) after the stages, from {from}: nothing was written"
+        ),
+    })
 }
 
 /// Maps a live run takes up between two steps (painted in the editor); `None` leaves

@@ -73,7 +73,46 @@ fn check_map_name(name: &str) -> Result<()> {
 /// `dir`, creating it if needed, in one step (see the module doc). Returns the paths
 /// written, in that order.
 pub fn write_maps(world: &World, dir: &Path) -> Result<Vec<PathBuf>> {
+    check_finite_maps(world)?;
     write_folder(world, dir, None)
+}
+
+/// Fails, before anything is written, when a float map to write holds NaN or inf: the
+/// heights and every scalar and vector map, the layer maps included (the runner checks
+/// them too, naming the recipe fields; this is the writer's own guard, so no caller can
+/// write a non-finite map with success: fuzz finding #39.2). The error names the file.
+fn check_finite_maps(world: &World) -> Result<()> {
+    let grid = world.grid();
+    let fail = |file: String, i: usize, v: f32| {
+        let (x, y) = (i % grid.width.max(1), i / grid.width.max(1));
+        Err(OrogenError::Numerical {
+            field: file,
+            reason: format!("has {v} at cell ({x}, {y}); a map with NaN or inf is not written"),
+        })
+    };
+    if let Some(i) = world.height.data.iter().position(|v| !v.is_finite()) {
+        return fail(format!("{}.exr", names::HEIGHT), i, world.height.data[i]);
+    }
+    for (name, map) in &world.maps {
+        let found = match map {
+            MapData::Scalar(m) => m
+                .data
+                .iter()
+                .position(|v| !v.is_finite())
+                .map(|i| (i, m.data[i])),
+            MapData::Vector(m) => m
+                .data
+                .iter()
+                .flatten()
+                .position(|v| !v.is_finite())
+                .map(|i| (i / 2, m.data[i / 2][i % 2])),
+            _ => None,
+        };
+        if let Some((i, v)) = found {
+            return fail(format!("{name}.exr"), i, v);
+        }
+    }
+    Ok(())
 }
 
 /// [`write_maps`] plus `bake.json` (see [`bake_json`]), all in one step: what
@@ -123,6 +162,7 @@ pub fn write_bake_target(
     timings: &[StageTiming],
     recipe_path: Option<&Path>,
 ) -> Result<Vec<PathBuf>> {
+    check_finite_maps(world)?;
     let text =
         bake_info(recipe, world, timings, recipe_path, target == Target::Maps).map_err(|e| {
             OrogenError::bad_file(

@@ -307,6 +307,22 @@ impl NoiseParams {
         Ok(())
     }
 
+    /// [`NoiseParams::validate`], and that the finest octave fits `grid`'s extent; errors
+    /// name `{field}.wavelength` (the recipe checks every noise of a recipe so, with its
+    /// full path: a tiny wavelength anywhere was reported as `noise.octaves`, fuzz finding
+    /// #39.8).
+    pub fn validate_on(&self, field: &str, grid: Grid) -> Result<()> {
+        self.validate(field)?;
+        if matches!(self.basis, NoiseBasis::FastNoiseLite(_)) {
+            return Ok(());
+        }
+        let (ex, ey) = (
+            grid.width as f64 * grid.dx() as f64,
+            grid.height as f64 * grid.dy() as f64,
+        );
+        check_reach(&Sampler::new(self, 0), self, field, ex, ey)
+    }
+
     /// Amplitude of octave `i`, metres.
     fn octave_amplitude(&self, i: u32) -> f64 {
         self.amplitude as f64 * (self.persistence as f64).powi(i as i32)
@@ -700,6 +716,32 @@ pub fn generate(params: &NoiseParams, grid: Grid, seed: u64) -> Result<Heightfie
     generate_cancellable(params, grid, seed, &AtomicBool::new(false))
 }
 
+/// Fails when `sampler`'s finest octave reaches noise coordinates beyond
+/// [`MAX_NOISE_COORD`] over an `ex` × `ey` m extent; names `{field}.wavelength`.
+fn check_reach(
+    sampler: &Sampler,
+    params: &NoiseParams,
+    field: &str,
+    ex: f64,
+    ey: f64,
+) -> Result<()> {
+    let reach = sampler.max_coord(ex, ey);
+    if reach.is_nan() || reach > MAX_NOISE_COORD {
+        return Err(OrogenError::invalid(
+            format!("{field}.wavelength"),
+            format!(
+                "{} m is too short for {} octaves (lacunarity {}) over a {ex} m x {ey} m \
+                 extent: noise coordinates reach {reach:.3e}, limit {MAX_NOISE_COORD:.0e}; raise \
+                 the wavelength, or lower octaves or lacunarity",
+                crate::error::fmt_num(params.wavelength as f64),
+                params.octaves,
+                params.lacunarity
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// [`generate`], giving up with [`OrogenError::Cancelled`] soon after `cancel` is set (each
 /// row looks at it before it starts), so a large terrain does not hold up a cancelled run.
 pub fn generate_cancellable(
@@ -728,17 +770,7 @@ fn generate_at(
     // Cells are `dx × dy` metres (equal for square cells).
     let (csx, csy) = (grid.dx() as f64, grid.dy() as f64);
     let (ex, ey) = (grid.width as f64 * csx, grid.height as f64 * csy);
-    let reach = sampler.max_coord(ex, ey);
-    if reach.is_nan() || reach > MAX_NOISE_COORD {
-        return Err(OrogenError::invalid(
-            "noise.octaves",
-            format!(
-                "the finest octave is too fine for a {ex} m x {ey} m extent (noise coordinates \
-                 reach {reach:.3e}, limit {MAX_NOISE_COORD:.0e}): lower octaves or lacunarity, or \
-                 raise wavelength"
-            ),
-        ));
-    }
+    check_reach(&sampler, params, "noise", ex, ey)?;
     let faults = params
         .faults
         .as_ref()

@@ -260,6 +260,36 @@ impl HeightmapSource {
         Ok((format, map))
     }
 
+    /// `(width, height)` in samples, from the file's header only (or `raw_size`): what the
+    /// memory estimate needs before anything is read.
+    pub fn dimensions(&self, base_dir: &Path) -> Result<(usize, usize)> {
+        let format = self.resolved_format("terrain.Heightmap")?;
+        let path = super::files::resolve_path(base_dir, &self.path);
+        match format {
+            Format::Exr => {
+                super::files::check_regular_file(&path)?;
+                let meta = ::exr::meta::MetaData::read_from_file(&path, false).map_err(|e| {
+                    OrogenError::bad_file(&path, format!("cannot read EXR header: {e}"))
+                })?;
+                let header = meta
+                    .headers
+                    .first()
+                    .ok_or_else(|| OrogenError::bad_file(&path, "has no image layer"))?;
+                Ok((header.layer_size.width(), header.layer_size.height()))
+            }
+            Format::Png16 => {
+                let (w, h) = super::gray::image_dimensions(&path)?;
+                Ok((w as usize, h as usize))
+            }
+            Format::R16 | Format::RawF32 => self
+                .raw_size
+                .map(|(w, h)| (w as usize, h as usize))
+                .ok_or_else(|| {
+                    OrogenError::invalid("terrain.Heightmap.raw_size", "is required for raw files")
+                }),
+        }
+    }
+
     /// True when `nodata` is NaN: NaN samples are nodata, not errors.
     fn nan_is_nodata(&self) -> bool {
         self.nodata.is_some_and(f32::is_nan)

@@ -278,6 +278,7 @@ impl Recipe {
         for (i, stage) in self.stages.iter().enumerate() {
             stage.validate(&format!("stages[{i}]"))?;
         }
+        self.validate_noises(grid)?;
         for (i, name) in self.outputs.iter().enumerate() {
             if !crate::state::SimState::OUTPUTS.contains(&name.as_str()) && name != EROSION {
                 return Err(OrogenError::invalid(
@@ -310,6 +311,26 @@ impl Recipe {
                          Thermal, Hydrology and TimeLoops of them",
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every noise of the recipe (terrain, uplift, a stage's sources, strata
+    /// thicknesses) against the grid's extent: its finest octave must fit (see
+    /// [`NoiseParams::validate_on`]). The error names the noise's full path,
+    /// `uplift.Noise.noise.wavelength`.
+    fn validate_noises(&self, grid: Grid) -> Result<()> {
+        let Ok(tree) = serde_json::to_value(self) else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        noise_fields(&tree, String::new(), &mut found);
+        for (field, value) in found {
+            if let Ok(noise) =
+                serde_json::from_value::<crate::generators::noise::NoiseParams>(value.clone())
+            {
+                noise.validate_on(&field, grid)?;
             }
         }
         Ok(())
@@ -369,6 +390,39 @@ impl Recipe {
 
 /// Every `path` field of `value` with a text value, as `(field, path)`, fields named from
 /// `prefix` the way validation names them (`stages[1].Thermal.talus`).
+/// The objects under `value` shaped like a noise's parameters (octaves, wavelength,
+/// lacunarity and persistence), with their paths.
+fn noise_fields<'a>(
+    value: &'a serde_json::Value,
+    prefix: String,
+    out: &mut Vec<(String, &'a serde_json::Value)>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if ["octaves", "wavelength", "lacunarity", "persistence"]
+                .iter()
+                .all(|k| map.contains_key(*k))
+            {
+                out.push((prefix.clone(), value));
+            }
+            for (key, v) in map {
+                let sub = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                noise_fields(v, sub, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                noise_fields(v, format!("{prefix}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn file_fields(value: &serde_json::Value, prefix: String, out: &mut Vec<(String, String)>) {
     let join = |key: &str| {
         if prefix.is_empty() {

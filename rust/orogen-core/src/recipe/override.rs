@@ -214,6 +214,15 @@ impl RonParser<'_> {
                     ("Some", Some(mut items)) if items.len() == 1 && items[0].0.is_none() => {
                         Ok(items.remove(0).1)
                     }
+                    // `Fill()`: a struct variant with every field at its default. serde
+                    // reads a struct variant from an object only (an empty list was refused,
+                    // though the same text is valid in a recipe file: fuzz finding #39.7);
+                    // a newtype variant of a struct reads `{}` as well.
+                    (_, Some(items)) if items.is_empty() => {
+                        let mut map = serde_json::Map::new();
+                        map.insert(name, Json::Object(serde_json::Map::new()));
+                        Ok(Json::Object(map))
+                    }
                     (_, Some(items)) => {
                         let mut map = serde_json::Map::new();
                         map.insert(name, Self::group(items));
@@ -471,6 +480,14 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
             }
             *node = Json::String("None".into());
             serde_json::from_value(tree).map_err(|e| err(e.to_string()))
+        }
+        // `Fill` where the variant has fields: RON needs `Fill()` there too.
+        Err(e) if matches!(&given, Json::String(_)) && e.to_string().contains("unit variant") => {
+            let name = value.trim();
+            Err(err(format!(
+                "`{name}` has fields: write `{name}()` for their defaults, or \
+                 `{name}(field: value, …)` ({e})"
+            )))
         }
         Err(e) => Err(err(e.to_string())),
     }

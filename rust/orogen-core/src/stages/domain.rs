@@ -189,7 +189,25 @@ impl GraphDomain {
             Surface::Phong { alpha } => {
                 check_range(&format!("{field}.surface.alpha"), *alpha as f64, 0.0, 1.0)?
             }
-            Surface::Primitives(p) => p.validate(&format!("{field}.surface.Primitives"))?,
+            Surface::Primitives(p) => {
+                let name = format!("{field}.surface.Primitives");
+                p.validate(&name)?;
+                // The detail noise's finest octave is a quarter of its wavelength; below a
+                // cell it only aliases, and a tiny one overflowed the noise's lattice
+                // (NaN or -inf written with exit 0: fuzz finding #39.2).
+                let cell = grid.dx().min(grid.dy()) as f64;
+                let wl = p.detail_wavelength as f64;
+                if wl > 0.0 && wl < cell {
+                    return Err(OrogenError::invalid(
+                        format!("{name}.detail_wavelength"),
+                        format!(
+                            "{} m is shorter than a cell ({cell} m): at least {cell} m, or 0 \
+                             for twice the node spacing",
+                            crate::error::fmt_num(wl)
+                        ),
+                    ));
+                }
+            }
         }
         self.rivers.validate(&format!("{field}.rivers"))
     }
@@ -265,12 +283,23 @@ impl GraphDomain {
             water_level: &maps.water_surface,
         };
         let reaches = extract_rivers(&surface, &self.rivers)?;
+        // The rasterisers name their own parameters (`sigma`); say where they sit.
+        let surface_field = |e: OrogenError| match e {
+            OrogenError::InvalidParameter { field, reason } if !field.starts_with("domain") => {
+                OrogenError::InvalidParameter {
+                    field: format!("domain.Graph.surface.{field}"),
+                    reason,
+                }
+            }
+            e => e,
+        };
         let heights = match &self.surface {
             Surface::Gaussian { sigma } => gaussian::gaussian(
                 &surface,
                 grid,
                 if *sigma > 0.0 { *sigma } else { self.spacing },
-            )?,
+            )
+            .map_err(surface_field)?,
             Surface::Phong { alpha } => phong::phong(&surface, grid, *alpha)?,
             Surface::Primitives(p) => {
                 primitives(&surface, &reaches, grid, p, world.seed ^ GRAPH_SEED)?

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_finite, check_range, OrogenError, Result};
+use crate::error::{check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::generators::noise::{NoiseKind, NoiseParams};
 use crate::schema::{FieldInfo, FieldKind};
@@ -106,7 +106,7 @@ impl Material {
             &format!("{field}.erodibility"),
             self.erodibility as f64,
             0.0,
-            1e6,
+            MAX_ERODIBILITY,
         )
     }
 }
@@ -122,9 +122,19 @@ const fn field(
     FieldInfo::new(name, unit, min, max, kind, doc)
 }
 
+/// Largest material erodibility factor (× the stage's `k`), what `orogen materials` lists.
+pub const MAX_ERODIBILITY: f64 = 10.0;
+
+/// Deepest the strata's layers reach in all, metres: the sum over `layers × repeat` of each
+/// layer's largest thickness. Deeper columns overflow the 32-bit floats of the layer maps
+/// (`Constant(1e38)` repeated 10 times wrote inf into `layer_shale.exr`, fuzz finding #39.2).
+pub const MAX_STRATA_DEPTH: f64 = 1e7;
+
+/// Range of `strata.top`, metres (what `orogen materials` lists).
+pub const STRATA_TOP_RANGE: (f64, f64) = (-10000.0, 10000.0);
+
 /// The fields of a [`Material`], in recipe order, for editors: the ranges are what
-/// [`Material::validate`] accepts, except erodibility's, which is a sensible slider range
-/// (any finite value ≥ 0 is accepted).
+/// [`Material::validate`] accepts.
 pub const MATERIAL_FIELDS: &[FieldInfo] = &[
     field(
         "name",
@@ -189,8 +199,8 @@ pub const STRATA_FIELDS: &[FieldInfo] = &[
     field(
         "top",
         "m",
-        -1000.0,
-        10000.0,
+        STRATA_TOP_RANGE.0,
+        STRATA_TOP_RANGE.1,
         FieldKind::OptionalNumber,
         "Height of the top of the first layer at the map centre, metres; left out: the highest point of the initial terrain.",
     ),
@@ -449,6 +459,47 @@ pub fn validate(materials: &[Material], strata: &Strata) -> Result<()> {
         known(format!("{f}.material"), &s.material)?;
         s.thickness
             .validate_non_negative(&format!("{f}.thickness"))?;
+        if let ScalarSource::Noise { min, max, .. } = &s.thickness {
+            if min > max {
+                return Err(OrogenError::invalid(
+                    format!("{f}.thickness.Noise"),
+                    format!("min ({min} m) is above max ({max} m)"),
+                ));
+            }
+        }
+    }
+    // The deepest the layers can reach: each layer's largest thickness, `repeat` times.
+    let deepest = |s: &Stratum| -> f64 {
+        match &s.thickness {
+            ScalarSource::Constant(v) => *v as f64,
+            ScalarSource::Image { min, max, .. } | ScalarSource::Noise { min, max, .. } => {
+                min.max(*max) as f64
+            }
+            ScalarSource::Values(map) => map.data.iter().fold(0.0f32, |a, b| a.max(*b)) as f64,
+            ScalarSource::Planet(_) => 0.0,
+        }
+    };
+    let depth: f64 = strata.layers.iter().map(deepest).sum::<f64>()
+        * strata.repeat.min(MAX_LAYERS as u32) as f64;
+    if depth.is_nan() || depth > MAX_STRATA_DEPTH {
+        let (k, thickest) = strata
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (k, deepest(s)))
+            .fold((0, f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
+        return Err(OrogenError::invalid(
+            format!("strata.layers[{k}].thickness"),
+            format!(
+                "up to {} m, with {} layers × {} repeats the strata reach {} m deep; at most {} m \
+                 in all (lower the thicknesses or strata.repeat)",
+                crate::error::fmt_num(thickest),
+                strata.layers.len(),
+                strata.repeat,
+                crate::error::fmt_num(depth),
+                crate::error::fmt_num(MAX_STRATA_DEPTH)
+            ),
+        ));
     }
     if strata.repeat == 0 || strata.layers.len() * strata.repeat as usize + 1 > MAX_LAYERS {
         return Err(OrogenError::invalid(
@@ -462,7 +513,12 @@ pub fn validate(materials: &[Material], strata: &Strata) -> Result<()> {
         ));
     }
     if let Some(top) = strata.top {
-        check_finite("strata.top", top as f64)?;
+        check_range(
+            "strata.top",
+            top as f64,
+            STRATA_TOP_RANGE.0,
+            STRATA_TOP_RANGE.1,
+        )?;
     }
     let dip = strata.dip_deg as f64;
     if !(dip.is_finite() && (0.0..60.0).contains(&dip)) {
@@ -471,7 +527,7 @@ pub fn validate(materials: &[Material], strata: &Strata) -> Result<()> {
             format!("must be within [0, 60) degrees, got {}", strata.dip_deg),
         ));
     }
-    check_finite("strata.strike_deg", strata.strike_deg as f64)?;
+    check_range("strata.strike_deg", strata.strike_deg as f64, 0.0, 360.0)?;
     if let Some(w) = &strata.warp {
         check_range("strata.warp.amplitude", w.amplitude as f64, 0.0, 1e5)?;
         crate::error::check_positive("strata.warp.wavelength", w.wavelength as f64)?;
@@ -580,7 +636,7 @@ pub fn build_cancellable(
         thickness_maps.push(t.data);
     }
     for _ in 0..strata.repeat {
-        for (s, t) in strata.layers.iter().zip(&thickness_maps) {
+        for (j, (s, t)) in strata.layers.iter().zip(&thickness_maps).enumerate() {
             let mut thick = vec![0.0f32; n];
             for i in 0..n {
                 let lower = upper[i] - t[i].max(0.0) as f64;
@@ -588,6 +644,19 @@ pub fn build_cancellable(
                 let h = surface[i] as f64;
                 thick[i] = (upper[i].min(h) - lower).max(0.0) as f32;
                 upper[i] = lower;
+            }
+            // Named as the recipe names it, not as the layer stack does (`layers["shale"]`:
+            // fuzz finding #39.8).
+            if let Some(i) = thick.iter().position(|v| !v.is_finite()) {
+                return Err(OrogenError::invalid(
+                    format!("strata.layers[{j}].thickness"),
+                    format!(
+                        "gives a layer {} m thick at cell ({}, {}): beyond 32-bit floats",
+                        thick[i],
+                        i % grid.width.max(1),
+                        i / grid.width.max(1)
+                    ),
+                ));
             }
             layers.push((s.material.clone(), thick));
             mats.push(world_material(&s.material));

@@ -92,3 +92,194 @@ fn planet_steps_are_bounded_and_the_planet_reports_progress() {
         "{seen:?}"
     );
 }
+
+/// #39.2: `Primitives(detail_wavelength: 1e-30)` on `graph` overflowed the detail noise's
+/// lattice and wrote NaN or -inf with exit 0; a wavelength under a cell is refused by name.
+#[test]
+fn a_detail_wavelength_under_a_cell_is_refused_by_name() {
+    let recipe = |wl: &str| {
+        format!(
+            "(size: (65, 65), cell_size: 100.0, seed: 1, \
+             domain: Graph(spacing: 600.0, surface: Primitives(detail_wavelength: {wl})), \
+             terrain: Noise(kind: Fbm, octaves: 3, wavelength: 3000.0, amplitude: 50.0), \
+             stages: [StreamPower(iterations: 2)])"
+        )
+    };
+    let msg = run_error(&recipe("1e-30")).expect("refused");
+    assert!(
+        msg.contains("domain.Graph.surface.Primitives.detail_wavelength") && msg.contains("100"),
+        "{msg}"
+    );
+    assert!(run_error(&recipe("99.0")).is_some());
+    // One cell is enough, and 0 is the default.
+    assert_eq!(run_error(&recipe("100.0")), None);
+    assert_eq!(run_error(&recipe("0.0")), None);
+}
+
+/// #39.2: a strata thickness of `Constant(1e38)` with `repeat: 10` summed to inf in
+/// `layer_shale.exr` (each layer finite, the material's total not); the strata's depth is
+/// bounded and the error names the layer.
+#[test]
+fn strata_too_deep_for_floats_are_refused_by_name() {
+    let recipe = |thickness: &str, repeat: u32| {
+        format!(
+            "(size: (33, 33), cell_size: 100.0, seed: 1, terrain: Flat(0.0), \
+             strata: (layers: [(material: \"sandstone\", thickness: Constant(10.0)), \
+             (material: \"shale\", thickness: {thickness})], repeat: {repeat}), \
+             stages: [LayeredThermal(iterations: 1)])"
+        )
+    };
+    let msg = run_error(&recipe("Constant(1e38)", 10)).expect("refused");
+    assert!(
+        msg.contains("strata.layers[1].thickness") && msg.contains("1e7"),
+        "{msg}"
+    );
+    let msg = run_error(&recipe(
+        "Noise(noise: (wavelength: 500.0), min: 0.0, max: 3e38)",
+        1,
+    ))
+    .expect("refused");
+    assert!(msg.contains("strata.layers[1].thickness"), "{msg}");
+    // #39.8: min above max was taken.
+    let msg = run_error(&recipe(
+        "Noise(noise: (wavelength: 500.0), min: 20.0, max: 5.0)",
+        1,
+    ))
+    .expect("refused");
+    assert!(
+        msg.contains("strata.layers[1].thickness.Noise") && msg.contains("above max"),
+        "{msg}"
+    );
+    assert_eq!(run_error(&recipe("Constant(400000.0)", 10)), None);
+}
+
+/// #39.2: the writer checks every float map it writes (the heights and each scalar and
+/// vector map, layer maps included) and writes nothing when one is not finite.
+#[test]
+fn a_non_finite_map_is_never_written() {
+    use orogen_core::field::{Field, Grid};
+    use orogen_core::world::{MapData, World};
+    let grid = Grid::new(5, 4, 10.0).unwrap();
+    let height = Field::from_vec(grid, vec![1.0; 20], "test").unwrap();
+    let mut bad = vec![0.5f32; 20];
+    bad[7] = f32::INFINITY;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut world = World::new(height.clone(), 1);
+    world.maps.insert(
+        "layer_shale".into(),
+        MapData::Scalar(Field::from_vec(grid, bad, "test").unwrap()),
+    );
+    let msg = orogen_core::bake::write_maps(&world, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("layer_shale.exr") && msg.contains("inf") && msg.contains("(2, 1)"),
+        "{msg}"
+    );
+    assert!(!out.exists(), "nothing written");
+    let mut world = World::new(height, 1);
+    world.height.data[19] = f32::NAN;
+    let msg = orogen_core::bake::write_maps(&world, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("height.exr") && msg.contains("NaN"), "{msg}");
+    assert!(!out.exists(), "nothing written");
+}
+
+/// #39.7: `--set 'stages[0].lakes=Fill()'` and `domain.surface=Gaussian()` were refused
+/// (an empty list is not a struct variant to serde) though the same text is valid in a
+/// recipe file.
+#[test]
+fn set_takes_a_struct_variant_of_defaults() {
+    use orogen_core::flow::router::SinkMode;
+    use orogen_core::recipe::Stage;
+    let r = Recipe::default_recipe()
+        .apply_override("stages[0].lakes=Fill()")
+        .unwrap();
+    let Stage::StreamPower(p) = &r.stages[0] else {
+        panic!("stage 0 is stream power")
+    };
+    let from_file = Recipe::from_ron_str(
+        "(size: (33, 33), cell_size: 100.0, seed: 1, terrain: Flat(0.0), \
+         stages: [StreamPower(lakes: Fill())])",
+        "test",
+    )
+    .unwrap();
+    let Stage::StreamPower(q) = &from_file.stages[0] else {
+        panic!("stream power")
+    };
+    assert!(matches!(p.lakes, SinkMode::Fill { .. }), "{:?}", p.lakes);
+    assert_eq!(p.lakes, q.lakes);
+    let g = Recipe::built_in("graph")
+        .unwrap()
+        .apply_override("domain.surface=Gaussian()")
+        .unwrap();
+    assert!(
+        matches!(
+            &g.domain,
+            orogen_core::recipe::Domain::Graph(d)
+                if matches!(d.surface, orogen_core::stages::domain::Surface::Gaussian { sigma } if sigma == 0.0)
+        ),
+        "{:?}",
+        g.domain
+    );
+    // A bare name where the variant has fields says how to write it.
+    let msg = Recipe::default_recipe()
+        .apply_override("stages[0].lakes=Fill")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("stages[0].lakes") && msg.contains("`Fill()`"),
+        "{msg}"
+    );
+}
+
+/// #39.8: messages that named the wrong field, or a value in 309 digits.
+#[test]
+fn messages_name_the_field_at_fault() {
+    let base = Recipe::default_recipe()
+        .apply_override("size=(33,33)")
+        .unwrap();
+    let refused = |set: &str| -> String {
+        let r = match base.apply_override(set) {
+            Ok(r) => r,
+            Err(e) => return e.to_string(),
+        };
+        r.validate().expect_err(set).to_string()
+    };
+    // A tiny wavelength, anywhere, is that noise's wavelength (was `noise.octaves`).
+    let msg = refused("terrain.wavelength=1e-30");
+    assert!(msg.contains("`terrain.Noise.wavelength`"), "{msg}");
+    let msg = refused("uplift=Noise(noise: (wavelength: 1e-30), min: 0.0, max: 0.001)");
+    assert!(msg.contains("`uplift.Noise.noise.wavelength`"), "{msg}");
+    let msg = refused("stages[0].k=Noise(noise: (wavelength: 1e-30), min: 0.0, max: 1e-5)");
+    assert!(
+        msg.contains("`stages[0].StreamPower.k.Noise.noise.wavelength`"),
+        "{msg}"
+    );
+    // Ranges `orogen materials` lists are the ranges enforced.
+    let strata = |s: &str| {
+        refused(&format!(
+            "strata=(layers: [(material: \"shale\", thickness: Constant(5.0))], {s})"
+        ))
+    };
+    let msg = strata("top: Some(1e30)");
+    assert!(
+        msg.contains("`strata.top`") && msg.contains("1e30"),
+        "{msg}"
+    );
+    let msg = strata("strike_deg: -1.0");
+    assert!(msg.contains("`strata.strike_deg`"), "{msg}");
+    let msg = refused(
+        "materials=[(name: \"shale\", talus_deg: 30.0, thermal_susceptibility: 0.5, \
+         dissolubility: 0.5, wind_resistance: 0.5, erodibility: 10.0001, colour: (1, 2, 3))]",
+    );
+    assert!(msg.contains("`materials[0].erodibility`"), "{msg}");
+    // f64::MAX in exponent form, not 309 digits.
+    let msg = refused("cell_size=1.7976931348623157e308");
+    assert!(msg.contains("cell_size") && msg.len() < 200, "{msg}");
+    // One byte of --max-memory is one byte, not "1 MiB".
+    assert_eq!(orogen_core::runner::gib(1), "1 B");
+    assert_eq!(orogen_core::runner::gib(1 << 20), "1 MiB");
+}
