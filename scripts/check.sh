@@ -64,6 +64,13 @@ if [ "${OROGEN_SKIP_GODOT:-0}" != "1" ]; then
   record "Godot tests" "${PIPESTATUS[0]}"
   count "$tmp/godot.log"
 
+  # The release packages (issue #40): built from the test-profile build above, the Windows
+  # CLI under Wine against the Linux one, the addon zip in a new Godot project.
+  log "Packages (tests/package/run.sh)"
+  bash tests/package/run.sh 2>&1 | tee "$tmp/package.log"
+  record "package tests" "${PIPESTATUS[0]}"
+  count "$tmp/package.log"
+
   if [ -f tests/godot/editor_test.sh ]; then
     log "Godot editor plugin test (tests/godot/editor_test.sh)"
     bash tests/godot/editor_test.sh 2>&1 | tee "$tmp/editor.log"

@@ -19,40 +19,14 @@ if [[ -x "$ROOT/usr/bin/godot" ]]; then
     exit 0
 fi
 
-# The first non-security Debian mirror this machine's apt already uses.
-find_mirror() {
-    local f uri
-    shopt -s nullglob
-    for f in /etc/apt/sources.list.d/*.sources; do
-        # deb822 stanzas are separated by blank lines; skip stanzas whose suites are security ones.
-        uri=$(awk 'BEGIN { RS = ""; FS = "\n" }
-            {
-                u = ""; s = ""
-                for (i = 1; i <= NF; i++) {
-                    if ($i ~ /^URIs:/)   { u = $i; sub(/^URIs:[ \t]*/, "", u); split(u, a, /[ \t]+/); u = a[1] }
-                    if ($i ~ /^Suites:/) { s = $i }
-                }
-                if (u != "" && s !~ /security/) { print u; exit }
-            }' "$f")
-        if [[ -n "$uri" ]]; then echo "$uri"; return 0; fi
-    done
-    if [[ -f /etc/apt/sources.list ]]; then
-        uri=$(awk '$1 == "deb" {
-                i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-                if ($(i + 1) !~ /security/) { print $i; exit }
-            }' /etc/apt/sources.list)
-        if [[ -n "$uri" ]]; then echo "$uri"; return 0; fi
-    fi
-    return 1
-}
+# shellcheck source=lib/debian-mirror.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-mirror.sh"
 
 MIRROR=$(find_mirror) || { echo "install-godot: no Debian mirror found in the apt configuration" >&2; exit 1; }
 
 if ! command -v debootstrap >/dev/null 2>&1; then
     echo "install-godot: installing debootstrap"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq debootstrap >/dev/null
+    apt_install debootstrap
 fi
 
 mkdir -p "$(dirname "$ROOT")"

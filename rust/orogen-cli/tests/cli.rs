@@ -1022,3 +1022,26 @@ fn fuzz_findings_39_fail_before_writing_and_keep_the_earlier_bake() {
         "mine"
     );
 }
+
+/// `orogen --version` prints the workspace's version (`[workspace.package]` in the root
+/// `Cargo.toml`), the one `scripts/package.sh` names the packages after.
+#[test]
+fn version_is_the_workspaces() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    let manifest = std::fs::read_to_string(manifest).unwrap();
+    let table = manifest
+        .split("[workspace.package]")
+        .nth(1)
+        .expect("the root Cargo.toml has a [workspace.package] table");
+    let version = table
+        .lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.trim().strip_prefix("version = "))
+        .expect("[workspace.package] has a version")
+        .trim_matches('"');
+    let tmp = tempfile::tempdir().unwrap();
+    let o = orogen(tmp.path(), &["--version"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(printed.trim_end(), format!("orogen {version}"));
+}

@@ -8,6 +8,9 @@
 //! from /proc/self/stat) divided by the thread count: the wall time the step would take
 //! with the cores to itself, if it parallelised perfectly.
 
+// The bench's terrain uses the platform's maths; the core uses orogen_core::math.
+#![allow(clippy::disallowed_methods)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

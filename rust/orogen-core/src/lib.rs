@@ -3,7 +3,7 @@
 //! Layers, each importing only those below it (checked by `tests/integration/architecture.rs`;
 //! drawn in `docs/architecture.md`):
 //! 1. vocabulary: [`error`], [`field`] (grid and maps), [`schema`] (parameter docs),
-//!    [`values`] (per-node inputs), [`neighbourhood`] (grid, graph, outlets), [`mesh`]
+//!    [`values`] (per-node inputs), [`math`] (one maths library on every platform), [`neighbourhood`] (grid, graph, outlets), [`mesh`]
 //!    (graphs from points), [`state`] (layered terrain, simulation state);
 //! 2. processes over plain data: [`flow`] (routing, lakes, hydrology), [`eroders`]
 //!    (stream power, thermal), [`edit`] (brushes), [`generators`] (noise, faults), [`io`] (file formats), [`rasterise`] (graph to
@@ -22,6 +22,7 @@ pub mod field;
 pub mod flow;
 pub mod generators;
 pub mod io;
+pub mod math;
 pub mod mesh;
 pub mod neighbourhood;
 pub mod planet;

@@ -108,7 +108,7 @@ fn the_estimate_bounds_each_stage_kinds_peak() {
     let dir = tempfile::tempdir().unwrap();
     let grid = orogen_core::field::Grid::new(513, 385, 100.0).unwrap();
     let heights: Vec<f32> = (0..grid.len())
-        .map(|i| ((i % 513) as f32 * 0.05).sin() * 40.0 + (i / 513) as f32 * 0.3)
+        .map(|i| orogen_core::math::sin((i % 513) as f32 * 0.05) * 40.0 + (i / 513) as f32 * 0.3)
         .collect();
     let map = orogen_core::field::Field::from_vec(grid, heights, "test").unwrap();
     orogen_core::io::png16::write_png16(&dir.path().join("dem.png"), &map).unwrap();

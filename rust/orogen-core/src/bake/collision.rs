@@ -109,6 +109,7 @@ fn collision_samples(height: &Heightfield) -> CollisionSamples {
 mod tests {
     use super::*;
     use crate::field::Grid;
+    use crate::math;
 
     /// A plane over non-square cells: the collision samples lie on the same plane wherever
     /// they fall inside the terrain, cover its extent to half a sample, and square cells
@@ -173,7 +174,7 @@ mod tests {
         for (w, h) in [(2, 2), (3, 700), (257, 257), (258, 513), (1025, 300)] {
             let grid = Grid::new(w, h, 2.0).unwrap();
             let data = (0..grid.len())
-                .map(|n| (n as f32 * 0.37).sin() * 50.0)
+                .map(|n| math::sin(n as f32 * 0.37) * 50.0)
                 .collect();
             let field = Heightfield::from_vec(grid, data, "noise").unwrap();
             let whole = collision_samples(&field);

@@ -16,6 +16,7 @@
 //! are one cell wide (the shader widens them where a pixel covers more than a cell) and the
 //! patches' finest octave is faded out as the shader fades it for a pixel one cell wide.
 
+use crate::math;
 use rayon::prelude::*;
 
 use crate::edit::ground_paint::{GroundPaint, LAYERS};
@@ -328,7 +329,7 @@ pub fn automatic_weights(inputs: &GroundInputs<'_>, params: &GroundParams) -> Ve
 /// ln(1 + the largest drainage) of `inputs`, the wetness's scale (1 without drainage).
 pub fn drainage_log_max(inputs: &GroundInputs<'_>) -> f32 {
     inputs.drainage.map_or(1.0, |d| {
-        (1.0 + crate::field::finite_min_max(d).1.max(0.0)).ln()
+        math::ln(1.0 + crate::field::finite_min_max(d).1.max(0.0))
     })
 }
 
@@ -463,11 +464,11 @@ fn cell_weights(
     let n = n.map(|v| v / len);
     let r = 0.5;
     let cell = dx.max(dy);
-    let slope_deg = n[1].clamp(0.0, 1.0).acos().to_degrees();
+    let slope_deg = math::acos(n[1].clamp(0.0, 1.0)).to_degrees();
     let curv = (hw + he + hn + hs - 4.0 * hc) / (4.0 * cell);
     let d = match inputs.drainage {
         Some(dr) => {
-            let ld = |cx: f32, cy: f32| (1.0 + bilinear(dr, w, h, cx, cy).max(0.0)).ln();
+            let ld = |cx: f32, cy: f32| math::ln(1.0 + bilinear(dr, w, h, cx, cy).max(0.0));
             0.25 * (ld(x - r, y - r) + ld(x + r, y - r) + ld(x - r, y + r) + ld(x + r, y + r))
                 / log_max.max(1.0e-6)
         }

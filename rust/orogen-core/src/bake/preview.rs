@@ -5,6 +5,7 @@
 //! browns, greys, white peaks. Cells with `lake_depth > 0` or on the `rivers` mask
 //! are drawn as water.
 
+use crate::math;
 use image::RgbImage;
 use rayon::prelude::*;
 
@@ -56,7 +57,11 @@ pub fn tint(t: f32) -> [f32; 3] {
 fn light_direction() -> [f32; 3] {
     let zen = (90.0 - ALTITUDE_DEG).to_radians();
     let az = AZIMUTH_DEG.to_radians();
-    [az.sin() * zen.sin(), -az.cos() * zen.sin(), zen.cos()]
+    [
+        math::sin(az) * math::sin(zen),
+        -math::cos(az) * math::sin(zen),
+        math::cos(zen),
+    ]
 }
 
 /// Lambertian shade in `[0, 1]` of cell `(x, y)`, with the slope from central

@@ -20,6 +20,7 @@
 use crate::bake::ground_weights::{drainage_log_max, shown_weights_at, Ground, GroundInputs};
 use crate::edit::ground_paint::LAYERS;
 use crate::field::Grid;
+use crate::math;
 
 /// How a terrain's edge is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,7 +288,7 @@ pub fn skirt_with(
     let cell = dx.max(dy);
     let far = extent * REACH_EXTENTS;
     let mut dists = vec![-OVERLAP_CELLS * cell, 0.0];
-    let ratio = (far / cell).powf(1.0 / (RINGS - 1) as f32);
+    let ratio = math::powf(far / cell, 1.0 / (RINGS - 1) as f32);
     let mut d = cell;
     for _ in 0..RINGS {
         dists.push(d);
@@ -418,7 +419,7 @@ mod tests {
         let h = (0..65 * 49)
             .map(|i| {
                 let (x, y) = ((i % 65) as f32, (i / 65) as f32);
-                300.0 + 200.0 * (x / 9.0).sin() * (y / 7.0).cos()
+                300.0 + 200.0 * math::sin(x / 9.0) * math::cos(y / 7.0)
             })
             .collect();
         (grid, h)

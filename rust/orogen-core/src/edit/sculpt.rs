@@ -84,13 +84,14 @@ impl Brush {
 mod tests {
     use super::*;
     use crate::field::{Grid, ScalarMap};
+    use crate::math;
 
     fn hills(w: usize, h: usize) -> ScalarMap {
         let mut m = ScalarMap::filled(Grid::new(w, h, 10.0).unwrap(), 0.0);
         for y in 0..h {
             for x in 0..w {
                 m.data[y * w + x] =
-                    50.0 + 20.0 * ((x as f32) * 0.7).sin() * ((y as f32) * 0.45).cos();
+                    50.0 + 20.0 * math::sin((x as f32) * 0.7) * math::cos((y as f32) * 0.45);
             }
         }
         m

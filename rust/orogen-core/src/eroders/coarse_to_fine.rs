@@ -237,6 +237,7 @@ pub fn roughen(up: &mut [f32], grid: Grid, spacing: f32, noise: &[f32], strength
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math;
 
     fn grid(w: usize, h: usize) -> Grid {
         Grid::with_cells(w, h, 10.0, 20.0).unwrap()
@@ -344,7 +345,7 @@ mod tests {
             .map(|i| {
                 let (x, y) = coarse.coords(i);
                 let r2 = (x as f32 - 4.0).powi(2) + (y as f32 - 4.0).powi(2);
-                10.0 * (-r2 / 6.0).exp()
+                10.0 * math::exp(-r2 / 6.0)
             })
             .collect();
         let up = prolong(&data, coarse, fine, 4);
@@ -363,7 +364,7 @@ mod tests {
         let fine = grid(129, 97);
         let coarse = coarse_grid(fine, 2).unwrap();
         let start: Vec<f32> = (0..fine.len())
-            .map(|i| ((i as f32 * 0.37).sin() * 10.0).round() / 4.0)
+            .map(|i| (math::sin(i as f32 * 0.37) * 10.0).round() / 4.0)
             .collect();
         let coarser = restrict(&start, fine, coarse, 2);
         let d = detail(&start, fine, &coarser, coarse);

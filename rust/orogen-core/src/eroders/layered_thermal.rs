@@ -53,6 +53,7 @@
 //! Each cell's drop T is kept beside its material index so the neighbour loops need no
 //! table lookup.
 
+use crate::math;
 use rayon::prelude::*;
 
 use crate::error::{check_range, OrogenError, Result};
@@ -262,7 +263,7 @@ impl LayeredThermal {
         // diagonal one) and rate·0.5·D.
         let drop: Vec<f32> = materials
             .iter()
-            .map(|m| (l * (m.talus_deg as f64).to_radians().tan()) as f32)
+            .map(|m| (l * math::tan((m.talus_deg as f64).to_radians())) as f32)
             .collect();
         let factor: Vec<f32> = materials
             .iter()

@@ -19,6 +19,7 @@
 //! SPL eroder does the same), so lake floors only rise with uplift until they spill.
 //! With `lakes: Fill(epsilon)` lakes are filled (heights raised) before each step.
 
+use crate::math;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -201,7 +202,7 @@ impl<N: Neighbourhood> StreamPower<N> {
         let k_max = inputs.k.iter().fold(0.0_f32, |a, &b| a.max(b)) as f64;
         let total: f64 = weights.iter().sum();
         let factor_per_year = match nb.shortest_link() {
-            Some(link) => k_max * total.powf(m) / (link as f64).powf(n),
+            Some(link) => k_max * math::powf(total, m) / math::powf(link as f64, n),
             None => 0.0,
         };
         let router = FlowRouter::with_neighbourhood(nb, sea_level)?;
@@ -236,7 +237,7 @@ impl<N: Neighbourhood> StreamPower<N> {
         check_positive(&field, dt)?;
         check_range(&field, dt, 0.0, MAX_DT)?;
         let f_max = self.factor_per_year * dt;
-        let term = f_max * MAX_RELIEF.powf(self.n);
+        let term = f_max * math::powf(MAX_RELIEF, self.n);
         if term.is_nan() || term > MAX_EROSION_TERM {
             return Err(OrogenError::invalid(
                 field,
@@ -446,9 +447,9 @@ fn erosion_factor(k: f32, drainage: f32, dist: f64, m: f64, n: f64, dt: f64) -> 
     } else if m == 1.0 {
         a
     } else {
-        a.powf(m)
+        math::powf(a, m)
     };
-    let dn = if n == 1.0 { dist } else { dist.powf(n) };
+    let dn = if n == 1.0 { dist } else { math::powf(dist, n) };
     k as f64 * am * dt / dn
 }
 
@@ -472,11 +473,11 @@ pub fn solve_drop(d0: f64, f: f64, n: f64) -> Result<f64> {
     }
     // g(d) = d − d0 + F·dⁿ is increasing on (0, ∞). At the root either d ≥ d0/2 or
     // F·dⁿ ≥ d0/2, so it lies in [hi·min(½, ½^(1/n)), hi] with hi = min(d0, (d0/F)^(1/n)).
-    let mut hi = d0.min((d0 / f).powf(1.0 / n));
-    let mut lo = hi * 0.5_f64.min(0.5_f64.powf(1.0 / n));
+    let mut hi = d0.min(math::powf(d0 / f, 1.0 / n));
+    let mut lo = hi * 0.5_f64.min(math::powf(0.5_f64, 1.0 / n));
     let mut d = hi;
     for _ in 0..MAX_NEWTON_ITERATIONS {
-        let dn1 = d.powf(n - 1.0);
+        let dn1 = math::powf(d, n - 1.0);
         let g = d - d0 + f * dn1 * d;
         if g == 0.0 {
             return Ok(d);

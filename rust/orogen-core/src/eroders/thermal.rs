@@ -15,6 +15,7 @@
 //! step, e_max the largest excess of a neighbour over it, so many senders cannot overfill a
 //! pit (the receiver-side twin of Olsen's sender limit) and the scheme does not oscillate.
 
+use crate::math;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -254,7 +255,7 @@ impl<N: Neighbourhood> Thermal<N> {
         if self.params.talus == TalusAngle::Material && !talus_deg.is_empty() {
             let tan: Vec<f32> = talus_deg
                 .iter()
-                .map(|d| (*d as f64).to_radians().tan() as f32)
+                .map(|d| math::tan((*d as f64).to_radians()) as f32)
                 .collect();
             // Without layers every node shows the bottom material.
             let bottom = tan[tan.len() - 1];
@@ -357,18 +358,18 @@ pub fn fill_talus_tangents<N: Neighbourhood>(
 ) {
     match talus {
         TalusAngle::Constant(deg) => {
-            let t = (*deg as f64).to_radians().tan() as f32;
+            let t = math::tan((*deg as f64).to_radians()) as f32;
             out.par_iter_mut().for_each(|v| *v = t);
         }
         TalusAngle::Material => {
             // The exposed material's talus replaces this every step (set_material_talus).
             let deg = crate::state::MaterialProps::default().talus_deg;
-            let t = (deg as f64).to_radians().tan() as f32;
+            let t = math::tan((deg as f64).to_radians()) as f32;
             out.par_iter_mut().for_each(|v| *v = t);
         }
         TalusAngle::Height(h) => {
-            let below = (h.below_deg as f64).to_radians().tan() as f32;
-            let above = (h.above_deg as f64).to_radians().tan() as f32;
+            let below = math::tan((h.below_deg as f64).to_radians()) as f32;
+            let above = math::tan((h.above_deg as f64).to_radians()) as f32;
             out.par_iter_mut()
                 .zip(heights.par_iter())
                 .for_each(|(t, &z)| *t = if z < h.height { below } else { above });
@@ -423,7 +424,7 @@ pub fn fill_talus_tangents<N: Neighbourhood>(
                         mul *= 2.0;
                     }
                     let u = (0.5 + 0.5 * sum / norm).clamp(0.0, 1.0);
-                    *t = (lo + (hi - lo) * u).tan() as f32;
+                    *t = math::tan(lo + (hi - lo) * u) as f32;
                 });
         }
     }
@@ -1066,7 +1067,7 @@ mod tests {
     fn a_stable_slope_does_not_move() {
         // A plane at 20° under a 30° talus: every excess is negative.
         let (w, h, cs) = (20, 12, 5.0);
-        let slope = 20f32.to_radians().tan();
+        let slope = math::tan(20f32.to_radians());
         let mut z: Vec<f32> = (0..w * h).map(|i| (i % w) as f32 * cs * slope).collect();
         let orig = z.clone();
         let tan = talus_tangents(&TalusAngle::Constant(30.0), &z, w, cs, 0);
@@ -1161,13 +1162,13 @@ mod tests {
         // Independent per-cell angles from the final heights.
         let tan: Vec<f32> = z
             .iter()
-            .map(|&v| if v < 60.0 { 15f32 } else { 55f32 }.to_radians().tan())
+            .map(|&v| math::tan(if v < 60.0 { 15f32 } else { 55f32 }.to_radians()))
             .collect();
         assert!(worst_violation(&z, w, cs, &tan) <= tol as f64 + 1e-4);
         assert!(((sum64(&z) - before) / before).abs() < 1e-5);
         // Both regimes occur, and somewhere above the height a slope is steeper than the
         // gentle angle allows (the cliffs the steep angle permits).
-        let gentle = 15f32.to_radians().tan() as f64;
+        let gentle = math::tan(15f32.to_radians()) as f64;
         let mut steep_found = false;
         for y in 0..h {
             for x in 0..w - 1 {
@@ -1192,7 +1193,7 @@ mod tests {
         // Angles within [6°, 54°] and varied.
         let deg: Vec<f64> = tan
             .iter()
-            .map(|t| (*t as f64).atan().to_degrees())
+            .map(|t| math::atan(*t as f64).to_degrees())
             .collect();
         let lo = deg.iter().cloned().fold(f64::MAX, f64::min);
         let hi = deg.iter().cloned().fold(f64::MIN, f64::max);
@@ -1224,7 +1225,7 @@ mod tests {
             0.0,
         ];
         let tan = talus_tangents(&TalusAngle::Noise(NoiseTalus::default()), &z, 3, 1.0e30, 1);
-        let (lo, hi) = (6f64.to_radians().tan(), 54f64.to_radians().tan());
+        let (lo, hi) = (math::tan(6f64.to_radians()), math::tan(54f64.to_radians()));
         for t in tan {
             assert!((t as f64) >= lo - 1e-6 && (t as f64) <= hi + 1e-6, "{t}");
         }
@@ -1279,7 +1280,7 @@ mod tests {
             "the bare soft step exceeds its 20° talus by {excess} m"
         );
         assert!((sum64(&soft) - sum64(&step)).abs() < 1.0, "mass kept");
-        let tan20 = 20f32.to_radians().tan();
+        let tan20 = math::tan(20f32.to_radians());
         let tans = vec![tan20; w * h];
         let worst = worst_violation(&soft, w, cs, &tans);
         assert!(

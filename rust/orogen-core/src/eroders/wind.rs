@@ -49,6 +49,7 @@
 //! sums, so lines walked together never wait on one chain of additions. Mins and maxes
 //! whose other side is never NaN are plain compare-selects ([`min_nn`], [`pos`]).
 
+use crate::math;
 use rayon::prelude::*;
 
 use crate::error::{check_finite, check_range, OrogenError, Result};
@@ -186,7 +187,7 @@ struct Lines {
 impl Lines {
     fn new(grid: Grid, direction_deg: f32) -> Lines {
         let th = (direction_deg as f64).rem_euclid(360.0).to_radians();
-        let (wx, wy) = (th.cos(), th.sin());
+        let (wx, wy) = (math::cos(th), math::sin(th));
         let major_is_x = wx.abs() >= wy.abs();
         let (major, minor, along, across) = if major_is_x {
             (grid.width, grid.height, wx, wy)
@@ -349,8 +350,8 @@ impl Wind {
             surface: Shared(terrain.surface.as_mut_ptr()),
             layers: &layers,
             sus: &sus,
-            fall: (p.fall_angle_deg as f64).to_radians().tan() as f32,
-            talus: (p.wind_talus_deg as f64).to_radians().tan() as f32,
+            fall: math::tan((p.fall_angle_deg as f64).to_radians()) as f32,
+            talus: math::tan((p.wind_talus_deg as f64).to_radians()) as f32,
             e_coef: p.erosion,
             cap: p.capacity as f64,
             k_wind: p.windward_deposition,
@@ -1372,7 +1373,7 @@ mod tests {
             let surface: Vec<f32> = (0..n)
                 .map(|i| {
                     let (x, y) = ((i % w) as f32, (i / w) as f32);
-                    8.0 * ((x * 0.3).sin() + (y * 0.2).cos()) + 3.0 * next() + layers.total(i)
+                    8.0 * (math::sin(x * 0.3) + math::cos(y * 0.2)) + 3.0 * next() + layers.total(i)
                 })
                 .collect();
             let mats: Vec<MaterialProps> = (0..4)

@@ -19,6 +19,7 @@
 //! wraps at `i32::MAX`; the workspace turns the crate's overflow checks off in debug builds so
 //! that Godot's full seed range works there too (`Cargo.toml`, `[profile.dev.package]`).
 
+use crate::math;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fastnoise_lite as fnl;
@@ -397,7 +398,10 @@ impl FastNoiseLiteParams {
             // Each warp octave moves the point by at most a few times the amplitude.
             let gain = (self.domain_warp_fractal_gain as f64).abs().max(1.0);
             let octaves = self.domain_warp_fractal_octaves as f64;
-            p += 4.0 * (self.domain_warp_amplitude as f64).abs() * octaves * gain.powf(octaves);
+            p += 4.0
+                * (self.domain_warp_amplitude as f64).abs()
+                * octaves
+                * math::powf(gain, octaves);
         }
         worst.max(
             p * scale(

@@ -6,6 +6,7 @@
 //! Lines pass through a random point of the extent at a random angle; circles have a random
 //! centre in the extent and a radius between 5 % and 50 % of the extent's longer side.
 
+use crate::math;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -95,8 +96,8 @@ impl FaultSet {
                     Shape::Line {
                         cx,
                         cy,
-                        nx: a.cos(),
-                        ny: a.sin(),
+                        nx: math::cos(a),
+                        ny: math::sin(a),
                     }
                 };
                 (shape, params.offset as f64 * (n - i as f64) / n)
@@ -115,7 +116,7 @@ impl FaultSet {
         for &(shape, d) in &self.faults {
             let s = match shape {
                 Shape::Line { cx, cy, nx, ny } => (x - cx) * nx + (y - cy) * ny,
-                Shape::Circle { cx, cy, r } => r - (x - cx).hypot(y - cy),
+                Shape::Circle { cx, cy, r } => r - math::hypot(x - cx, y - cy),
             };
             sum += d * side(s, self.half_width);
         }

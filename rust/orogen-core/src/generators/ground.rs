@@ -9,6 +9,7 @@
 //! PNG files (the addon ships them in `addons/orogen/runtime/textures/`, where a user can
 //! replace them); the Godot binding embeds the same files.
 
+use crate::math;
 use rayon::prelude::*;
 
 /// The ground materials, in the order of the texture array slots the terrain shader reads.
@@ -189,7 +190,7 @@ fn cliff(u: f64, v: f64) -> Sample {
     let open = smooth(0.0, 0.4, fbm(u, v, 6, 2, 0.5, 26));
     let joint = (1.0 - smooth(0.0, 0.04, joints.f2 - joints.f1)) * open;
     let grain = fbm(u, v, 16, 4, 0.55, 24);
-    let ledge = within.powf(0.5 + hard);
+    let ledge = math::powf(within, 0.5 + hard);
     let height = (0.2 + 0.35 * ledge + 0.25 * hard + 0.12 * grain - 0.3 * joint).clamp(0.0, 1.0);
     let grey = (0.16 + 0.07 * bed_tone + 0.03 * grain).max(0.02);
     let colour = [
@@ -254,7 +255,7 @@ fn soil(u: f64, v: f64) -> Sample {
 fn grass(u: f64, v: f64, dark: [f64; 3], light: [f64; 3], seed: u64) -> Sample {
     let clumps = fbm(u, v, 6, 3, 0.5, 50 + seed);
     let lean = fbm(u, v, 4, 2, 0.5, 54 + seed) * 1.5;
-    let (du, dv) = (lean.cos(), lean.sin());
+    let (du, dv) = (math::cos(lean), math::sin(lean));
     // Blades: fine noise sampled in a frame squeezed across the blade direction.
     let along = u * du + v * dv;
     let across = -u * dv + v * du;
@@ -267,9 +268,7 @@ fn grass(u: f64, v: f64, dark: [f64; 3], light: [f64; 3], seed: u64) -> Sample {
         52 + seed,
     );
     let b2 = fbm(u, v, 256, 1, 0.5, 55 + seed);
-    let blades = (0.5 + 0.5 * (0.7 * b1 + 0.3 * b2))
-        .clamp(0.0, 1.0)
-        .powf(1.5);
+    let blades = math::powf((0.5 + 0.5 * (0.7 * b1 + 0.3 * b2)).clamp(0.0, 1.0), 1.5);
     let height = (0.2 + 0.6 * blades + 0.2 * (0.5 + 0.5 * clumps)).clamp(0.0, 1.0);
     let t = (0.5 + 0.6 * clumps).clamp(0.0, 1.0);
     let colour = scale(
@@ -287,7 +286,7 @@ fn grass(u: f64, v: f64, dark: [f64; 3], light: [f64; 3], seed: u64) -> Sample {
 fn sand(u: f64, v: f64) -> Sample {
     let bend = fbm(u, v, 3, 3, 0.5, 61);
     let phase = (u * 0.3 + v) * 24.0 + 2.0 * bend;
-    let ripple = 0.5 + 0.5 * (phase * std::f64::consts::TAU).sin();
+    let ripple = 0.5 + 0.5 * math::sin(phase * std::f64::consts::TAU);
     let ripple = ripple * ripple;
     let grain = fbm(u, v, 128, 2, 0.5, 62);
     let patch = fbm(u, v, 4, 3, 0.5, 63);
@@ -348,7 +347,7 @@ fn gradient(u: f64, v: f64, period: i64, seed: u64) -> f64 {
             (iy + dy).rem_euclid(period),
             seed,
         ) * std::f64::consts::TAU;
-        a.cos() * (fx - dx as f64) + a.sin() * (fy - dy as f64)
+        math::cos(a) * (fx - dx as f64) + math::sin(a) * (fy - dy as f64)
     };
     let sx = fade(fx);
     let sy = fade(fy);
@@ -462,7 +461,7 @@ fn srgb_byte(linear: f64) -> u8 {
     let s = if l <= 0.003_130_8 {
         12.92 * l
     } else {
-        1.055 * l.powf(1.0 / 2.4) - 0.055
+        1.055 * math::powf(l, 1.0 / 2.4) - 0.055
     };
     unit_byte(s)
 }

@@ -15,6 +15,7 @@
 //! best SIMD level of the CPU; each lane runs the one-cell operations in the same order,
 //! so the bytes do not depend on the level either.
 
+use crate::math;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::{Rng, SeedableRng};
@@ -454,7 +455,7 @@ fn draw_octaves(rng: &mut ChaCha8Rng, series: &OctaveSeries) -> Vec<Octave> {
             let du: f64 = rng.random_range(-4096.0..4096.0);
             let dv: f64 = rng.random_range(-4096.0..4096.0);
             let (sin, cos, du, dv) = if rotate {
-                let (s, c) = angle.sin_cos();
+                let (s, c) = math::sin_cos(angle);
                 (s, c, du, dv)
             } else {
                 (0.0, 1.0, 0.0, 0.0)
@@ -530,7 +531,7 @@ impl Sampler {
             (wx, wy, w.strength as f64)
         });
         let stretch = (p.stretch != 1.0).then(|| {
-            let (s, c) = (p.stretch_angle as f64).to_radians().sin_cos();
+            let (s, c) = math::sin_cos((p.stretch_angle as f64).to_radians());
             (c, s, 1.0 / p.stretch as f64)
         });
         Sampler {
@@ -547,7 +548,7 @@ impl Sampler {
     fn max_coord(&self, ex: f64, ey: f64) -> f64 {
         let warp = self.warp.as_ref().map_or(0.0, |w| w.2);
         let stretch = self.stretch.map_or(1.0, |s| s.2.max(1.0));
-        let reach = (ex.hypot(ey) + warp) * stretch;
+        let reach = (math::hypot(ex, ey) + warp) * stretch;
         let mut worst: f64 = 0.0;
         for o in self
             .octaves

@@ -1,5 +1,6 @@
 //! The regular grid as a neighbourhood: 8 neighbours at their true distances.
 
+use crate::math;
 use std::sync::Arc;
 
 use glam::DVec2;
@@ -87,7 +88,7 @@ impl RasterGrid {
         let diagonal = if grid.is_square() {
             grid.cell_size * std::f32::consts::SQRT_2
         } else {
-            (grid.dx() as f64).hypot(grid.dy() as f64) as f32
+            math::hypot(grid.dx() as f64, grid.dy() as f64) as f32
         };
         RasterGrid {
             grid,

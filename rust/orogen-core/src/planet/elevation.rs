@@ -36,6 +36,7 @@ use super::boundaries::{COLLISION, SUBDUCTING_DEST, SUBDUCTING_ORIGIN};
 use super::crust::Crust;
 use super::hull::Topology;
 use super::sphere::v3;
+use crate::math;
 
 /// Highest elevation, metres (seed).
 pub(super) const MAX_ELEVATION: f32 = 10_000.0;
@@ -59,7 +60,7 @@ pub(super) fn ocean_depth(age: f32) -> f32 {
     if t < 70.0 {
         2500.0 + 350.0 * t.sqrt()
     } else {
-        6400.0 - 3200.0 * (-t / 62.8).exp()
+        6400.0 - 3200.0 * math::exp(-t / 62.8)
     }
 }
 
@@ -267,10 +268,10 @@ pub(super) fn surface(elevation: f32, crust: Crust, age: f32, dt: f32) -> f32 {
     let mut z = elevation;
     if crust == Crust::Continental {
         // Towards sea level at a rate proportional to the height (exactly, over the step).
-        z *= (-dt / CONTINENT_EROSION_YEARS).exp();
+        z *= math::exp(-dt / CONTINENT_EROSION_YEARS);
     } else {
         let target = -ocean_depth(age);
-        z = target + (z - target) * (-dt / OCEAN_RELAX_YEARS).exp();
+        z = target + (z - target) * math::exp(-dt / OCEAN_RELAX_YEARS);
     }
     z.clamp(MIN_ELEVATION, MAX_ELEVATION)
 }

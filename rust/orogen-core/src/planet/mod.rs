@@ -28,6 +28,7 @@
 //! used only for per-element maps collected in order and for order-free `any` tests, so
 //! results are the same bytes for any number of threads.
 
+use crate::math;
 use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
@@ -316,7 +317,11 @@ impl Planet {
     /// Unit vector at latitude and longitude in degrees.
     pub fn direction(lat_deg: f64, lon_deg: f64) -> [f64; 3] {
         let (lat, lon) = (lat_deg.to_radians(), lon_deg.to_radians());
-        [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()]
+        [
+            math::cos(lat) * math::cos(lon),
+            math::cos(lat) * math::sin(lon),
+            math::sin(lat),
+        ]
     }
 
     /// Bytes the planet needs per point at its peak (for the memory estimate): measured by

@@ -10,6 +10,7 @@
 //! so no plate is favoured; claimed points copy the crust with a small random walk in
 //! elevation (±[`ELEVATION_WALK`] m a hop) and age (±[`AGE_WALK`] yr a hop).
 
+use crate::math;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use glam::DVec3;
@@ -103,7 +104,7 @@ pub(super) fn grow_plates(
         let helper = if p.x.abs() < 0.6 { DVec3::X } else { DVec3::Y };
         let tangent = p.cross(helper).normalize();
         let bitangent = p.cross(tangent);
-        let v = (tangent * angle.sin() + bitangent * angle.cos()) * speed;
+        let v = (tangent * math::sin(angle) + bitangent * math::cos(angle)) * speed;
         omega.push((p.cross(v) / radius_m).to_array());
         open.push(s);
     }

@@ -10,6 +10,7 @@
 //! spacing apart. The points are then put in Z-order on a cube map for memory locality.
 //! All positions are unit vectors (radians of arc on the planet).
 
+use crate::math;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use glam::DVec3;
@@ -45,12 +46,12 @@ pub(super) fn fibonacci_sphere(n: usize, seed: u64, cancel: &AtomicBool) -> Resu
             let z = 1.0 - (2.0 * i as f64 + 1.0) / n as f64;
             let r = (1.0 - z * z).max(0.0).sqrt();
             let theta = golden * i as f64;
-            let (s, c) = theta.sin_cos();
+            let (s, c) = math::sin_cos(theta);
             let p = DVec3::new(r * c, r * s, z);
             let east = DVec3::new(-s, c, 0.0);
             let north = p.cross(east);
             let rho = JITTER * spacing * u.sqrt();
-            let (sa, ca) = (std::f64::consts::TAU * w).sin_cos();
+            let (sa, ca) = math::sin_cos(std::f64::consts::TAU * w);
             (p + (east * ca + north * sa) * rho).normalize().to_array()
         })
         .collect();
@@ -106,7 +107,7 @@ pub fn spherical_area(a: [f64; 3], b: [f64; 3], c: [f64; 3]) -> f64 {
     let (a, b, c) = (DVec3::from(a), DVec3::from(b), DVec3::from(c));
     let num = orient(a, b, c);
     let den = 1.0 + a.dot(b) + b.dot(c) + c.dot(a);
-    2.0 * num.atan2(den)
+    2.0 * math::atan2(num, den)
 }
 
 #[inline]

@@ -3,6 +3,7 @@
 //! `3σ`, `wᵢ = exp(−dᵢ² / 2σ²)`. Smoother than the mesh and fast: the live view while a
 //! graph erodes.
 
+use crate::math;
 use rayon::prelude::*;
 
 use super::bins::BinLists;
@@ -105,7 +106,7 @@ pub fn gaussian_heights(
                                 near = i;
                             }
                             if d2 < r2 {
-                                let w = (d2 * inv).exp();
+                                let w = math::exp(d2 * inv);
                                 sw += w;
                                 swh += w * heights[i as usize] as f64;
                             }

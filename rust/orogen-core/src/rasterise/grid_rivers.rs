@@ -37,6 +37,7 @@
 //! channel field visit the cells near each segment in turn, each cell keeping a minimum or
 //! maximum over the segments, which no order changes.
 
+use crate::math;
 use serde::{Deserialize, Serialize};
 
 use super::rivers::{
@@ -384,7 +385,7 @@ impl Segment {
             0.0
         };
         let (px, py) = (self.a[0] + t * ex - q[0], self.a[1] + t * ey - q[1]);
-        (t, px.hypot(py))
+        (t, math::hypot(px, py))
     }
 }
 
@@ -567,14 +568,14 @@ mod tests {
         let pts = &r[0].points;
         assert_eq!(pts[0][..2], [0.0, 0.0]);
         assert_eq!(pts.last().unwrap()[..2], [590.0, 190.0]);
-        let angle = (1.0f64 / 3.0).atan();
+        let angle = math::atan(1.0f64 / 3.0);
         let mut off = 0.0;
         for w in pts.windows(2) {
             assert!(w[1][2] <= w[0][2], "the bed rises");
             let (ex, ey) = (w[1][0] - w[0][0], w[1][1] - w[0][1]);
             // Away from the ends, every segment runs within 12° of the line's direction.
             if w[0][0] > 60.0 && w[0][0] < 530.0 {
-                let a = ey.atan2(ex);
+                let a = math::atan2(ey, ex);
                 assert!((a - angle).abs() < 12f64.to_radians(), "{a} at {:?}", w[0]);
                 off += 1.0;
             }

@@ -10,6 +10,7 @@
 //! of higher order (that junction node is its last point and a point of the river it joins)
 //! or at an outlet.
 
+use crate::math;
 use serde::Serialize;
 
 use super::StreamSurface;
@@ -397,7 +398,7 @@ pub(crate) fn catmull_rom(
     p3: [f64; 2],
     t: f64,
 ) -> [f64; 2] {
-    let knot = |a: [f64; 2], b: [f64; 2]| ((b[0] - a[0]).hypot(b[1] - a[1])).sqrt().max(1e-12);
+    let knot = |a: [f64; 2], b: [f64; 2]| (math::hypot(b[0] - a[0], b[1] - a[1])).sqrt().max(1e-12);
     let t0 = 0.0;
     let t1 = t0 + knot(p0, p1);
     let t2 = t1 + knot(p1, p2);

@@ -238,7 +238,9 @@ impl Recipe {
 
     /// Pretty RON text that [`Recipe::from_ron_str`] reads back to an equal recipe.
     pub fn to_ron_string(&self) -> String {
+        // `\n` everywhere: ron's default is `\r\n` on Windows, which made bake.json differ.
         let pretty = ron::ser::PrettyConfig::new()
+            .new_line("\n".to_string())
             .depth_limit(8)
             .indentor("    ".to_string());
         ron_options()

@@ -8,6 +8,7 @@
 //! the centre are exact, so a region is continuous across the antimeridian and may hold a
 //! pole.
 
+use crate::math;
 use glam::DVec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -122,7 +123,7 @@ impl PlanetSource {
         }
         let radius_km = planet.params().radius_m / 1000.0;
         let reach = (self.seek_uplift_km / radius_km).min(std::f64::consts::PI);
-        let cos_reach = reach.cos();
+        let cos_reach = math::cos(reach);
         // Greatest uplift, then lowest index: the same point on any thread count.
         let mut best: Option<(f32, usize)> = None;
         for (i, (p, &u)) in planet.positions().iter().zip(planet.uplifts()).enumerate() {
@@ -264,7 +265,7 @@ fn azimuthal(c: [f64; 3], east: [f64; 3], north: [f64; 3], e: f64, n: f64, r: f6
     if d == 0.0 {
         return c;
     }
-    let (s, co) = (d / r).sin_cos();
+    let (s, co) = math::sin_cos(d / r);
     let along = DVec3::from(east) * (e / d) + DVec3::from(north) * (n / d);
     (DVec3::from(c) * co + along * s).to_array()
 }
@@ -339,8 +340,8 @@ mod tests {
             assert!(dot(e, c).abs() < 1e-12 && dot(n, c).abs() < 1e-12 && dot(e, n).abs() < 1e-12);
             for &(de, dn) in &[(1e5, 0.0), (0.0, -3e5), (2e5, 2e5)] {
                 let p = azimuthal(c, e, n, de, dn, r);
-                let d = dot(p, c).clamp(-1.0, 1.0).acos() * r;
-                assert!((d - f64::hypot(de, dn)).abs() < 1e-3, "distance {d}");
+                let d = math::acos(dot(p, c).clamp(-1.0, 1.0)) * r;
+                assert!((d - math::hypot(de, dn)).abs() < 1e-3, "distance {d}");
                 assert!((dot(p, p) - 1.0).abs() < 1e-12);
             }
             // North of a non-polar centre is higher latitude.

@@ -16,6 +16,7 @@
 //!     dip_deg: 2.0, strike_deg: 30.0, warp: (amplitude: 40.0, wavelength: 8000.0)),
 //! ```
 
+use crate::math;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -588,8 +589,8 @@ pub fn build_cancellable(
     );
     // Surfaces fall towards strike + 90° (clockwise from north; north is -y).
     let dir = (strata.strike_deg as f64 + 90.0).to_radians();
-    let (dx, dy) = (dir.sin(), -dir.cos());
-    let slope = (strata.dip_deg as f64).to_radians().tan();
+    let (dx, dy) = (math::sin(dir), -math::cos(dir));
+    let slope = math::tan((strata.dip_deg as f64).to_radians());
     let warp = match &strata.warp {
         Some(w) => {
             let params = NoiseParams {

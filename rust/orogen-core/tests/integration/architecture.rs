@@ -21,7 +21,7 @@ use super::module_graph::{cycles, dependencies, module_of, name, read_src, token
 /// The layer of a top-level module: its number (lowest first) and its name.
 fn layer_of(top: &str) -> Option<(usize, &'static str)> {
     match top {
-        "error" | "field" | "schema" | "values" | "neighbourhood" | "mesh" | "state" => {
+        "error" | "field" | "schema" | "values" | "math" | "neighbourhood" | "mesh" | "state" => {
             Some((0, "vocabulary"))
         }
         "flow" | "eroders" | "edit" | "generators" | "io" | "rasterise" | "planet" => {
