@@ -121,7 +121,9 @@ func _check(args: PackedStringArray) -> void:
 	var spread: float = sqrt(max(variance.x + variance.y + variance.z, 0.0))
 	print("  screenshot %s%dx%d: terrain %.1f%%, water %.1f%%, sky %.1f%%, %d colour bins, spread %.3f" % [label,
 		w, h, 100.0 * terrain / total, 100.0 * water / total, 100.0 * sky / total, colours.size(), spread])
-	report("not_one_flat_colour", colours.size() > 60 and spread > 0.05,
+	# The demo scenes' graded sky alone fills 27 of the 16³ bins, so terrain of one flat colour
+	# under it about 28; a desert of one sand seen low, shaded and textured, fills 54.
+	report("not_one_flat_colour", colours.size() > 40 and spread > 0.05,
 		"%d colour bins, spread %.3f" % [colours.size(), spread])
 	report("terrain_covers_the_frame", 100.0 * terrain / total > min_terrain,
 		"terrain %.1f%% (at least %.0f%%)" % [100.0 * terrain / total, min_terrain])

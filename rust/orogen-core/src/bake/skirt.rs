@@ -298,14 +298,17 @@ pub fn skirt_with(
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
         let profile = smoothed(k);
-        // The look relaxes towards the border's mean as the heights do (t = 0 on and inside
-        // the border, where k is 0 too: the border's own values).
-        let t_look = (d.max(0.0) / (2.0 * extent)).min(1.0);
+        // The look blurs along the border three times as fast as the heights and reaches
+        // the border's mean a quarter of a map width out, so a border of alternating ground
+        // (rills and the ridges between them) fades within a few cells instead of running
+        // on as stripes (t = 0 and k = 0 on and inside the border: its own values).
+        let t_look = (d.max(0.0) / (0.25 * extent)).min(1.0);
+        let k_look = (3 * k).min(m / 2 - 1);
         let carried: Vec<Vec<f32>> = channels
             .iter()
             .zip(&channel_means)
             .map(|(c, &mean)| {
-                let mut v = ring_mean(c, k);
+                let mut v = ring_mean(c, k_look);
                 for x in &mut v {
                     *x += (mean - *x) * t_look;
                 }
