@@ -447,10 +447,23 @@ fn erosion_factor(k: f32, drainage: f32, dist: f64, m: f64, n: f64, dt: f64) -> 
     } else if m == 1.0 {
         a
     } else {
-        math::powf(a, m)
+        pow_positive(a, m)
     };
     let dn = if n == 1.0 { dist } else { math::powf(dist, n) };
     k as f64 * am * dt / dn
+}
+
+/// `a^m` for `a > 0` as `exp(m·ln a)` (both from [`math`], so the same bytes everywhere),
+/// about twice as fast as `libm`'s correctly rounded `pow` (43–49 ns a call against 92 here);
+/// its relative error,
+/// about `|m·ln a|·2⁻⁵²`, is under 1e-13 for any drainage area. `a ≤ 0` goes to `pow`.
+#[inline]
+fn pow_positive(a: f64, m: f64) -> f64 {
+    if a > 0.0 {
+        math::exp(m * math::ln(a))
+    } else {
+        math::powf(a, m)
+    }
 }
 
 /// Solves `d − d0 + F·dⁿ = 0` for the new drop `d = h − h_receiver` in `(0, d0]`, given the
@@ -680,4 +693,25 @@ fn walk_run(
         heights[i].store(h_new.to_bits(), Relaxed);
     }
     Ok(max_change)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fast_power_agrees_with_pow_to_1e_13() {
+        for &m in &[0.3, 0.4, 0.45, 0.6, 0.8, 1.5, 2.0] {
+            for i in 0..=300 {
+                // Drainage areas from 1e-2 to 1e13 m², log-spaced.
+                let a = math::powf(10.0f64, -2.0 + 15.0 * i as f64 / 300.0);
+                let (fast, exact) = (pow_positive(a, m), math::powf(a, m));
+                assert!(
+                    ((fast - exact) / exact).abs() < 1e-13,
+                    "{a}^{m}: {fast} against {exact}"
+                );
+            }
+            assert_eq!(pow_positive(0.0, m), 0.0);
+        }
+    }
 }
