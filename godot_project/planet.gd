@@ -226,6 +226,17 @@ func _grab_and_check(view: String, path: String, lo: float, hi: float) -> void:
 	DirAccess.make_dir_recursive_absolute(path.get_base_dir())
 	var err: Error = img.save_png(path)
 	report("%s_saved" % view, err == OK, "%s: %s" % [path, error_string(err)])
+	var cover: Array = _coverage(img)
+	var share: float = cover[0]
+	var hues: int = cover[1]
+	print("  screenshot %s: planet covers %.1f%% of the frame, %d hue bins" % [view, share, hues])
+	report("%s_planet_in_frame" % view, share > lo and share <= hi and hues >= 3,
+		"%.1f%% lit (%.0f to %.0f%% wanted), %d hues" % [share, lo, hi, hues])
+
+
+## The share of `img` (percent) brighter than the night behind the planet, and how many of
+## twelve hue bins that lit part fills; every fourth pixel of every fourth row.
+func _coverage(img: Image) -> Array:
 	img.convert(Image.FORMAT_RGB8)
 	var lit: int = 0
 	var total: int = 0
@@ -237,10 +248,7 @@ func _grab_and_check(view: String, path: String, lo: float, hi: float) -> void:
 			if col.get_luminance() > 0.08:
 				lit += 1
 				hues[int(col.h * 12.0)] = true
-	var share: float = 100.0 * lit / max(total, 1)
-	print("  screenshot %s: planet covers %.1f%% of the frame, %d hue bins" % [view, share, hues.size()])
-	report("%s_planet_in_frame" % view, share > lo and share <= hi and hues.size() >= 3,
-		"%.1f%% lit (%.0f to %.0f%% wanted), %d hues" % [share, lo, hi, hues.size()])
+	return [100.0 * lit / max(total, 1), hues.size()]
 
 
 func _save_screenshot() -> void:
@@ -253,20 +261,11 @@ func _save_screenshot() -> void:
 	var err: Error = img.save_png(screenshot_path)
 	report("screenshot_saved", err == OK, error_string(err))
 	# The planet covers a good part of the frame, in more than one colour.
-	img.convert(Image.FORMAT_RGB8)
-	var lit: int = 0
-	var total: int = 0
-	var hues: Dictionary = {}
-	for y: int in range(0, img.get_height(), 4):
-		for x: int in range(0, img.get_width(), 4):
-			var c: Color = img.get_pixel(x, y)
-			total += 1
-			if c.get_luminance() > 0.08:
-				lit += 1
-				hues[int(c.h * 12.0)] = true
-	var share: float = 100.0 * lit / max(total, 1)
-	print("  screenshot: planet covers %.1f%% of the frame, %d hue bins" % [share, hues.size()])
-	report("planet_in_frame", share > 15.0 and share < 90.0 and hues.size() >= 3,
-		"%.1f%% lit, %d hues" % [share, hues.size()])
+	var cover: Array = _coverage(img)
+	var share: float = cover[0]
+	var hues: int = cover[1]
+	print("  screenshot: planet covers %.1f%% of the frame, %d hue bins" % [share, hues])
+	report("planet_in_frame", share > 15.0 and share < 90.0 and hues >= 3,
+		"%.1f%% lit, %d hues" % [share, hues])
 	print("RESULT passed=%d failed=%d" % [passed, failed])
 	get_tree().quit(0 if failed == 0 else 1)

@@ -18,7 +18,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::support::slope_area_fit;
 
-/// The outlet each node drains to.
+/// The outlet node each node drains to (not `flow::basin_labels`, which numbers basins in
+/// stack order: that numbering may change between steps while every node keeps its outlet).
 fn outlets(receivers: &[u32], stack: &[u32]) -> Vec<u32> {
     let mut out = vec![0u32; receivers.len()];
     for &i in stack {
