@@ -13,6 +13,8 @@ extends "res://tests/test_tree.gd"
 var recipes_dir: String = ""
 var bake_dir: String = ""
 var out_dir: String = ""
+## `--only=NAME`: run only the tests whose names contain NAME (while working on one).
+var only: String = ""
 
 
 func _initialize() -> void:
@@ -23,6 +25,8 @@ func _initialize() -> void:
 			bake_dir = arg.get_slice("=", 1)
 		elif arg.begins_with("--out="):
 			out_dir = arg.get_slice("=", 1)
+		elif arg.begins_with("--only="):
+			only = arg.get_slice("=", 1)
 	_run_all.call_deferred()
 
 
@@ -59,6 +63,8 @@ func _run_all() -> void:
 		test_sea_plane,
 		test_run_and_data_show_the_same_water_and_edge,
 	]
+	if only != "":
+		tests = tests.filter(func(t: Callable) -> bool: return t.get_method().contains(only))
 	await run_tests(tests)
 	finish()
 
@@ -1043,6 +1049,27 @@ func test_layered_surface_colour() -> void:
 	check(seen.has(sandstone.to_html(false)) and seen[sandstone.to_html(false)] == 1,
 			"sandstone cells show sandstone's colour (%s)" % [seen.keys().slice(0, 8)])
 	check(seen.has(shale.to_html(false)) and seen[shale.to_html(false)] == 2, "shale cells show shale's colour")
+	# Beds of one thickness are drawn as bands: each cell's place in the column, and the
+	# column, whose texel at a cell's place is that cell's exposed material where the bed is
+	# thicker than a metre (then the per-cell colour is the material's own).
+	check(mat.get_shader_parameter("has_strata") == true, "strata drawn as bands")
+	var position: Image = terrain.get_map("strata_position")
+	var column: Image = terrain.get_map("strata_column")
+	var column_tex: Texture2D = mat.get_shader_parameter("strata_column") as Texture2D
+	if check(position != null and column != null and column_tex != null and column.get_height() == 1,
+			"the strata position and column maps exist"):
+		var agree: int = 0
+		var cells: int = 0
+		for y: int in range(position.get_height()):
+			for x: int in range(position.get_width()):
+				var c: Color = map.get_pixel(x, y)
+				if not (c.is_equal_approx(sandstone) or c.is_equal_approx(shale)):
+					continue
+				cells += 1
+				var texel: int = clampi(int(position.get_pixel(x, y).r * column.get_width() - 1.5), 0, column.get_width() - 1)
+				if column.get_pixel(texel, 0).is_equal_approx(c):
+					agree += 1
+		check(cells > 100 and agree == cells, "the column at each cell's place is its material (%d of %d)" % [agree, cells])
 	# From the data alone (the dock's undo path, a saved resource).
 	var data: TerrainData = terrain.data
 	var path: String = out_dir.path_join("strata.res")
@@ -1053,10 +1080,12 @@ func test_layered_surface_colour() -> void:
 	flat.heights = heights
 	terrain.data = flat
 	check(mat.get_shader_parameter("has_surface_colour") == false, "a one-material terrain: surface colour off")
+	check(mat.get_shader_parameter("has_strata") == false, "a one-material terrain: no bands")
 	terrain.data = back
 	var tex2: Texture2D = mat.get_shader_parameter("surface_colour") as Texture2D
 	check(mat.get_shader_parameter("has_surface_colour") == true and tex2 != null
 			and tex2.get_image().get_pixel(20, 20) == img.get_pixel(20, 20), "surface colour back from the .res")
+	check(mat.get_shader_parameter("has_strata") == true, "bands back from the .res")
 	var dir_a: String = out_dir.path_join("strata_a")
 	var dir_b: String = out_dir.path_join("strata_b")
 	terrain.data = data

@@ -39,6 +39,12 @@ pub mod names {
     pub const SURFACE_COLOUR: &str = "surface_colour";
     /// Thickness of layer 0, the loose sediment, metres.
     pub const SEDIMENT_DEPTH: &str = "sediment_depth";
+    /// Where the bedrock surface lies in the strata's column, 0 (below the column's foot)
+    /// to 1 (its top), for beds of one thickness everywhere: see [`super::StrataLook`].
+    pub const STRATA_POSITION: &str = "strata_position";
+    /// The strata's column, bottom up, as one row of sRGB colours: sampled at
+    /// `strata_position` it gives the colour of the bed the surface cuts.
+    pub const STRATA_COLUMN: &str = "strata_column";
     /// Net change of the surface over the run, metres (negative where eroded).
     pub const EROSION: &str = "erosion";
     /// Water depth over the surface, metres (a hydraulic run's simulation state).
@@ -63,6 +69,29 @@ pub struct Nodata {
 /// material beneath it in [`World::surface_colours`] (so thin beds and fresh sediment do not
 /// switch colour cell by cell).
 pub const SURFACE_BLEND_M: f32 = 1.0;
+
+/// Texels of the `strata_column` map.
+pub const STRATA_COLUMN_TEXELS: usize = 2048;
+
+/// Share of the strata column, at its foot, that shows the bottom material.
+const STRATA_FOOT: f32 = 1.0 / 64.0;
+
+/// Beds drawn as bands at the renderer's own resolution, not cell by cell: where every bed
+/// has one thickness everywhere (however dipped or folded), the bed at a point of the
+/// surface follows from how far the bedrock there stands above the column's foot, so a
+/// renderer that interpolates [`StrataLook::position`] between cells and looks it up in
+/// [`StrataLook::column`] draws each bed's edge as a smooth line across the cells (the
+/// ledges of a canyon wall) instead of a cell-sized colour blotch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrataLook {
+    /// Per cell: the bedrock surface's place in the column, `(H + foot) / (total + foot)`,
+    /// with `H` the beds' thickness left above the bottom material (sediment not counted)
+    /// and `foot` a sliver of bottom material below the column.
+    pub position: Vec<f32>,
+    /// [`STRATA_COLUMN_TEXELS`] sRGB colours (alpha 255): texel `t` is the colour at
+    /// position `(t + 0.5) / texels`, the bottom material below the foot.
+    pub column: Vec<[u8; 4]>,
+}
 
 /// One produced map.
 #[derive(Clone, Debug, PartialEq)]
@@ -412,6 +441,68 @@ impl World {
         Some(out)
     }
 
+    /// The strata drawn as bands ([`StrataLook`]), or `None` for a one-material terrain, one
+    /// without beds, or beds whose thickness varies from cell to cell (a cell below which a
+    /// bed is thinner or thicker than that bed's thickest): those keep the per-cell
+    /// [`World::surface_colours`].
+    pub fn strata_look(&self) -> Option<StrataLook> {
+        let k = self.layers.len();
+        if k < 2 || self.materials.len() != k + 1 {
+            return None;
+        }
+        let n = self.grid().len();
+        let t = |l: usize| self.layers.thickness(l);
+        // Each bed's full thickness (layer 0 is the sediment): the most any cell holds.
+        let full: Vec<f32> = (0..k)
+            .map(|l| {
+                if l == 0 {
+                    0.0
+                } else {
+                    t(l).iter().fold(0.0f32, |a, &b| a.max(b))
+                }
+            })
+            .collect();
+        let total: f32 = full.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return None;
+        }
+        // Every bed below a cell's top bed is whole there.
+        let mut position = vec![0.0f32; n];
+        for (i, p) in position.iter_mut().enumerate() {
+            let top = (1..k).find(|&l| t(l)[i] > 0.0).unwrap_or(k);
+            for l in top.saturating_add(1)..k {
+                if (t(l)[i] - full[l]).abs() > 1e-3 * full[l].max(1.0) {
+                    return None;
+                }
+            }
+            let h: f32 = (1..k).map(|l| t(l)[i]).sum();
+            *p = (h + STRATA_FOOT * total) / ((1.0 + STRATA_FOOT) * total);
+        }
+        let colour = |m: usize| {
+            let [r, g, b] = self.materials[m].colour;
+            [r, g, b, 255]
+        };
+        let column = (0..STRATA_COLUMN_TEXELS)
+            .map(|texel| {
+                let u = (texel as f32 + 0.5) / STRATA_COLUMN_TEXELS as f32;
+                let h = u * (1.0 + STRATA_FOOT) * total - STRATA_FOOT * total;
+                if h < 0.0 {
+                    return colour(k);
+                }
+                // Bottom up: the bed whose span holds h.
+                let mut below = 0.0f32;
+                for l in (1..k).rev() {
+                    below += full[l];
+                    if h < below {
+                        return colour(l);
+                    }
+                }
+                colour(1 + (1..k).position(|l| full[l] > 0.0).unwrap_or(0))
+            })
+            .collect();
+        Some(StrataLook { position, column })
+    }
+
     /// The layered terrain's maps: the exposed material, a splat map of the four most
     /// common exposed materials, the surface colour, each material's total thickness and the
     /// sediment depth. Nothing for a one-material terrain.
@@ -520,6 +611,28 @@ impl World {
             self.maps.insert(
                 names::SURFACE_COLOUR.into(),
                 MapData::Rgba(Field { grid, data }),
+            );
+        }
+        if let Some(look) = self.strata_look() {
+            self.maps.insert(
+                names::STRATA_POSITION.into(),
+                MapData::Scalar(ScalarMap {
+                    grid,
+                    data: look.position,
+                }),
+            );
+            let row = Grid {
+                width: STRATA_COLUMN_TEXELS,
+                height: 1,
+                cell_size: 1.0,
+                cell_size_y: 1.0,
+            };
+            self.maps.insert(
+                names::STRATA_COLUMN.into(),
+                MapData::Rgba(Field {
+                    grid: row,
+                    data: look.column,
+                }),
             );
         }
     }
@@ -687,5 +800,114 @@ mod tests {
         for wts in &splat.data {
             assert_eq!(wts.iter().map(|&v| v as u32).sum::<u32>(), 255);
         }
+    }
+
+    /// Beds 3, 2, 3 and 2 m thick (shale, sandstone, shale, sandstone top down) over granite,
+    /// cut to every depth, under some sand.
+    fn cut_beds(n: usize) -> World {
+        let beds = [3.0f32, 2.0, 3.0, 2.0];
+        let total: f32 = beds.iter().sum();
+        let grid = Grid::new(n, 1, 1.0).unwrap();
+        let mut w = World::new(Heightfield::filled(grid, 10.0), 0);
+        let mut layers = vec![(
+            "sand".to_string(),
+            (0..n).map(|i| if i % 3 == 0 { 0.4 } else { 0.0 }).collect(),
+        )];
+        let mut top = 0.0;
+        for (b, &th) in beds.iter().enumerate() {
+            let name = if b % 2 == 0 { "shale" } else { "sandstone" };
+            // Cell i is cut down to depth (i / (n - 1)) * (total + 1) below the column's top.
+            let cut: Vec<f32> = (0..n)
+                .map(|i| {
+                    let depth = i as f32 / (n - 1) as f32 * (total + 1.0);
+                    (top + th - depth.max(top)).clamp(0.0, th)
+                })
+                .collect();
+            layers.push((name.to_string(), cut));
+            top += th;
+        }
+        w.layers = Layers::new(layers, n).unwrap();
+        w.materials = vec![
+            material("sand", [200, 180, 120]),
+            material("shale", [100, 100, 100]),
+            material("sandstone", [200, 120, 60]),
+            material("shale", [100, 100, 100]),
+            material("sandstone", [200, 120, 60]),
+            material("granite", [0, 50, 200]),
+        ];
+        w
+    }
+
+    #[test]
+    fn strata_bands_give_each_cell_the_colour_of_its_exposed_bed() {
+        let n = 201;
+        let mut w = cut_beds(n);
+        let look = w.strata_look().expect("beds of one thickness everywhere");
+        assert_eq!(look.column.len(), STRATA_COLUMN_TEXELS);
+        // The top of the column is the top bed, its foot the bottom material.
+        assert_eq!(look.column[STRATA_COLUMN_TEXELS - 1], [100, 100, 100, 255]);
+        assert_eq!(look.column[0], [0, 50, 200, 255]);
+        // Positions fall from 1 (uncut) as the cut deepens, to the foot where all is gone.
+        assert!((look.position[0] - 1.0).abs() < 1e-6);
+        for p in look.position.windows(2) {
+            assert!(p[1] <= p[0] + 1e-6, "deeper cuts stand lower in the column");
+        }
+        let foot = STRATA_FOOT / (1.0 + STRATA_FOOT);
+        assert!((look.position[n - 1] - foot).abs() < 1e-6);
+        // The column at a cell's position (a texel below it) is its exposed bed, wherever
+        // that bed is more than two texels thick there.
+        let texel_m = 10.0 * (1.0 + STRATA_FOOT) / STRATA_COLUMN_TEXELS as f32;
+        let colours = w.surface_colours().unwrap();
+        let mut checked = 0;
+        for i in 0..n {
+            let bed = (1..5).find(|&l| w.layers.thickness(l)[i] > 0.0);
+            let Some(bed) = bed else { continue };
+            if w.layers.thickness(bed)[i] < 2.0 * texel_m {
+                continue;
+            }
+            let texel = (look.position[i] * STRATA_COLUMN_TEXELS as f32 - 1.5) as usize;
+            let [r, g, b] = w.materials[bed].colour;
+            assert_eq!(look.column[texel], [r, g, b, 255], "cell {i}");
+            if i % 3 != 0 && w.layers.thickness(bed)[i] >= SURFACE_BLEND_M {
+                assert_eq!(
+                    colours[i],
+                    [r, g, b, 255],
+                    "the per-cell colour agrees, cell {i}"
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked > 150, "checked {checked} cells");
+        // The bake writes them as maps: the position per cell, the column as one row.
+        w.export_layers();
+        assert!(matches!(
+            w.maps.get(names::STRATA_POSITION),
+            Some(MapData::Scalar(m)) if m.data == look.position
+        ));
+        assert!(matches!(
+            w.maps.get(names::STRATA_COLUMN),
+            Some(MapData::Rgba(m)) if m.data == look.column && m.grid.height == 1
+        ));
+    }
+
+    #[test]
+    fn beds_whose_thickness_varies_keep_the_per_cell_colours() {
+        let mut w = cut_beds(50);
+        // The lowest bed is thinner in one cell where it lies whole under the others.
+        let mut layers: Vec<(String, Vec<f32>)> = (0..w.layers.len())
+            .map(|l| (w.layers.names()[l].clone(), w.layers.thickness(l).to_vec()))
+            .collect();
+        layers[4].1[5] = 1.5;
+        w.layers = Layers::new(layers, 50).unwrap();
+        assert_eq!(w.strata_look(), None);
+        w.export_layers();
+        assert!(!w.maps.contains_key(names::STRATA_POSITION));
+        assert!(w.maps.contains_key(names::SURFACE_COLOUR));
+        // One material: nothing to draw.
+        let grid = Grid::new(4, 1, 1.0).unwrap();
+        assert_eq!(
+            World::new(Heightfield::filled(grid, 1.0), 0).strata_look(),
+            None
+        );
     }
 }

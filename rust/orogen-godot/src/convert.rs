@@ -399,6 +399,19 @@ pub fn image_grid(img: &Gd<Image>, dx: f32, dy: f32, what: &str) -> Result<Grid,
 /// (splat, surface colour), `RGF` → vector, anything else → scalar.
 pub fn image_map(img: &Gd<Image>, grid: Grid, name: &str) -> Result<MapData, String> {
     let (w, h) = (img.get_width() as usize, img.get_height() as usize);
+    // The strata's column is one row of colours, whatever the terrain's size.
+    let column =
+        name == names::STRATA_COLUMN && (w, h) == (orogen_core::world::STRATA_COLUMN_TEXELS, 1);
+    let grid = if column {
+        Grid {
+            width: w,
+            height: 1,
+            cell_size: 1.0,
+            cell_size_y: 1.0,
+        }
+    } else {
+        grid
+    };
     if (w, h) != (grid.width, grid.height) {
         return Err(format!(
             "map `{name}` is {w}x{h}, the heights are {}x{}",

@@ -324,6 +324,7 @@ impl ErosionSimulator {
                         (snap.lo, snap.hi),
                         snap.water.as_deref(),
                         snap.colours.as_deref(),
+                        snap.strata.as_ref(),
                     );
                 }
             }

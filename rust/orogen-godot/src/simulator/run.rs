@@ -48,6 +48,8 @@ pub struct Snapshot {
     pub hi: f32,
     pub water: Option<Vec<f32>>,
     pub colours: Option<Vec<[u8; 4]>>,
+    /// A layered terrain's beds as bands, with the loose sediment over them.
+    pub strata: Option<(orogen_core::world::StrataLook, Vec<f32>)>,
 }
 
 /// What the worker tells the main thread.
@@ -131,6 +133,9 @@ fn observer(tx: &Sender<Msg>, live: bool) -> impl FnMut(Event<'_>) + '_ {
                     hi,
                     water: world.sim.water_depth.clone(),
                     colours: world.surface_colours(),
+                    strata: world
+                        .strata_look()
+                        .map(|look| (look, world.layers.thickness(0).to_vec())),
                 })
             } else {
                 None

@@ -148,6 +148,17 @@ impl TerrainWorld {
                             copy
                         });
                         self.material.show_colour_image(img);
+                        let position =
+                            map(names::STRATA_POSITION).filter(|i| i.get_format() == Format::RF);
+                        let column = map(names::STRATA_COLUMN)
+                            .filter(|i| i.get_format() == Format::RGBA8)
+                            .map(|i| {
+                                let mut copy = Image::new_gd();
+                                copy.copy_from(&i);
+                                copy.generate_mipmaps();
+                                copy
+                            });
+                        self.material.show_strata_images(position, column);
                     }
                     6 => {
                         let img = map(names::WATER_DEPTH).filter(|i| i.get_format() == Format::RF);

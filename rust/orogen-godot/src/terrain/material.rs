@@ -193,6 +193,13 @@ impl TerrainMaterial {
             _ => None,
         };
         self.show_colours(colours);
+        let position = scalar(names::STRATA_POSITION)
+            .and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
+        let column = match world.maps.get(names::STRATA_COLUMN) {
+            Some(MapData::Rgba(m)) => convert::colour_image(m.grid, &m.data).ok(),
+            _ => None,
+        };
+        self.show_strata_images(position, column);
         // A hydraulic run's water: the exported map, or the simulation state of a result.
         let water = match world.maps.get(names::WATER_DEPTH) {
             Some(MapData::Scalar(m)) => Some((m.grid, m.data.as_slice())),
@@ -259,6 +266,46 @@ impl TerrainMaterial {
                 img,
             );
         }
+    }
+
+    /// Draws a layered terrain's beds as bands (`orogen_core::world::StrataLook`): each
+    /// cell's place in the column (`RF`) and the column (`RGBA8`, mipmapped), or per cell
+    /// by the surface colour (either `None`).
+    pub fn show_strata_images(&mut self, position: Option<Gd<Image>>, column: Option<Gd<Image>>) {
+        let (position, column) = match (position, column) {
+            (Some(p), Some(c)) => (Some(p), Some(c)),
+            _ => (None, None),
+        };
+        self.bind_map("strata_position", "has_strata", position);
+        self.bind_map("strata_column", "has_strata", column);
+    }
+
+    /// [`TerrainMaterial::show_strata_images`] of a live snapshot's beds and sediment.
+    pub fn show_strata(
+        &mut self,
+        grid: Grid,
+        strata: Option<&(orogen_core::world::StrataLook, Vec<f32>)>,
+    ) {
+        let (position, column, sediment) = match strata {
+            Some((look, sediment)) => {
+                let row = Grid {
+                    width: look.column.len(),
+                    height: 1,
+                    cell_size: 1.0,
+                    cell_size_y: 1.0,
+                };
+                (
+                    convert::scalar_image(grid, &look.position).ok(),
+                    convert::colour_image(row, &look.column).ok(),
+                    convert::scalar_image(grid, sediment).ok(),
+                )
+            }
+            None => (None, None, None),
+        };
+        if strata.is_some() {
+            self.bind_map("sediment_depth", "has_sediment", sediment);
+        }
+        self.show_strata_images(position, column);
     }
 
     /// Binds the painted ground (`Some((grid, (layers 0–3, layers 4–7)))`, RGBA8 weights

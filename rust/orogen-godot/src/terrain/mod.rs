@@ -361,7 +361,7 @@ impl TerrainWorld {
         };
         let grid = world.grid();
         let range = world.height.min_max();
-        self.preview(grid, &world.height.data, range, None, None);
+        self.preview(grid, &world.height.data, range, None, None, None);
         self.preview_cells = Vector2i::new(grid.width as i32, grid.height as i32);
         GString::new()
     }
@@ -543,7 +543,7 @@ impl TerrainWorld {
 
     /// Shows a simulator's live snapshot without touching data or collision: `heights`
     /// (whose range is `range` metres), the water depth of a hydraulic run and the surface
-    /// colours of a layered terrain (each `None` turns its drawing off).
+    /// colours of a layered terrain and its beds as bands (each `None` turns its drawing off).
     pub fn preview(
         &mut self,
         grid: Grid,
@@ -551,6 +551,7 @@ impl TerrainWorld {
         range: (f32, f32),
         water: Option<&[f32]>,
         colours: Option<&[[u8; 4]]>,
+        strata: Option<&(orogen_core::world::StrataLook, Vec<f32>)>,
     ) {
         let Ok(img) = convert::scalar_image(grid, heights) else {
             return;
@@ -558,6 +559,7 @@ impl TerrainWorld {
         self.show_heights(grid, &img, range.0, range.1);
         self.material.show_water(water.map(|w| (grid, w)));
         self.material.show_colours(colours.map(|c| (grid, c)));
+        self.material.show_strata(grid, strata);
     }
 
     /// Whether the terrain keeps a collision body.
