@@ -995,6 +995,21 @@ impl PrimitiveSurface {
         self.height_hinted(DVec2::new(x, y), &mut hint)
     }
 
+    /// The water surface at `(x, y)` metres: the height, raised towards a lake's level by
+    /// the lake's weight there (to the level inside the lake, as the ground was before the
+    /// lake's bed was kept).
+    pub fn water_surface(&self, x: f64, y: f64) -> f32 {
+        let p = DVec2::new(x, y);
+        let mut hint = NO_HINT;
+        let h = self.height_hinted(p, &mut hint) as f64;
+        let loc = self.locate(p, &mut hint);
+        if loc.lake_weight > 0.0 && loc.lake_level.is_finite() {
+            (h + loc.lake_weight * (loc.lake_level - h).max(0.0)) as f32
+        } else {
+            h as f32
+        }
+    }
+
     /// [`PrimitiveSurface::height`] at `p`, the triangle search starting from `hint` (see
     /// [`PrimitiveSurface::triangle_at`]): the same value whatever the hint.
     fn height_hinted(&self, p: DVec2, hint: &mut u32) -> f32 {
@@ -1061,18 +1076,29 @@ impl PrimitiveSurface {
             }
         }
 
-        // Replace: lakes. The water fills up to the level; between lake nodes only
-        // (interpolated indicator 1) the level also replaces any ground above it.
+        // Replace: lakes (Génevaux et al. 2013 §5, the lake primitive). Between lake nodes
+        // (interpolated indicator 1) the level replaces any ground above it, so the shore
+        // is where the ground meets the water; the bed below the level stays the ground,
+        // and the water over it is the lake (the Graph domain's lake depth), so a lake is
+        // drawn as water of its own depth, not as a flat floor at its level.
         if loc.lake_weight > 0.0 && loc.lake_level.is_finite() {
             let level = loc.lake_level;
-            let target = level + (1.0 - loc.lake_core) * (h - level).max(0.0);
-            h += loc.lake_weight * (target - h);
+            if h > level {
+                let target = level + (1.0 - loc.lake_core) * (h - level);
+                h += loc.lake_weight * (target - h);
+            } else {
+                // Ground below the level is filled towards it at the lake's edge (the shore
+                // shelves) and left as the bed in the lake's core.
+                h += loc.lake_weight * (1.0 - loc.lake_core) * (level - h);
+            }
         }
 
         // Carve: rivers. Lowered towards the channel by its weight; in the channel's inner
-        // half also raised to it, so the centre line is the channel floor.
+        // half also raised to it, so the centre line is the channel floor (but not inside a
+        // lake, whose bed lies under the river's level there).
         if hold > 0.0 {
-            h += hold * (shape - h).min(0.0) + inner * (shape - h).max(0.0);
+            let raise = inner * (1.0 - loc.lake_core);
+            h += hold * (shape - h).min(0.0) + raise * (shape - h).max(0.0);
         }
         h as f32
     }
