@@ -8,22 +8,33 @@
 #                                               icons, LICENSE-MIT, LICENSE-APACHE, README.md
 #   dist/orogen-cli-VERSION-x86_64-linux.tar.gz the command-line baker, licences, README
 #   dist/orogen-cli-VERSION-x86_64-windows.zip  the same for Windows (orogen.exe)
+#   dist/orogen-cli-VERSION-macos.tar.gz        the same for macOS (arm64 and x86_64 in one
+#                                               universal program)
 #
-#   scripts/package.sh [--profile release|test]
+#   scripts/package.sh [--profile release|test] [--macos|--no-macos]
+#
+# macOS (the addon's bin/liborogen.dylib and the macOS CLI, each one universal arm64 + x86_64
+# file, signed ad hoc) is built with Zig through cargo-zigbuild (scripts/install-macos-cross.sh
+# installs both from PyPI); by default with the release profile only, since it doubles the
+# build. Nothing here can load it: no Mac is at hand. What is checked: both slices are there,
+# each exports `gdext_rust_init`, the arm64 slice carries its code signature, and only
+# Apple's system libraries are imported.
 #
 # --profile release (default) builds optimised libraries and programs. --profile test reuses
 # the test-profile build that scripts/check.sh has already made (tests/package/run.sh), so
 # the packaging test compiles only the Windows side. Windows is cross-compiled with Debian's
 # mingw-w64 (scripts/install-cross.sh installs it and Rust's x86_64-pc-windows-gnu target).
 # Debug info is stripped from everything packaged. VERSION is the workspace's (Cargo.toml).
-# macOS: not built here; see the README's Install section for why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 
 profile=release
+macos=
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        --macos) macos=yes; shift ;;
+        --no-macos) macos=no; shift ;;
         --profile)
             profile=${2:-}
             shift 2 || { echo "package: --profile needs a value (release or test)" >&2; exit 2; }
@@ -33,7 +44,7 @@ while [[ $# -gt 0 ]]; do
             shift
             ;;
         *)
-            echo "package: unknown option '$1' (expected --profile release|test)" >&2
+            echo "package: unknown option '$1' (expected --profile release|test, --macos, --no-macos)" >&2
             exit 2
             ;;
     esac
@@ -45,7 +56,9 @@ case "$profile" in
     *) echo "package: unknown profile '$profile' (expected release or test)" >&2; exit 2 ;;
 esac
 
+[[ -n "$macos" ]] || { [[ "$profile" == release ]] && macos=yes || macos=no; }
 WIN=x86_64-pc-windows-gnu
+MAC=universal2-apple-darwin
 target_dir="${CARGO_TARGET_DIR:-$REPO/target}"
 version=$(cargo pkgid --offline -p orogen-cli 2>/dev/null || cargo pkgid -p orogen-cli)
 version=${version##*[@#]}
@@ -63,11 +76,39 @@ else
 fi
 cargo build --locked --target "$WIN" -p orogen-cli -p orogen-godot "${cargo_profile[@]}"
 
+if [[ "$macos" == yes ]]; then
+    zig_bin=$(bash scripts/install-macos-cross.sh)
+    # Symbols stripped by the linker, before Zig signs the arm64 slice (stripping after
+    # would break the signature).
+    PATH="$zig_bin:$PATH" cargo zigbuild --locked --target "$MAC" -p orogen-cli -p orogen-godot \
+        "${cargo_profile[@]}" --config "profile.$([[ $profile == test ]] && echo test || echo release).strip=\"symbols\""
+fi
+
 lin="$target_dir/$out_dir"
 win="$target_dir/$WIN/$out_dir"
 for f in "$lin/liborogen.so" "$lin/orogen" "$win/orogen.dll" "$win/orogen.exe"; do
     [[ -f "$f" ]] || { echo "package: the build did not make $f" >&2; exit 1; }
 done
+
+mac="$target_dir/$MAC/$out_dir"
+if [[ "$macos" == yes ]]; then
+    for f in "$mac/liborogen.dylib" "$mac/orogen"; do
+        [[ -f "$f" ]] || { echo "package: the build did not make $f" >&2; exit 1; }
+        for arch in arm64 x86_64; do
+            llvm-objdump --macho --arch="$arch" --private-headers "$f" >/dev/null 2>&1 ||
+                { echo "package: $f has no $arch slice" >&2; exit 1; }
+        done
+        llvm-objdump --macho --arch=arm64 --private-headers "$f" | grep -q LC_CODE_SIGNATURE ||
+            { echo "package: the arm64 slice of $f is not signed" >&2; exit 1; }
+        bad=$(llvm-objdump --macho --dylibs-used --arch=all "$f" | sed -n 's/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
+            grep -v -e '^/usr/lib/' -e '^/System/Library/' -e "liborogen.dylib\$" || true)
+        [[ -z "$bad" ]] || { echo "package: $f imports libraries a Mac lacks: $bad" >&2; exit 1; }
+    done
+    for arch in arm64 x86_64; do
+        llvm-nm --arch="$arch" -gU "$mac/liborogen.dylib" | grep -q ' _gdext_rust_init$' ||
+            { echo "package: the $arch slice of liborogen.dylib does not export gdext_rust_init" >&2; exit 1; }
+    done
+fi
 
 built=$("$lin/orogen" --version)
 [[ "$built" == "orogen $version" ]] || {
@@ -106,10 +147,13 @@ done
 grep -v '^linux\.[a-z]*\.arm64' addons/orogen/orogen.gdextension >"$addon/addons/orogen/orogen.gdextension"
 strip --strip-unneeded -o "$addon/addons/orogen/bin/liborogen.so" "$lin/liborogen.so"
 x86_64-w64-mingw32-strip --strip-unneeded -o "$addon/addons/orogen/bin/orogen.dll" "$win/orogen.dll"
+[[ "$macos" == yes ]] && cp "$mac/liborogen.dylib" "$addon/addons/orogen/bin/liborogen.dylib"
 cp LICENSE-MIT LICENSE-APACHE "$addon/addons/orogen/"
 sed "s/@VERSION@/$version/g" packaging/addon-README.md >"$addon/addons/orogen/README.md"
-# Every library the .gdextension names for Linux and Windows is in the zip.
-for lib in $(sed -nE 's/^(linux|windows)\.[a-z.0-9_]+ *= *"res:\/\/(.*)"/\2/p' "$addon/addons/orogen/orogen.gdextension" | sort -u); do
+# Every library the .gdextension names for Linux and Windows (and macOS when built) is in
+# the zip.
+platforms="linux|windows$([[ $macos == yes ]] && echo '|macos')"
+for lib in $(sed -nE "s/^($platforms)\.[a-z.0-9_]+ *= *\"res:\/\/(.*)\"/\2/p" "$addon/addons/orogen/orogen.gdextension" | sort -u); do
     [[ -f "$addon/$lib" ]] || { echo "package: orogen.gdextension names $lib, which is not packaged" >&2; exit 1; }
 done
 normalise "$addon"
@@ -137,8 +181,22 @@ x86_64-w64-mingw32-strip -o "$d/orogen.exe" "$win/orogen.exe"
 normalise "$d"
 make_zip "$REPO/dist/$name.zip" "$stage" "$name"
 
-echo "package: made, in dist/ ($profile profile):"
-for f in "dist/orogen-addon-$version.zip" "dist/orogen-cli-$version-x86_64-linux.tar.gz" \
-    "dist/orogen-cli-$version-x86_64-windows.zip"; do
+made=("dist/orogen-addon-$version.zip" "dist/orogen-cli-$version-x86_64-linux.tar.gz"
+    "dist/orogen-cli-$version-x86_64-windows.zip")
+if [[ "$macos" == yes ]]; then
+    name="orogen-cli-$version-macos"
+    d=$(cli_dir "$name")
+    cp "$mac/orogen" "$d/orogen"
+    normalise "$d"
+    rm -f "dist/$name.tar.gz"
+    tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$stamp" -cf - "$name" |
+        gzip -n -9 >"dist/$name.tar.gz"
+    made+=("dist/$name.tar.gz")
+else
+    rm -f "dist/orogen-cli-$version-macos.tar.gz"
+fi
+
+echo "package: made, in dist/ ($profile profile$([[ $macos == yes ]] && echo ', with macOS')):"
+for f in "${made[@]}"; do
     printf '  %-48s %6d KiB\n' "$f" $(($(stat -c %s "$f") / 1024))
 done
