@@ -1,5 +1,6 @@
 //! Wind erosion of a layered terrain: the wind picks material up on windward slopes and
-//! drops it in the wind shadow and before obstacles; what it carries off the map is lost.
+//! drops it in the wind shadow and before obstacles; at a closed edge it drops all it
+//! carries, through an open one it carries it off the map, lost and counted.
 //!
 //! Thesis (Prokop 2009) §4.3.3, the author's own algorithm. The map is cut into rasterised
 //! lines parallel to the wind, all translates of one digital line, so every cell lies on

@@ -89,8 +89,11 @@ fn a_closed_map_keeps_its_sand_and_an_open_one_reports_what_left() {
         );
         assert!(lost < 1e-6 * sand0, "wind {dir}°, closed: {lost} blown off");
         // The rock never moved: the surface is the rock (0) plus the sand.
-        for i in 0..w * h {
-            assert!((s[i] - l.thickness(0)[i]).abs() < 1e-4, "cell {i}");
+        for (i, (z, t)) in s.iter().zip(l.thickness(0)).enumerate() {
+            assert!(
+                (z - t).abs() < 1e-4,
+                "wind {dir}°: cell {i}, {z} over {t} of sand"
+            );
         }
 
         let (mut s, mut l) = (s0.clone(), l0.clone());
