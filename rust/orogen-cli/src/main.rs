@@ -545,6 +545,12 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
             hi,
             start.elapsed().as_secs_f64()
         );
+        // What left the map (open borders), stage by stage.
+        for t in &output.timings {
+            for (name, value) in &t.figures {
+                println!("{}: {name} {value:.6}", t.stage);
+            }
+        }
     }
     Ok(())
 }

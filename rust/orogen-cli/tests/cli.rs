@@ -150,6 +150,53 @@ fn a_different_seed_changes_the_terrain() {
     assert_eq!(json["seed"], 7);
 }
 
+/// An open wind reports what it blew off the map: printed after the bake and in bake.json's
+/// stage entry (`figures`), the same value; a closed one reports none left (issue #39).
+#[test]
+fn bake_reports_the_sand_the_wind_blew_off_the_map() {
+    let tmp = tempfile::tempdir().unwrap();
+    for borders in ["Open", "Closed"] {
+        let recipe = format!(
+            "(size: (48, 40), cell_size: 2.0, seed: 3,
+              terrain: Noise(kind: Fbm, octaves: 3, wavelength: 30.0, amplitude: 0.5),
+              materials: [(name: \"rock\", wind_resistance: 1.0)],
+              strata: (layers: [(material: \"sand\", thickness: Constant(1.0))],
+                       bottom: \"rock\", sediment: \"sand\"),
+              stages: [Wind(iterations: 20, borders: {borders})])"
+        );
+        std::fs::write(tmp.path().join("wind.ron"), recipe).unwrap();
+        let o = orogen(tmp.path(), &["bake", "wind.ron", "--out", borders]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8(o.stdout).unwrap();
+        let printed: f64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("Wind: wind_blown_off_m3 "))
+            .unwrap_or_else(|| panic!("no figure in:\n{out}"))
+            .parse()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(tmp.path().join(borders).join("bake.json")).unwrap(),
+        )
+        .unwrap();
+        let stage = json["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["stage"] == "Wind")
+            .unwrap();
+        let recorded = stage["figures"]["wind_blown_off_m3"].as_f64().unwrap();
+        assert!(
+            (printed - recorded).abs() <= 1e-6 * recorded.max(1.0),
+            "{printed} vs {recorded}"
+        );
+        if borders == "Open" {
+            assert!(recorded > 1.0, "{borders}: {recorded} m³ blown off");
+        } else {
+            assert!(recorded < 1e-3, "{borders}: {recorded} m³ blown off");
+        }
+    }
+}
+
 #[test]
 fn bake_reads_a_recipe_file_with_paths_relative_to_it() {
     let tmp = tempfile::tempdir().unwrap();

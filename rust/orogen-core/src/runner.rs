@@ -16,11 +16,14 @@ use crate::stages::source::{GRAPH_SEED, UPLIFT_SEED};
 use crate::world::World;
 use std::sync::Arc;
 
-/// Wall time one stage took.
+/// Wall time one stage took, and what it measured.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct StageTiming {
     pub stage: String,
     pub seconds: f64,
+    /// The stage's [`World::figures`] (e.g. `wind_blown_off_m3`), absent when it has none.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub figures: std::collections::BTreeMap<&'static str, f64>,
 }
 
 /// Builds the initial world of a validated recipe: terrain and uplift.
@@ -140,6 +143,8 @@ pub fn run_stages(
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<Vec<StageTiming>> {
     let mut timings = Vec::with_capacity(stages.len());
+    // Figures from before the stages are no stage's.
+    world.figures.clear();
     for (index, stage) in stages.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
             return Err(OrogenError::Cancelled);
@@ -174,6 +179,7 @@ pub fn run_stages(
         timings.push(StageTiming {
             stage: name.to_string(),
             seconds,
+            figures: std::mem::take(&mut world.figures),
         });
     }
     Ok(timings)
@@ -465,6 +471,7 @@ pub fn run_recipe(
     let mut timings = vec![StageTiming {
         stage: "initial terrain".into(),
         seconds: start.elapsed().as_secs_f64(),
+        figures: Default::default(),
     }];
     timings.extend(run_stages(
         &mut world,
@@ -481,6 +488,7 @@ pub fn run_recipe(
             timings.push(StageTiming {
                 stage: "river curves".into(),
                 seconds: start.elapsed().as_secs_f64(),
+                figures: Default::default(),
             });
         }
     }

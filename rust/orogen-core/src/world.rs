@@ -205,6 +205,11 @@ pub struct World {
     /// The recipe's planet once simulated (a `planet` section, or a `Planet` source),
     /// written as the `planet_*` equirectangular maps.
     pub planet: Option<std::sync::Arc<crate::planet::Planet>>,
+    /// What the stages measured since the runner last took it, by name, summed over their
+    /// steps: `wind_blown_off_m3` (material the wind carried off the map, m³),
+    /// `hydraulic_water_lost_m3` and `hydraulic_sediment_lost_m3` (through open borders).
+    /// The runner moves each stage's figures into its entry of `bake.json`'s `stages`.
+    pub figures: BTreeMap<&'static str, f64>,
 }
 
 /// The eroded graph's nodes as an overlay draws them ([`World::graph_nodes`]).
@@ -217,6 +222,11 @@ pub struct GraphNodes {
 }
 
 impl World {
+    /// Adds `value` to the figure `name` ([`World::figures`]).
+    pub fn add_figure(&mut self, name: &'static str, value: f64) {
+        *self.figures.entry(name).or_insert(0.0) += value;
+    }
+
     /// A world over `height` with zero uplift and no maps.
     pub fn new(height: Heightfield, seed: u64) -> Self {
         let uplift = ScalarMap::filled(height.grid, 0.0);
@@ -234,6 +244,7 @@ impl World {
             stream_receivers: None,
             graph_nodes: None,
             planet: None,
+            figures: BTreeMap::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Wind erosion of a layered terrain: the wind picks material up on windward slopes and
-//! drops it in the wind shadow and before obstacles; what it carries off the map is lost.
+//! drops it in the wind shadow and before obstacles; at a closed edge it drops all it
+//! carries, through an open one it carries it off the map, lost and counted.
 //!
 //! Thesis (Prokop 2009) §4.3.3, the author's own algorithm. The map is cut into rasterised
 //! lines parallel to the wind, all translates of one digital line, so every cell lies on
@@ -17,7 +18,10 @@
 //!   what lies under it); h_wind rises to the cell; then before a rise (h_next > h) it gets
 //!   s·min(1, k_wind·(h_next − h)/windtalus), windtalus = step·tan(wind talus);
 //! * a cell below h_wind lies in the wind shadow and gets s·k_shadow;
-//! * what a line still carries when it leaves the map is blown off and reported.
+//! * what a line still carries when it reaches the map's edge settles on its last cell
+//!   where the borders are [`Borders::Closed`] (the edge is a wall, and the thesis drops
+//!   the load before an obstacle, eq. 4.7, with the wall as h_next: all of it); where they
+//!   are [`Borders::Open`] it is blown off and reported, as the thesis chose (§4.3.3, end).
 //!
 //! Lee slopes rest at the wind talus (the creep of Beneš & Roa 2004 that the thesis leaves
 //! to a thermal pass): a deposit never lifts a cell more than step·tan(wind talus) above
@@ -51,10 +55,23 @@
 
 use crate::math;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, check_range, OrogenError, Result};
 use crate::field::Grid;
 use crate::state::{MaterialProps, TerrainMut};
+
+/// What happens where the wind reaches the map's edge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Borders {
+    /// The edge is a wall: what the wind carries settles on the last cell before it (sand
+    /// drifts against the wall, on bare rock too), so the map keeps its material.
+    #[default]
+    Closed,
+    /// The wind carries what it holds off the map, lost and counted in
+    /// [`StepReport::blown_off`] (the thesis's choice, §4.3.3, end).
+    Open,
+}
 
 /// Wind erosion parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,6 +96,9 @@ pub struct Params {
     /// Shadow deposition k_shadow: share of the carried material dropped on each cell in
     /// the wind shadow, in [0, 1]. Default 0.5.
     pub shadow_deposition: f32,
+    /// Map edges: `Closed` (what reaches the edge settles there) or `Open` (it leaves the
+    /// map). Default `Closed`.
+    pub borders: Borders,
 }
 
 impl Default for Params {
@@ -91,6 +111,7 @@ impl Default for Params {
             capacity: 0.5,
             windward_deposition: 0.5,
             shadow_deposition: 0.5,
+            borders: Borders::Closed,
         }
     }
 }
@@ -143,7 +164,8 @@ pub struct StepReport {
     pub eroded: f64,
     /// Material dropped on the map.
     pub deposited: f64,
-    /// Material carried off the map: `eroded − deposited`.
+    /// Material carried off the map: `eroded − deposited`. With [`Borders::Closed`] only
+    /// what the rounding of the carried load to a cell's f32 leaves (about 1e-8 of it).
     pub blown_off: f64,
 }
 
@@ -355,6 +377,7 @@ impl Wind {
             e_coef: p.erosion,
             cap: p.capacity as f64,
             k_wind: p.windward_deposition,
+            closed: p.borders == Borders::Closed,
             k_shadow: p.shadow_deposition as f64,
             avx2: self.avx2,
         };
@@ -431,6 +454,8 @@ struct Sweep<'a> {
     cap: f64,
     k_wind: f32,
     k_shadow: f64,
+    /// The map's edges are walls ([`Borders::Closed`]).
+    closed: bool,
     /// The CPU has AVX2 ([`Sweep::interior_lanes`] then takes its AVX2 build).
     avx2: bool,
 }
@@ -1318,6 +1343,13 @@ impl Sweep<'_> {
             // The cell before is settled.
             unsafe { self.apply(prev_c, st.pend) };
         }
+        if !NEXT && self.closed {
+            // A closed edge is a wall: the load settles before it (§4.3.3 eq. 4.7 with the
+            // wall as h_next: min(1, ∞) of it), on bare rock too.
+            let wall = take(&mut s, f32::INFINITY);
+            dep += wall;
+            hn += wall;
+        }
         st.pend = [e, dep];
         st.sums.eroded += e as f64;
         st.sums.deposited += dep as f64;
@@ -1326,7 +1358,8 @@ impl Sweep<'_> {
         if NEXT {
             st.s = s;
         } else {
-            // Blown off the map; the line ends here.
+            // Blown off the map (with closed borders, the rounding `take` left); the line
+            // ends here.
             st.sums.lost += s;
             st.s = 0.0;
             unsafe { self.apply(c, st.pend) };
@@ -1340,7 +1373,7 @@ mod tests {
     use crate::state::Layers;
 
     /// The lane kernel's AVX2 build and its baseline build give the same bits, for winds
-    /// whose lines are columns (tests/integration/wind_reference.rs checks the build this CPU picks
+    /// whose lines are columns, with closed and open borders (tests/integration/wind_reference.rs checks the build this CPU picks
     /// against a line-by-line walk).
     #[test]
     fn lane_kernel_builds_give_the_same_bits() {
@@ -1385,6 +1418,11 @@ mod tests {
             let params = Params {
                 direction_deg: dir,
                 erosion: 0.2,
+                borders: if case % 2 == 0 {
+                    Borders::Closed
+                } else {
+                    Borders::Open
+                },
                 ..Default::default()
             };
             let grid = Grid::new(w, h, 5.0).unwrap();

@@ -149,7 +149,9 @@ struct Run {
 impl StageRun for Run {
     fn step(&mut self, world: &mut World) -> Result<bool> {
         let (mut terrain, sim) = world.terrain_and_sim();
-        self.hydraulic.step(&mut terrain, sim, &self.materials)?;
+        let r = self.hydraulic.step(&mut terrain, sim, &self.materials)?;
+        world.add_figure("hydraulic_water_lost_m3", r.water_lost_m3);
+        world.add_figure("hydraulic_sediment_lost_m3", r.sediment_lost_m3);
         Ok(false)
     }
 }

@@ -1,7 +1,9 @@
 //! The `Wind` stage: the recipe entry for [`crate::eroders::wind`] (the thesis's own wind
-//! algorithm, §4.3.3). Recipe syntax: `Wind(iterations: 100, direction_deg: 30.0)`.
+//! algorithm, §4.3.3). Recipe syntax: `Wind(iterations: 100, direction_deg: 30.0,
+//! borders: Open)`. What the wind carries off the map (open borders) is reported as the
+//! stage's figure `wind_blown_off_m3` in `bake.json`.
 
-use crate::eroders::wind::{Params, Wind};
+use crate::eroders::wind::{Borders, Params, Wind};
 use crate::error::Result;
 use crate::schema::ParamInfo;
 use crate::stages::kind::{material_props, stage_params, Env, StageKind, StageRun};
@@ -25,6 +27,8 @@ stage_params! {
         windward_deposition: f32,
         /// Shadow deposition, in [0, 1].
         shadow_deposition: f32,
+        /// `Closed` (sand stops at the edge) or `Open` (it blows off the map) map edges.
+        borders: Borders,
     }
 }
 
@@ -105,7 +109,10 @@ struct Run {
 
 impl StageRun for Run {
     fn step(&mut self, world: &mut World) -> Result<bool> {
-        self.wind.step(&mut world.terrain_mut(), &self.materials)?;
+        let r = self.wind.step(&mut world.terrain_mut(), &self.materials)?;
+        // Metres summed over cells, times a cell's area.
+        let area = world.grid().dx() as f64 * world.grid().dy() as f64;
+        world.add_figure("wind_blown_off_m3", r.blown_off * area);
         Ok(false)
     }
 }

@@ -102,6 +102,7 @@ fn bake_json_records_the_run() {
     let timings = vec![orogen_core::runner::StageTiming {
         stage: "Thermal".into(),
         seconds: 0.25,
+        figures: Default::default(),
     }];
     let files = bake::write_bake(
         dir.path(),

@@ -449,6 +449,7 @@ fn wind_never_moves_bedrock_and_conserves_material() {
             Grid::new(w, h, cs).unwrap(),
             wind::Params {
                 direction_deg: dir,
+                borders: wind::Borders::Open,
                 ..Default::default()
             },
         )

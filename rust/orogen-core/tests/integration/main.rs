@@ -44,4 +44,5 @@ mod support;
 mod terrain_plane;
 mod thermal;
 mod time_loop;
+mod wind_borders;
 mod wind_reference;
