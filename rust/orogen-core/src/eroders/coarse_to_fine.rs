@@ -42,14 +42,49 @@ pub fn coarse_grid(fine: Grid, factor: usize) -> Result<Grid> {
     )
 }
 
+/// How close to its steady state a finer level brings the slopes it resolves first: the
+/// departure left, as a fraction of the one handed over.
+pub const SETTLE: f64 = 1e-3;
+
+/// Steps a finer level needs for the smallest catchments it resolves — a node draining only
+/// its own cell, on a divide — to settle to within [`SETTLE`] of their steady state.
+///
+/// Why a finer level must run this long (issue #39): at steady state a node stands
+/// `(u / (k·A^m))^(1/n)·dist` above its receiver, and on a divide `A` is the node's own cell,
+/// so a grid `f` times coarser grows lower hillslopes (a strip of `j` cells drains
+/// `j·f²·dx²`, not the finer grid's `j·f·dx²`): handed over, every divide stands too low,
+/// and the relief with it (−9 % at two levels, −13 % at three, on the default recipe at
+/// 1025² of 50 m with 10 steps per finer level). The finer level regrows them only at the
+/// rate its implicit step allows: a divide node's departure from steady state shrinks by
+/// `1/(1 + F)` a step, `F = k·a^m·dt/dist^n` (`a` the cell area × `rain`, `dist` the longer
+/// cell side; exact for `n = 1`, the linearised rate otherwise), so it needs
+/// `ln(1/SETTLE) / ln(1 + F)` steps; the slopes below it, fed by the divide, settle no
+/// sooner. `k` is the mean positive erodibility (`None`: nothing erodes, nothing to wait
+/// for), `rain` the mean precipitation (1 without).
+pub fn settle_steps(fine: Grid, k: Option<f64>, rain: f64, m: f64, n: f64, dt: f64) -> u32 {
+    let Some(k) = k.filter(|k| *k > 0.0) else {
+        return 0;
+    };
+    let a = fine.dx() as f64 * fine.dy() as f64 * rain;
+    let dist = fine.dx().max(fine.dy()) as f64;
+    let f = k * crate::math::powf(a, m) * dt / crate::math::powf(dist, n);
+    if !f.is_finite() || f <= 0.0 {
+        return 0;
+    }
+    let steps = crate::math::ln(1.0 / SETTLE) / crate::math::ln(1.0 + f);
+    steps.ceil().min(u32::MAX as f64) as u32
+}
+
 /// The levels of a `levels`-deep schedule over `fine`, coarsest first: each finer level
-/// runs `max(1, round(iterations·refine))` iterations, the coarsest the rest. `field`
-/// names the schedule in errors.
+/// runs `max(1, round(iterations·refine), settle)` iterations, `settle` (from
+/// [`settle_steps`]) capped so that the coarsest keeps at least half the iterations; the
+/// coarsest runs the rest. `field` names the schedule in errors.
 pub fn plan(
     fine: Grid,
     levels: u32,
     refine: f32,
     iterations: u32,
+    settle: u32,
     field: &str,
 ) -> Result<Vec<Level>> {
     let levels = levels.max(1) as usize;
@@ -65,7 +100,13 @@ pub fn plan(
             ),
         ));
     }
-    let per_finer = ((iterations as f64 * refine as f64).round() as u32).max(1);
+    let by_refine = ((iterations as f64 * refine as f64).round() as u32).max(1);
+    let settle_cap = if levels > 1 {
+        iterations / (2 * (levels as u32 - 1))
+    } else {
+        0
+    };
+    let per_finer = by_refine.max(settle.min(settle_cap));
     let finer_total = per_finer as u64 * (levels as u64 - 1);
     if levels > 1 && finer_total >= iterations as u64 {
         return Err(OrogenError::invalid(
@@ -245,7 +286,7 @@ mod tests {
 
     #[test]
     fn plan_splits_iterations_and_halves_grids() {
-        let levels = plan(grid(1025, 513), 3, 0.1, 100, "s").unwrap();
+        let levels = plan(grid(1025, 513), 3, 0.1, 100, 0, "s").unwrap();
         let shapes: Vec<_> = levels
             .iter()
             .map(|l| (l.grid.width, l.grid.height, l.factor, l.iterations))
@@ -255,6 +296,18 @@ mod tests {
             [(257, 129, 4, 80), (513, 257, 2, 10), (1025, 513, 1, 10)]
         );
         assert_eq!(levels[0].grid.dx(), 40.0);
+        // Settling needs 30 steps per finer level: capped at 25, half the 100 left to the
+        // coarsest; 20 steps take 20; below refine's 10, refine's.
+        let iterations = |settle| -> Vec<u32> {
+            plan(grid(1025, 513), 3, 0.1, 100, settle, "s")
+                .unwrap()
+                .iter()
+                .map(|l| l.iterations)
+                .collect()
+        };
+        assert_eq!(iterations(30), [50, 25, 25]);
+        assert_eq!(iterations(20), [60, 20, 20]);
+        assert_eq!(iterations(4), [80, 10, 10]);
         assert_eq!(levels[0].grid.dy(), 80.0);
         // A size that does not halve evenly: the coarse grid reaches just past it.
         let g = coarse_grid(grid(1000, 1000), 4).unwrap();
@@ -269,16 +322,33 @@ mod tests {
             5,
             0.1,
             100,
+            0,
             "stages[0].StreamPower.schedule",
         )
         .unwrap_err()
         .to_string();
         assert!(e.contains("stages[0].StreamPower.schedule.levels"), "{e}");
-        let e = plan(grid(513, 513), 3, 0.5, 100, "s")
+        let e = plan(grid(513, 513), 3, 0.5, 100, 0, "s")
             .unwrap_err()
             .to_string();
         assert!(e.contains("s.refine"), "{e}");
-        assert!(plan(grid(129, 129), 4, 0.1, 100, "s").is_ok());
+        assert!(plan(grid(129, 129), 4, 0.1, 100, 0, "s").is_ok());
+    }
+
+    #[test]
+    fn settling_takes_the_steps_a_divide_node_needs() {
+        // The default recipe: k 5e-6, dt 5e4, m 0.5, n 1: F = k·dx·dt/dx = 0.25 at any cell
+        // size, 0.8 of the departure left per step, 0.1 % after 31.
+        for cell in [50.0, 100.0] {
+            let g = Grid::with_cells(65, 65, cell, cell).unwrap();
+            assert_eq!(settle_steps(g, Some(5e-6), 1.0, 0.5, 1.0, 5e4), 31);
+        }
+        // Ten times the step settles in far fewer steps; nothing erodes, nothing to wait for.
+        let g = grid(65, 65);
+        assert!(settle_steps(g, Some(5e-6), 1.0, 0.5, 1.0, 5e5) < 10);
+        assert_eq!(settle_steps(g, None, 1.0, 0.5, 1.0, 5e4), 0);
+        assert_eq!(settle_steps(g, Some(0.0), 1.0, 0.5, 1.0, 5e4), 0);
+        assert_eq!(settle_steps(g, Some(5e-6), 0.0, 0.5, 1.0, 5e4), 0);
     }
 
     #[test]

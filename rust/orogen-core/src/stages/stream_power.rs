@@ -42,7 +42,9 @@ pub enum Schedule {
     /// Cordonnier et al. 2016: erode on a grid `2^(levels−1)` times coarser until close to
     /// steady state, then upsample (cubic, roughened, plus the start terrain's finer detail) and
     /// carry on at each finer grid in turn, which only has to cut its own small valleys.
-    /// The coarsest grid runs most iterations, each finer one `refine × iterations`; with
+    /// The coarsest grid runs most iterations, each finer one `refine × iterations`, or
+    /// as many as it needs to regrow the divides the coarser grid holds lower (up to half
+    /// the iterations over all finer levels; `coarse_to_fine::settle_steps`); with
     /// `tolerance`, a coarse level that settles hands over early. The whole run covers the
     /// same years (`iterations × dt`) at a fraction of the cost. Needs a grid world without
     /// strata or nodata, and a stage of its own (not inside a `TimeLoop`).
@@ -379,7 +381,26 @@ impl StreamPowerParams {
             return refuse("a terrain without nodata cells");
         }
         let fine = world.grid();
-        let levels = coarse_to_fine::plan(fine, levels, refine, self.iterations, &field)?;
+        let mean_positive = |v: &[f32]| {
+            let (sum, count) = v
+                .iter()
+                .filter(|&&x| x > 0.0)
+                .fold((0.0f64, 0usize), |(s, c), &x| (s + x as f64, c + 1));
+            (count > 0).then(|| sum / count as f64)
+        };
+        let rain = match &inputs.precipitation {
+            Some(p) => mean_positive(p).unwrap_or(0.0),
+            None => 1.0,
+        };
+        let settle = coarse_to_fine::settle_steps(
+            fine,
+            mean_positive(&inputs.k),
+            rain,
+            self.m as f64,
+            self.n as f64,
+            self.dt as f64,
+        );
+        let levels = coarse_to_fine::plan(fine, levels, refine, self.iterations, settle, &field)?;
         // Each level's start heights, restricted from the world's.
         let starts: Vec<Vec<f32>> = levels
             .iter()

@@ -1,7 +1,7 @@
-//! The `StreamPower` stage's coarse-to-fine schedule (issue #12): on the default recipe at
-//! 1025², the scheduled run must give the same terrain as the plain one by four landscape
-//! measures — relief, hypsometric integral, concavity and drainage density — and it must
-//! refuse the worlds it cannot run on.
+//! The `StreamPower` stage's coarse-to-fine schedule (issues #12 and #39): on the default
+//! recipe at 513², with cells of 50 m and of 100 m, the scheduled run must give the same
+//! terrain as the plain one by four landscape measures — relief, hypsometric integral,
+//! concavity and drainage density — and it must refuse the worlds it cannot run on.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -15,11 +15,13 @@ use orogen_core::Grid;
 /// Nodes draining at least this many square metres are channels (100 cells of 100 m).
 const CHANNEL_AREA: f32 = 1e6;
 
-/// The default recipe at `side`², with its StreamPower schedule set to `schedule`, run up
-/// to (not including) its thermal stage: the measures are of the fluvial landscape.
-fn run_default(side: usize, schedule: &str) -> (Grid, Vec<f32>) {
+/// The default recipe at `side`² of `cell` metres, with its StreamPower schedule set to
+/// `schedule`, run up to (not including) its thermal stage: the measures are of the fluvial
+/// landscape.
+fn run_default_at(side: usize, cell: f32, schedule: &str) -> (Grid, Vec<f32>) {
     let mut r = Recipe::from_ron_str(DEFAULT_RECIPE, "default")
         .and_then(|r| r.apply_override(&format!("size=({side}, {side})")))
+        .and_then(|r| r.apply_override(&format!("cell_size={cell:?}")))
         .and_then(|r| r.apply_override(&format!("stages[0].StreamPower.schedule={schedule}")))
         .expect("default recipe with overrides");
     r.stages.truncate(1);
@@ -83,19 +85,82 @@ fn measure(grid: Grid, heights: &[f32]) -> Measures {
 
 #[test]
 fn coarse_to_fine_gives_the_same_landscape_on_the_default_recipe() {
-    let (grid, fine) = run_default(1025, "Fine");
-    let a = measure(grid, &fine);
-    for levels in [2, 3] {
-        let (_, scheduled) = run_default(1025, &format!("CoarseToFine(levels: {levels})"));
-        let b = measure(grid, &scheduled);
-        compare(levels, &a, &b);
+    // 513² of 50 m is the default recipe's 51.2 km at twice its resolution, where the
+    // coarse levels' lower divides showed most (issue #39: with 10 steps per finer level
+    // the relief fell 3.0 % at two levels and 10.1 % at three; 6.6 % and 7.4 % at 100 m).
+    for cell in [50.0, 100.0] {
+        let (grid, fine) = run_default_at(513, cell, "Fine");
+        let a = measure(grid, &fine);
+        for levels in [2, 3] {
+            let (_, scheduled) =
+                run_default_at(513, cell, &format!("CoarseToFine(levels: {levels})"));
+            let b = measure(grid, &scheduled);
+            compare(cell, levels, &a, &b);
+        }
     }
 }
 
-fn compare(levels: u32, a: &Measures, b: &Measures) {
+/// Prints the measures, `Fine` against 2 and 3 levels, at the sizes and cell sizes in
+/// `OROGEN_C2F_SIDES` (default `1025`) and `OROGEN_C2F_CELLS` (default `50,100`), with
+/// `OROGEN_C2F_EXTRA` appended to the schedule's fields (`, refine: 0.2`):
+/// `cargo test --profile test -p orogen-core --test integration measure_coarse_to_fine
+/// -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement (minutes at 1025²), not a check"]
+fn measure_coarse_to_fine() {
+    let list = |name: &str, default: &str| -> Vec<String> {
+        std::env::var(name)
+            .unwrap_or_else(|_| default.to_string())
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .collect()
+    };
+    for side in list("OROGEN_C2F_SIDES", "1025") {
+        let side: usize = side.parse().expect("OROGEN_C2F_SIDES: sizes");
+        for cell in list("OROGEN_C2F_CELLS", "50,100") {
+            let cell: f32 = cell.parse().expect("OROGEN_C2F_CELLS: cell sizes");
+            let t = std::time::Instant::now();
+            let (grid, fine) = run_default_at(side, cell, "Fine");
+            let a = measure(grid, &fine);
+            println!(
+                "{side}² of {cell} m: Fine in {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+            for levels in [2, 3] {
+                let t = std::time::Instant::now();
+                let extra = std::env::var("OROGEN_C2F_EXTRA").unwrap_or_default();
+                let (_, c2f) = run_default_at(
+                    side,
+                    cell,
+                    &format!("CoarseToFine(levels: {levels}{extra})"),
+                );
+                let b = measure(grid, &c2f);
+                println!(
+                    "{side}² of {cell} m, {levels} levels ({:.1} s): relief {:.1} / {:.1} m \
+                     ({:+.1} %), drainage density {:.3e} / {:.3e} per m ({:+.1} %), \
+                     hypsometric integral {:.3} / {:.3}, concavity {:.3} / {:.3}",
+                    t.elapsed().as_secs_f64(),
+                    a.relief,
+                    b.relief,
+                    100.0 * (b.relief / a.relief - 1.0),
+                    a.drainage_density,
+                    b.drainage_density,
+                    100.0 * (b.drainage_density / a.drainage_density - 1.0),
+                    a.hypsometric_integral,
+                    b.hypsometric_integral,
+                    a.concavity,
+                    b.concavity,
+                );
+            }
+        }
+    }
+}
+
+fn compare(cell: f32, levels: u32, a: &Measures, b: &Measures) {
+    let at = format!("{cell} m, {levels} levels");
     println!(
-        "{levels} levels: relief {:.1} / {:.1} m, hypsometric integral {:.3} / {:.3}, concavity {:.3} / {:.3}, \
-         drainage density {:.3e} / {:.3e} per m (fine / coarse-to-fine)",
+        "{at}: relief {:.1} / {:.1} m, hypsometric integral {:.3} / {:.3}, concavity {:.3} / \
+         {:.3}, drainage density {:.3e} / {:.3e} per m (fine / coarse-to-fine)",
         a.relief,
         b.relief,
         a.hypsometric_integral,
@@ -105,21 +170,26 @@ fn compare(levels: u32, a: &Measures, b: &Measures) {
         a.drainage_density,
         b.drainage_density
     );
+    let relief = b.relief / a.relief - 1.0;
     assert!(
-        (b.relief / a.relief - 1.0).abs() <= 0.10,
-        "{levels} levels: relief"
+        relief.abs() <= 0.05,
+        "{at}: relief {:+.1} %",
+        100.0 * relief
     );
     assert!(
         (b.hypsometric_integral - a.hypsometric_integral).abs() <= 0.05,
-        "{levels} levels: hypsometric integral"
+        "{at}: hypsometric integral"
     );
+    assert!((b.concavity - a.concavity).abs() <= 0.05, "{at}: concavity");
+    // Issue #39 asks for 5 % at three levels too; they keep 7 % less channel length (their
+    // rivers follow the coarsest grid's straight valleys), so only two levels are held to
+    // it yet.
+    let density = b.drainage_density / a.drainage_density - 1.0;
+    let bound = if levels == 2 { 0.05 } else { 0.10 };
     assert!(
-        (b.concavity - a.concavity).abs() <= 0.05,
-        "{levels} levels: concavity"
-    );
-    assert!(
-        (b.drainage_density / a.drainage_density - 1.0).abs() <= 0.10,
-        "{levels} levels: drainage density"
+        density.abs() <= bound,
+        "{at}: drainage density {:+.1} %",
+        100.0 * density
     );
 }
 
