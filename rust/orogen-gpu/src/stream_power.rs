@@ -20,7 +20,7 @@ use crate::context::GpuContext;
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
-/// The shaders' `Params` (common.wgsl), 48 bytes.
+/// The shaders' `Params` (common.wgsl), 64 bytes.
 #[derive(Clone, Copy)]
 struct ShaderParams {
     width: u32,
@@ -35,6 +35,8 @@ struct ShaderParams {
     dy: f32,
     diag: f32,
     inv_scale: f32,
+    groups_x: u32,
+    groups_y: u32,
 }
 
 impl ShaderParams {
@@ -53,6 +55,10 @@ impl ShaderParams {
             self.dy.to_bits(),
             self.diag.to_bits(),
             self.inv_scale.to_bits(),
+            self.groups_x,
+            self.groups_y,
+            0,
+            0,
         ];
         words.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
@@ -180,7 +186,8 @@ pub struct GpuStreamPower {
     ctx: GpuContext,
     field: String,
     n: usize,
-    /// Pointer-jumping rounds: `ceil(log2 n)`, enough for the longest possible chain.
+    /// Pointer-jumping rounds at most: `ceil(log2 n)`, enough for the longest possible
+    /// chain, rounded up to even (rounds run in pairs; control.wgsl stops them early).
     rounds: u32,
     groups: (u32, u32),
     params: ShaderParams,
@@ -189,8 +196,13 @@ pub struct GpuStreamPower {
     params_buf: wgpu::Buffer,
     heights: wgpu::Buffer,
     receivers: wgpu::Buffer,
-    /// The drainage sums' two buffers: the result is in `sums[rounds % 2]`.
+    /// The drainage sums' two buffers: the result is in the first (rounds run in pairs).
     sums: [wgpu::Buffer; 2],
+    /// The indirect dispatch arguments of the rounds.
+    args: wgpu::Buffer,
+    /// `arm`, `reset` and `plan` of control.wgsl, and their bind group.
+    control: [wgpu::ComputePipeline; 3],
+    control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     acc_init: wgpu::ComputePipeline,
     acc_copy: wgpu::ComputePipeline,
@@ -305,7 +317,7 @@ impl GpuStreamPower {
         } else {
             math::hypot(grid.dx() as f64, grid.dy() as f64) as f32
         };
-        let params = ShaderParams {
+        let mut params = ShaderParams {
             width: grid.width as u32,
             height: grid.height as u32,
             n: n as u32,
@@ -318,12 +330,17 @@ impl GpuStreamPower {
             dy: grid.dy(),
             diag,
             inv_scale: 2f32.powi(-scale_exp),
+            groups_x: 0,
+            groups_y: 0,
         };
         let groups = n.div_ceil(WORKGROUP as usize) as u32;
         let max_groups = limits.max_compute_workgroups_per_dimension.max(1);
         let gx = groups.min(max_groups);
         let groups = (gx, groups.div_ceil(gx));
-        let rounds = (usize::BITS - (n - 1).leading_zeros()).max(1);
+        (params.groups_x, params.groups_y) = groups;
+        let rounds = (usize::BITS - (n - 1).leading_zeros())
+            .max(1)
+            .next_multiple_of(2);
 
         let device = &ctx.device;
         device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
@@ -345,7 +362,7 @@ impl GpuStreamPower {
         let n64 = n as u64;
         let params_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
-            size: 48,
+            size: 64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -362,6 +379,8 @@ impl GpuStreamPower {
             storage("jump a", 4 * n64, wgpu::BufferUsages::empty()),
             storage("jump b", 4 * n64, wgpu::BufferUsages::empty()),
         ];
+        let live = storage("live", 4, wgpu::BufferUsages::empty());
+        let args = storage("round arguments", 12, wgpu::BufferUsages::INDIRECT);
         let maps = [
             storage("maps a", 16 * n64, wgpu::BufferUsages::empty()),
             storage("maps b", 16 * n64, wgpu::BufferUsages::empty()),
@@ -374,19 +393,21 @@ impl GpuStreamPower {
         let m_acc = with_common("accumulate", include_str!("shaders/accumulate.wgsl"));
         let m_init = with_common("solve_init", include_str!("shaders/solve_init.wgsl"));
         let m_solve = with_common("solve", include_str!("shaders/solve.wgsl"));
+        let m_control = with_common("control", include_str!("shaders/control.wgsl"));
 
         let l_descend = layout(device, "receivers", &[true, false, false]);
         let l_acc = layout(
             device,
             "accumulate",
-            &[true, true, false, false, false, false],
+            &[true, true, false, false, false, false, false],
         );
         let l_init = layout(
             device,
             "solve_init",
             &[true, true, true, true, true, false, false],
         );
-        let l_solve = layout(device, "solve", &[false, false, false, false, false]);
+        let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
+        let l_control = layout(device, "control", &[false, false]);
 
         let descend = (
             pipeline(device, &l_descend, &m_descend, "main"),
@@ -409,10 +430,10 @@ impl GpuStreamPower {
                     &jumps[s],
                     &sums[d],
                     &jumps[d],
+                    &live,
                 ],
             )
         });
-        let result = (rounds % 2) as usize;
         let solve_init = (
             pipeline(device, &l_init, &m_init, "main"),
             bind(
@@ -423,7 +444,7 @@ impl GpuStreamPower {
                     &heights,
                     &receivers,
                     &dists,
-                    &sums[result],
+                    &sums[0],
                     &coefs,
                     &maps[0],
                     &jumps[0],
@@ -442,10 +463,15 @@ impl GpuStreamPower {
                     &maps[d],
                     &jumps[d],
                     &heights,
+                    &live,
                 ],
             )
         });
+        let control_group = bind(device, &l_control, &[&params_buf, &live, &args]);
         let gp = GpuStreamPower {
+            control: ["arm", "reset", "plan"].map(|e| pipeline(device, &l_control, &m_control, e)),
+            control_group,
+            args,
             acc_init: pipeline(device, &l_acc, &m_acc, "init"),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
@@ -531,14 +557,40 @@ impl GpuStreamPower {
         pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
     }
 
+    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan).
+    fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
+        pass.set_pipeline(&self.control[k]);
+        pass.set_bind_group(0, &self.control_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// A round's dispatch, sized by control.wgsl (empty once every chain is done).
+    fn dispatch_round(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups_indirect(&self.args, 0);
+    }
+
+    /// After round `r`: reset the live flag, or plan the next pair.
+    fn end_round(&self, pass: &mut wgpu::ComputePass, r: usize) {
+        self.control(pass, if r % 2 == 1 { 2 } else { 1 });
+    }
+
     /// Encodes the receivers and the drainage accumulation.
     fn encode_route(&self, pass: &mut wgpu::ComputePass) {
         self.dispatch(pass, &self.descend.0, &self.descend.1);
         self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
+        self.control(pass, 0);
         for r in 0..self.rounds as usize {
             let g = &self.acc_groups[r % 2];
-            self.dispatch(pass, &self.acc_copy, g);
-            self.dispatch(pass, &self.acc_scatter, g);
+            self.dispatch_round(pass, &self.acc_copy, g);
+            self.dispatch_round(pass, &self.acc_scatter, g);
+            self.end_round(pass, r);
         }
     }
 
@@ -560,11 +612,12 @@ impl GpuStreamPower {
             self.encode_route(&mut pass);
             if solve {
                 self.dispatch(&mut pass, &self.solve_init.0, &self.solve_init.1);
+                self.control(&mut pass, 0);
                 for r in 0..self.rounds as usize {
-                    self.dispatch(&mut pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.dispatch_round(&mut pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(&mut pass, r);
                 }
-                let last = &self.solve_groups[self.rounds as usize % 2];
-                self.dispatch(&mut pass, &self.finish, last);
+                self.dispatch(&mut pass, &self.finish, &self.solve_groups[0]);
             }
         }
         self.ctx.queue.submit([encoder.finish()]);
@@ -655,8 +708,7 @@ impl GpuStreamPower {
                 "read the GPU drainage after route(), before the next step",
             ));
         }
-        let words: Vec<u32> =
-            bytemuck::pod_collect_to_vec(&self.read(&self.sums[self.rounds as usize % 2])?);
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read(&self.sums[0])?);
         Ok(words
             .chunks_exact(2)
             .map(|w| w[0] as u64 | (w[1] as u64) << 32)

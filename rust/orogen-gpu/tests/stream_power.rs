@@ -84,6 +84,43 @@ fn cases() -> Vec<Case> {
     add("sea, two open sides", g, sea, &mut |_, _| {
         rng.random::<f32>() * 10.0
     });
+    // A serpentine river between walls, one chain over most of the grid: every
+    // pointer-jumping round is needed, so stopping the rounds early shows.
+    let (sw, sh) = (24usize, 31usize);
+    let lanes: Vec<usize> = (1..sh).step_by(2).collect();
+    let mut path = vec![0usize; sw * sh];
+    let mut along = 1usize;
+    for (k, &y) in lanes.iter().enumerate() {
+        let xs: Vec<usize> = if k % 2 == 0 {
+            (1..sw - 1).collect()
+        } else {
+            (1..sw - 1).rev().collect()
+        };
+        for x in xs {
+            path[y * sw + x] = along;
+            along += 1;
+        }
+        // The gap in the wall below this lane, at the lane's end.
+        if y + 1 < sh - 1 {
+            let end = if k % 2 == 0 { sw - 2 } else { 1 };
+            path[(y + 1) * sw + end] = along;
+            along += 1;
+        }
+    }
+    let north = OutletParams {
+        borders: vec![Side::North],
+        sea_level: None,
+    };
+    add(
+        "serpentine river",
+        Grid::new(sw, sh, 10.0).unwrap(),
+        north,
+        &mut |x, y| match path[y * sw + x] {
+            0 if y == 0 => 0.0,
+            0 => 1e4,
+            d => d as f32,
+        },
+    );
     let south = OutletParams {
         borders: vec![Side::South],
         sea_level: None,

@@ -15,6 +15,8 @@
 @group(0) @binding(4) var<storage, read_write> src_jump: array<u32>;
 @group(0) @binding(5) var<storage, read_write> dst_sum: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> dst_jump: array<u32>;
+// Set to 1 when a round leaves some jump (control.wgsl).
+@group(0) @binding(7) var<storage, read_write> live: array<atomic<u32>>;
 
 @compute @workgroup_size(256)
 fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -44,7 +46,11 @@ fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (j == NONE) {
         dst_jump[i] = NONE;
     } else {
-        dst_jump[i] = src_jump[j];
+        let next = src_jump[j];
+        dst_jump[i] = next;
+        if (next != NONE && atomicLoad(&live[0]) == 0u) {
+            atomicStore(&live[0], 1u);
+        }
     }
 }
 

@@ -17,6 +17,12 @@ struct Params {
     diag: f32,
     // 1 / the fixed-point scale of the drainage sums (a power of two).
     inv_scale: f32,
+    // The workgroups of a full-grid dispatch (control.wgsl writes them as indirect
+    // arguments).
+    groups_x: u32,
+    groups_y: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
