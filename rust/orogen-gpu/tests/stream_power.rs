@@ -504,3 +504,44 @@ fn steady_state_slope_area_n1() {
         "ks {ks} against {expected}"
     );
 }
+
+/// The three ways the shader takes A^m: sqrt (m = 0.5, above), A itself (m = 1) and pow
+/// (any other m), each against the CPU after 20 steps.
+#[test]
+fn other_area_exponents_follow_the_cpu_to_1e_3() {
+    let ctx = ctx();
+    let (grid, start) = twenty_steps_case(5, 72, 60);
+    let n = grid.len();
+    let outlets = OutletParams::default();
+    for (m, k) in [(1.0f32, 2e-7f32), (0.4, 1e-3), (0.7, 2e-5)] {
+        let params = Params { m, ..NO_LAKES };
+        let mut cpu =
+            StreamPower::on_grid(grid, &outlets, &params, inputs(n, k, 1e-3), false, "sp").unwrap();
+        let mut gpu =
+            GpuStreamPower::on_grid(&ctx, grid, &outlets, &params, inputs(n, k, 1e-3), "sp")
+                .unwrap();
+        let mut want = start.clone();
+        gpu.set_heights(&start).unwrap();
+        for _ in 0..20 {
+            cpu.step_heights(&mut want, 1e4).unwrap();
+            gpu.step(1e4).unwrap();
+        }
+        let got = gpu.heights().unwrap();
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(&g, &c)| ((g - c).abs() / c.abs().max(1e-2)) as f64)
+            .fold(0.0, f64::max);
+        let eroded = want
+            .iter()
+            .zip(&start)
+            .filter(|(&c, &s)| c < s + 20.0 * 1e-3 * 1e4 - 1.0)
+            .count();
+        eprintln!("m = {m}: worst relative difference {worst:e}, {eroded} nodes eroded > 1 m");
+        assert!(
+            worst <= 1e-3,
+            "m = {m}: heights differ by {worst:e} relative"
+        );
+        assert!(eroded > n / 10, "m = {m}: only {eroded} nodes eroded");
+    }
+}
