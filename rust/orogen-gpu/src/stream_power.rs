@@ -219,17 +219,11 @@ pub struct GpuStreamPower {
 }
 
 impl GpuStreamPower {
-    /// Stream power on `grid` with `outlets`, as the CPU's `StreamPower::on_grid`. Refuses,
-    /// with an error naming the field, what the GPU step does not do yet: `n ≠ 1`, lakes
-    /// other than `None`, a grid with no open side. `field` prefixes error names.
-    pub fn on_grid(
-        ctx: &GpuContext,
-        grid: Grid,
-        outlets: &OutletParams,
-        params: &Params,
-        inputs: Inputs,
-        field: &str,
-    ) -> Result<Self> {
+    /// Whether the GPU step can run these settings: `Ok` if so, else the error
+    /// [`GpuStreamPower::on_grid`] would give, naming the field (`{field}.n`,
+    /// `{field}.lakes`, `{field}.outlets.borders`). No GPU needed: a `device: Auto` switch can
+    /// ask this before choosing the CPU.
+    pub fn supports(params: &Params, outlets: &OutletParams, field: &str) -> Result<()> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
         if params.n != 1.0 {
@@ -253,6 +247,21 @@ impl GpuStreamPower {
                 "the GPU step needs at least one open side (closed domains: use device: Cpu)",
             ));
         }
+        Ok(())
+    }
+
+    /// Stream power on `grid` with `outlets`, as the CPU's `StreamPower::on_grid`. Refuses,
+    /// with an error naming the field, what the GPU step does not do yet
+    /// ([`GpuStreamPower::supports`]). `field` prefixes error names.
+    pub fn on_grid(
+        ctx: &GpuContext,
+        grid: Grid,
+        outlets: &OutletParams,
+        params: &Params,
+        inputs: Inputs,
+        field: &str,
+    ) -> Result<Self> {
+        Self::supports(params, outlets, field)?;
         let n = grid.len();
         check_values(&format!("{field}.k"), &inputs.k, n, false)?;
         check_values("uplift", &inputs.uplift, n, true)?;

@@ -392,6 +392,12 @@ fn unsupported_settings_are_errors_naming_their_field() {
     };
     let e = err(NO_LAKES, &closed, inputs(64, 1e-4, 0.0));
     assert!(e.contains("borders"), "{e}");
+    // The same answers without a GPU, for a `device: Auto` switch.
+    assert!(GpuStreamPower::supports(&NO_LAKES, &all, "sp").is_ok());
+    let e = GpuStreamPower::supports(&Params { n: 2.0, ..NO_LAKES }, &all, "sp").unwrap_err();
+    assert!(e.to_string().contains("sp.n"), "{e}");
+    let e = GpuStreamPower::supports(&NO_LAKES, &closed, "sp").unwrap_err();
+    assert!(e.to_string().contains("sp.outlets.borders"), "{e}");
     let e = err(NO_LAKES, &all, inputs(63, 1e-4, 0.0));
     assert!(
         e.contains("stages[0].StreamPower.k") && e.contains("63"),
