@@ -1,0 +1,40 @@
+// Stops the pointer-jumping rounds once every chain has reached its root. The rounds run in
+// pairs, each dispatched indirectly from `args`; a round's copy (or compose) sets `live[0]`
+// when some jump is left. After the second round of a pair, `plan` keeps the next pair at
+// full size if anything was live, else makes every later dispatch empty. Pairs keep the
+// result in the first of the two buffers whatever the number of rounds run. `live` is only
+// ever set to 1, so its value does not depend on the order of the writes.
+
+@group(0) @binding(1) var<storage, read_write> live: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> args: array<u32>;
+
+fn set_args(full: bool) {
+    if (full) {
+        args[0] = p.groups_x;
+        args[1] = p.groups_y;
+    } else {
+        args[0] = 0u;
+        args[1] = 0u;
+    }
+    args[2] = 1u;
+}
+
+// Before a phase's first round: full-size dispatches.
+@compute @workgroup_size(1)
+fn arm() {
+    set_args(true);
+    atomicStore(&live[0], 0u);
+}
+
+// After the first round of a pair.
+@compute @workgroup_size(1)
+fn reset() {
+    atomicStore(&live[0], 0u);
+}
+
+// After the second round of a pair.
+@compute @workgroup_size(1)
+fn plan() {
+    set_args(atomicLoad(&live[0]) != 0u);
+    atomicStore(&live[0], 0u);
+}

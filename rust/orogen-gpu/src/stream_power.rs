@@ -1,0 +1,742 @@
+//! The stream-power step on the GPU: D8 receivers, drainage accumulation and the implicit
+//! solve for `n = 1`, with uplift, every phase a WGSL compute shader over the whole grid.
+//!
+//! The same step as orogen-core's `StreamPower` with `lakes: None` on a raster: receivers
+//! are the CPU router's bit for bit; drainage is summed exactly in 64-bit fixed point;
+//! heights follow the CPU's to f32 rounding (the CPU solves in f64). Deterministic: no
+//! floating-point atomics, so the same inputs give the same bytes run after run on one GPU.
+//!
+//! Not done yet (the CPU path has them): lake routing (`Carve`, `Fill`: pits here are held,
+//! rising with the uplift, as with `lakes: None`), `n ≠ 1`, closed domains (a grid with no
+//! open side), outlet masks (nodata), layered terrain, graphs other than the raster.
+
+use orogen_core::eroders::stream_power::{Inputs, Params, MAX_DT};
+use orogen_core::flow::{OutletParams, SinkMode};
+use orogen_core::neighbourhood::Side;
+use orogen_core::{math, Grid, OrogenError, Result};
+
+use crate::context::GpuContext;
+
+/// Invocations per workgroup (`WG` in the shaders).
+const WORKGROUP: u32 = 256;
+
+/// The shaders' `Params` (common.wgsl), 64 bytes.
+#[derive(Clone, Copy)]
+struct ShaderParams {
+    width: u32,
+    height: u32,
+    n: u32,
+    open: u32,
+    has_sea: u32,
+    sea: f32,
+    dt: f32,
+    m: f32,
+    dx: f32,
+    dy: f32,
+    diag: f32,
+    inv_scale: f32,
+    groups_x: u32,
+    groups_y: u32,
+}
+
+impl ShaderParams {
+    /// The uniform buffer's bytes, in the shader's field order.
+    fn bytes(&self) -> Vec<u8> {
+        let words = [
+            self.width,
+            self.height,
+            self.n,
+            self.open,
+            self.has_sea,
+            self.sea.to_bits(),
+            self.dt.to_bits(),
+            self.m.to_bits(),
+            self.dx.to_bits(),
+            self.dy.to_bits(),
+            self.diag.to_bits(),
+            self.inv_scale.to_bits(),
+            self.groups_x,
+            self.groups_y,
+            0,
+            0,
+        ];
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// A bind group layout: binding 0 the uniform parameters, then storage buffers, `true`
+/// where read-only.
+fn layout(device: &wgpu::Device, label: &str, read_only: &[bool]) -> wgpu::BindGroupLayout {
+    let mut entries = vec![wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }];
+    for (k, &ro) in read_only.iter().enumerate() {
+        entries.push(wgpu::BindGroupLayoutEntry {
+            binding: k as u32 + 1,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: ro },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        });
+    }
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+fn pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry),
+        bind_group_layouts: &[layout],
+        push_constant_ranges: &[],
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(&pl),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+fn bind(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(k, b)| wgpu::BindGroupEntry {
+            binding: k as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout,
+        entries: &entries,
+    })
+}
+
+/// Checks a per-node input like the CPU's stream power: `n` values, finite, and ≥ 0 unless
+/// `allow_negative`.
+fn check_values(field: &str, data: &[f32], n: usize, allow_negative: bool) -> Result<()> {
+    if data.len() != n {
+        return Err(OrogenError::invalid(
+            field,
+            format!("has {} values, the terrain has {n} nodes", data.len()),
+        ));
+    }
+    if let Some(i) = data
+        .iter()
+        .position(|v| !v.is_finite() || (!allow_negative && *v < 0.0))
+    {
+        let need = if allow_negative {
+            "finite"
+        } else {
+            "finite and >= 0"
+        };
+        return Err(OrogenError::invalid(
+            field,
+            format!("must be {need} everywhere, got {} at node {i}", data[i]),
+        ));
+    }
+    Ok(())
+}
+
+/// The fixed-point scale of the drainage sums: the largest power of two `2^e` with
+/// `total·2^e ≤ 2^62` (so no sum can overflow 64 bits), `e` kept where `2^-e` is a normal
+/// f32 (the shaders multiply by it).
+fn fixed_point_exponent(total: f64) -> i32 {
+    if total > 0.0 {
+        (62.0 - total.log2()).floor().clamp(-125.0, 125.0) as i32
+    } else {
+        0
+    }
+}
+
+/// The stream-power process on the GPU over a raster, with its buffers and pipelines kept
+/// between steps; heights stay on the GPU from step to step.
+pub struct GpuStreamPower {
+    ctx: GpuContext,
+    field: String,
+    n: usize,
+    /// Pointer-jumping rounds at most: `ceil(log2 n)`, enough for the longest possible
+    /// chain, rounded up to even (rounds run in pairs; control.wgsl stops them early).
+    rounds: u32,
+    groups: (u32, u32),
+    params: ShaderParams,
+    /// The drainage sums' scale, `2^scale_exp`.
+    scale_exp: i32,
+    params_buf: wgpu::Buffer,
+    heights: wgpu::Buffer,
+    receivers: wgpu::Buffer,
+    /// The drainage sums' two buffers: the result is in the first (rounds run in pairs).
+    sums: [wgpu::Buffer; 2],
+    /// The indirect dispatch arguments of the rounds.
+    args: wgpu::Buffer,
+    /// `arm`, `reset` and `plan` of control.wgsl, and their bind group.
+    control: [wgpu::ComputePipeline; 3],
+    control_group: wgpu::BindGroup,
+    descend: (wgpu::ComputePipeline, wgpu::BindGroup),
+    acc_init: wgpu::ComputePipeline,
+    acc_copy: wgpu::ComputePipeline,
+    acc_scatter: wgpu::ComputePipeline,
+    acc_groups: [wgpu::BindGroup; 2],
+    solve_init: (wgpu::ComputePipeline, wgpu::BindGroup),
+    compose: wgpu::ComputePipeline,
+    finish: wgpu::ComputePipeline,
+    solve_groups: [wgpu::BindGroup; 2],
+    /// True once the heights were set.
+    has_heights: bool,
+    /// True once drainage was accumulated on the current receivers.
+    has_drainage: bool,
+}
+
+impl GpuStreamPower {
+    /// Whether the GPU step can run these settings: `Ok` if so, else the error
+    /// [`GpuStreamPower::on_grid`] would give, naming the field (`{field}.n`,
+    /// `{field}.lakes`, `{field}.outlets.borders`). No GPU needed: a `device: Auto` switch can
+    /// ask this before choosing the CPU.
+    pub fn supports(params: &Params, outlets: &OutletParams, field: &str) -> Result<()> {
+        params.validate(field)?;
+        outlets.validate(&format!("{field}.outlets"))?;
+        if params.n != 1.0 {
+            return Err(OrogenError::invalid(
+                format!("{field}.n"),
+                format!(
+                    "the GPU step solves n = 1 only so far, got {} (use device: Cpu)",
+                    params.n
+                ),
+            ));
+        }
+        if params.lakes != SinkMode::None {
+            return Err(OrogenError::invalid(
+                format!("{field}.lakes"),
+                "the GPU step has no lake routing yet: only None (pits held) (use device: Cpu)",
+            ));
+        }
+        if outlets.borders.is_empty() {
+            return Err(OrogenError::invalid(
+                format!("{field}.outlets.borders"),
+                "the GPU step needs at least one open side (closed domains: use device: Cpu)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Stream power on `grid` with `outlets`, as the CPU's `StreamPower::on_grid`. Refuses,
+    /// with an error naming the field, what the GPU step does not do yet
+    /// ([`GpuStreamPower::supports`]). `field` prefixes error names.
+    pub fn on_grid(
+        ctx: &GpuContext,
+        grid: Grid,
+        outlets: &OutletParams,
+        params: &Params,
+        inputs: Inputs,
+        field: &str,
+    ) -> Result<Self> {
+        Self::supports(params, outlets, field)?;
+        let n = grid.len();
+        check_values(&format!("{field}.k"), &inputs.k, n, false)?;
+        check_values("uplift", &inputs.uplift, n, true)?;
+        let area = grid.cell_area() as f64;
+        let weights: Vec<f64> = match &inputs.precipitation {
+            Some(p) => {
+                check_values(&format!("{field}.precipitation"), p, n, false)?;
+                p.iter().map(|&r| area * r as f64).collect()
+            }
+            None => vec![area; n],
+        };
+        if n < 2 || n >= u32::MAX as usize {
+            return Err(OrogenError::invalid(
+                "grid",
+                format!("the GPU step needs 2 to {} nodes, got {n}", u32::MAX - 1),
+            ));
+        }
+        // The largest binding: the solve's maps, 16 bytes a node.
+        let limits = ctx.limits();
+        let largest = 16 * n as u64;
+        let max_binding =
+            (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+        if largest > max_binding {
+            return Err(OrogenError::invalid(
+                "grid",
+                format!(
+                    "{}x{} needs GPU buffers of {largest} bytes, {} allows {max_binding}",
+                    grid.width,
+                    grid.height,
+                    ctx.describe()
+                ),
+            ));
+        }
+        let total: f64 = weights.iter().sum();
+        let scale_exp = fixed_point_exponent(total);
+        let scale = 2f64.powi(scale_exp);
+        let fixed: Vec<u32> = weights
+            .iter()
+            .flat_map(|&w| {
+                let v = (w * scale).round() as u64;
+                [v as u32, (v >> 32) as u32]
+            })
+            .collect();
+        let coefs: Vec<[f32; 2]> = inputs
+            .k
+            .iter()
+            .zip(&inputs.uplift)
+            .map(|(&k, &u)| [k, u])
+            .collect();
+        let mut open = 0u32;
+        for side in &outlets.borders {
+            open |= match side {
+                Side::North => 1,
+                Side::South => 2,
+                Side::East => 4,
+                Side::West => 8,
+            };
+        }
+        // The CPU's RasterGrid distances.
+        let diag = if grid.is_square() {
+            grid.cell_size * std::f32::consts::SQRT_2
+        } else {
+            math::hypot(grid.dx() as f64, grid.dy() as f64) as f32
+        };
+        let mut params = ShaderParams {
+            width: grid.width as u32,
+            height: grid.height as u32,
+            n: n as u32,
+            open,
+            has_sea: outlets.sea_level.is_some() as u32,
+            sea: outlets.sea_level.unwrap_or(0.0),
+            dt: 0.0,
+            m: params.m,
+            dx: grid.dx(),
+            dy: grid.dy(),
+            diag,
+            inv_scale: 2f32.powi(-scale_exp),
+            groups_x: 0,
+            groups_y: 0,
+        };
+        let groups = n.div_ceil(WORKGROUP as usize) as u32;
+        let max_groups = limits.max_compute_workgroups_per_dimension.max(1);
+        let gx = groups.min(max_groups);
+        let groups = (gx, groups.div_ceil(gx));
+        (params.groups_x, params.groups_y) = groups;
+        let rounds = (usize::BITS - (n - 1).leading_zeros())
+            .max(1)
+            .next_multiple_of(2);
+
+        let device = &ctx.device;
+        device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let storage = |label: &str, size: u64, extra: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE | extra,
+                mapped_at_creation: false,
+            })
+        };
+        let init = |label: &str, bytes: &[u8]| {
+            let b = storage(label, bytes.len() as u64, wgpu::BufferUsages::COPY_DST);
+            ctx.queue.write_buffer(&b, 0, bytes);
+            b
+        };
+        let io = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+        let n64 = n as u64;
+        let params_buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: 64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let heights = storage("heights", 4 * n64, io);
+        let receivers = storage("receivers", 4 * n64, io);
+        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::empty());
+        let weights = init("weights", bytemuck::cast_slice(&fixed));
+        let coefs = init("coefs", bytemuck::cast_slice(&coefs));
+        let sums = [
+            storage("sums a", 8 * n64, io),
+            storage("sums b", 8 * n64, io),
+        ];
+        let jumps = [
+            storage("jump a", 4 * n64, wgpu::BufferUsages::empty()),
+            storage("jump b", 4 * n64, wgpu::BufferUsages::empty()),
+        ];
+        let live = storage("live", 4, wgpu::BufferUsages::empty());
+        let args = storage("round arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let maps = [
+            storage("maps a", 16 * n64, wgpu::BufferUsages::empty()),
+            storage("maps b", 16 * n64, wgpu::BufferUsages::empty()),
+        ];
+
+        let common = include_str!("shaders/common.wgsl");
+        let with_common =
+            |label: &str, body: &str| module(device, label, &format!("{common}\n{body}"));
+        let m_descend = with_common("receivers", include_str!("shaders/receivers.wgsl"));
+        let m_acc = with_common("accumulate", include_str!("shaders/accumulate.wgsl"));
+        let m_init = with_common("solve_init", include_str!("shaders/solve_init.wgsl"));
+        let m_solve = with_common("solve", include_str!("shaders/solve.wgsl"));
+        let m_control = with_common("control", include_str!("shaders/control.wgsl"));
+
+        let l_descend = layout(device, "receivers", &[true, false, false]);
+        let l_acc = layout(
+            device,
+            "accumulate",
+            &[true, true, false, false, false, false, false],
+        );
+        let l_init = layout(
+            device,
+            "solve_init",
+            &[true, true, true, true, true, false, false],
+        );
+        let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
+        let l_control = layout(device, "control", &[false, false]);
+
+        let descend = (
+            pipeline(device, &l_descend, &m_descend, "main"),
+            bind(
+                device,
+                &l_descend,
+                &[&params_buf, &heights, &receivers, &dists],
+            ),
+        );
+        let acc_groups = [0, 1].map(|s| {
+            let d = 1 - s;
+            bind(
+                device,
+                &l_acc,
+                &[
+                    &params_buf,
+                    &receivers,
+                    &weights,
+                    &sums[s],
+                    &jumps[s],
+                    &sums[d],
+                    &jumps[d],
+                    &live,
+                ],
+            )
+        });
+        let solve_init = (
+            pipeline(device, &l_init, &m_init, "main"),
+            bind(
+                device,
+                &l_init,
+                &[
+                    &params_buf,
+                    &heights,
+                    &receivers,
+                    &dists,
+                    &sums[0],
+                    &coefs,
+                    &maps[0],
+                    &jumps[0],
+                ],
+            ),
+        );
+        let solve_groups = [0, 1].map(|s| {
+            let d = 1 - s;
+            bind(
+                device,
+                &l_solve,
+                &[
+                    &params_buf,
+                    &maps[s],
+                    &jumps[s],
+                    &maps[d],
+                    &jumps[d],
+                    &heights,
+                    &live,
+                ],
+            )
+        });
+        let control_group = bind(device, &l_control, &[&params_buf, &live, &args]);
+        let gp = GpuStreamPower {
+            control: ["arm", "reset", "plan"].map(|e| pipeline(device, &l_control, &m_control, e)),
+            control_group,
+            args,
+            acc_init: pipeline(device, &l_acc, &m_acc, "init"),
+            acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
+            acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
+            compose: pipeline(device, &l_solve, &m_solve, "compose"),
+            finish: pipeline(device, &l_solve, &m_solve, "finish"),
+            ctx: ctx.clone(),
+            field: field.to_string(),
+            n,
+            rounds,
+            groups,
+            params,
+            scale_exp,
+            params_buf,
+            heights,
+            receivers,
+            sums,
+            descend,
+            acc_groups,
+            solve_init,
+            solve_groups,
+            has_heights: false,
+            has_drainage: false,
+        };
+        let validation = pollster::block_on(device.pop_error_scope());
+        let memory = pollster::block_on(device.pop_error_scope());
+        if let Some(e) = memory.or(validation) {
+            return Err(OrogenError::invalid(
+                field,
+                format!(
+                    "the GPU step could not be set up on {}: {e}",
+                    ctx.describe()
+                ),
+            ));
+        }
+        Ok(gp)
+    }
+
+    /// The heights to step from, metres, one per cell, finite.
+    pub fn set_heights(&mut self, heights: &[f32]) -> Result<()> {
+        if heights.len() != self.n {
+            return Err(OrogenError::invalid(
+                "heights",
+                format!(
+                    "has {} values, the grid has {} nodes",
+                    heights.len(),
+                    self.n
+                ),
+            ));
+        }
+        if let Some(i) = heights.iter().position(|h| !h.is_finite()) {
+            return Err(OrogenError::invalid(
+                "heights",
+                format!("node {i} is {} (heights must be finite)", heights[i]),
+            ));
+        }
+        self.ctx
+            .queue
+            .write_buffer(&self.heights, 0, bytemuck::cast_slice(heights));
+        self.has_heights = true;
+        self.has_drainage = false;
+        Ok(())
+    }
+
+    fn need_heights(&self) -> Result<()> {
+        if self.has_heights {
+            Ok(())
+        } else {
+            Err(OrogenError::invalid(
+                "heights",
+                "the GPU step has no heights yet (call set_heights first)",
+            ))
+        }
+    }
+
+    fn dispatch(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
+    }
+
+    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan).
+    fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
+        pass.set_pipeline(&self.control[k]);
+        pass.set_bind_group(0, &self.control_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// A round's dispatch, sized by control.wgsl (empty once every chain is done).
+    fn dispatch_round(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups_indirect(&self.args, 0);
+    }
+
+    /// After round `r`: reset the live flag, or plan the next pair.
+    fn end_round(&self, pass: &mut wgpu::ComputePass, r: usize) {
+        self.control(pass, if r % 2 == 1 { 2 } else { 1 });
+    }
+
+    /// Encodes the receivers and the drainage accumulation.
+    fn encode_route(&self, pass: &mut wgpu::ComputePass) {
+        self.dispatch(pass, &self.descend.0, &self.descend.1);
+        self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
+        self.control(pass, 0);
+        for r in 0..self.rounds as usize {
+            let g = &self.acc_groups[r % 2];
+            self.dispatch_round(pass, &self.acc_copy, g);
+            self.dispatch_round(pass, &self.acc_scatter, g);
+            self.end_round(pass, r);
+        }
+    }
+
+    fn submit(&mut self, dt: f32, solve: bool) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        self.ctx
+            .queue
+            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("stream power"),
+                timestamp_writes: None,
+            });
+            self.encode_route(&mut pass);
+            if solve {
+                self.dispatch(&mut pass, &self.solve_init.0, &self.solve_init.1);
+                self.control(&mut pass, 0);
+                for r in 0..self.rounds as usize {
+                    self.dispatch_round(&mut pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(&mut pass, r);
+                }
+                self.dispatch(&mut pass, &self.finish, &self.solve_groups[0]);
+            }
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        self.has_drainage = !solve;
+        Ok(())
+    }
+
+    /// Routes the current heights without changing them: receivers and drainage, readable
+    /// with [`GpuStreamPower::receivers`] and [`GpuStreamPower::drainage`].
+    pub fn route(&mut self) -> Result<()> {
+        self.submit(0.0, false)
+    }
+
+    /// One step of `dt` years: receivers, drainage, uplift and the implicit erosion, all on
+    /// the GPU (nothing is read back; [`GpuStreamPower::wait`] waits for it).
+    pub fn step(&mut self, dt: f64) -> Result<()> {
+        if !(dt > 0.0 && dt <= MAX_DT) {
+            return Err(OrogenError::invalid(
+                "dt",
+                format!("must be > 0 and <= {MAX_DT} years, got {dt}"),
+            ));
+        }
+        self.submit(dt as f32, true)
+    }
+
+    /// Waits until the GPU has done all submitted work; an error if it failed.
+    pub fn wait(&self) -> Result<()> {
+        self.ctx.check(&self.field)
+    }
+
+    /// Copies `buffer` back to the CPU.
+    fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+        let size = buffer.size();
+        let device = &self.ctx.device;
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        self.ctx.queue.submit([encoder.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.ctx.check(&self.field)?;
+        match rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(OrogenError::invalid(
+                    &self.field,
+                    format!("reading back from the GPU failed: {e}"),
+                ))
+            }
+            Err(_) => {
+                return Err(OrogenError::invalid(
+                    &self.field,
+                    "reading back from the GPU never finished",
+                ))
+            }
+        }
+        let bytes = staging.slice(..).get_mapped_range().to_vec();
+        staging.unmap();
+        Ok(bytes)
+    }
+
+    /// The heights on the GPU, metres (after the last step).
+    pub fn heights(&self) -> Result<Vec<f32>> {
+        self.need_heights()?;
+        Ok(bytemuck::pod_collect_to_vec(&self.read(&self.heights)?))
+    }
+
+    /// Each node's receiver from the last route or step (itself for outlets and pits).
+    pub fn receivers(&self) -> Result<Vec<u32>> {
+        self.need_heights()?;
+        Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
+    }
+
+    /// The raw 64-bit fixed-point drainage sums of the last [`GpuStreamPower::route`] (low
+    /// word, high word per node): the bytes the determinism tests compare.
+    pub fn drainage_fixed(&self) -> Result<Vec<u64>> {
+        if !self.has_drainage {
+            return Err(OrogenError::invalid(
+                "drainage",
+                "read the GPU drainage after route(), before the next step",
+            ));
+        }
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read(&self.sums[0])?);
+        Ok(words
+            .chunks_exact(2)
+            .map(|w| w[0] as u64 | (w[1] as u64) << 32)
+            .collect())
+    }
+
+    /// Drainage area (m², or discharge m³/yr with precipitation) of the last
+    /// [`GpuStreamPower::route`], exact to the fixed point's resolution.
+    pub fn drainage(&self) -> Result<Vec<f64>> {
+        let scale = 2f64.powi(-self.scale_exp);
+        Ok(self
+            .drainage_fixed()?
+            .into_iter()
+            .map(|v| v as f64 * scale)
+            .collect())
+    }
+
+    /// The GPU this step runs on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+}
