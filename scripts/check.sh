@@ -53,6 +53,12 @@ log "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 record "cargo clippy" $?
 
+log "Vulkan for the GPU tests (scripts/install-vulkan.sh)"
+bash scripts/install-vulkan.sh
+record "install Vulkan (lavapipe)" $?
+# libwayland prints "XDG_RUNTIME_DIR is invalid" when lavapipe starts without one.
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+
 log "cargo test --workspace"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$tmp/cargo-test.log"
 record "cargo test" "${PIPESTATUS[0]}"
