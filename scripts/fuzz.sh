@@ -7,7 +7,7 @@
 #
 # Targets: recipe (RON text), set (--set lines), png, exr, raw (the decoders), and bake (a
 # built-in recipe changed by --set lines, or RON text, cut to a 33² grid and a few iterations,
-# run whole at 1 and 2 threads and baked into a folder under /dev/shm; see
+# run whole at 1 and 2 threads, one success in four baked into a folder under /dev/shm; see
 # rust/orogen-fuzz/src/bake.rs).
 #
 # A run starts from the committed seeds (fuzz/corpus/<target>/) and keeps what it finds in

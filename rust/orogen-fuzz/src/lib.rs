@@ -39,7 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
 ];
 
 mod bake;
-pub use bake::{bake, clamp_cost, fixtures_dir, recipe_of, write_fixtures, FIXTURES};
+pub use bake::{bake, bake_writing, clamp_cost, fixtures_dir, recipe_of, write_fixtures, FIXTURES};
 
 /// Fails (panics) when an error message is not one line of at most [`MAX_ERROR_BYTES`].
 fn check_error(what: &str, e: &OrogenError) {
