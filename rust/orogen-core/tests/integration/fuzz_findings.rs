@@ -342,3 +342,29 @@ fn set_takes_a_nan_nodata_inside_a_heightmap() {
         .to_string();
     assert!(e.contains("not a finite number"), "{e}");
 }
+
+/// #39, second fuzzing run (the `recipe` target): a heightmap path holding newlines was
+/// quoted as it was, so the validation error ran over 21 lines; user text in an error now
+/// has its control characters escaped (`\n`), the message one line whatever the input.
+#[test]
+fn a_path_with_newlines_gives_a_one_line_error() {
+    let ron = "(size: (32, 65), cell_size: 50.0, seed: 1, \
+               terrain: Heightmap(path: \"dem.r the other.\\n(\\n    size: (513, 513),\\n\\te1r\"), \
+               stages: [Hydrology()])";
+    let recipe = Recipe::from_ron_str(ron, "test").unwrap();
+    let msg = recipe.validate().unwrap_err().to_string();
+    assert!(!msg.contains('\n') && !msg.contains('\t'), "{msg}");
+    assert!(
+        msg.contains("terrain.Heightmap.format") && msg.contains("dem.r the other.\\n(\\n"),
+        "{msg}"
+    );
+    // A short path too, and a path in the folder check.
+    let recipe = Recipe::from_ron_str(
+        "(size: (33, 33), cell_size: 50.0, seed: 1, terrain: Heightmap(path: \"a\\nb.exr\"))",
+        "test",
+    )
+    .unwrap();
+    let msg = recipe.check_files(Path::new(".")).unwrap_err().to_string();
+    assert!(!msg.contains('\n') && msg.contains("a\\nb.exr"), "{msg}");
+    assert_eq!(orogen_core::error::shorten("x\ry"), "x\\ry");
+}
