@@ -276,6 +276,10 @@ pub fn shorten_quoted(message: &str) -> String {
         }
     }
     out.push_str(rest);
+    // A quote character inside user text ends its quoting early and leaves the rest of it
+    // outside any quotes: its control characters are escaped too, so the message stays one
+    // line (fuzz finding #39, second run: a path holding a backtick, then newlines).
+    let out = escape_controls(&out).into_owned();
     // Quote characters inside user text can leave long stretches outside any quotes.
     match out.char_indices().nth(MAX_MESSAGE_CHARS) {
         None => out,

@@ -367,4 +367,13 @@ fn a_path_with_newlines_gives_a_one_line_error() {
     let msg = recipe.check_files(Path::new(".")).unwrap_err().to_string();
     assert!(!msg.contains('\n') && msg.contains("a\\nb.exr"), "{msg}");
     assert_eq!(orogen_core::error::shorten("x\ry"), "x\\ry");
+    // A backtick in the path ended its quoting early, leaving the newlines after it raw.
+    let recipe = Recipe::from_ron_str(
+        "(size: (33, 33), cell_size: 50.0, seed: 1, \
+         terrain: Heightmap(path: \"dem6ex`**13, 513),\n    cell_size: 100.0,\n\"))",
+        "test",
+    )
+    .unwrap();
+    let msg = recipe.validate().unwrap_err().to_string();
+    assert!(!msg.contains('\n') && msg.contains("513),\\n"), "{msg}");
 }
