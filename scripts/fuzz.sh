@@ -5,6 +5,11 @@
 #   scripts/fuzz.sh             every target, 60 s each
 #   scripts/fuzz.sh 600 png     one target, 10 minutes
 #
+# Targets: recipe (RON text), set (--set lines), png, exr, raw (the decoders), and bake (a
+# built-in recipe changed by --set lines, or RON text, cut to a 33² grid and a few iterations,
+# run whole at 1 and 2 threads, one success in four baked into a folder under /dev/shm; see
+# rust/orogen-fuzz/src/bake.rs).
+#
 # A run starts from the committed seeds (fuzz/corpus/<target>/) and keeps what it finds in
 # fuzz/.work/corpus/<target>/ (not committed). A crash, hang (over 10 s) or allocation over
 # 2 GiB stops that target and leaves its input in fuzz/artifacts/<target>/; reproduce it with

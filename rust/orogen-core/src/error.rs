@@ -193,17 +193,37 @@ pub const MAX_QUOTED_CHARS: usize = 40;
 /// `text` cut to its first [`MAX_QUOTED_CHARS`] characters for an error message, with
 /// `…(N bytes)` giving the full length, so a 10 MB name still gives a one-line error.
 pub fn shorten(text: &str) -> String {
+    let bytes = text.len();
+    let text = escape_controls(text);
     // Already cut (a message quoting a shortened name is shortened again when shown).
     if text.ends_with(" bytes)")
         && text.contains('…')
         && text.chars().count() <= MAX_QUOTED_CHARS + 24
     {
-        return text.to_string();
+        return text.into_owned();
     }
     match text.char_indices().nth(MAX_QUOTED_CHARS) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}…({} bytes)", &text[..cut], text.len()),
+        None => text.into_owned(),
+        Some((cut, _)) => format!("{}…({bytes} bytes)", &text[..cut]),
     }
+}
+
+/// `text` with its control characters (a newline, a tab, …) written as escapes (`\n`), so
+/// user text quoted in an error keeps the message on one line (a heightmap path holding a
+/// newline gave a message of 21 lines: fuzz finding #39, second run).
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Most characters of a file path or a field path (`stages[2].Thermal.talus.min_deg`) in
@@ -213,14 +233,16 @@ pub const MAX_PATH_CHARS: usize = 120;
 /// A path cut to [`MAX_PATH_CHARS`] keeping its start and its end (the file or field name):
 /// `/home/me/terr…/dem.png (N bytes)`.
 pub fn shorten_path(text: &str) -> String {
+    let bytes = text.len();
+    let text = escape_controls(text);
     let count = text.chars().count();
     if count <= MAX_PATH_CHARS {
-        return text.to_string();
+        return text.into_owned();
     }
     let half = MAX_PATH_CHARS / 2;
     let head: String = text.chars().take(half).collect();
     let tail: String = text.chars().skip(count - half).collect();
-    format!("{head}…{tail} ({} bytes)", text.len())
+    format!("{head}…{tail} ({bytes} bytes)")
 }
 
 /// `message` with every quoted part (between backticks or double quotes) cut by
@@ -254,6 +276,10 @@ pub fn shorten_quoted(message: &str) -> String {
         }
     }
     out.push_str(rest);
+    // A quote character inside user text ends its quoting early and leaves the rest of it
+    // outside any quotes: its control characters are escaped too, so the message stays one
+    // line (fuzz finding #39, second run: a path holding a backtick, then newlines).
+    let out = escape_controls(&out).into_owned();
     // Quote characters inside user text can leave long stretches outside any quotes.
     match out.char_indices().nth(MAX_MESSAGE_CHARS) {
         None => out,

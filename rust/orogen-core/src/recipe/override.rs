@@ -105,11 +105,18 @@ fn descend<'a>(
 /// object, a tuple `(1, 2)` or list `[1, 2]` → an array. (`ron::Value` drops variant names,
 /// so a value of enum type could not be set through it.)
 fn ron_to_json(text: &str) -> std::result::Result<Json, String> {
+    ron_to_json_nan(text, false)
+}
+
+/// [`ron_to_json`], with `nan` true reading a bare `NaN` as the text "NaN" (what a field
+/// that takes NaN, `nodata`, reads) instead of refusing it.
+fn ron_to_json_nan(text: &str, nan: bool) -> std::result::Result<Json, String> {
     let t = text.trim();
     let mut p = RonParser {
         s: t.as_bytes(),
         i: 0,
         depth: 0,
+        nan,
     };
     let v = p
         .value()
@@ -131,6 +138,8 @@ struct RonParser<'a> {
     i: usize,
     /// Brackets open around the current position (at most [`MAX_DEPTH`]).
     depth: usize,
+    /// Whether a bare `NaN` reads as the text "NaN" (else it is refused).
+    nan: bool,
 }
 
 /// Deepest nesting of `( … )` and `[ … ]` in a value; a recipe needs a handful, and the
@@ -207,6 +216,7 @@ impl RonParser<'_> {
                     ("true", None) => Ok(Json::Bool(true)),
                     ("false", None) => Ok(Json::Bool(false)),
                     ("None", None) => Ok(Json::Null),
+                    ("NaN" | "nan", None) if self.nan => Ok(Json::String("NaN".into())),
                     ("NaN" | "nan" | "inf" | "infinity" | "Infinity", None) => {
                         Err("not a finite number".into())
                     }
@@ -456,13 +466,17 @@ pub fn apply<T: Serialize + DeserializeOwned>(recipe: &T, assignment: &str) -> R
     }
     let given = match ron_to_json(value) {
         Ok(given) => given,
-        // Only a field that takes NaN (`terrain.Heightmap.nodata`) reads it, as "NaN";
-        // anywhere else the non-finite number is refused.
-        Err(e) if matches!(value.trim(), "NaN" | "nan") => {
-            *node = Json::String("NaN".into());
-            return serde_json::from_value::<T>(tree).map_err(|_| err(e));
-        }
-        Err(e) => return Err(err(e)),
+        // Only a field that takes NaN (`terrain.Heightmap.nodata`) reads it, as "NaN",
+        // set alone or inside a larger value (`terrain=Heightmap(path: .., nodata: NaN)`
+        // was refused though a recipe file takes it: found fuzzing the bake, #39); anywhere
+        // else the non-finite number is refused.
+        Err(e) => match ron_to_json_nan(value, true) {
+            Ok(lenient) => {
+                *node = lenient;
+                return serde_json::from_value::<T>(tree).map_err(|_| err(e));
+            }
+            Err(_) => return Err(err(e)),
+        },
     };
     *node = given.clone();
     match serde_json::from_value::<T>(tree.clone()) {

@@ -18,7 +18,7 @@ const FLAT_LAKE_DEPTH: f32 = 0.01;
 /// count as that lake's flat floor (the level rounded through f32 and the interpolation).
 const FLAT_LAKE_TOLERANCE: f32 = 1e-3;
 
-use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::error::{check_positive, check_range, fmt_num, OrogenError, Result};
 use crate::field::{Field, Grid, ScalarMap};
 use crate::flow::hydrology::{Hydrology, Params as HydrologyProcess};
 use crate::flow::router::SinkMode;
@@ -148,9 +148,11 @@ impl GraphDomain {
             return Err(OrogenError::invalid(
                 spacing,
                 format!(
-                    "{} m leaves no node inside the {w} × {h} m domain; at most {} m",
-                    self.spacing,
-                    0.5 * w.min(h)
+                    "{} m leaves no node inside the {} × {} m domain; at most {} m",
+                    fmt_num(self.spacing),
+                    fmt_num(w),
+                    fmt_num(h),
+                    fmt_num(0.5 * w.min(h))
                 ),
             ));
         }
@@ -159,9 +161,11 @@ impl GraphDomain {
             return Err(OrogenError::invalid(
                 spacing,
                 format!(
-                    "{} m over {w} × {h} m makes up to {nodes:.3e} nodes; at most \
+                    "{} m over {} × {} m makes up to {nodes:.3e} nodes; at most \
                      {MAX_GRAPH_NODES:.0e} (a spacing of at least {:.1} m)",
-                    self.spacing,
+                    fmt_num(self.spacing),
+                    fmt_num(w),
+                    fmt_num(h),
                     self.spacing * (nodes / MAX_GRAPH_NODES).sqrt()
                 ),
             ));
@@ -180,8 +184,12 @@ impl GraphDomain {
                     return Err(OrogenError::invalid(
                         name,
                         format!(
-                            "{sigma} m is too small for a {w} × {h} m domain: at least {:.3} m (or 0 for the node spacing)",
-                            (w * h / (1u64 << 28) as f64).sqrt() / 3.0 * 1.01
+                            "{} m is too small for a {} × {} m domain: at least {} m (or 0 \
+                             for the node spacing)",
+                            fmt_num(*sigma),
+                            fmt_num(w),
+                            fmt_num(h),
+                            fmt_num((w * h / (1u64 << 28) as f64).sqrt() / 3.0 * 1.01)
                         ),
                     ));
                 }

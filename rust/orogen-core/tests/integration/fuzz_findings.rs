@@ -34,6 +34,31 @@ fn a_tiny_gaussian_sigma_is_refused_by_name() {
     )
     .expect("the recipe is refused");
     assert!(msg.contains("surface.sigma"), "{msg}");
+    // Fuzzing the bake (#39, second run): the sigma was written out in 32 digits.
+    assert!(msg.contains("1e-30 m is too small"), "{msg}");
+}
+
+/// #39, fuzzing the bake: a Graph domain's spacing and sigma were written out in full in
+/// their errors (`0.000…001 m`, 30 zeros), against the rule that a number beyond
+/// 1e-4..1e7 is given in exponent form.
+#[test]
+fn graph_domain_errors_give_extreme_numbers_in_exponent_form() {
+    let recipe = |spacing: &str| {
+        format!(
+            "(size: (33, 33), cell_size: 100.0, seed: 1, domain: Graph(spacing: {spacing}), \
+             terrain: Flat(0.0), stages: [StreamPower(iterations: 2)])"
+        )
+    };
+    let msg = run_error(&recipe("1e-30")).expect("refused");
+    assert!(
+        msg.contains("domain.Graph.spacing") && msg.contains("1e-30 m over 3200 × 3200 m"),
+        "{msg}"
+    );
+    let msg = run_error(&recipe("1e30")).expect("refused");
+    assert!(
+        msg.contains("1e30 m leaves no node inside the 3200 × 3200 m domain"),
+        "{msg}"
+    );
 }
 
 /// #39.6: non-square cells wrote their two cell-size attributes in a random order, so the
@@ -282,4 +307,73 @@ fn messages_name_the_field_at_fault() {
     // One byte of --max-memory is one byte, not "1 MiB".
     assert_eq!(orogen_core::runner::gib(1), "1 B");
     assert_eq!(orogen_core::runner::gib(1 << 20), "1 MiB");
+}
+
+/// #39, fuzzing the bake: `--set 'terrain=Heightmap(path: "dem.exr", nodata: NaN)'` (or
+/// `Some(NaN)`) was refused as "not a finite number", though the same text is valid in a
+/// recipe file and `terrain.nodata=NaN` alone was taken; NaN anywhere else is still refused.
+#[test]
+fn set_takes_a_nan_nodata_inside_a_heightmap() {
+    use orogen_core::recipe::TerrainSource;
+    for value in ["NaN", "Some(NaN)", "nan"] {
+        let r = Recipe::default_recipe()
+            .apply_override(&format!(
+                "terrain=Heightmap(path: \"dem.exr\", nodata: {value})"
+            ))
+            .unwrap_or_else(|e| panic!("{value}: {e}"));
+        let TerrainSource::Heightmap(h) = &r.terrain else {
+            panic!("not a heightmap");
+        };
+        assert!(h.nodata.is_some_and(f32::is_nan), "{value}: {:?}", h.nodata);
+        let file = Recipe::from_ron_str(&r.to_ron_string(), "round trip").unwrap();
+        let TerrainSource::Heightmap(h) = &file.terrain else {
+            panic!("not a heightmap");
+        };
+        assert!(h.nodata.is_some_and(f32::is_nan));
+    }
+    let e = Recipe::default_recipe()
+        .apply_override("terrain=Heightmap(path: \"dem.exr\", scale: NaN)")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a finite number"), "{e}");
+    let e = Recipe::default_recipe()
+        .apply_override("seed=NaN")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a finite number"), "{e}");
+}
+
+/// #39, second fuzzing run (the `recipe` target): a heightmap path holding newlines was
+/// quoted as it was, so the validation error ran over 21 lines; user text in an error now
+/// has its control characters escaped (`\n`), the message one line whatever the input.
+#[test]
+fn a_path_with_newlines_gives_a_one_line_error() {
+    let ron = "(size: (32, 65), cell_size: 50.0, seed: 1, \
+               terrain: Heightmap(path: \"dem.r the other.\\n(\\n    size: (513, 513),\\n\\te1r\"), \
+               stages: [Hydrology()])";
+    let recipe = Recipe::from_ron_str(ron, "test").unwrap();
+    let msg = recipe.validate().unwrap_err().to_string();
+    assert!(!msg.contains('\n') && !msg.contains('\t'), "{msg}");
+    assert!(
+        msg.contains("terrain.Heightmap.format") && msg.contains("dem.r the other.\\n(\\n"),
+        "{msg}"
+    );
+    // A short path too, and a path in the folder check.
+    let recipe = Recipe::from_ron_str(
+        "(size: (33, 33), cell_size: 50.0, seed: 1, terrain: Heightmap(path: \"a\\nb.exr\"))",
+        "test",
+    )
+    .unwrap();
+    let msg = recipe.check_files(Path::new(".")).unwrap_err().to_string();
+    assert!(!msg.contains('\n') && msg.contains("a\\nb.exr"), "{msg}");
+    assert_eq!(orogen_core::error::shorten("x\ry"), "x\\ry");
+    // A backtick in the path ended its quoting early, leaving the newlines after it raw.
+    let recipe = Recipe::from_ron_str(
+        "(size: (33, 33), cell_size: 50.0, seed: 1, \
+         terrain: Heightmap(path: \"dem6ex`**13, 513),\n    cell_size: 100.0,\n\"))",
+        "test",
+    )
+    .unwrap();
+    let msg = recipe.validate().unwrap_err().to_string();
+    assert!(!msg.contains('\n') && msg.contains("513),\\n"), "{msg}");
 }
