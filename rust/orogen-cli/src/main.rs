@@ -457,8 +457,8 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
         .map_err(Failure::from_core)?;
     prepare_out_dir(&args.out)?;
 
-    // Ctrl-C, SIGTERM and SIGHUP (the `termination` feature of ctrlc) all land here.
-    let _ = ctrlc::set_handler(|| {
+    // Ctrl-C, SIGTERM and SIGHUP all land here.
+    on_interrupt(|| {
         let writing = WRITING.load(Ordering::SeqCst);
         if CANCEL.swap(true, Ordering::SeqCst) {
             if writing {
@@ -570,4 +570,24 @@ fn info(file: &Path, size: Option<(u32, u32)>) -> Result<(), Failure> {
         _ => {}
     }
     Ok(())
+}
+
+/// Runs `handler` on a thread of its own at each Ctrl-C, SIGTERM and SIGHUP: through ctrlc
+/// (its `termination` feature), or on macOS through signal-hook's signal iterator.
+fn on_interrupt(handler: impl Fn() + Send + 'static) {
+    #[cfg(not(target_os = "macos"))]
+    {
+        let _ = ctrlc::set_handler(handler);
+    }
+    #[cfg(target_os = "macos")]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+            std::thread::spawn(move || {
+                for _ in signals.forever() {
+                    handler();
+                }
+            });
+        }
+    }
 }
