@@ -152,7 +152,7 @@ cp LICENSE-MIT LICENSE-APACHE "$addon/addons/orogen/"
 sed "s/@VERSION@/$version/g" packaging/addon-README.md >"$addon/addons/orogen/README.md"
 # Every library the .gdextension names for Linux and Windows (and macOS when built) is in
 # the zip.
-platforms="linux|windows$([[ $macos == yes ]] && echo '|macos')"
+platforms="linux|windows$([[ $macos == yes ]] && echo '|macos' || true)"
 for lib in $(sed -nE "s/^($platforms)\.[a-z.0-9_]+ *= *\"res:\/\/(.*)\"/\2/p" "$addon/addons/orogen/orogen.gdextension" | sort -u); do
     [[ -f "$addon/$lib" ]] || { echo "package: orogen.gdextension names $lib, which is not packaged" >&2; exit 1; }
 done

@@ -481,10 +481,9 @@ impl World {
         let mut position = vec![0.0f32; n];
         for (i, p) in position.iter_mut().enumerate() {
             let top = (1..k).find(|&l| t(l)[i] > 0.0).unwrap_or(k);
-            for l in top.saturating_add(1)..k {
-                if (t(l)[i] - full[l]).abs() > 1e-3 * full[l].max(1.0) {
-                    return None;
-                }
+            let mut whole = full.iter().enumerate().skip(top.saturating_add(1));
+            if whole.any(|(l, &f)| (t(l)[i] - f).abs() > 1e-3 * f.max(1.0)) {
+                return None;
             }
             let h: f32 = (1..k).map(|l| t(l)[i]).sum();
             *p = (h + STRATA_FOOT * total) / ((1.0 + STRATA_FOOT) * total);
@@ -870,7 +869,7 @@ mod tests {
         let texel_m = 10.0 * (1.0 + STRATA_FOOT) / STRATA_COLUMN_TEXELS as f32;
         let colours = w.surface_colours().unwrap();
         let mut checked = 0;
-        for i in 0..n {
+        for (i, colour) in colours.iter().enumerate() {
             let bed = (1..5).find(|&l| w.layers.thickness(l)[i] > 0.0);
             let Some(bed) = bed else { continue };
             if w.layers.thickness(bed)[i] < 2.0 * texel_m {
@@ -881,7 +880,7 @@ mod tests {
             assert_eq!(look.column[texel], [r, g, b, 255], "cell {i}");
             if i % 3 != 0 && w.layers.thickness(bed)[i] >= SURFACE_BLEND_M {
                 assert_eq!(
-                    colours[i],
+                    *colour,
                     [r, g, b, 255],
                     "the per-cell colour agrees, cell {i}"
                 );
