@@ -10,7 +10,7 @@
 //! rising with the uplift, as with `lakes: None`), `n ≠ 1`, closed domains (a grid with no
 //! open side), outlet masks (nodata), layered terrain, graphs other than the raster.
 
-use orogen_core::eroders::stream_power::{Inputs, Params, MAX_DT};
+use orogen_core::eroders::stream_power::{check_values, Inputs, Params, MAX_DT};
 use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::neighbourhood::Side;
 use orogen_core::{math, Grid, OrogenError, Result};
@@ -141,32 +141,6 @@ fn bind(
         layout,
         entries: &entries,
     })
-}
-
-/// Checks a per-node input like the CPU's stream power: `n` values, finite, and ≥ 0 unless
-/// `allow_negative`.
-fn check_values(field: &str, data: &[f32], n: usize, allow_negative: bool) -> Result<()> {
-    if data.len() != n {
-        return Err(OrogenError::invalid(
-            field,
-            format!("has {} values, the terrain has {n} nodes", data.len()),
-        ));
-    }
-    if let Some(i) = data
-        .iter()
-        .position(|v| !v.is_finite() || (!allow_negative && *v < 0.0))
-    {
-        let need = if allow_negative {
-            "finite"
-        } else {
-            "finite and >= 0"
-        };
-        return Err(OrogenError::invalid(
-            field,
-            format!("must be {need} everywhere, got {} at node {i}", data[i]),
-        ));
-    }
-    Ok(())
 }
 
 /// The fixed-point scale of the drainage sums: the largest power of two `2^e` with

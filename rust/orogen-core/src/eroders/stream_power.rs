@@ -92,8 +92,9 @@ pub struct Inputs {
     pub precipitation: Option<Vec<f32>>,
 }
 
-/// Checks a per-node input: every value finite and ≥ 0 (`allow_negative` for uplift).
-fn check_values(field: &str, data: &[f32], n: usize, allow_negative: bool) -> Result<()> {
+/// Checks a per-node input: `n` values, every one finite and ≥ 0 (`allow_negative` for
+/// uplift); the error names `field`. (The GPU step checks its inputs with it too.)
+pub fn check_values(field: &str, data: &[f32], n: usize, allow_negative: bool) -> Result<()> {
     if data.len() != n {
         return Err(OrogenError::invalid(
             field,
