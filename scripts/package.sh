@@ -100,7 +100,7 @@ if [[ "$macos" == yes ]]; then
         done
         llvm-objdump --macho --arch=arm64 --private-headers "$f" | grep -q LC_CODE_SIGNATURE ||
             { echo "package: the arm64 slice of $f is not signed" >&2; exit 1; }
-        bad=$(llvm-objdump --macho --dylibs-used --arch=all "$f" | sed -n 's/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
+        bad=$(llvm-objdump --macho --dylibs-used --arch=all "$f" | sed -n 's/^[[:space:]]\+\(\/[^ ]*\) (.*/\1/p' |
             grep -v -e '^/usr/lib/' -e '^/System/Library/' -e "liborogen.dylib\$" || true)
         [[ -z "$bad" ]] || { echo "package: $f imports libraries a Mac lacks: $bad" >&2; exit 1; }
     done
