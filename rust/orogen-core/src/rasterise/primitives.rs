@@ -995,18 +995,18 @@ impl PrimitiveSurface {
         self.height_hinted(DVec2::new(x, y), &mut hint)
     }
 
-    /// The water surface at `(x, y)` metres: the height, raised towards a lake's level by
-    /// the lake's weight there (to the level inside the lake, as the ground was before the
-    /// lake's bed was kept).
+    /// The water surface at `(x, y)` metres: a lake's level wherever the lake reaches
+    /// (its weight is above 0) and the ground is below it, so the water is flat out to the
+    /// shore, where the ground rises through the level; elsewhere the height.
     pub fn water_surface(&self, x: f64, y: f64) -> f32 {
         let p = DVec2::new(x, y);
         let mut hint = NO_HINT;
-        let h = self.height_hinted(p, &mut hint) as f64;
+        let h = self.height_hinted(p, &mut hint);
         let loc = self.locate(p, &mut hint);
         if loc.lake_weight > 0.0 && loc.lake_level.is_finite() {
-            (h + loc.lake_weight * (loc.lake_level - h).max(0.0)) as f32
+            h.max(loc.lake_level as f32)
         } else {
-            h as f32
+            h
         }
     }
 
@@ -1079,17 +1079,14 @@ impl PrimitiveSurface {
         // Replace: lakes (Génevaux et al. 2013 §5, the lake primitive). Between lake nodes
         // (interpolated indicator 1) the level replaces any ground above it, so the shore
         // is where the ground meets the water; the bed below the level stays the ground,
-        // and the water over it is the lake (the Graph domain's lake depth), so a lake is
-        // drawn as water of its own depth, not as a flat floor at its level.
+        // everywhere, and the water over it is the lake (the Graph domain's lake depth): a
+        // lake is water of its own depth, and its shore is the curve where the ground
+        // rises through the level, not the edge of the lake's triangles.
         if loc.lake_weight > 0.0 && loc.lake_level.is_finite() {
             let level = loc.lake_level;
             if h > level {
                 let target = level + (1.0 - loc.lake_core) * (h - level);
                 h += loc.lake_weight * (target - h);
-            } else {
-                // Ground below the level is filled towards it at the lake's edge (the shore
-                // shelves) and left as the bed in the lake's core.
-                h += loc.lake_weight * (1.0 - loc.lake_core) * (level - h);
             }
         }
 

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Depth, metres, given to a lake's pixels whose ground the primitives laid at the water
-/// level.
+/// Depth, metres, given to a lake's pixels whose ground the primitives lowered to the
+/// water level.
 const FLAT_LAKE_DEPTH: f32 = 0.01;
 /// How far, metres, the ground drawn may stand above a lake's interpolated level and still
 /// count as that lake's flat floor (the level rounded through f32 and the interpolation).
@@ -24,7 +24,7 @@ use crate::flow::hydrology::{Hydrology, Params as HydrologyProcess};
 use crate::flow::router::SinkMode;
 use crate::mesh::points::{poisson_disc_cancellable, poisson_disc_max_points};
 use crate::mesh::Delaunay;
-use crate::neighbourhood::OutletParams;
+use crate::neighbourhood::{Neighbourhood, OutletParams};
 use crate::rasterise::{
     extract_rivers, gaussian, phong, primitives, PrimitiveParams, RiverParams, StreamSurface,
 };
@@ -321,18 +321,23 @@ impl GraphDomain {
         };
         // The three maps interpolated, and the basins of the nearest nodes, in one walk
         // over the triangles.
+        // Each lake's level carried one node out onto its shore (the level of the highest
+        // lake beside a dry node), so a triangle touching a lake interpolates the lake's
+        // flat level, and the shore is where the ground drawn rises through it: a curve
+        // across the pixels, not the outline of the lake's triangles.
+        let level = lake_levels(&g.graph, &maps.water_surface, &maps.lake_depth);
         let ([drainage, mut water, wet], basins) = phong::linear_many_and_nearest(
             &surface,
-            [&maps.drainage, &maps.water_surface, &maps.lake_depth],
+            [&maps.drainage, &level, &maps.lake_depth],
             &maps.basins,
             grid,
         )?;
         // Lakes only where a node of the pixel's triangle is under water (the surface drawn
         // dips below the nodes' linear mesh along valleys; that is not a lake), and water
-        // never below the ground drawn. The primitives lay a lake's floor flat at its level
-        // (lakes replace the ground, Génevaux et al. 2013), so there the water is as high as
-        // the ground, to rounding: such a pixel gets a lake's depth anyway, a centimetre, so
-        // maps and previews show the whole lake and not only the channels cut below it.
+        // never below the ground drawn. The primitives lower ground above a lake's level to
+        // the level in its core (lakes replace the ground, Génevaux et al. 2013), so there
+        // the water is as high as the ground, to rounding: such a pixel gets a lake's depth
+        // anyway, a centimetre, so maps and previews show the whole lake.
         let mut lake_depth = vec![0.0f32; water.len()];
         water
             .par_iter_mut()
@@ -381,4 +386,28 @@ impl GraphDomain {
         });
         Ok(())
     }
+}
+
+/// Per node: a lake node's water level; a dry node beside a lake, the highest level among
+/// the lakes beside it; any other node, its water surface (its ground).
+fn lake_levels<N: Neighbourhood>(nb: &N, water: &[f32], lake_depth: &[f32]) -> Vec<f32> {
+    (0..water.len())
+        .into_par_iter()
+        .map(|i| {
+            if lake_depth[i] > 0.0 {
+                return water[i];
+            }
+            let mut level = f32::NEG_INFINITY;
+            nb.for_each_neighbour(i, |j, _| {
+                if lake_depth[j as usize] > 0.0 {
+                    level = level.max(water[j as usize]);
+                }
+            });
+            if level.is_finite() {
+                level
+            } else {
+                water[i]
+            }
+        })
+        .collect()
 }

@@ -178,20 +178,45 @@ fn check_rivers_descend(surface: &PrimitiveSurface, rivers: &[River]) -> usize {
                 w[1][2]
             );
         }
+        // The water along the river: the surface's water, and where a stretch of the
+        // channel just upstream of a lake lies below the lake's level, that level (the lake
+        // backs up into the channel it is fed by: walking upstream from a lake, the level
+        // carries on while the ground stays below it).
+        let points = along(r, 8);
+        let ground: Vec<f32> = points.iter().map(|q| surface.height(q[0], q[1])).collect();
+        let mut water: Vec<f32> = points
+            .iter()
+            .map(|q| surface.water_surface(q[0], q[1]))
+            .collect();
+        let mut backwater = f32::NEG_INFINITY;
+        let mut backed = 0;
+        for j in (0..points.len()).rev() {
+            if water[j] > ground[j] {
+                backwater = water[j];
+            } else if ground[j] < backwater {
+                water[j] = backwater;
+                backed += 1;
+            } else {
+                backwater = f32::NEG_INFINITY;
+            }
+        }
         let mut prev = f32::INFINITY;
-        for q in along(r, 8) {
-            let h = surface.water_surface(q[0], q[1]);
-            // (2 mm: where a river enters a lake through the shore's fade, its water meets
-            // the level from up to a millimetre below it.)
+        for (j, (q, &h)) in points.iter().zip(&water).enumerate() {
             assert!(
-                h <= prev + 2e-3,
-                "river {k} (order {}): output rises {prev} -> {h} at ({:.2}, {:.2})",
+                h <= prev + 1e-4,
+                "river {k} (order {}): water rises {prev} -> {h} at ({:.2}, {:.2}); ground \
+                 {} -> {}",
                 r.order,
                 q[0],
-                q[1]
+                q[1],
+                ground[j.saturating_sub(1)],
+                ground[j]
             );
             prev = h;
             checked += 1;
+        }
+        if backed > 0 {
+            println!("river {k}: {backed} points backed up by a lake");
         }
     }
     checked
