@@ -8,7 +8,7 @@
 
 use orogen_core::bake::collision::{collision_regions, CollisionRegion};
 use orogen_core::bake::ground_weights::{Ground, GroundInputs, GroundParams};
-use orogen_core::bake::lake_display::{drawn_lakes, LAKE_DEPTH_MIN};
+use orogen_core::bake::lake_display::{drawn_lakes_of, LAKE_DEPTH_MIN};
 use orogen_core::bake::lake_surface::{lake_surface, LakeSurface};
 use orogen_core::bake::skirt::{skirt_with, Edge, Look, Skirt};
 use orogen_core::field::Grid;
@@ -81,6 +81,7 @@ impl Prepared {
         // The state a run leaves behind: only a hydraulic run's water is kept (as a map).
         let sim = std::mem::take(&mut world.sim);
         let river_display = ImageBytes::river_display(&world);
+        let drawn = drawn_lakes_of(&world);
         let produced = std::mem::take(&mut world.maps);
         world = slim(world);
         let mut maps = vec![(
@@ -96,15 +97,14 @@ impl Prepared {
             if let MapData::Scalar(m) = &map {
                 if name == names::DRAINAGE {
                     drainage_log_max = (1.0 + m.min_max().1.max(0.0)).ln();
-                } else if name == names::LAKE_DEPTH && m.grid == grid {
-                    let drawn = drawn_lakes(m.grid, &m.data);
+                } else if let (true, Some(drawn)) = (name == names::LAKE_DEPTH, drawn.as_ref()) {
                     surface = Some(lake_surface(
                         grid,
                         &world.height.data,
-                        &drawn,
+                        drawn,
                         LAKE_DEPTH_MIN,
                     ));
-                    lakes = Some(ImageBytes::scalar(m.grid, &drawn));
+                    lakes = Some(ImageBytes::scalar(grid, drawn));
                 }
             }
             has_water |= name == names::WATER_DEPTH;

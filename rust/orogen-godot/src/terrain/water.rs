@@ -4,10 +4,9 @@
 
 use godot::classes::{ArrayMesh, MeshInstance3D};
 use godot::prelude::*;
-use orogen_core::bake::lake_display::{drawn_lakes, LAKE_DEPTH_MIN};
+use orogen_core::bake::lake_display::{drawn_lakes_of, LAKE_DEPTH_MIN};
 use orogen_core::bake::lake_surface::{lake_surface, LakeSurface};
-use orogen_core::world::names;
-use orogen_core::{MapData, World};
+use orogen_core::World;
 
 use super::mesh_node::{array_mesh, MeshNode};
 
@@ -39,18 +38,13 @@ impl LakeWater {
 /// The water surface of `world`'s lakes as drawn (`bake::lake_display`: lakes of a few
 /// cells left out), from its `lake_depth` map; None without one.
 pub fn surface_of(world: &World) -> Option<LakeSurface> {
-    match world.maps.get(names::LAKE_DEPTH) {
-        Some(MapData::Scalar(m)) if m.grid == world.grid() => {
-            let depth = drawn_lakes(m.grid, &m.data);
-            Some(lake_surface(
-                m.grid,
-                &world.height.data,
-                &depth,
-                LAKE_DEPTH_MIN,
-            ))
-        }
-        _ => None,
-    }
+    let depth = drawn_lakes_of(world)?;
+    Some(lake_surface(
+        world.grid(),
+        &world.height.data,
+        &depth,
+        LAKE_DEPTH_MIN,
+    ))
 }
 
 fn mesh_of(surface: &LakeSurface) -> Gd<ArrayMesh> {
