@@ -70,6 +70,10 @@ pub const GW_SOIL_SEDIMENT_M: [f32; 2] = [0.2, 2.0];
 pub const GW_MOIST: [f32; 2] = [0.1, 0.6];
 pub const GW_MOIST_PATCHES: f32 = 0.3;
 pub const GW_MOIST_SHADE: f32 = 0.1;
+/// Wetness where the terrain has no drainage map (noise alone, no run): middling, so the
+/// patches, the shade and the curvature mix grass and dry grass, rather than dry grass
+/// everywhere as a wetness of 0 (no drainage at all) would.
+pub const GW_WETNESS_UNKNOWN: f32 = 0.35;
 /// Plants hold on slopes up to these.
 pub const GW_PLANTS_DEG: [f32; 2] = [30.0, 38.0];
 /// Grass: base and moisture gain; its share up high and low down.
@@ -116,6 +120,7 @@ pub const SHADER_CONSTANTS: &[(&str, &[f32])] = &[
     ("GW_MOIST", &GW_MOIST),
     ("GW_MOIST_PATCHES", &[GW_MOIST_PATCHES]),
     ("GW_MOIST_SHADE", &[GW_MOIST_SHADE]),
+    ("GW_WETNESS_UNKNOWN", &[GW_WETNESS_UNKNOWN]),
     ("GW_PLANTS_DEG", &GW_PLANTS_DEG),
     ("GW_GRASS_MOIST", &GW_GRASS_MOIST),
     ("GW_GRASS_ALPINE", &GW_GRASS_ALPINE),
@@ -472,7 +477,7 @@ fn cell_weights(
             0.25 * (ld(x - r, y - r) + ld(x + r, y - r) + ld(x - r, y + r) + ld(x + r, y + r))
                 / log_max.max(1.0e-6)
         }
-        None => 0.0,
+        None => GW_WETNESS_UNKNOWN,
     };
     let sediment = inputs
         .sediment
