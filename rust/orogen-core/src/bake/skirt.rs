@@ -5,8 +5,9 @@
 //!   outwards, smoothed along the border more the farther out they lie and relaxed towards
 //!   the border's mean height, with rolling ground whose amplitude falls away with distance.
 //! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
-//!   [`COAST_DEPTH_M`] below sea level over a shelf 4 % of the map wide, then flat sea
-//!   floor; the sea plane covers it.
+//!   [`COAST_DEPTH_M`] below sea level, fastest at the border, over a shelf as wide as the
+//!   drop at about 8° (at most 4 % of the map), then flat sea floor; the sea plane covers
+//!   it.
 //!
 //! With a [`Look`], the skirt continues the terrain's own look too: the ground layers'
 //! weights the terrain shows along its border (`ground_weights`, the terrain shader's
@@ -353,12 +354,19 @@ pub fn skirt_with(
             } else {
                 match edge {
                     Edge::Coast => {
-                        let t = (d / shelf).min(1.0);
-                        let t = t * t * (3.0 - 2.0 * t);
+                        // The land falls fastest at the border and eases onto the sea floor
+                        // (1 − t)², over a shelf no wider than its drop at about 8°, so the
+                        // border does not run on as a flat terrace before it drops. The
+                        // bumps scale with the drop and vanish at both ends: a border under
+                        // the sea raises no islands.
                         let floor = sea_level - COAST_DEPTH_M;
                         let top = profile[i].max(floor);
-                        top + (floor - top) * t
-                            + 0.02 * relief * (1.0 - t) * rolling(x, z, 0.05 * extent, 7)
+                        let reach = ((top - floor) * 7.0).min(shelf).max(cell);
+                        let t = (d / reach).min(1.0);
+                        let fall = (1.0 - t) * (1.0 - t);
+                        floor
+                            + (top - floor) * fall
+                            + 0.3 * (top - floor) * t * fall * rolling(x, z, 0.05 * extent, 7)
                     }
                     _ => {
                         let t = (d / (2.0 * extent)).min(1.0);
@@ -607,5 +615,36 @@ mod tests {
             "skirt leaves the land's range"
         );
         assert!(skirt(grid, &h, Edge::None, 0.0).positions.is_empty());
+    }
+
+    #[test]
+    fn a_coast_never_rises_above_its_border_and_a_drowned_border_raises_no_islands() {
+        let (grid, h) = terrain();
+        let lo = h.iter().cloned().fold(f32::INFINITY, f32::min);
+        let hi = h.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        for sea in [lo + 0.5 * (hi - lo), hi + 1.0] {
+            let coast = skirt(grid, &h, Edge::Coast, sea);
+            let m = coast.positions.len() / (RINGS + 2);
+            // Ring 1 is the border itself; beyond it the coast stays under the border's
+            // highest point, bumps included, and under the sea when the whole border is.
+            let top = coast.positions[m..2 * m]
+                .iter()
+                .map(|p| p[1])
+                .fold(f32::NEG_INFINITY, f32::max);
+            for (k, p) in coast.positions[2 * m..].iter().enumerate() {
+                assert!(
+                    p[1] <= top + 1e-3,
+                    "vertex {k}: {} over the border's {top}",
+                    p[1]
+                );
+                if top < sea {
+                    assert!(
+                        p[1] < sea,
+                        "vertex {k}: an island at {} off a drowned border",
+                        p[1]
+                    );
+                }
+            }
+        }
     }
 }
