@@ -5,9 +5,9 @@
 //!   outwards, smoothed along the border more the farther out they lie and relaxed towards
 //!   the border's mean height, with rolling ground whose amplitude falls away with distance.
 //! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
-//!   [`COAST_DEPTH_M`] below sea level, fastest at the border, over a shelf as wide as the
-//!   drop at about 8° (at most 4 % of the map), then flat sea floor; the sea plane covers
-//!   it.
+//!   [`COAST_DEPTH_M`] below sea level, fastest at the border, over a shelf twice as wide as
+//!   the drop (27° on average, at most 4 % of the map), then flat sea floor; the sea plane
+//!   covers it.
 //!
 //! With a [`Look`], the skirt continues the terrain's own look too: the ground layers'
 //! weights the terrain shows along its border (`ground_weights`, the terrain shader's
@@ -355,13 +355,14 @@ pub fn skirt_with(
                 match edge {
                     Edge::Coast => {
                         // The land falls fastest at the border and eases onto the sea floor
-                        // (1 − t)², over a shelf no wider than its drop at about 8°, so the
-                        // border does not run on as a flat terrace before it drops. The
+                        // (1 − t)², over a shelf twice as wide as its drop (27° on average, as
+                        // steep as the mountain land it cuts off), so the border does not run
+                        // on as a flat terrace before it drops. The
                         // bumps scale with the drop and vanish at both ends: a border under
                         // the sea raises no islands.
                         let floor = sea_level - COAST_DEPTH_M;
                         let top = profile[i].max(floor);
-                        let reach = ((top - floor) * 7.0).min(shelf).max(cell);
+                        let reach = ((top - floor) * 2.0).min(shelf).max(cell);
                         let t = (d / reach).min(1.0);
                         let fall = (1.0 - t) * (1.0 - t);
                         floor
