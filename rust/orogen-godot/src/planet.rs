@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use godot::classes::mesh::{ArrayType, PrimitiveType};
-use godot::classes::{ArrayMesh, INode3D, MeshInstance3D, Node3D, StandardMaterial3D};
+use godot::classes::{ArrayMesh, INode3D, MeshInstance3D, Node3D, Shader, ShaderMaterial};
 use godot::prelude::*;
 use orogen_core::planet::{Crust, Planet, PlanetParams};
 use orogen_core::stages::planet::{PlanetRegion, PlanetSource, PlanetValue};
@@ -27,8 +27,19 @@ struct MeshArrays {
     vertices: Vec<Vector3>,
     normals: Vec<Vector3>,
     colours: Vec<Color>,
+    /// Per vertex, its elevation in metres in x and the same clamped to ±`SHORE_CLAMP_M`
+    /// in y (the shader colours by the one and draws the shore from the other).
+    elevations: Vec<Vector2>,
     indices: Vec<i32>,
+    /// Coloured by elevation (the shader's), else by the vertex colours.
+    by_elevation: bool,
 }
+
+/// Elevations clamped to this, metres, place the shore in the planet's shader.
+const SHORE_CLAMP_M: f32 = 800.0;
+
+/// The planet's surface shader (also at `addons/orogen/runtime/planet.gdshader`).
+const SHADER: &str = include_str!("../../../addons/orogen/runtime/planet.gdshader");
 
 enum Msg {
     Step { step: u32, mesh: Option<MeshArrays> },
@@ -488,21 +499,24 @@ impl PlanetWorld {
             &PackedColorArray::from(m.colours.as_slice()).to_variant(),
         );
         arrays.set(
+            ArrayType::TEX_UV.ord() as usize,
+            &PackedVector2Array::from(m.elevations.as_slice()).to_variant(),
+        );
+        arrays.set(
             ArrayType::INDEX.ord() as usize,
             &PackedInt32Array::from(m.indices.as_slice()).to_variant(),
         );
+        let by_elevation = m.by_elevation;
         let mut mesh = ArrayMesh::new_gd();
         mesh.add_surface_from_arrays(PrimitiveType::TRIANGLES, &arrays);
         let mut mi = match &self.mesh_instance {
             Some(mi) => mi.clone(),
             None => {
                 let mut mi = MeshInstance3D::new_alloc();
-                let mut mat = StandardMaterial3D::new_gd();
-                mat.set_flag(
-                    godot::classes::base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR,
-                    true,
-                );
-                mat.set_roughness(0.9);
+                let mut shader = Shader::new_gd();
+                shader.set_code(SHADER);
+                let mut mat = ShaderMaterial::new_gd();
+                mat.set_shader(&shader);
                 mi.set_material_override(&mat);
                 mi.set_name("PlanetMesh");
                 self.base_mut().add_child(&mi);
@@ -511,6 +525,12 @@ impl PlanetWorld {
             }
         };
         mi.set_mesh(&mesh);
+        if let Some(mut mat) = mi
+            .get_material_override()
+            .and_then(|m| m.try_cast::<ShaderMaterial>().ok())
+        {
+            mat.set_shader_parameter("by_elevation", &by_elevation.to_variant());
+        }
     }
 }
 
@@ -582,11 +602,18 @@ fn mesh_arrays(planet: &Planet, style: Style) -> MeshArrays {
             .map(|&e| elevation_colour(e))
             .collect(),
     };
+    let elevations = planet
+        .elevations()
+        .iter()
+        .map(|&e| Vector2::new(e, e.clamp(-SHORE_CLAMP_M, SHORE_CLAMP_M)))
+        .collect();
     MeshArrays {
         vertices,
         normals,
         colours,
+        elevations,
         indices,
+        by_elevation: matches!(style.colour_by, ColourBy::Elevation),
     }
 }
 
