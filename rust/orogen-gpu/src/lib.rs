@@ -11,6 +11,7 @@
 //! thermal and hydraulic erosion, hydrology maps; no recipe, CLI or Godot switch.
 
 mod context;
+mod lakes;
 mod stream_power;
 
 pub use context::{GpuContext, NO_ADAPTER_HELP};

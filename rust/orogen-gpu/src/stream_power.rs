@@ -16,11 +16,15 @@ use orogen_core::neighbourhood::Side;
 use orogen_core::{math, Grid, OrogenError, Result};
 
 use crate::context::GpuContext;
+use crate::lakes::{Candidate, LakePasses};
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
-/// The shaders' `Params` (common.wgsl), 64 bytes.
+/// Bytes of one candidate pass (basins.wgsl): five words.
+const CANDIDATE_BYTES: u64 = 20;
+
+/// The shaders' `Params` (common.wgsl), 80 bytes.
 #[derive(Clone, Copy)]
 struct ShaderParams {
     width: u32,
@@ -37,6 +41,9 @@ struct ShaderParams {
     inv_scale: f32,
     groups_x: u32,
     groups_y: u32,
+    count: u32,
+    keep: u32,
+    epsilon: f32,
 }
 
 impl ShaderParams {
@@ -57,6 +64,10 @@ impl ShaderParams {
             self.inv_scale.to_bits(),
             self.groups_x,
             self.groups_y,
+            self.count,
+            self.keep,
+            self.epsilon.to_bits(),
+            0,
             0,
             0,
         ];
@@ -186,6 +197,35 @@ pub struct GpuStreamPower {
     compose: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
     solve_groups: [wgpu::BindGroup; 2],
+    /// Lake routing: `None`, `Carve` or `Fill`.
+    lakes: SinkMode,
+    dists: wgpu::Buffer,
+    jumps: [wgpu::Buffer; 2],
+    maps: [wgpu::Buffer; 2],
+    /// basins.wgsl's candidate passes (`room` of them fit), their counter, and the passes
+    /// chosen on the CPU (`pass_room` fit), as carve.wgsl reads them.
+    candidates: wgpu::Buffer,
+    room: u64,
+    counter: wgpu::Buffer,
+    passes: wgpu::Buffer,
+    pass_room: u64,
+    /// basins.wgsl's entries `label_init`, `label_jump`, `label_key`, `mask`, `emit`.
+    basins: [wgpu::ComputePipeline; 5],
+    basins_layout: wgpu::BindGroupLayout,
+    basins_group: wgpu::BindGroup,
+    /// carve.wgsl's entries `mark_init`, `mark_seed`, `flip_chain`, `flip_pass`,
+    /// `flip_apply`.
+    carve: [wgpu::ComputePipeline; 5],
+    carve_layout: wgpu::BindGroupLayout,
+    carve_group: wgpu::BindGroup,
+    /// fill.wgsl's `init`, `round`, `finish`, and its two bind groups (maps a → b, b → a).
+    fill: [wgpu::ComputePipeline; 3],
+    fill_groups: [wgpu::BindGroup; 2],
+    lake_passes: LakePasses,
+    pass_list: Vec<[u32; 2]>,
+    /// Lakes found by the last route or step.
+    lake_count: usize,
+    live: wgpu::Buffer,
     /// True once the heights were set.
     has_heights: bool,
     /// True once drainage was accumulated on the current receivers.
@@ -209,12 +249,6 @@ impl GpuStreamPower {
                 ),
             ));
         }
-        if params.lakes != SinkMode::None {
-            return Err(OrogenError::invalid(
-                format!("{field}.lakes"),
-                "the GPU step has no lake routing yet: only None (pits held) (use device: Cpu)",
-            ));
-        }
         if outlets.borders.is_empty() {
             return Err(OrogenError::invalid(
                 format!("{field}.outlets.borders"),
@@ -236,6 +270,7 @@ impl GpuStreamPower {
         field: &str,
     ) -> Result<Self> {
         Self::supports(params, outlets, field)?;
+        let params_in = params;
         let n = grid.len();
         check_values(&format!("{field}.k"), &inputs.k, n, false)?;
         check_values("uplift", &inputs.uplift, n, true)?;
@@ -315,6 +350,12 @@ impl GpuStreamPower {
             inv_scale: 2f32.powi(-scale_exp),
             groups_x: 0,
             groups_y: 0,
+            count: 0,
+            keep: 0,
+            epsilon: match params.lakes {
+                SinkMode::Fill { epsilon } => epsilon,
+                _ => 0.0,
+            },
         };
         let groups = n.div_ceil(WORKGROUP as usize) as u32;
         let max_groups = limits.max_compute_workgroups_per_dimension.max(1);
@@ -345,13 +386,13 @@ impl GpuStreamPower {
         let n64 = n as u64;
         let params_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
-            size: 64,
+            size: 80,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let heights = storage("heights", 4 * n64, io);
         let receivers = storage("receivers", 4 * n64, io);
-        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::empty());
+        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::COPY_SRC);
         let weights = init("weights", bytemuck::cast_slice(&fixed));
         let coefs = init("coefs", bytemuck::cast_slice(&coefs));
         let sums = [
@@ -368,6 +409,16 @@ impl GpuStreamPower {
             storage("maps a", 16 * n64, wgpu::BufferUsages::empty()),
             storage("maps b", 16 * n64, wgpu::BufferUsages::empty()),
         ];
+        // Room for a candidate pass per 16 nodes at first (grown when a step finds more).
+        let room = (n64 / 16).max(1024);
+        let candidates = storage(
+            "candidate passes",
+            room * CANDIDATE_BYTES,
+            wgpu::BufferUsages::COPY_SRC,
+        );
+        let counter = storage("candidate count", 4, io);
+        let pass_room = 1024u64;
+        let passes = storage("passes", 8 * pass_room, wgpu::BufferUsages::COPY_DST);
 
         let common = include_str!("shaders/common.wgsl");
         let with_common =
@@ -377,6 +428,9 @@ impl GpuStreamPower {
         let m_init = with_common("solve_init", include_str!("shaders/solve_init.wgsl"));
         let m_solve = with_common("solve", include_str!("shaders/solve.wgsl"));
         let m_control = with_common("control", include_str!("shaders/control.wgsl"));
+        let m_basins = with_common("basins", include_str!("shaders/basins.wgsl"));
+        let m_carve = with_common("carve", include_str!("shaders/carve.wgsl"));
+        let m_fill = with_common("fill", include_str!("shaders/fill.wgsl"));
 
         let l_descend = layout(device, "receivers", &[true, false, false]);
         let l_acc = layout(
@@ -391,6 +445,13 @@ impl GpuStreamPower {
         );
         let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
         let l_control = layout(device, "control", &[false, false]);
+        let l_basins = layout(
+            device,
+            "basins",
+            &[true, true, false, false, false, false, false],
+        );
+        let l_carve = layout(device, "carve", &[false, false, false, false, true, false]);
+        let l_fill = layout(device, "fill", &[false, true, false, false, false]);
 
         let descend = (
             pipeline(device, &l_descend, &m_descend, "main"),
@@ -451,6 +512,47 @@ impl GpuStreamPower {
             )
         });
         let control_group = bind(device, &l_control, &[&params_buf, &live, &args]);
+        let basins_group = bind(
+            device,
+            &l_basins,
+            &[
+                &params_buf,
+                &heights,
+                &receivers,
+                &jumps[0],
+                &jumps[1],
+                &candidates,
+                &counter,
+                &live,
+            ],
+        );
+        let carve_group = bind(
+            device,
+            &l_carve,
+            &[
+                &params_buf,
+                &receivers,
+                &dists,
+                &sums[0],
+                &jumps[0],
+                &passes,
+                &maps[1],
+            ],
+        );
+        let fill_groups = [0, 1].map(|s| {
+            bind(
+                device,
+                &l_fill,
+                &[
+                    &params_buf,
+                    &heights,
+                    &receivers,
+                    &maps[s],
+                    &maps[1 - s],
+                    &live,
+                ],
+            )
+        });
         let gp = GpuStreamPower {
             control: ["arm", "reset", "plan"].map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
@@ -475,6 +577,35 @@ impl GpuStreamPower {
             acc_groups,
             solve_init,
             solve_groups,
+            lakes: params_in.lakes,
+            basins: ["label_init", "label_jump", "label_key", "mask", "emit"]
+                .map(|e| pipeline(device, &l_basins, &m_basins, e)),
+            basins_layout: l_basins,
+            basins_group,
+            carve: [
+                "mark_init",
+                "mark_seed",
+                "flip_chain",
+                "flip_pass",
+                "flip_apply",
+            ]
+            .map(|e| pipeline(device, &l_carve, &m_carve, e)),
+            carve_layout: l_carve,
+            carve_group,
+            fill: ["init", "round", "finish"].map(|e| pipeline(device, &l_fill, &m_fill, e)),
+            fill_groups,
+            dists,
+            jumps,
+            maps,
+            candidates,
+            room,
+            counter,
+            passes,
+            pass_room,
+            lake_passes: LakePasses::default(),
+            pass_list: Vec::new(),
+            lake_count: 0,
+            live,
             has_heights: false,
             has_drainage: false,
         };
@@ -564,10 +695,23 @@ impl GpuStreamPower {
         self.control(pass, if r % 2 == 1 { 2 } else { 1 });
     }
 
-    /// Encodes the receivers and the drainage accumulation.
-    fn encode_route(&self, pass: &mut wgpu::ComputePass) {
-        self.dispatch(pass, &self.descend.0, &self.descend.1);
-        self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
+    /// `count` invocations of `pipe` (one per pass), in rows of workgroups as the grid's.
+    fn dispatch_count(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+        count: u32,
+    ) {
+        let groups = count.div_ceil(WORKGROUP).max(1);
+        let gx = groups.min(self.groups.0.max(1));
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups(gx, groups.div_ceil(gx), 1);
+    }
+
+    /// The drainage accumulation's rounds, from the sums and jumps in the first buffers.
+    fn encode_rounds(&self, pass: &mut wgpu::ComputePass) {
         self.control(pass, 0);
         for r in 0..self.rounds as usize {
             let g = &self.acc_groups[r % 2];
@@ -577,33 +721,233 @@ impl GpuStreamPower {
         }
     }
 
-    fn submit(&mut self, dt: f32, solve: bool) -> Result<()> {
-        self.need_heights()?;
-        self.params.dt = dt;
-        self.ctx
-            .queue
-            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+    /// Encodes the drainage accumulation over the current receivers.
+    fn encode_drainage(&self, pass: &mut wgpu::ComputePass) {
+        self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
+        self.encode_rounds(pass);
+    }
+
+    /// Encodes the candidate passes of basins.wgsl: labels, keys, masks, the list.
+    fn encode_basins(&self, pass: &mut wgpu::ComputePass) {
+        let g = &self.basins_group;
+        self.dispatch(pass, &self.basins[0], g);
+        self.control(pass, 0);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.basins[1], g);
+            self.end_round(pass, r);
+        }
+        self.dispatch(pass, &self.basins[2], g);
+        self.dispatch(pass, &self.basins[3], g);
+        self.dispatch(pass, &self.basins[4], g);
+    }
+
+    /// Encodes the carving along `count` passes, then Fill's surface and second descent.
+    fn encode_lakes(&self, pass: &mut wgpu::ComputePass, count: u32) {
+        let g = &self.carve_group;
+        self.dispatch(pass, &self.carve[0], g);
+        self.dispatch_count(pass, &self.carve[1], g, count);
+        self.encode_rounds(pass);
+        self.dispatch(pass, &self.carve[2], g);
+        self.dispatch_count(pass, &self.carve[3], g, count);
+        self.dispatch(pass, &self.carve[4], g);
+        if let SinkMode::Fill { .. } = self.lakes {
+            self.dispatch(pass, &self.fill[0], &self.fill_groups[0]);
+            self.control(pass, 0);
+            for r in 0..self.rounds as usize {
+                self.dispatch_round(pass, &self.fill[1], &self.fill_groups[r % 2]);
+                self.end_round(pass, r);
+            }
+            self.dispatch(pass, &self.fill[2], &self.fill_groups[0]);
+            self.dispatch(pass, &self.descend.0, &self.descend.1);
+        }
+    }
+
+    /// Encodes the implicit solve over the current receivers and drainage.
+    fn encode_solve(&self, pass: &mut wgpu::ComputePass) {
+        self.dispatch(pass, &self.solve_init.0, &self.solve_init.1);
+        self.control(pass, 0);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+            self.end_round(pass, r);
+        }
+        self.dispatch(pass, &self.finish, &self.solve_groups[0]);
+    }
+
+    /// Records `f`'s dispatches in one compute pass (after `before`'s commands) and
+    /// submits them.
+    fn run(
+        &self,
+        before: impl FnOnce(&mut wgpu::CommandEncoder),
+        f: impl FnOnce(&mut wgpu::ComputePass),
+    ) {
         let mut encoder = self
             .ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        before(&mut encoder);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("stream power"),
                 timestamp_writes: None,
             });
-            self.encode_route(&mut pass);
-            if solve {
-                self.dispatch(&mut pass, &self.solve_init.0, &self.solve_init.1);
-                self.control(&mut pass, 0);
-                for r in 0..self.rounds as usize {
-                    self.dispatch_round(&mut pass, &self.compose, &self.solve_groups[r % 2]);
-                    self.end_round(&mut pass, r);
-                }
-                self.dispatch(&mut pass, &self.finish, &self.solve_groups[0]);
-            }
+            f(&mut pass);
         }
         self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    fn write_params(&self) {
+        self.ctx
+            .queue
+            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+    }
+
+    /// The candidate count of the last emit.
+    fn read_count(&self) -> Result<u64> {
+        let bytes = self.read_range(&self.counter, 4)?;
+        Ok(u64::from(u32::from_le_bytes([
+            bytes[0], bytes[1], bytes[2], bytes[3],
+        ])))
+    }
+
+    /// Clears the candidate counter, then runs `f`.
+    fn run_counted(&self, f: impl FnOnce(&mut wgpu::ComputePass)) {
+        let counter = &self.counter;
+        self.run(|e| e.clear_buffer(counter, 0, None), f);
+    }
+
+    /// Grows the candidate list to hold `count`, or an error naming `lakes` if the GPU
+    /// cannot bind that much.
+    fn grow_candidates(&mut self, count: u64) -> Result<()> {
+        self.room = count.next_power_of_two();
+        let size = self.room * CANDIDATE_BYTES;
+        let limits = self.ctx.limits();
+        let max = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+        if size > max {
+            return Err(OrogenError::invalid(
+                format!("{}.lakes", self.field),
+                format!(
+                    "{count} candidate passes need {size} bytes of GPU buffer, {} allows {max}",
+                    self.ctx.describe()
+                ),
+            ));
+        }
+        let device = &self.ctx.device;
+        self.candidates = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("candidate passes"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.basins_group = bind(
+            device,
+            &self.basins_layout,
+            &[
+                &self.params_buf,
+                &self.heights,
+                &self.receivers,
+                &self.jumps[0],
+                &self.jumps[1],
+                &self.candidates,
+                &self.counter,
+                &self.live,
+            ],
+        );
+        Ok(())
+    }
+
+    /// Grows the pass list to hold `k` passes.
+    fn grow_passes(&mut self, k: u64) {
+        self.pass_room = k.next_power_of_two();
+        let device = &self.ctx.device;
+        self.passes = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("passes"),
+            size: 8 * self.pass_room,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.carve_group = bind(
+            device,
+            &self.carve_layout,
+            &[
+                &self.params_buf,
+                &self.receivers,
+                &self.dists,
+                &self.sums[0],
+                &self.jumps[0],
+                &self.passes,
+                &self.maps[1],
+            ],
+        );
+    }
+
+    /// The lake routing's first half: receivers and the candidate passes on the GPU, read
+    /// back, and the spanning tree on the CPU; leaves each lake's pass in `pass_list` and
+    /// on the GPU.
+    fn find_passes(&mut self) -> Result<()> {
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        self.run_counted(|pass| {
+            self.dispatch(pass, &self.descend.0, &self.descend.1);
+            self.encode_basins(pass);
+        });
+        let mut count = self.read_count()?;
+        if count > self.room {
+            // More candidates than room: a larger list, made again (the keys and masks are
+            // still there).
+            self.grow_candidates(count)?;
+            self.run_counted(|pass| self.dispatch(pass, &self.basins[4], &self.basins_group));
+            count = self.read_count()?;
+        }
+        self.pass_list.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        let bytes = self.read_range(&self.candidates, count * CANDIDATE_BYTES)?;
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        let candidates: Vec<Candidate> = words
+            .chunks_exact(5)
+            .map(|c| [c[0], c[1], c[2], c[3], c[4]])
+            .collect();
+        self.lake_passes.passes(&candidates, &mut self.pass_list);
+        let k = self.pass_list.len() as u64;
+        if k > self.pass_room {
+            self.grow_passes(k);
+        }
+        if k > 0 {
+            self.ctx
+                .queue
+                .write_buffer(&self.passes, 0, bytemuck::cast_slice(&self.pass_list));
+        }
+        Ok(())
+    }
+
+    fn submit(&mut self, dt: f32, solve: bool) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        let lakes = self.lakes != SinkMode::None;
+        if lakes {
+            self.find_passes()?;
+        }
+        let count = self.pass_list.len() as u32;
+        self.lake_count = count as usize;
+        self.params.count = count;
+        self.params.keep = u32::from(matches!(self.lakes, SinkMode::Fill { .. }));
+        self.write_params();
+        self.run(
+            |_| {},
+            |pass| {
+                if !lakes {
+                    self.dispatch(pass, &self.descend.0, &self.descend.1);
+                } else if count > 0 {
+                    self.encode_lakes(pass, count);
+                }
+                self.encode_drainage(pass);
+                if solve {
+                    self.encode_solve(pass);
+                }
+            },
+        );
         self.has_drainage = !solve;
         Ok(())
     }
@@ -633,7 +977,11 @@ impl GpuStreamPower {
 
     /// Copies `buffer` back to the CPU.
     fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
-        let size = buffer.size();
+        self.read_range(buffer, buffer.size())
+    }
+
+    /// Copies the first `size` bytes of `buffer` (a multiple of 4) back to the CPU.
+    fn read_range(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
         let device = &self.ctx.device;
         let staging = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -682,6 +1030,13 @@ impl GpuStreamPower {
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
     }
 
+    /// Each node's distance to its receiver from the last route or step, metres (0 where
+    /// it receives itself).
+    pub fn dists(&self) -> Result<Vec<f32>> {
+        self.need_heights()?;
+        Ok(bytemuck::pod_collect_to_vec(&self.read(&self.dists)?))
+    }
+
     /// The raw 64-bit fixed-point drainage sums of the last [`GpuStreamPower::route`] (low
     /// word, high word per node): the bytes the determinism tests compare.
     pub fn drainage_fixed(&self) -> Result<Vec<u64>> {
@@ -707,6 +1062,12 @@ impl GpuStreamPower {
             .into_iter()
             .map(|v| v as f64 * scale)
             .collect())
+    }
+
+    /// How many lakes the last route or step drained through passes (0 with `lakes:
+    /// None`).
+    pub fn lake_count(&self) -> usize {
+        self.lake_count
     }
 
     /// The GPU this step runs on.

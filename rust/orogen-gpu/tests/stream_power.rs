@@ -377,15 +377,22 @@ fn unsupported_settings_are_errors_naming_their_field() {
         e.contains("stages[0].StreamPower.n") && e.contains("n = 1"),
         "{e}"
     );
+    // Lakes are routed (tests/lakes.rs), but a bad Fill slope is refused by name.
     let e = err(
         Params {
-            lakes: SinkMode::Carve,
+            lakes: SinkMode::Fill { epsilon: -1.0 },
             ..NO_LAKES
         },
         &all,
         inputs(64, 1e-4, 0.0),
     );
-    assert!(e.contains("stages[0].StreamPower.lakes"), "{e}");
+    assert!(
+        e.contains("stages[0].StreamPower.lakes.Fill.epsilon"),
+        "{e}"
+    );
+    for lakes in [SinkMode::Carve, SinkMode::Fill { epsilon: 0.5 }] {
+        assert!(GpuStreamPower::supports(&Params { lakes, ..NO_LAKES }, &all, "sp").is_ok());
+    }
     let closed = OutletParams {
         borders: vec![],
         sea_level: None,

@@ -6,6 +6,8 @@
 // Slopes are the CPU's bits: the subtraction is correctly rounded in WGSL, the division is
 // done in integers (div_rn) because WGSL allows 2.5 ulp for `/`, and they are compared as
 // bits (positive floats order as their bits), which no flush of subnormals can change.
+// With p.keep (Fill's descent over the filled surface) a node keeps its carved receiver
+// where it has no lower neighbour, and a node that receives itself stays a root.
 
 @group(0) @binding(1) var<storage, read> heights: array<f32>;
 @group(0) @binding(2) var<storage, read_write> receivers: array<u32>;
@@ -81,7 +83,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let hi = heights[i];
-    if (is_outlet(i, hi)) {
+    // Fill's second descent (p.keep): a node that receives itself stays so, and one with
+    // no lower neighbour keeps its carved receiver (the CPU's `keep`).
+    if (is_outlet(i, hi) || (p.keep != 0u && receivers[i] == i)) {
         receivers[i] = i;
         dists[i] = 0.0;
         return;
@@ -127,6 +131,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             best_j = j;
             best_d = d;
         }
+    }
+    if (p.keep != 0u && best_j == i) {
+        return;
     }
     receivers[i] = best_j;
     dists[i] = best_d;
