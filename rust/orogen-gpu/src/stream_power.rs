@@ -1,14 +1,15 @@
 //! The stream-power step on the GPU: D8 receivers, drainage accumulation and the implicit
 //! solve for `n = 1`, with uplift, every phase a WGSL compute shader over the whole grid.
 //!
-//! The same step as orogen-core's `StreamPower` with `lakes: None` on a raster: receivers
-//! are the CPU router's bit for bit; drainage is summed exactly in 64-bit fixed point;
-//! heights follow the CPU's to f32 rounding (the CPU solves in f64). Deterministic: no
-//! floating-point atomics, so the same inputs give the same bytes run after run on one GPU.
+//! The same step as orogen-core's `StreamPower` on a raster, with its lakes (`None`,
+//! `Carve`, `Fill`): receivers are the CPU router's bit for bit, carved and filled lakes
+//! too (the spanning tree of passes is taken on the CPU from candidates the GPU finds, see
+//! `lakes.rs`); drainage is summed exactly in 64-bit fixed point; heights follow the CPU's
+//! to f32 rounding (the CPU solves in f64). Deterministic: no floating-point atomics, so
+//! the same inputs give the same bytes run after run on one GPU.
 //!
-//! Not done yet (the CPU path has them): lake routing (`Carve`, `Fill`: pits here are held,
-//! rising with the uplift, as with `lakes: None`), `n ≠ 1`, closed domains (a grid with no
-//! open side), outlet masks (nodata), layered terrain, graphs other than the raster.
+//! Not done yet (the CPU path has them): `n ≠ 1`, closed domains (a grid with no open
+//! side), outlet masks (nodata), layered terrain, graphs other than the raster.
 
 use orogen_core::eroders::stream_power::{check_values, Inputs, Params, MAX_DT};
 use orogen_core::flow::{OutletParams, SinkMode};
@@ -235,7 +236,7 @@ pub struct GpuStreamPower {
 impl GpuStreamPower {
     /// Whether the GPU step can run these settings: `Ok` if so, else the error
     /// [`GpuStreamPower::on_grid`] would give, naming the field (`{field}.n`,
-    /// `{field}.lakes`, `{field}.outlets.borders`). No GPU needed: a `device: Auto` switch can
+    /// `{field}.lakes.Fill.epsilon`, `{field}.outlets.borders`). No GPU needed: a `device: Auto` switch can
     /// ask this before choosing the CPU.
     pub fn supports(params: &Params, outlets: &OutletParams, field: &str) -> Result<()> {
         params.validate(field)?;
