@@ -22,6 +22,10 @@ use crate::lakes::{Candidate, LakePasses};
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
+/// Sweeps of the n ≠ 1 solve per submission (even: they run in pairs); a step submits
+/// batches until a pair of sweeps changes nothing, one more link of every chain a sweep.
+const SWEEPS: usize = 64;
+
 /// Bytes of one candidate pass (basins.wgsl): five words.
 const CANDIDATE_BYTES: u64 = 20;
 
@@ -45,6 +49,7 @@ struct ShaderParams {
     count: u32,
     keep: u32,
     epsilon: f32,
+    slope_exp: f32,
 }
 
 impl ShaderParams {
@@ -68,7 +73,7 @@ impl ShaderParams {
             self.count,
             self.keep,
             self.epsilon.to_bits(),
-            0,
+            self.slope_exp.to_bits(),
             0,
             0,
         ];
@@ -222,6 +227,9 @@ pub struct GpuStreamPower {
     /// fill.wgsl's `init`, `round`, `finish`, and its two bind groups (maps a → b, b → a).
     fill: [wgpu::ComputePipeline; 3],
     fill_groups: [wgpu::BindGroup; 2],
+    /// solve_n.wgsl's `init`, `sweep`, `finish` (n ≠ 1), and its two bind groups.
+    solve_n: [wgpu::ComputePipeline; 3],
+    solve_n_groups: [wgpu::BindGroup; 2],
     lake_passes: LakePasses,
     pass_list: Vec<[u32; 2]>,
     /// Lakes found by the last route or step.
@@ -241,15 +249,6 @@ impl GpuStreamPower {
     pub fn supports(params: &Params, outlets: &OutletParams, field: &str) -> Result<()> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
-        if params.n != 1.0 {
-            return Err(OrogenError::invalid(
-                format!("{field}.n"),
-                format!(
-                    "the GPU step solves n = 1 only so far, got {} (use device: Cpu)",
-                    params.n
-                ),
-            ));
-        }
         if outlets.borders.is_empty() {
             return Err(OrogenError::invalid(
                 format!("{field}.outlets.borders"),
@@ -357,6 +356,7 @@ impl GpuStreamPower {
                 SinkMode::Fill { epsilon } => epsilon,
                 _ => 0.0,
             },
+            slope_exp: params.n,
         };
         let groups = n.div_ceil(WORKGROUP as usize) as u32;
         let max_groups = limits.max_compute_workgroups_per_dimension.max(1);
@@ -405,7 +405,11 @@ impl GpuStreamPower {
             storage("jump b", 4 * n64, wgpu::BufferUsages::empty()),
         ];
         let live = storage("live", 4, wgpu::BufferUsages::empty());
-        let args = storage("round arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let args = storage(
+            "round arguments",
+            12,
+            wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
+        );
         let maps = [
             storage("maps a", 16 * n64, wgpu::BufferUsages::empty()),
             storage("maps b", 16 * n64, wgpu::BufferUsages::empty()),
@@ -432,6 +436,7 @@ impl GpuStreamPower {
         let m_basins = with_common("basins", include_str!("shaders/basins.wgsl"));
         let m_carve = with_common("carve", include_str!("shaders/carve.wgsl"));
         let m_fill = with_common("fill", include_str!("shaders/fill.wgsl"));
+        let m_solve_n = with_common("solve_n", include_str!("shaders/solve_n.wgsl"));
 
         let l_descend = layout(device, "receivers", &[true, false, false]);
         let l_acc = layout(
@@ -453,6 +458,11 @@ impl GpuStreamPower {
         );
         let l_carve = layout(device, "carve", &[false, false, false, false, true, false]);
         let l_fill = layout(device, "fill", &[false, true, false, false, false]);
+        let l_solve_n = layout(
+            device,
+            "solve_n",
+            &[false, true, true, true, true, false, false, false, false],
+        );
 
         let descend = (
             pipeline(device, &l_descend, &m_descend, "main"),
@@ -540,6 +550,24 @@ impl GpuStreamPower {
                 &maps[1],
             ],
         );
+        let solve_n_groups = [0, 1].map(|s| {
+            bind(
+                device,
+                &l_solve_n,
+                &[
+                    &params_buf,
+                    &heights,
+                    &receivers,
+                    &dists,
+                    &sums[0],
+                    &coefs,
+                    &maps[0],
+                    &jumps[s],
+                    &jumps[1 - s],
+                    &live,
+                ],
+            )
+        });
         let fill_groups = [0, 1].map(|s| {
             bind(
                 device,
@@ -595,6 +623,9 @@ impl GpuStreamPower {
             carve_group,
             fill: ["init", "round", "finish"].map(|e| pipeline(device, &l_fill, &m_fill, e)),
             fill_groups,
+            solve_n: ["init", "sweep", "finish"]
+                .map(|e| pipeline(device, &l_solve_n, &m_solve_n, e)),
+            solve_n_groups,
             dists,
             jumps,
             maps,
@@ -944,13 +975,42 @@ impl GpuStreamPower {
                     self.encode_lakes(pass, count);
                 }
                 self.encode_drainage(pass);
-                if solve {
+                if solve && self.params.slope_exp == 1.0 {
                     self.encode_solve(pass);
+                } else if solve {
+                    self.dispatch(pass, &self.solve_n[0], &self.solve_n_groups[0]);
+                    self.control(pass, 0);
+                    self.encode_sweeps(pass);
                 }
             },
         );
+        if solve && self.params.slope_exp != 1.0 {
+            // More sweeps while the last pair still changed something (control.wgsl left
+            // the dispatches full), then the heights.
+            loop {
+                let args: Vec<u32> =
+                    bytemuck::pod_collect_to_vec(&self.read_range(&self.args, 12)?);
+                if args[0] == 0 {
+                    break;
+                }
+                self.run(|_| {}, |pass| self.encode_sweeps(pass));
+            }
+            self.run(
+                |_| {},
+                |pass| self.dispatch(pass, &self.solve_n[2], &self.solve_n_groups[0]),
+            );
+        }
         self.has_drainage = !solve;
         Ok(())
+    }
+
+    /// [`SWEEPS`] Jacobi sweeps of solve_n.wgsl, in pairs, stopped by control.wgsl after a
+    /// pair that changed nothing; the values end in the first buffer.
+    fn encode_sweeps(&self, pass: &mut wgpu::ComputePass) {
+        for r in 0..SWEEPS {
+            self.dispatch_round(pass, &self.solve_n[1], &self.solve_n_groups[r % 2]);
+            self.end_round(pass, r);
+        }
     }
 
     /// Routes the current heights without changing them: receivers and drainage, readable

@@ -27,7 +27,8 @@ struct Params {
     count: u32,
     keep: u32,
     epsilon: f32,
-    pad0: u32,
+    // The slope exponent n of the stream-power law (solve_n.wgsl; solve.wgsl is n = 1).
+    slope_exp: f32,
     pad1: u32,
     pad2: u32,
 }
