@@ -3,8 +3,10 @@
 //! start, with the same lake routing on both sides (`--lakes carve`, the issue's, by default).
 //!
 //!   cargo run --release -p orogen-gpu --example bench -- [SIZE...] [--steps N]
-//!       [--lakes none|carve|fill] [--start ramp|noise]
+//!       [--lakes none|carve|fill] [--start ramp|noise] [--n N]
 //!
+//! `--n` sets the slope exponent (default 1, the issue's; other values take the GPU's
+//! Jacobi sweeps, as many a step as the longest chain of receivers).
 //! `--start ramp` (default): a metre per cell from the nearest border plus half a metre of
 //! noise, no pits; `--start noise`: 0.2 m per cell plus 5 m of noise, a pit every few
 //! cells (the first step routes hundreds of lakes per 10,000 cells; later steps few, as
@@ -34,6 +36,7 @@ fn run() -> Result<(), String> {
     let mut steps = 10usize;
     let mut lakes = SinkMode::Carve;
     let mut pits = false;
+    let mut n_exp = 1.0f32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--lakes" {
@@ -49,6 +52,11 @@ fn run() -> Result<(), String> {
                 Some("noise") => true,
                 other => return Err(format!("--start: ramp or noise, got {other:?}")),
             };
+        } else if a == "--n" {
+            let v = args.next().ok_or("--n needs a value")?;
+            n_exp = v
+                .parse()
+                .map_err(|_| format!("--n: `{v}` is not a number"))?;
         } else if a == "--steps" {
             let v = args.next().ok_or("--steps needs a count")?;
             steps = v
@@ -66,7 +74,7 @@ fn run() -> Result<(), String> {
     }
     let ctx = GpuContext::new().map_err(|e| e.to_string())?;
     println!(
-        "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up; lakes: {lakes:?}; start: {}",
+        "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up; lakes: {lakes:?}; n {n_exp}; start: {}",
         ctx.describe(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         if pits { "noise" } else { "ramp" }
@@ -79,7 +87,7 @@ fn run() -> Result<(), String> {
     println!("|---|---|---|---|---|---|---|---|");
     let params = Params {
         m: 0.5,
-        n: 1.0,
+        n: n_exp,
         lakes,
     };
     let (dt, k, u) = (1e4, 2e-4f32, 1e-3f32);
