@@ -7,10 +7,12 @@
 //!   for `n = 1` by composing each node's affine-with-clamp map down the receivers (FastFlow,
 //!   Jain et al. 2024, eq. 4 and the doubling of its Algorithm 6), and uplift; lakes
 //!   (`Carve`, `Fill`) the same as the CPU's: basins by pointer jumping, candidate passes
-//!   on the GPU, their minimum spanning tree on the CPU in the core's strict order.
+//!   on the GPU, their minimum spanning tree on the CPU in the core's strict order; for
+//!   `n ≠ 1` the CPU's per-node Newton solve, swept over the tree (Jacobi) to its unique
+//!   solution.
 //!
-//! Not done yet: `n ≠ 1`, closed domains,
-//! thermal and hydraulic erosion, hydrology maps; no recipe, CLI or Godot switch.
+//! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps; no recipe,
+//! CLI or Godot switch.
 
 mod context;
 mod lakes;

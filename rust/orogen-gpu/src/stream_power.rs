@@ -1,5 +1,5 @@
-//! The stream-power step on the GPU: D8 receivers, drainage accumulation and the implicit
-//! solve for `n = 1`, with uplift, every phase a WGSL compute shader over the whole grid.
+//! The stream-power step on the GPU: D8 receivers, lake routing, drainage accumulation and
+//! the implicit solve, with uplift, every phase a WGSL compute shader over the whole grid.
 //!
 //! The same step as orogen-core's `StreamPower` on a raster, with its lakes (`None`,
 //! `Carve`, `Fill`): receivers are the CPU router's bit for bit, carved and filled lakes
@@ -8,8 +8,10 @@
 //! to f32 rounding (the CPU solves in f64). Deterministic: no floating-point atomics, so
 //! the same inputs give the same bytes run after run on one GPU.
 //!
-//! Not done yet (the CPU path has them): `n ≠ 1`, closed domains (a grid with no open
-//! side), outlet masks (nodata), layered terrain, graphs other than the raster.
+//! `n ≠ 1` is solved per node by the CPU's Newton iteration, swept over the tree.
+//!
+//! Not done yet (the CPU path has them): closed domains (a grid with no open side), outlet
+//! masks (nodata), layered terrain, graphs other than the raster.
 
 use orogen_core::eroders::stream_power::{check_values, Inputs, Params, MAX_DT};
 use orogen_core::flow::{OutletParams, SinkMode};
