@@ -193,8 +193,10 @@ pub struct GpuStreamPower {
     sums: [wgpu::Buffer; 2],
     /// The indirect dispatch arguments of the rounds.
     args: wgpu::Buffer,
-    /// `arm`, `reset` and `plan` of control.wgsl, and their bind group.
-    control: [wgpu::ComputePipeline; 3],
+    /// The basins' dispatches: the full grid where the receivers left a pit, else empty.
+    lake_args: wgpu::Buffer,
+    /// `arm`, `reset`, `plan` and `arm_lakes` of control.wgsl, and their bind group.
+    control: [wgpu::ComputePipeline; 4],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     acc_init: wgpu::ComputePipeline,
@@ -423,7 +425,9 @@ impl GpuStreamPower {
             room * CANDIDATE_BYTES,
             wgpu::BufferUsages::COPY_SRC,
         );
-        let counter = storage("candidate count", 4, io);
+        // [0] the candidates found, [1] set when the receivers leave a pit.
+        let counter = storage("candidate count", 8, io);
+        let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
         let pass_room = 1024u64;
         let passes = storage("passes", 8 * pass_room, wgpu::BufferUsages::COPY_DST);
 
@@ -440,7 +444,7 @@ impl GpuStreamPower {
         let m_fill = with_common("fill", include_str!("shaders/fill.wgsl"));
         let m_solve_n = with_common("solve_n", include_str!("shaders/solve_n.wgsl"));
 
-        let l_descend = layout(device, "receivers", &[true, false, false]);
+        let l_descend = layout(device, "receivers", &[true, false, false, false]);
         let l_acc = layout(
             device,
             "accumulate",
@@ -452,7 +456,7 @@ impl GpuStreamPower {
             &[true, true, true, true, true, false, false],
         );
         let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
-        let l_control = layout(device, "control", &[false, false]);
+        let l_control = layout(device, "control", &[false, false, false, false]);
         let l_basins = layout(
             device,
             "basins",
@@ -471,7 +475,7 @@ impl GpuStreamPower {
             bind(
                 device,
                 &l_descend,
-                &[&params_buf, &heights, &receivers, &dists],
+                &[&params_buf, &heights, &receivers, &dists, &counter],
             ),
         );
         let acc_groups = [0, 1].map(|s| {
@@ -524,7 +528,11 @@ impl GpuStreamPower {
                 ],
             )
         });
-        let control_group = bind(device, &l_control, &[&params_buf, &live, &args]);
+        let control_group = bind(
+            device,
+            &l_control,
+            &[&params_buf, &live, &args, &counter, &lake_args],
+        );
         let basins_group = bind(
             device,
             &l_basins,
@@ -585,9 +593,11 @@ impl GpuStreamPower {
             )
         });
         let gp = GpuStreamPower {
-            control: ["arm", "reset", "plan"].map(|e| pipeline(device, &l_control, &m_control, e)),
+            control: ["arm", "reset", "plan", "arm_lakes"]
+                .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
             args,
+            lake_args,
             acc_init: pipeline(device, &l_acc, &m_acc, "init"),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
@@ -705,7 +715,7 @@ impl GpuStreamPower {
         pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
     }
 
-    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan).
+    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
@@ -761,18 +771,26 @@ impl GpuStreamPower {
         self.encode_rounds(pass);
     }
 
-    /// Encodes the candidate passes of basins.wgsl: labels, keys, masks, the list.
+    /// A full-grid dispatch of a basins entry, or an empty one where the receivers left no
+    /// pit (control.wgsl's `arm_lakes`).
+    fn dispatch_lakes(&self, pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, &self.basins_group, &[]);
+        pass.dispatch_workgroups_indirect(&self.lake_args, 0);
+    }
+
+    /// Encodes the candidate passes of basins.wgsl: labels, keys, masks, the list; all
+    /// empty dispatches where the receivers left no pit (no lake, no candidate).
     fn encode_basins(&self, pass: &mut wgpu::ComputePass) {
-        let g = &self.basins_group;
-        self.dispatch(pass, &self.basins[0], g);
-        self.control(pass, 0);
+        self.control(pass, 3);
+        self.dispatch_lakes(pass, &self.basins[0]);
         for r in 0..self.rounds as usize {
-            self.dispatch_round(pass, &self.basins[1], g);
+            self.dispatch_round(pass, &self.basins[1], &self.basins_group);
             self.end_round(pass, r);
         }
-        self.dispatch(pass, &self.basins[2], g);
-        self.dispatch(pass, &self.basins[3], g);
-        self.dispatch(pass, &self.basins[4], g);
+        for k in 2..5 {
+            self.dispatch_lakes(pass, &self.basins[k]);
+        }
     }
 
     /// Encodes the carving along `count` passes, then Fill's surface and second descent.
@@ -843,10 +861,11 @@ impl GpuStreamPower {
         ])))
     }
 
-    /// Clears the candidate counter, then runs `f`.
-    fn run_counted(&self, f: impl FnOnce(&mut wgpu::ComputePass)) {
+    /// Clears the candidate count (and with `pits` the receivers' pit flag), then runs `f`.
+    fn run_counted(&self, pits: bool, f: impl FnOnce(&mut wgpu::ComputePass)) {
         let counter = &self.counter;
-        self.run(|e| e.clear_buffer(counter, 0, None), f);
+        let size = if pits { 8 } else { 4 };
+        self.run(|e| e.clear_buffer(counter, 0, Some(size)), f);
     }
 
     /// Grows the candidate list to hold `count`, or an error naming `lakes` if the GPU
@@ -921,7 +940,7 @@ impl GpuStreamPower {
         self.params.count = 0;
         self.params.keep = 0;
         self.write_params();
-        self.run_counted(|pass| {
+        self.run_counted(true, |pass| {
             self.dispatch(pass, &self.descend.0, &self.descend.1);
             self.encode_basins(pass);
         });
@@ -930,7 +949,11 @@ impl GpuStreamPower {
             // More candidates than room: a larger list, made again (the keys and masks are
             // still there).
             self.grow_candidates(count)?;
-            self.run_counted(|pass| self.dispatch(pass, &self.basins[4], &self.basins_group));
+            // The pit flag is kept: the list is made again only where it was set.
+            self.run_counted(false, |pass| {
+                self.control(pass, 3);
+                self.dispatch_lakes(pass, &self.basins[4]);
+            });
             count = self.read_count()?;
         }
         self.pass_list.clear();

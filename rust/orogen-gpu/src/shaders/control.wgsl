@@ -7,6 +7,10 @@
 
 @group(0) @binding(1) var<storage, read_write> live: array<atomic<u32>>;
 @group(0) @binding(2) var<storage, read_write> args: array<u32>;
+// basins.wgsl's counter: [1] is set by receivers.wgsl when some node is a pit.
+@group(0) @binding(3) var<storage, read_write> flags: array<atomic<u32>>;
+// The basins' own dispatch arguments (their passes outside the rounds).
+@group(0) @binding(4) var<storage, read_write> lake_args: array<u32>;
 
 fn set_args(full: bool) {
     if (full) {
@@ -36,5 +40,22 @@ fn reset() {
 @compute @workgroup_size(1)
 fn plan() {
     set_args(atomicLoad(&live[0]) != 0u);
+    atomicStore(&live[0], 0u);
+}
+
+// Before the basins: their rounds and passes at full size where the receivers left a pit,
+// else empty (no pit, no lake: the candidate list stays empty).
+@compute @workgroup_size(1)
+fn arm_lakes() {
+    let pits = atomicLoad(&flags[1]) != 0u;
+    set_args(pits);
+    if (pits) {
+        lake_args[0] = p.groups_x;
+        lake_args[1] = p.groups_y;
+    } else {
+        lake_args[0] = 0u;
+        lake_args[1] = 0u;
+    }
+    lake_args[2] = 1u;
     atomicStore(&live[0], 0u);
 }

@@ -12,6 +12,9 @@
 @group(0) @binding(1) var<storage, read> heights: array<f32>;
 @group(0) @binding(2) var<storage, read_write> receivers: array<u32>;
 @group(0) @binding(3) var<storage, read_write> dists: array<f32>;
+// basins.wgsl's counter: [1] set to 1 when some node is a pit (lake routing skips the
+// basins otherwise; only ever set to 1, so the order of the writes does not matter).
+@group(0) @binding(4) var<storage, read_write> flags: array<atomic<u32>>;
 
 // The 24-bit significand (with its leading one) and the biased exponent of a positive
 // finite float's bits, normalised so the significand is in [2^23, 2^24) (subnormals too).
@@ -132,8 +135,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             best_d = d;
         }
     }
-    if (p.keep != 0u && best_j == i) {
-        return;
+    if (best_j == i) {
+        if (p.keep != 0u) {
+            return;
+        }
+        if (atomicLoad(&flags[1]) == 0u) {
+            atomicStore(&flags[1], 1u);
+        }
     }
     receivers[i] = best_j;
     dists[i] = best_d;
