@@ -1,0 +1,180 @@
+//! The lake routing of [`GpuStreamPower`]: the basins and candidate passes on the GPU
+//! (basins.wgsl), their spanning tree on the CPU ([`crate::lakes`]), the carving and the
+//! filling on the GPU (carve.wgsl, fill.wgsl).
+
+use orogen_core::flow::SinkMode;
+use orogen_core::{OrogenError, Result};
+
+use super::{bind, GpuStreamPower, CANDIDATE_BYTES};
+use crate::lakes::Candidate;
+
+impl GpuStreamPower {
+    /// A full-grid dispatch of a basins entry, or an empty one where the receivers left no
+    /// pit (control.wgsl's `arm_lakes`).
+    fn dispatch_lakes(&self, pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, &self.basins_group, &[]);
+        pass.dispatch_workgroups_indirect(&self.lake_args, 0);
+    }
+
+    /// Encodes the candidate passes of basins.wgsl: labels, keys, masks, the list; all
+    /// empty dispatches where the receivers left no pit (no lake, no candidate).
+    fn encode_basins(&self, pass: &mut wgpu::ComputePass) {
+        self.control(pass, 3);
+        self.dispatch_lakes(pass, &self.basins[0]);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.basins[1], &self.basins_group);
+            self.end_round(pass, r);
+        }
+        for k in 2..5 {
+            self.dispatch_lakes(pass, &self.basins[k]);
+        }
+    }
+
+    /// Encodes the carving along `count` passes, then Fill's surface and second descent.
+    pub(super) fn encode_lakes(&self, pass: &mut wgpu::ComputePass, count: u32) {
+        let g = &self.carve_group;
+        self.dispatch(pass, &self.carve[0], g);
+        self.dispatch_count(pass, &self.carve[1], g, count);
+        self.encode_rounds(pass);
+        self.dispatch(pass, &self.carve[2], g);
+        self.dispatch_count(pass, &self.carve[3], g, count);
+        self.dispatch(pass, &self.carve[4], g);
+        if let SinkMode::Fill { .. } = self.lakes {
+            self.dispatch(pass, &self.fill[0], &self.fill_groups[0]);
+            self.control(pass, 0);
+            for r in 0..self.rounds as usize {
+                self.dispatch_round(pass, &self.fill[1], &self.fill_groups[r % 2]);
+                self.end_round(pass, r);
+            }
+            self.dispatch(pass, &self.fill[2], &self.fill_groups[0]);
+            self.dispatch(pass, &self.descend.0, &self.descend.1);
+        }
+    }
+
+    /// The candidate count of the last emit.
+    fn read_count(&self) -> Result<u64> {
+        let bytes = self.read_range(&self.counter, 4)?;
+        Ok(u64::from(u32::from_le_bytes([
+            bytes[0], bytes[1], bytes[2], bytes[3],
+        ])))
+    }
+
+    /// Clears the candidate count (and with `pits` the receivers' pit flag), then runs `f`.
+    fn run_counted(&self, pits: bool, f: impl FnOnce(&mut wgpu::ComputePass)) {
+        let counter = &self.counter;
+        let size = if pits { 8 } else { 4 };
+        self.run(|e| e.clear_buffer(counter, 0, Some(size)), f);
+    }
+
+    /// Grows the candidate list to hold `count`, or an error naming `lakes` if the GPU
+    /// cannot bind that much.
+    fn grow_candidates(&mut self, count: u64) -> Result<()> {
+        self.room = count.next_power_of_two();
+        let size = self.room * CANDIDATE_BYTES;
+        let limits = self.ctx.limits();
+        let max = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+        if size > max {
+            return Err(OrogenError::invalid(
+                format!("{}.lakes", self.field),
+                format!(
+                    "{count} candidate passes need {size} bytes of GPU buffer, {} allows {max}",
+                    self.ctx.describe()
+                ),
+            ));
+        }
+        let device = &self.ctx.device;
+        self.candidates = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("candidate passes"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.basins_group = bind(
+            device,
+            &self.basins_layout,
+            &[
+                &self.params_buf,
+                &self.heights,
+                &self.receivers,
+                &self.jumps[0],
+                &self.jumps[1],
+                &self.candidates,
+                &self.counter,
+                &self.live,
+            ],
+        );
+        Ok(())
+    }
+
+    /// Grows the pass list to hold `k` passes.
+    fn grow_passes(&mut self, k: u64) {
+        self.pass_room = k.next_power_of_two();
+        let device = &self.ctx.device;
+        self.passes = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("passes"),
+            size: 8 * self.pass_room,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.carve_group = bind(
+            device,
+            &self.carve_layout,
+            &[
+                &self.params_buf,
+                &self.receivers,
+                &self.dists,
+                &self.sums[0],
+                &self.jumps[0],
+                &self.passes,
+                &self.maps[1],
+            ],
+        );
+    }
+
+    /// The lake routing's first half: receivers and the candidate passes on the GPU, read
+    /// back, and the spanning tree on the CPU; leaves each lake's pass in `pass_list` and
+    /// on the GPU.
+    pub(super) fn find_passes(&mut self) -> Result<()> {
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        self.run_counted(true, |pass| {
+            self.dispatch(pass, &self.descend.0, &self.descend.1);
+            self.encode_basins(pass);
+        });
+        let mut count = self.read_count()?;
+        if count > self.room {
+            // More candidates than room: a larger list, made again (the keys and masks are
+            // still there).
+            self.grow_candidates(count)?;
+            // The pit flag is kept: the list is made again only where it was set.
+            self.run_counted(false, |pass| {
+                self.control(pass, 3);
+                self.dispatch_lakes(pass, &self.basins[4]);
+            });
+            count = self.read_count()?;
+        }
+        self.pass_list.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        let bytes = self.read_range(&self.candidates, count * CANDIDATE_BYTES)?;
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        let candidates: Vec<Candidate> = words
+            .chunks_exact(5)
+            .map(|c| [c[0], c[1], c[2], c[3], c[4]])
+            .collect();
+        self.lake_passes.passes(&candidates, &mut self.pass_list);
+        let k = self.pass_list.len() as u64;
+        if k > self.pass_room {
+            self.grow_passes(k);
+        }
+        if k > 0 {
+            self.ctx
+                .queue
+                .write_buffer(&self.passes, 0, bytemuck::cast_slice(&self.pass_list));
+        }
+        Ok(())
+    }
+}
