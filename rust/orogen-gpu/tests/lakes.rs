@@ -43,7 +43,7 @@ struct Case {
 }
 
 /// Terrains with many pits: uniform noise (a pit every few cells, lakes spilling into
-/// lakes), integer heights (ties between passes), smooth hills with noise (larger lakes,
+/// lakes; these and the integer heights overflow the first candidate list, so it grows), integer heights (ties between passes), smooth hills with noise (larger lakes,
 /// long carved chains), a sea with two open sides, non-square cells, one open side.
 fn cases() -> Vec<Case> {
     let mut rng = ChaCha8Rng::seed_from_u64(4242);
@@ -68,6 +68,13 @@ fn cases() -> Vec<Case> {
     add("integers (ties)", g, all.clone(), &mut |_, _| {
         rng.random_range(0..6) as f32
     });
+    // Thousands of lakes, many spilling through chains of other lakes.
+    add(
+        "uniform noise, 257 x 193",
+        Grid::new(257, 193, 100.0).unwrap(),
+        all.clone(),
+        &mut |_, _| rng.random::<f32>() * 100.0,
+    );
     let gh = Grid::new(120, 90, 50.0).unwrap();
     add("hills with noise", gh, all.clone(), &mut |x, y| {
         let (x, y) = (x as f32 / 9.0, y as f32 / 7.0);
