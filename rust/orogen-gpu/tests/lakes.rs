@@ -43,8 +43,9 @@ struct Case {
 }
 
 /// Terrains with many pits: uniform noise (a pit every few cells, lakes spilling into
-/// lakes; these and the integer heights overflow the first candidate list, so it grows), integer heights (ties between passes), smooth hills with noise (larger lakes,
-/// long carved chains), a sea with two open sides, non-square cells, one open side.
+/// lakes), integer heights (ties between passes), smooth hills with noise (larger lakes,
+/// long carved chains), a sea with two open sides, non-square cells, one open side. The
+/// noise and integer terrains overflow the first candidate list, so it grows.
 fn cases() -> Vec<Case> {
     let mut rng = ChaCha8Rng::seed_from_u64(4242);
     let all = OutletParams::default();
