@@ -3,12 +3,13 @@
 //! start, with the same lake routing on both sides (`--lakes carve`, the issue's, by default).
 //!
 //!   cargo run --release -p orogen-gpu --example bench -- [SIZE...] [--steps N]
-//!       [--lakes none|carve|fill] [--start ramp|noise] [--n N]
+//!       [--lakes none|carve|fill] [--start ramp|noise|uniform] [--n N]
 //!
 //! `--n` sets the slope exponent (default 1, the issue's; other values take the GPU's
 //! Jacobi sweeps, as many a step as the longest chain of receivers).
 //! `--start ramp` (default): a metre per cell from the nearest border plus half a metre of
-//! noise, no pits; `--start noise`: 0.2 m per cell plus 5 m of noise, a pit every few
+//! noise, no pits; `--start uniform`: uniform noise in [0, 1) m, the start (as
+//! fastflowx's `torch.rand`); `--start noise`: 0.2 m per cell plus 5 m of noise, a pit every few
 //! cells (the first step routes hundreds of lakes per 10,000 cells; later steps few, as
 //! the uplift of 10 m a step fills them).
 //!
@@ -35,7 +36,7 @@ fn run() -> Result<(), String> {
     let mut sizes = Vec::new();
     let mut steps = 10usize;
     let mut lakes = SinkMode::Carve;
-    let mut pits = false;
+    let mut start_kind = "ramp";
     let mut n_exp = 1.0f32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -47,10 +48,11 @@ fn run() -> Result<(), String> {
                 other => return Err(format!("--lakes: none, carve or fill, got {other:?}")),
             };
         } else if a == "--start" {
-            pits = match args.next().as_deref() {
-                Some("ramp") => false,
-                Some("noise") => true,
-                other => return Err(format!("--start: ramp or noise, got {other:?}")),
+            start_kind = match args.next().as_deref() {
+                Some("ramp") => "ramp",
+                Some("noise") => "noise",
+                Some("uniform") => "uniform",
+                other => return Err(format!("--start: ramp, noise or uniform, got {other:?}")),
             };
         } else if a == "--n" {
             let v = args.next().ok_or("--n needs a value")?;
@@ -77,7 +79,7 @@ fn run() -> Result<(), String> {
         "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up; lakes: {lakes:?}; n {n_exp}; start: {}",
         ctx.describe(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        if pits { "noise" } else { "ramp" }
+        start_kind
     );
     println!();
     println!(
@@ -95,9 +97,13 @@ fn run() -> Result<(), String> {
         let grid = Grid::new(side, side, 100.0).map_err(|e| e.to_string())?;
         let n = grid.len();
         // A reproducible start, a hash of the index for the noise: one metre per cell from
-        // the nearest border plus up to half a metre of noise (no pits), or 0.2 m per cell
-        // plus up to 5 m (pits).
-        let (rise, amplitude) = if pits { (0.2, 10.0) } else { (1.0, 1.0) };
+        // the nearest border plus up to half a metre of noise (no pits), 0.2 m per cell plus
+        // up to 5 m (pits), or up to 1 m of noise alone (pits).
+        let (rise, amplitude) = match start_kind {
+            "noise" => (0.2, 10.0),
+            "uniform" => (0.0, 2.0),
+            _ => (1.0, 1.0),
+        };
         let start: Vec<f32> = (0..n as u64)
             .map(|i| {
                 let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
