@@ -9,8 +9,6 @@
 //! candidates it left out that the CPU keeps (only pairs that are the highest edge of some
 //! cycle are left out, and those are in no minimum spanning tree).
 
-use std::collections::VecDeque;
-
 /// One candidate pass as basins.wgsl writes it: height bits, the lake-side node key `a`
 /// (a pit's index + 1), the other key `b` (0 for the outlet trees, else a larger lake key),
 /// and the pass's cells on `a`'s and `b`'s sides.
@@ -37,92 +35,155 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
 /// Scratch reused from step to step.
 #[derive(Debug, Default)]
 pub(crate) struct LakePasses {
-    order: Vec<(u32, u32, u32, u32, u32, u32)>,
-    lakes: Vec<u32>,
+    /// Per node key, its graph node (0 the outlets, lakes from 1 in order of first sight;
+    /// the numbering changes nothing but the union-find's layout), `u32::MAX` where unused.
+    /// Grown to the largest key seen; the used entries are reset after each call.
+    dense: Vec<u32>,
+    used: Vec<u32>,
+    /// `(ordered height << 32) | candidate index`, sorted.
+    keys: Vec<u64>,
     parent: Vec<u32>,
-    /// Per graph node, its tree edges as (other node, candidate index).
-    adj: Vec<Vec<(u32, u32)>>,
+    /// The spanning tree's candidates, and its adjacency (CSR: `(node, candidate)`).
+    tree: Vec<u32>,
+    offsets: Vec<u32>,
+    adj: Vec<(u32, u32)>,
     seen: Vec<bool>,
-    queue: VecDeque<u32>,
+    queue: Vec<u32>,
 }
 
 impl LakePasses {
+    /// The graph node of `key`, numbered on first sight.
+    fn node(&mut self, key: u32) -> u32 {
+        if key == 0 {
+            return 0;
+        }
+        let k = key as usize;
+        if k >= self.dense.len() {
+            self.dense.resize(k + 1, u32::MAX);
+        }
+        if self.dense[k] == u32::MAX {
+            self.used.push(key);
+            self.dense[k] = self.used.len() as u32;
+        }
+        self.dense[k]
+    }
+
     /// Each lake's pass `(from, to)`: `from` the pass cell in the lake, `to` the cell it
     /// spills into, one per lake the tree reaches from the outlets, in breadth-first order
     /// (the order does not change the carving: each chain lies in its own lake).
     pub(crate) fn passes(&mut self, candidates: &[Candidate], out: &mut Vec<[u32; 2]>) {
         out.clear();
-        // Dense graph nodes: 0 the outlets, then the lakes by key (the CPU's numbering).
-        self.lakes.clear();
         for c in candidates {
-            self.lakes.push(c[1]);
-            if c[2] != 0 {
-                self.lakes.push(c[2]);
-            }
+            self.node(c[1]);
+            self.node(c[2]);
         }
-        self.lakes.sort_unstable();
-        self.lakes.dedup();
-        let node = |lakes: &[u32], key: u32| -> u32 {
-            if key == 0 {
-                0
-            } else {
-                lakes.binary_search(&key).map_or(u32::MAX, |k| k as u32 + 1)
-            }
-        };
-        let n_nodes = self.lakes.len() + 1;
-        self.order.clear();
-        self.order.extend(
+        let n_nodes = self.used.len() + 1;
+        // By height, then node pair (keys order as the CPU's node numbers: outlets 0, lakes
+        // by pit index), then pass cells: the CPU's `sort_by_pass`. Heights first, as u64
+        // keys; runs of equal heights (rare) then by the rest.
+        self.keys.clear();
+        self.keys.extend(
             candidates
                 .iter()
                 .enumerate()
-                .map(|(k, c)| (ordered(c[0]), c[1], c[2], c[3], c[4], k as u32)),
+                .map(|(k, c)| u64::from(ordered(c[0])) << 32 | k as u64),
         );
-        // By height, then node pair (keys order as the CPU's node numbers: outlets 0, lakes
-        // by pit index), then pass nodes: the CPU's `sort_by_pass`.
-        self.order.sort_unstable();
+        self.keys.sort_unstable();
+        let mut s = 0;
+        while s < self.keys.len() {
+            let high = self.keys[s] >> 32;
+            let mut e = s + 1;
+            while e < self.keys.len() && self.keys[e] >> 32 == high {
+                e += 1;
+            }
+            if e - s > 1 {
+                self.keys[s..e].sort_unstable_by_key(|&k| {
+                    let c = &candidates[k as u32 as usize];
+                    (c[1], c[2], c[3], c[4])
+                });
+            }
+            s = e;
+        }
         self.parent.clear();
         self.parent.extend(0..n_nodes as u32);
-        if self.adj.len() < n_nodes {
-            self.adj.resize_with(n_nodes, Vec::new);
-        }
-        for a in &mut self.adj[..n_nodes] {
-            a.clear();
-        }
-        let mut joined = 0;
-        for &(_, a, b, _, _, k) in &self.order {
-            let (a, b) = (node(&self.lakes, a), node(&self.lakes, b));
+        self.tree.clear();
+        for i in 0..self.keys.len() {
+            let k = self.keys[i] as u32;
+            let c = &candidates[k as usize];
+            let (a, b) = (self.dense[c[1] as usize], self.node(c[2]));
             let (ra, rb) = (find(&mut self.parent, a), find(&mut self.parent, b));
             if ra == rb {
                 continue;
             }
             // Which set goes under which does not change the tree, only the speed.
             self.parent[ra.max(rb) as usize] = ra.min(rb);
-            self.adj[a as usize].push((b, k));
-            self.adj[b as usize].push((a, k));
-            joined += 1;
-            if joined + 1 == n_nodes {
+            self.tree.push(k);
+            if self.tree.len() + 1 == n_nodes {
                 break;
             }
         }
-        // Breadth first from the outlets: each lake drains towards its parent.
+        // The tree's adjacency, then breadth first from the outlets: each lake drains
+        // towards its parent.
+        self.offsets.clear();
+        self.offsets.resize(n_nodes + 1, 0);
+        for &k in &self.tree {
+            let c = &candidates[k as usize];
+            for key in [c[1], c[2]] {
+                let v = if key == 0 {
+                    0
+                } else {
+                    self.dense[key as usize]
+                };
+                self.offsets[v as usize + 1] += 1;
+            }
+        }
+        for v in 0..n_nodes {
+            self.offsets[v + 1] += self.offsets[v];
+        }
+        self.adj.clear();
+        self.adj.resize(2 * self.tree.len(), (0, 0));
+        let mut fill = self.offsets.clone();
+        for &k in &self.tree {
+            let c = &candidates[k as usize];
+            let (a, b) = (
+                self.dense[c[1] as usize],
+                if c[2] == 0 {
+                    0
+                } else {
+                    self.dense[c[2] as usize]
+                },
+            );
+            for (v, other) in [(a, b), (b, a)] {
+                self.adj[fill[v as usize] as usize] = (other, k);
+                fill[v as usize] += 1;
+            }
+        }
         self.seen.clear();
         self.seen.resize(n_nodes, false);
         self.seen[0] = true;
         self.queue.clear();
-        self.queue.push_back(0);
-        while let Some(u) = self.queue.pop_front() {
-            for &(v, k) in &self.adj[u as usize] {
+        self.queue.push(0);
+        let mut head = 0;
+        while head < self.queue.len() {
+            let u = self.queue[head] as usize;
+            head += 1;
+            let (s, e) = (self.offsets[u] as usize, self.offsets[u + 1] as usize);
+            for &(v, k) in &self.adj[s..e] {
                 if self.seen[v as usize] {
                     continue;
                 }
                 self.seen[v as usize] = true;
-                self.queue.push_back(v);
+                self.queue.push(v);
                 let c = &candidates[k as usize];
-                // `v` is the lake side `a` unless `v` is the larger lake `b`.
-                let v_is_a = node(&self.lakes, c[1]) == v;
+                // `v` is the lake side `a` unless it is the other lake `b`.
+                let v_is_a = self.dense[c[1] as usize] == v;
                 out.push(if v_is_a { [c[3], c[4]] } else { [c[4], c[3]] });
             }
         }
+        for &key in &self.used {
+            self.dense[key as usize] = u32::MAX;
+        }
+        self.used.clear();
     }
 }
 
