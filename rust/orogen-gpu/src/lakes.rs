@@ -205,6 +205,80 @@ mod tests {
         }
     }
 
+    /// The tree and its orientation by definition, on random basin graphs full of tied
+    /// heights, with the candidates in a shuffled order (as the GPU's atomics append them):
+    /// Prim's algorithm from the outlets (node 0) over every candidate in the strict order
+    /// (height, a, b, na, nb) adds, at each step, the least edge leaving the tree, and the
+    /// lake it reaches drains through it. Same passes per lake.
+    #[test]
+    fn the_passes_are_the_minimum_spanning_tree_in_the_strict_order() {
+        use rand::seq::SliceRandom;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut scratch = LakePasses::default();
+        for trial in 0..200 {
+            let lakes = rng.random_range(1..40u32);
+            // Lake keys: distinct, out of order, not dense.
+            let mut keys: Vec<u32> = (0..lakes).map(|k| 7 * k + 3 + (k % 5)).collect();
+            keys.shuffle(&mut rng);
+            let mut cands: Vec<Candidate> = Vec::new();
+            let mut cell = 0u32;
+            // Each lake touches the outlets or an earlier lake, so all are reachable, and
+            // gets a few more random edges (parallel ones included).
+            for (i, &key) in keys.iter().enumerate() {
+                let edges = rng.random_range(1..5);
+                for e in 0..edges {
+                    let other = if e == 0 && i == 0 || rng.random_bool(0.2) {
+                        0
+                    } else {
+                        keys[rng.random_range(0..i.max(1))]
+                    };
+                    if other == key {
+                        continue;
+                    }
+                    let h = rng.random_range(0..6) as f32 * 0.5 - 1.0;
+                    let (a, b, na, nb) = if other == 0 || key < other {
+                        (key, other, cell, cell + 1)
+                    } else {
+                        (other, key, cell + 1, cell)
+                    };
+                    cands.push([h.to_bits(), a, b, na, nb]);
+                    cell += 2;
+                }
+            }
+            let key_of_cell = |c: &Candidate, cell: u32| if cell == c[3] { c[1] } else { c[2] };
+            // Prim by definition.
+            let order = |c: &Candidate| (ordered(c[0]), c[1], c[2], c[3], c[4]);
+            let mut inside = std::collections::HashSet::from([0u32]);
+            let mut want = std::collections::HashMap::new();
+            loop {
+                let best = cands
+                    .iter()
+                    .filter(|c| inside.contains(&c[1]) != inside.contains(&c[2]))
+                    .min_by_key(|c| order(c));
+                let Some(c) = best else { break };
+                let (from, to) = if inside.contains(&c[1]) {
+                    (c[4], c[3])
+                } else {
+                    (c[3], c[4])
+                };
+                let lake = key_of_cell(c, from);
+                inside.insert(lake);
+                want.insert(lake, [from, to]);
+            }
+            assert_eq!(want.len(), lakes as usize, "trial {trial}: all reachable");
+            cands.shuffle(&mut rng);
+            let mut out = Vec::new();
+            scratch.passes(&cands, &mut out);
+            let mut got = std::collections::HashMap::new();
+            for p in &out {
+                let c = cands.iter().find(|c| c[3] == p[0] || c[4] == p[0]).unwrap();
+                got.insert(key_of_cell(c, p[0]), *p);
+            }
+            assert_eq!(got, want, "trial {trial}");
+        }
+    }
+
     /// Two lakes (keys 5 and 9) and the outlets: lake 5 spills into lake 9 over a lower
     /// pass than its own to the outlets, and lake 9 into the outlets; the higher edge of
     /// the cycle is left out, ties go to the lower node pair, then to the lower pass nodes.
