@@ -844,14 +844,26 @@ impl GpuStreamPower {
         );
         if solve && self.params.slope_exp != 1.0 {
             // More sweeps while the last pair still changed something (control.wgsl left
-            // the dispatches full), then the heights.
+            // the dispatches full), then the heights. A forest is solved within its longest
+            // chain (under n links) plus one pair of sweeps.
+            let mut sweeps = SWEEPS;
             loop {
                 let args: Vec<u32> =
                     bytemuck::pod_collect_to_vec(&self.read_range(&self.args, 12)?);
                 if args[0] == 0 {
                     break;
                 }
+                if sweeps > self.n + SWEEPS {
+                    return Err(OrogenError::invalid(
+                        format!("{}.n", self.field),
+                        format!(
+                            "the solve for n = {} did not settle in {sweeps} sweeps",
+                            self.params.slope_exp
+                        ),
+                    ));
+                }
                 self.run(|_| {}, |pass| self.encode_sweeps(pass));
+                sweeps += SWEEPS;
             }
             self.run(
                 |_| {},
@@ -871,8 +883,10 @@ impl GpuStreamPower {
         }
     }
 
-    /// Routes the current heights without changing them: receivers and drainage, readable
-    /// with [`GpuStreamPower::receivers`] and [`GpuStreamPower::drainage`].
+    /// Routes the current heights: receivers, lakes and drainage, readable with
+    /// [`GpuStreamPower::receivers`] and [`GpuStreamPower::drainage`]. Heights do not
+    /// change, except that `lakes: Fill` raises them to the lakes' surface (as the CPU
+    /// router's `route`).
     pub fn route(&mut self) -> Result<()> {
         self.submit(0.0, false)
     }
