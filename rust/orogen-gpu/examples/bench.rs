@@ -6,12 +6,13 @@
 //!       [--lakes none|carve|fill] [--start ramp|noise|uniform] [--n N]
 //!
 //! `--n` sets the slope exponent (default 1, the issue's; other values take the GPU's
-//! Jacobi sweeps, as many a step as the longest chain of receivers).
+//! per-node Newton solve, one dispatch per level of the longest chain of receivers).
+//!
 //! `--start ramp` (default): a metre per cell from the nearest border plus half a metre of
 //! noise, no pits; `--start uniform`: uniform noise in [0, 1) m, the issue's start (as
-//! fastflowx's `torch.rand`); `--start noise`: 0.2 m per cell plus 5 m of noise, a pit every few
-//! cells (the first step routes hundreds of lakes per 10,000 cells; later steps few, as
-//! the uplift of 10 m a step fills them).
+//! fastflowx's `torch.rand`); `--start noise`: 0.2 m per cell plus 5 m of noise, a pit
+//! every few cells (the first step routes hundreds of lakes per 10,000 cells; later steps
+//! few, as the uplift of 10 m a step fills them).
 //!
 //! Sizes default to 512 1024 2048 4096. Each side runs 2 warm-up steps, then N timed steps
 //! (default 10); the GPU's time includes waiting for it, not reading heights back; then
@@ -76,7 +77,8 @@ fn run() -> Result<(), String> {
     }
     let ctx = GpuContext::new().map_err(|e| e.to_string())?;
     println!(
-        "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up; lakes: {lakes:?}; n {n_exp}; start: {}",
+        "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up; lakes: {lakes:?}; \
+         n {n_exp}; start: {}",
         ctx.describe(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         start_kind

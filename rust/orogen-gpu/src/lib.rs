@@ -8,8 +8,7 @@
 //!   Jain et al. 2024, eq. 4 and the doubling of its Algorithm 6), and uplift; lakes
 //!   (`Carve`, `Fill`) the same as the CPU's: basins by pointer jumping, candidate passes
 //!   on the GPU, their minimum spanning tree on the CPU in the core's strict order; for
-//!   `n ≠ 1` the CPU's per-node Newton solve, swept over the tree (Jacobi) to its unique
-//!   solution.
+//!   `n ≠ 1` the CPU's per-node Newton solve, one level of the receiver forest at a time.
 //!
 //! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps; no recipe,
 //! CLI or Godot switch.

@@ -8,7 +8,8 @@
 //! to f32 rounding (the CPU solves in f64). Deterministic: no floating-point atomics, so
 //! the same inputs give the same bytes run after run on one GPU.
 //!
-//! `n ≠ 1` is solved per node by the CPU's Newton iteration, swept over the tree.
+//! `n ≠ 1` is solved per node by the CPU's Newton iteration, one level (depth below the
+//! roots) at a time.
 //!
 //! Not done yet (the CPU path has them): closed domains (a grid with no open side), outlet
 //! masks (nodata), layered terrain, graphs other than the raster.
@@ -25,10 +26,6 @@ mod lake_routing;
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
-
-/// Sweeps of the n ≠ 1 solve per submission (even: they run in pairs); a step submits
-/// batches until a pair of sweeps changes nothing, one more link of every chain a sweep.
-const SWEEPS: usize = 64;
 
 /// Bytes of one candidate pass (basins.wgsl): five words.
 const CANDIDATE_BYTES: u64 = 20;
@@ -233,9 +230,18 @@ pub struct GpuStreamPower {
     /// fill.wgsl's `init`, `round`, `finish`, and its two bind groups (maps a → b, b → a).
     fill: [wgpu::ComputePipeline; 3],
     fill_groups: [wgpu::BindGroup; 2],
-    /// solve_n.wgsl's `init`, `sweep`, `finish` (n ≠ 1), and its two bind groups.
+    /// solve_n.wgsl's `init`, `next`, `level` (n ≠ 1), and its bind group.
     solve_n: [wgpu::ComputePipeline; 3],
-    solve_n_groups: [wgpu::BindGroup; 2],
+    solve_n_group: wgpu::BindGroup,
+    /// levels.wgsl's `depth_init`, `depth_round`, `histogram`, `scatter`, and its two bind
+    /// groups (maps a → b, b → a).
+    levels: [wgpu::ComputePipeline; 4],
+    levels_groups: [wgpu::BindGroup; 2],
+    /// The deepest level and the current one.
+    info: wgpu::Buffer,
+    /// The nodes per level and where each level starts, read back each step (n ≠ 1).
+    level_counts: Vec<u32>,
+    level_offsets: Vec<u32>,
     lake_passes: LakePasses,
     pass_list: Vec<[u32; 2]>,
     /// Lakes found by the last route or step.
@@ -250,8 +256,8 @@ pub struct GpuStreamPower {
 impl GpuStreamPower {
     /// Whether the GPU step can run these settings: `Ok` if so, else the error
     /// [`GpuStreamPower::on_grid`] would give, naming the field (`{field}.n`,
-    /// `{field}.lakes.Fill.epsilon`, `{field}.outlets.borders`). No GPU needed: a `device: Auto` switch can
-    /// ask this before choosing the CPU.
+    /// `{field}.lakes.Fill.epsilon`, `{field}.outlets.borders`). No GPU needed: a
+    /// `device: Auto` switch can ask this before choosing the CPU.
     pub fn supports(params: &Params, outlets: &OutletParams, field: &str) -> Result<()> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
@@ -407,8 +413,8 @@ impl GpuStreamPower {
             storage("sums b", 8 * n64, io),
         ];
         let jumps = [
-            storage("jump a", 4 * n64, wgpu::BufferUsages::empty()),
-            storage("jump b", 4 * n64, wgpu::BufferUsages::empty()),
+            storage("jump a", 4 * n64, io),
+            storage("jump b", 4 * n64, io),
         ];
         let live = storage("live", 4, wgpu::BufferUsages::empty());
         let args = storage(
@@ -445,6 +451,7 @@ impl GpuStreamPower {
         let m_carve = with_common("carve", include_str!("shaders/carve.wgsl"));
         let m_fill = with_common("fill", include_str!("shaders/fill.wgsl"));
         let m_solve_n = with_common("solve_n", include_str!("shaders/solve_n.wgsl"));
+        let m_levels = with_common("levels", include_str!("shaders/levels.wgsl"));
 
         let l_descend = layout(device, "receivers", &[true, false, false, false]);
         let l_acc = layout(
@@ -469,8 +476,15 @@ impl GpuStreamPower {
         let l_solve_n = layout(
             device,
             "solve_n",
-            &[false, true, true, true, true, false, false, false, false],
+            &[false, true, true, true, true, false, true, true, false],
         );
+        let l_levels = layout(
+            device,
+            "levels",
+            &[true, false, false, false, false, false, false],
+        );
+        // The levels' deepest level and current level.
+        let info = storage("levels", 8, io);
 
         let descend = (
             pipeline(device, &l_descend, &m_descend, "main"),
@@ -562,21 +576,37 @@ impl GpuStreamPower {
                 &maps[1],
             ],
         );
-        let solve_n_groups = [0, 1].map(|s| {
+        // n ≠ 1: the nodes' data in maps b, the order in jump a, the counts and cursors in
+        // jump b, the offsets in sums b (all free once the drainage is summed).
+        let solve_n_group = bind(
+            device,
+            &l_solve_n,
+            &[
+                &params_buf,
+                &heights,
+                &receivers,
+                &dists,
+                &sums[0],
+                &coefs,
+                &maps[1],
+                &jumps[0],
+                &sums[1],
+                &info,
+            ],
+        );
+        let levels_groups = [0, 1].map(|s| {
             bind(
                 device,
-                &l_solve_n,
+                &l_levels,
                 &[
                     &params_buf,
-                    &heights,
                     &receivers,
-                    &dists,
-                    &sums[0],
-                    &coefs,
-                    &maps[0],
-                    &jumps[s],
-                    &jumps[1 - s],
+                    &maps[s],
+                    &maps[1 - s],
+                    &jumps[1],
+                    &jumps[0],
                     &live,
+                    &info,
                 ],
             )
         });
@@ -637,9 +667,14 @@ impl GpuStreamPower {
             carve_group,
             fill: ["init", "round", "finish"].map(|e| pipeline(device, &l_fill, &m_fill, e)),
             fill_groups,
-            solve_n: ["init", "sweep", "finish"]
-                .map(|e| pipeline(device, &l_solve_n, &m_solve_n, e)),
-            solve_n_groups,
+            solve_n: ["init", "next", "level"].map(|e| pipeline(device, &l_solve_n, &m_solve_n, e)),
+            solve_n_group,
+            levels: ["depth_init", "depth_round", "histogram", "scatter"]
+                .map(|e| pipeline(device, &l_levels, &m_levels, e)),
+            levels_groups,
+            info,
+            level_counts: Vec::new(),
+            level_offsets: Vec::new(),
             dists,
             jumps,
             maps,
@@ -836,51 +871,70 @@ impl GpuStreamPower {
                 if solve && self.params.slope_exp == 1.0 {
                     self.encode_solve(pass);
                 } else if solve {
-                    self.dispatch(pass, &self.solve_n[0], &self.solve_n_groups[0]);
-                    self.control(pass, 0);
-                    self.encode_sweeps(pass);
+                    self.encode_depths(pass);
                 }
             },
         );
         if solve && self.params.slope_exp != 1.0 {
-            // More sweeps while the last pair still changed something (control.wgsl left
-            // the dispatches full), then the heights. A forest is solved within its longest
-            // chain (under n links) plus one pair of sweeps.
-            let mut sweeps = SWEEPS;
-            loop {
-                let args: Vec<u32> =
-                    bytemuck::pod_collect_to_vec(&self.read_range(&self.args, 12)?);
-                if args[0] == 0 {
-                    break;
-                }
-                if sweeps > self.n + SWEEPS {
-                    return Err(OrogenError::invalid(
-                        format!("{}.n", self.field),
-                        format!(
-                            "the solve for n = {} did not settle in {sweeps} sweeps",
-                            self.params.slope_exp
-                        ),
-                    ));
-                }
-                self.run(|_| {}, |pass| self.encode_sweeps(pass));
-                sweeps += SWEEPS;
-            }
-            self.run(
-                |_| {},
-                |pass| self.dispatch(pass, &self.solve_n[2], &self.solve_n_groups[0]),
-            );
+            self.solve_by_levels()?;
         }
         self.has_drainage = !solve;
         Ok(())
     }
 
-    /// [`SWEEPS`] Jacobi sweeps of solve_n.wgsl, in pairs, stopped by control.wgsl after a
-    /// pair that changed nothing; the values end in the first buffer.
-    fn encode_sweeps(&self, pass: &mut wgpu::ComputePass) {
-        for r in 0..SWEEPS {
-            self.dispatch_round(pass, &self.solve_n[1], &self.solve_n_groups[r % 2]);
+    /// n ≠ 1, first half: each node's depth and the count of nodes at each depth
+    /// (levels.wgsl).
+    fn encode_depths(&self, pass: &mut wgpu::ComputePass) {
+        self.dispatch(pass, &self.levels[0], &self.levels_groups[0]);
+        self.control(pass, 0);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.levels[1], &self.levels_groups[r % 2]);
             self.end_round(pass, r);
         }
+        self.dispatch(pass, &self.levels[2], &self.levels_groups[0]);
+    }
+
+    /// n ≠ 1, second half: the counts per level read back and turned into offsets, the
+    /// nodes put in level order, then one dispatch a level (solve_n.wgsl), from the roots up.
+    fn solve_by_levels(&mut self) -> Result<()> {
+        let info: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.info, 8)?);
+        let deepest = info[0] as usize;
+        self.level_counts.clear();
+        self.level_offsets.clear();
+        if deepest > 0 {
+            let bytes = self.read_range(&self.jumps[1], 4 * (deepest as u64 + 1))?;
+            self.level_counts = bytemuck::pod_collect_to_vec(&bytes);
+        }
+        // offsets[l] for levels 1..=deepest, then the end (entry 0 unused).
+        self.level_offsets.resize(deepest + 2, 0);
+        for l in 1..=deepest {
+            self.level_offsets[l + 1] = self.level_offsets[l] + self.level_counts[l];
+        }
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.sums[1], 0, bytemuck::cast_slice(&self.level_offsets));
+        if deepest > 0 {
+            // The cursors start at the offsets.
+            queue.write_buffer(
+                &self.jumps[1],
+                0,
+                bytemuck::cast_slice(&self.level_offsets[..deepest + 1]),
+            );
+        }
+        self.run(
+            |_| {},
+            |pass| {
+                self.dispatch(pass, &self.levels[3], &self.levels_groups[0]);
+                self.dispatch(pass, &self.solve_n[0], &self.solve_n_group);
+                for l in 1..=deepest {
+                    pass.set_pipeline(&self.solve_n[1]);
+                    pass.set_bind_group(0, &self.solve_n_group, &[]);
+                    pass.dispatch_workgroups(1, 1, 1);
+                    let count = self.level_counts[l];
+                    self.dispatch_count(pass, &self.solve_n[2], &self.solve_n_group, count);
+                }
+            },
+        );
+        Ok(())
     }
 
     /// Routes the current heights: receivers, lakes and drainage, readable with

@@ -1,4 +1,4 @@
-//! The GPU step with a slope exponent n ≠ 1 (Jacobi sweeps of the per-node Newton solve)
+//! The GPU step with a slope exponent n ≠ 1 (the per-node Newton solve, level by level)
 //! against orogen-core's `StreamPower` and the analytic steady state.
 
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};

@@ -2,11 +2,10 @@
 // solve_drop) h = h_r + d with d - d0 + F d^n = 0, d0 = h_up - h_r > 0 (else h = h_up), by
 // Newton from the bracket's top, kept in the bracket [hi min(1/2, (1/2)^(1/n)), hi],
 // hi = min(d0, (d0/F)^(1/n)), by bisection. The maps h = phi(h_r) do not compose into a
-// closed form, so the tree is swept (Jacobi): every node recomputed from its receiver's
-// value of the sweep before. After sweep k every node at most k links above a root holds
-// its final value; a sweep that changes no value leaves the unique solution (roots are
-// constants), and control.wgsl stops the sweeps there. Each value depends only on its
-// receiver's final value: the same bytes whatever the order of the invocations.
+// closed form, so the nodes are solved level by level: levels.wgsl orders them by their
+// depth (links to their root), and one dispatch a level solves every node of it from its
+// receiver's final height, in place. Each height depends only on its receiver's final
+// height: the same bytes whatever the order of the invocations.
 
 struct Node {
     up: f32,
@@ -22,10 +21,11 @@ struct Node {
 // Per node: erodibility k, uplift rate u (m/yr).
 @group(0) @binding(5) var<storage, read> coefs: array<vec2<f32>>;
 @group(0) @binding(6) var<storage, read_write> nodes: array<Node>;
-@group(0) @binding(7) var<storage, read_write> src: array<f32>;
-@group(0) @binding(8) var<storage, read_write> dst: array<f32>;
-// Set to 1 when a sweep changes some value (control.wgsl).
-@group(0) @binding(9) var<storage, read_write> live: array<atomic<u32>>;
+// levels.wgsl's order: the nodes of level l (l >= 1) at offsets[l] .. offsets[l + 1].
+@group(0) @binding(7) var<storage, read> order: array<u32>;
+@group(0) @binding(8) var<storage, read> offsets: array<u32>;
+// [0] the deepest level, [1] the level being solved (raised by `next`).
+@group(0) @binding(9) var<storage, read_write> info: array<atomic<u32>>;
 
 // x^(n - 1) for x > 0 (n = 2 exactly).
 fn pow_n1(x: f32) -> f32 {
@@ -85,7 +85,7 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             v = h + kc.y * p.dt;
         }
         nodes[i] = Node(v, 0.0, i, 1u);
-        src[i] = v;
+        heights[i] = v;
         return;
     }
     let up = h + kc.y * p.dt;
@@ -106,35 +106,30 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         f = kc.x * am * p.dt / dn;
     }
     nodes[i] = Node(up, f, r, 0u);
-    src[i] = up;
 }
 
+// Before each level: the next one.
+@compute @workgroup_size(1)
+fn next() {
+    atomicAdd(&info[1], 1u);
+}
+
+// The nodes of the current level, each from its receiver's final height.
 @compute @workgroup_size(256)
-fn sweep(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = node_index(gid, nwg);
-    if (i >= p.n) {
+fn level(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let l = atomicLoad(&info[1]);
+    let start = offsets[l];
+    let k = node_index(gid, nwg);
+    if (k >= offsets[l + 1u] - start) {
         return;
     }
+    let i = order[start + k];
     let nd = nodes[i];
+    let hr = heights[nd.r];
+    let d0 = nd.up - hr;
     var h = nd.up;
-    if (nd.root == 0u) {
-        let hr = src[nd.r];
-        let d0 = nd.up - hr;
-        if (d0 > 0.0 && nd.f > 0.0) {
-            h = hr + drop_of(d0, nd.f);
-        }
+    if (d0 > 0.0 && nd.f > 0.0) {
+        h = hr + drop_of(d0, nd.f);
     }
-    dst[i] = h;
-    if (bitcast<u32>(h) != bitcast<u32>(src[i]) && atomicLoad(&live[0]) == 0u) {
-        atomicStore(&live[0], 1u);
-    }
-}
-
-@compute @workgroup_size(256)
-fn finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = node_index(gid, nwg);
-    if (i >= p.n) {
-        return;
-    }
-    heights[i] = src[i];
+    heights[i] = h;
 }
