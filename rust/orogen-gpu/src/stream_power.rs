@@ -282,7 +282,7 @@ impl GpuStreamPower {
         field: &str,
     ) -> Result<Self> {
         Self::supports(params, outlets, field)?;
-        let params_in = params;
+        let lakes = params.lakes;
         let n = grid.len();
         check_values(&format!("{field}.k"), &inputs.k, n, false)?;
         check_values("uplift", &inputs.uplift, n, true)?;
@@ -650,7 +650,7 @@ impl GpuStreamPower {
             acc_groups,
             solve_init,
             solve_groups,
-            lakes: params_in.lakes,
+            lakes,
             basins: ["label_init", "label_jump", "label_key", "mask", "emit"]
                 .map(|e| pipeline(device, &l_basins, &m_basins, e)),
             basins_layout: l_basins,
