@@ -146,7 +146,7 @@ fn run() -> Result<(), String> {
             if s == 0 {
                 gpu.wait().map_err(|e| e.to_string())?;
                 first_ms = t.elapsed().as_secs_f64() * 1e3;
-                first_lakes = gpu.lake_count();
+                first_lakes = gpu.lake_count().map_err(|e| e.to_string())?;
             }
         }
         gpu.wait().map_err(|e| e.to_string())?;

@@ -27,6 +27,9 @@ mod lake_routing;
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
+/// Speculative steps submitted at most before their skip count is read.
+const MAX_PENDING: usize = 32;
+
 /// Bytes of one candidate pass (basins.wgsl): five words.
 const CANDIDATE_BYTES: u64 = 20;
 
@@ -194,8 +197,14 @@ pub struct GpuStreamPower {
     args: wgpu::Buffer,
     /// The basins' dispatches: the full grid where the receivers left a pit, else empty.
     lake_args: wgpu::Buffer,
-    /// `arm`, `reset`, `plan` and `arm_lakes` of control.wgsl, and their bind group.
-    control: [wgpu::ComputePipeline; 4],
+    /// A speculative step's dispatches: the full grid where the receivers left no pit,
+    /// else empty (control.wgsl's `gate`).
+    gate_args: wgpu::Buffer,
+    /// The `dt` of the speculative steps submitted since the last look at the skip count.
+    pending: Vec<f32>,
+    /// `arm`, `reset`, `plan`, `arm_lakes` and `gate` of control.wgsl, and their bind
+    /// group.
+    control: [wgpu::ComputePipeline; 5],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     acc_init: wgpu::ComputePipeline,
@@ -433,9 +442,11 @@ impl GpuStreamPower {
             room * CANDIDATE_BYTES,
             wgpu::BufferUsages::COPY_SRC,
         );
-        // [0] the candidates found, [1] set when the receivers leave a pit.
-        let counter = storage("candidate count", 8, io);
+        // [0] the candidates found, [1] set when the receivers leave a pit, [2] the
+        // speculative steps skipped for a pit, [3] 1 while the current one is skipped.
+        let counter = storage("candidate count", 16, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let gate_args = storage("step arguments", 12, wgpu::BufferUsages::INDIRECT);
         let pass_room = 1024u64;
         let passes = storage("passes", 8 * pass_room, wgpu::BufferUsages::COPY_DST);
 
@@ -465,7 +476,7 @@ impl GpuStreamPower {
             &[true, true, true, true, true, false, false],
         );
         let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
-        let l_control = layout(device, "control", &[false, false, false, false]);
+        let l_control = layout(device, "control", &[false, false, false, false, false]);
         let l_basins = layout(
             device,
             "basins",
@@ -547,7 +558,7 @@ impl GpuStreamPower {
         let control_group = bind(
             device,
             &l_control,
-            &[&params_buf, &live, &args, &counter, &lake_args],
+            &[&params_buf, &live, &args, &counter, &lake_args, &gate_args],
         );
         let basins_group = bind(
             device,
@@ -625,11 +636,13 @@ impl GpuStreamPower {
             )
         });
         let gp = GpuStreamPower {
-            control: ["arm", "reset", "plan", "arm_lakes"]
+            control: ["arm", "reset", "plan", "arm_lakes", "gate"]
                 .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
             args,
             lake_args,
+            gate_args,
+            pending: Vec::new(),
             acc_init: pipeline(device, &l_acc, &m_acc, "init"),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
@@ -725,6 +738,9 @@ impl GpuStreamPower {
         self.ctx
             .queue
             .write_buffer(&self.heights, 0, bytemuck::cast_slice(heights));
+        // Steps not settled yet were on the old heights: forgotten, with their skip count.
+        self.pending.clear();
+        self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
         self.has_heights = true;
         self.has_drainage = false;
         Ok(())
@@ -752,7 +768,8 @@ impl GpuStreamPower {
         pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
     }
 
-    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes).
+    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
+    /// 4 gate).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
@@ -942,13 +959,14 @@ impl GpuStreamPower {
     /// change, except that `lakes: Fill` raises them to the lakes' surface (as the CPU
     /// router's `route`).
     pub fn route(&mut self) -> Result<()> {
+        self.settle()?;
         self.submit(0.0, false)
     }
 
     /// One step of `dt` years: receivers, lakes, drainage, uplift and the implicit erosion.
-    /// Without lakes and with `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits
-    /// for the GPU); lake routing waits for the candidate passes, and `n ≠ 1` for each
-    /// batch of sweeps.
+    /// With `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits for the GPU): with
+    /// lakes the step is speculative (see [`GpuStreamPower::settle`]); `n ≠ 1` waits for
+    /// the count of nodes per level, and lakes then for the candidate passes.
     pub fn step(&mut self, dt: f64) -> Result<()> {
         if !(dt > 0.0 && dt <= MAX_DT) {
             return Err(OrogenError::invalid(
@@ -956,11 +974,84 @@ impl GpuStreamPower {
                 format!("must be > 0 and <= {MAX_DT} years, got {dt}"),
             ));
         }
+        if self.lakes != SinkMode::None && self.params.slope_exp == 1.0 {
+            if self.pending.len() >= MAX_PENDING {
+                self.settle()?;
+            }
+            return self.speculate(dt as f32);
+        }
         self.submit(dt as f32, true)
     }
 
-    /// Waits until the GPU has done all submitted work; an error if it failed.
-    pub fn wait(&self) -> Result<()> {
+    /// A step with lakes as if the receivers left no pit, without waiting: receivers, then
+    /// drainage and the solve, all gated by control.wgsl's `gate`, which empties their
+    /// dispatches and counts the step as skipped where some node is a pit. A skipped step
+    /// leaves the heights as they were, so every later speculative step finds the same
+    /// pits and is skipped too: [`GpuStreamPower::settle`] redoes the skipped ones, the
+    /// last of `pending`, with the lakes routed.
+    fn speculate(&mut self, dt: f32) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        let counter = &self.counter;
+        self.run(
+            |e| e.clear_buffer(counter, 0, Some(8)),
+            |pass| {
+                self.dispatch(pass, &self.descend.0, &self.descend.1);
+                self.control(pass, 4);
+                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
+                self.encode_rounds(pass);
+                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
+                self.control(pass, 0);
+                for r in 0..self.rounds as usize {
+                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(pass, r);
+                }
+                self.gated(pass, &self.finish, &self.solve_groups[0]);
+            },
+        );
+        self.pending.push(dt);
+        self.lake_count = 0;
+        self.has_drainage = false;
+        Ok(())
+    }
+
+    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
+    fn gated(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
+    }
+
+    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
+    /// and redoes those, the last ones, with the lakes routed (each waiting for its
+    /// candidate passes). Every reader of results calls it first.
+    fn settle(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
+        let skipped = (words[2] as usize).min(self.pending.len());
+        let redo = self.pending.split_off(self.pending.len() - skipped);
+        self.pending.clear();
+        for dt in redo {
+            // The full step clears the skip count with the candidate counter.
+            self.submit(dt, true)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until the GPU has done all submitted work (speculative steps settled); an
+    /// error if it failed.
+    pub fn wait(&mut self) -> Result<()> {
+        self.settle()?;
         self.ctx.check(&self.field)
     }
 
@@ -1008,21 +1099,24 @@ impl GpuStreamPower {
     }
 
     /// The heights on the GPU, metres (after the last step).
-    pub fn heights(&self) -> Result<Vec<f32>> {
+    pub fn heights(&mut self) -> Result<Vec<f32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.heights)?))
     }
 
     /// Each node's receiver from the last route or step (itself for outlets and pits).
-    pub fn receivers(&self) -> Result<Vec<u32>> {
+    pub fn receivers(&mut self) -> Result<Vec<u32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
     }
 
     /// Each node's distance to its receiver from the last route or step, metres (0 where
     /// it receives itself).
-    pub fn dists(&self) -> Result<Vec<f32>> {
+    pub fn dists(&mut self) -> Result<Vec<f32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.dists)?))
     }
 
@@ -1055,8 +1149,9 @@ impl GpuStreamPower {
 
     /// How many lakes the last route or step drained through passes (0 with `lakes:
     /// None`).
-    pub fn lake_count(&self) -> usize {
-        self.lake_count
+    pub fn lake_count(&mut self) -> Result<usize> {
+        self.settle()?;
+        Ok(self.lake_count)
     }
 
     /// The GPU this step runs on.

@@ -63,7 +63,8 @@ impl GpuStreamPower {
     /// Clears the candidate count (and with `pits` the receivers' pit flag), then runs `f`.
     fn run_counted(&self, pits: bool, f: impl FnOnce(&mut wgpu::ComputePass)) {
         let counter = &self.counter;
-        let size = if pits { 8 } else { 4 };
+        // With the pit flag go the speculative steps' skip count and gate (16 bytes).
+        let size = if pits { 16 } else { 4 };
         self.run(|e| e.clear_buffer(counter, 0, Some(size)), f);
     }
 
