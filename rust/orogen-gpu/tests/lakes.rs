@@ -351,3 +351,57 @@ fn heights_after_twenty_steps_with_lakes_follow_the_cpu_to_1e_3() {
         }
     }
 }
+
+/// Speculative lake steps: steps not yet settled when the heights are set again are
+/// forgotten (not redone on the new heights), and a run settled only at the end gives the
+/// bytes of one settled step by step.
+#[test]
+fn unsettled_steps_are_forgotten_by_set_heights() {
+    let ctx = ctx();
+    let outlets = OutletParams::default();
+    let (grid, pits) = start(6, 64, 48, 5.0, false);
+    let (_, ramp) = start(7, 64, 48, 0.5, true);
+    let n = grid.len();
+    let make = || {
+        GpuStreamPower::on_grid(
+            &ctx,
+            grid,
+            &outlets,
+            &params(SinkMode::Carve),
+            inputs(n),
+            "sp",
+        )
+        .unwrap()
+    };
+    // Three steps on a start with pits (all skipped so far), then the ramp and one step.
+    let mut gpu = make();
+    gpu.set_heights(&pits).unwrap();
+    for _ in 0..3 {
+        gpu.step(1e4).unwrap();
+    }
+    gpu.set_heights(&ramp).unwrap();
+    gpu.step(1e4).unwrap();
+    let mut fresh = make();
+    fresh.set_heights(&ramp).unwrap();
+    fresh.step(1e4).unwrap();
+    assert_eq!(
+        bits(&gpu.heights().unwrap()),
+        bits(&fresh.heights().unwrap())
+    );
+    // Five steps on the start with pits, settled at the end or after each step.
+    let mut late = make();
+    late.set_heights(&pits).unwrap();
+    let mut each = make();
+    each.set_heights(&pits).unwrap();
+    let mut lakes = 0;
+    for _ in 0..5 {
+        late.step(1e4).unwrap();
+        each.step(1e4).unwrap();
+        lakes += each.lake_count().unwrap();
+    }
+    assert!(lakes > 20, "{lakes} lakes");
+    assert_eq!(
+        bits(&late.heights().unwrap()),
+        bits(&each.heights().unwrap())
+    );
+}
