@@ -23,6 +23,7 @@ use crate::context::GpuContext;
 use crate::lakes::LakePasses;
 
 mod lake_routing;
+mod levels;
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
@@ -899,61 +900,6 @@ impl GpuStreamPower {
         Ok(())
     }
 
-    /// n ≠ 1, first half: each node's depth and the count of nodes at each depth
-    /// (levels.wgsl).
-    fn encode_depths(&self, pass: &mut wgpu::ComputePass) {
-        self.dispatch(pass, &self.levels[0], &self.levels_groups[0]);
-        self.control(pass, 0);
-        for r in 0..self.rounds as usize {
-            self.dispatch_round(pass, &self.levels[1], &self.levels_groups[r % 2]);
-            self.end_round(pass, r);
-        }
-        self.dispatch(pass, &self.levels[2], &self.levels_groups[0]);
-    }
-
-    /// n ≠ 1, second half: the counts per level read back and turned into offsets, the
-    /// nodes put in level order, then one dispatch a level (solve_n.wgsl), from the roots up.
-    fn solve_by_levels(&mut self) -> Result<()> {
-        let info: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.info, 8)?);
-        let deepest = info[0] as usize;
-        self.level_counts.clear();
-        self.level_offsets.clear();
-        if deepest > 0 {
-            let bytes = self.read_range(&self.jumps[1], 4 * (deepest as u64 + 1))?;
-            self.level_counts = bytemuck::pod_collect_to_vec(&bytes);
-        }
-        // offsets[l] for levels 1..=deepest, then the end (entry 0 unused).
-        self.level_offsets.resize(deepest + 2, 0);
-        for l in 1..=deepest {
-            self.level_offsets[l + 1] = self.level_offsets[l] + self.level_counts[l];
-        }
-        let queue = &self.ctx.queue;
-        queue.write_buffer(&self.sums[1], 0, bytemuck::cast_slice(&self.level_offsets));
-        if deepest > 0 {
-            // The cursors start at the offsets.
-            queue.write_buffer(
-                &self.jumps[1],
-                0,
-                bytemuck::cast_slice(&self.level_offsets[..deepest + 1]),
-            );
-        }
-        self.run(
-            |_| {},
-            |pass| {
-                self.dispatch(pass, &self.levels[3], &self.levels_groups[0]);
-                self.dispatch(pass, &self.solve_n[0], &self.solve_n_group);
-                for l in 1..=deepest {
-                    pass.set_pipeline(&self.solve_n[1]);
-                    pass.set_bind_group(0, &self.solve_n_group, &[]);
-                    pass.dispatch_workgroups(1, 1, 1);
-                    let count = self.level_counts[l];
-                    self.dispatch_count(pass, &self.solve_n[2], &self.solve_n_group, count);
-                }
-            },
-        );
-        Ok(())
-    }
-
     /// Routes the current heights: receivers, lakes and drainage, readable with
     /// [`GpuStreamPower::receivers`] and [`GpuStreamPower::drainage`]. Heights do not
     /// change, except that `lakes: Fill` raises them to the lakes' surface (as the CPU
@@ -981,71 +927,6 @@ impl GpuStreamPower {
             return self.speculate(dt as f32);
         }
         self.submit(dt as f32, true)
-    }
-
-    /// A step with lakes as if the receivers left no pit, without waiting: receivers, then
-    /// drainage and the solve, all gated by control.wgsl's `gate`, which empties their
-    /// dispatches and counts the step as skipped where some node is a pit. A skipped step
-    /// leaves the heights as they were, so every later speculative step finds the same
-    /// pits and is skipped too: [`GpuStreamPower::settle`] redoes the skipped ones, the
-    /// last of `pending`, with the lakes routed.
-    fn speculate(&mut self, dt: f32) -> Result<()> {
-        self.need_heights()?;
-        self.params.dt = dt;
-        self.params.count = 0;
-        self.params.keep = 0;
-        self.write_params();
-        let counter = &self.counter;
-        self.run(
-            |e| e.clear_buffer(counter, 0, Some(8)),
-            |pass| {
-                self.dispatch(pass, &self.descend.0, &self.descend.1);
-                self.control(pass, 4);
-                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
-                self.encode_rounds(pass);
-                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
-                self.control(pass, 0);
-                for r in 0..self.rounds as usize {
-                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
-                    self.end_round(pass, r);
-                }
-                self.gated(pass, &self.finish, &self.solve_groups[0]);
-            },
-        );
-        self.pending.push(dt);
-        self.lake_count = 0;
-        self.has_drainage = false;
-        Ok(())
-    }
-
-    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
-    fn gated(
-        &self,
-        pass: &mut wgpu::ComputePass,
-        pipe: &wgpu::ComputePipeline,
-        group: &wgpu::BindGroup,
-    ) {
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, group, &[]);
-        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
-    }
-
-    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
-    /// and redoes those, the last ones, with the lakes routed (each waiting for its
-    /// candidate passes). Every reader of results calls it first.
-    fn settle(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
-        let skipped = (words[2] as usize).min(self.pending.len());
-        let redo = self.pending.split_off(self.pending.len() - skipped);
-        self.pending.clear();
-        for dt in redo {
-            // The full step clears the skip count with the candidate counter.
-            self.submit(dt, true)?;
-        }
-        Ok(())
     }
 
     /// Waits until the GPU has done all submitted work (speculative steps settled); an

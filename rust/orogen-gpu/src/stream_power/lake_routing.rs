@@ -1,6 +1,7 @@
 //! The lake routing of [`GpuStreamPower`]: the basins and candidate passes on the GPU
 //! (basins.wgsl), their spanning tree on the CPU ([`crate::lakes`]), the carving and the
-//! filling on the GPU (carve.wgsl, fill.wgsl).
+//! filling on the GPU (carve.wgsl, fill.wgsl); speculative steps, which wait for none of
+//! it where the receivers leave no pit.
 
 use orogen_core::flow::SinkMode;
 use orogen_core::{OrogenError, Result};
@@ -175,6 +176,71 @@ impl GpuStreamPower {
             self.ctx
                 .queue
                 .write_buffer(&self.passes, 0, bytemuck::cast_slice(&self.pass_list));
+        }
+        Ok(())
+    }
+
+    /// A step with lakes as if the receivers left no pit, without waiting: receivers, then
+    /// drainage and the solve, all gated by control.wgsl's `gate`, which empties their
+    /// dispatches and counts the step as skipped where some node is a pit. A skipped step
+    /// leaves the heights as they were, so every later speculative step finds the same
+    /// pits and is skipped too: [`GpuStreamPower::settle`] redoes the skipped ones, the
+    /// last of `pending`, with the lakes routed.
+    pub(super) fn speculate(&mut self, dt: f32) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        let counter = &self.counter;
+        self.run(
+            |e| e.clear_buffer(counter, 0, Some(8)),
+            |pass| {
+                self.dispatch(pass, &self.descend.0, &self.descend.1);
+                self.control(pass, 4);
+                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
+                self.encode_rounds(pass);
+                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
+                self.control(pass, 0);
+                for r in 0..self.rounds as usize {
+                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(pass, r);
+                }
+                self.gated(pass, &self.finish, &self.solve_groups[0]);
+            },
+        );
+        self.pending.push(dt);
+        self.lake_count = 0;
+        self.has_drainage = false;
+        Ok(())
+    }
+
+    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
+    fn gated(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
+    }
+
+    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
+    /// and redoes those, the last ones, with the lakes routed (each waiting for its
+    /// candidate passes). Every reader of results calls it first.
+    pub(super) fn settle(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
+        let skipped = (words[2] as usize).min(self.pending.len());
+        let redo = self.pending.split_off(self.pending.len() - skipped);
+        self.pending.clear();
+        for dt in redo {
+            // The full step clears the skip count with the candidate counter.
+            self.submit(dt, true)?;
         }
         Ok(())
     }
