@@ -1,8 +1,18 @@
 //! Milliseconds per stream-power step, CPU (orogen-core, all cores) against GPU, on the
 //! issue #42 parameters (dx 100 m, dt 1e4 yr, K 2e-4, m 0.5, n 1, U 1e-3 m/yr) from the same
-//! start, with `lakes: None` on both sides (the GPU step has no lakes yet).
+//! start, with the same lake routing on both sides (`--lakes carve`, the issue's, by default).
 //!
 //!   cargo run --release -p orogen-gpu --example bench -- [SIZE...] [--steps N]
+//!       [--lakes none|carve|fill] [--start ramp|noise|uniform] [--n N]
+//!
+//! `--n` sets the slope exponent (default 1, the issue's; other values take the GPU's
+//! per-node Newton solve, one dispatch per level of the longest chain of receivers).
+//!
+//! `--start ramp` (default): a metre per cell from the nearest border plus half a metre of
+//! noise, no pits; `--start uniform`: uniform noise in [0, 1) m, the issue's start (as
+//! fastflowx's `torch.rand`); `--start noise`: 0.2 m per cell plus 5 m of noise, a pit
+//! every few cells (the first step routes hundreds of lakes per 10,000 cells; later steps
+//! few, as the uplift of 10 m a step fills them).
 //!
 //! Sizes default to 512 1024 2048 4096. Each side runs 2 warm-up steps, then N timed steps
 //! (default 10); the GPU's time includes waiting for it, not reading heights back; then
@@ -26,9 +36,31 @@ fn main() {
 fn run() -> Result<(), String> {
     let mut sizes = Vec::new();
     let mut steps = 10usize;
+    let mut lakes = SinkMode::Carve;
+    let mut start_kind = "ramp";
+    let mut n_exp = 1.0f32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--steps" {
+        if a == "--lakes" {
+            lakes = match args.next().as_deref() {
+                Some("none") => SinkMode::None,
+                Some("carve") => SinkMode::Carve,
+                Some("fill") => SinkMode::Fill { epsilon: 0.0 },
+                other => return Err(format!("--lakes: none, carve or fill, got {other:?}")),
+            };
+        } else if a == "--start" {
+            start_kind = match args.next().as_deref() {
+                Some("ramp") => "ramp",
+                Some("noise") => "noise",
+                Some("uniform") => "uniform",
+                other => return Err(format!("--start: ramp, noise or uniform, got {other:?}")),
+            };
+        } else if a == "--n" {
+            let v = args.next().ok_or("--n needs a value")?;
+            n_exp = v
+                .parse()
+                .map_err(|_| format!("--n: `{v}` is not a number"))?;
+        } else if a == "--steps" {
             let v = args.next().ok_or("--steps needs a count")?;
             steps = v
                 .parse()
@@ -45,38 +77,45 @@ fn run() -> Result<(), String> {
     }
     let ctx = GpuContext::new().map_err(|e| e.to_string())?;
     println!(
-        "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up",
+        "GPU: {}; CPU: {} threads; {steps} steps after 2 warm-up; lakes: {lakes:?}; \
+         n {n_exp}; start: {}",
         ctx.describe(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        start_kind
     );
     println!();
     println!(
-        "| grid | CPU ms/step | GPU ms/step | of which receivers + drainage | CPU/GPU \
-         | mean h CPU | mean h GPU |"
+        "| grid | CPU ms/step | GPU ms/step | of which routing (receivers, lakes, drainage) \
+         | CPU/GPU | lakes at the first step | first GPU step ms | mean h CPU | mean h GPU |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let params = Params {
         m: 0.5,
-        n: 1.0,
-        lakes: SinkMode::None,
+        n: n_exp,
+        lakes,
     };
     let (dt, k, u) = (1e4, 2e-4f32, 1e-3f32);
     for side in sizes {
         let grid = Grid::new(side, side, 100.0).map_err(|e| e.to_string())?;
         let n = grid.len();
-        // A reproducible start without pits (the GPU step has no lakes yet, and held pits
-        // make flats where rounding decides the routing): one metre per cell from the
-        // nearest border plus up to half a metre of noise, a hash of the index.
+        // A reproducible start, a hash of the index for the noise: one metre per cell from
+        // the nearest border plus up to half a metre of noise (no pits), 0.2 m per cell plus
+        // up to 5 m (pits), or up to 1 m of noise alone (pits).
+        let (rise, amplitude) = match start_kind {
+            "noise" => (0.2, 10.0),
+            "uniform" => (0.0, 2.0),
+            _ => (1.0, 1.0),
+        };
         let start: Vec<f32> = (0..n as u64)
             .map(|i| {
                 let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
                 x ^= x >> 31;
                 x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
                 x ^= x >> 29;
-                let noise = (x >> 40) as f32 / (1u64 << 24) as f32 * 0.5;
+                let noise = (x >> 40) as f32 / (1u64 << 24) as f32 * 0.5 * amplitude;
                 let (cx, cy) = (i as usize % side, i as usize / side);
                 let border = cx.min(cy).min(side - 1 - cx).min(side - 1 - cy);
-                border as f32 + noise
+                border as f32 * rise + noise
             })
             .collect();
         let inputs = || Inputs {
@@ -99,8 +138,16 @@ fn run() -> Result<(), String> {
         let mut gpu = GpuStreamPower::on_grid(&ctx, grid, &outlets, &params, inputs(), "gpu")
             .map_err(|e| e.to_string())?;
         gpu.set_heights(&start).map_err(|e| e.to_string())?;
-        for _ in 0..2 {
+        let mut first_lakes = 0;
+        let mut first_ms = 0.0;
+        for s in 0..2 {
+            let t = Instant::now();
             gpu.step(dt).map_err(|e| e.to_string())?;
+            if s == 0 {
+                gpu.wait().map_err(|e| e.to_string())?;
+                first_ms = t.elapsed().as_secs_f64() * 1e3;
+                first_lakes = gpu.lake_count().map_err(|e| e.to_string())?;
+            }
         }
         gpu.wait().map_err(|e| e.to_string())?;
         let t = Instant::now();
@@ -119,7 +166,8 @@ fn run() -> Result<(), String> {
         let route_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
         let mean = |v: &[f32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
         println!(
-            "| {side}² | {cpu_ms:.2} | {gpu_ms:.2} | {route_ms:.2} | {:.2} | {:.3} | {:.3} |",
+            "| {side}² | {cpu_ms:.2} | {gpu_ms:.2} | {route_ms:.2} | {:.2} | {first_lakes} \
+             | {first_ms:.1} | {:.3} | {:.3} |",
             cpu_ms / gpu_ms,
             mean(&h),
             mean(&g)

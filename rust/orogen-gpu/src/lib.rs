@@ -1,16 +1,20 @@
-//! Orogen's GPU backend (issue #42, first phase): the stream-power step as WGSL compute
-//! shaders run through wgpu (Vulkan, Metal, DX12; Mesa's lavapipe on machines without a GPU).
+//! Orogen's GPU backend (issue #42): the stream-power step as WGSL compute shaders run
+//! through wgpu (Vulkan, Metal, DX12; Mesa's lavapipe on machines without a GPU).
 //!
 //! - [`GpuContext::new`] finds an adapter, or returns an error naming `device`.
 //! - [`GpuStreamPower`] steps a raster: D8 receivers equal to orogen-core's router,
 //!   drainage by pointer jumping with integer atomics (deterministic), the implicit solve
 //!   for `n = 1` by composing each node's affine-with-clamp map down the receivers (FastFlow,
-//!   Jain et al. 2024, eq. 4 and the doubling of its Algorithm 6), and uplift.
+//!   Jain et al. 2024, eq. 4 and the doubling of its Algorithm 6), and uplift; lakes
+//!   (`Carve`, `Fill`) the same as the CPU's: basins by pointer jumping, candidate passes
+//!   on the GPU, their minimum spanning tree on the CPU in the core's strict order; for
+//!   `n ≠ 1` the CPU's per-node Newton solve, one level of the receiver forest at a time.
 //!
-//! Not done yet: lakes (pits are held, as the CPU's `lakes: None`), `n ≠ 1`, closed domains,
-//! thermal and hydraulic erosion, hydrology maps; no recipe, CLI or Godot switch.
+//! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps; no recipe,
+//! CLI or Godot switch.
 
 mod context;
+mod lakes;
 mod stream_power;
 
 pub use context::{GpuContext, NO_ADAPTER_HELP};

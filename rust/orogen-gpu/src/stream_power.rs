@@ -1,14 +1,18 @@
-//! The stream-power step on the GPU: D8 receivers, drainage accumulation and the implicit
-//! solve for `n = 1`, with uplift, every phase a WGSL compute shader over the whole grid.
+//! The stream-power step on the GPU: D8 receivers, lake routing, drainage accumulation and
+//! the implicit solve, with uplift, every phase a WGSL compute shader over the whole grid.
 //!
-//! The same step as orogen-core's `StreamPower` with `lakes: None` on a raster: receivers
-//! are the CPU router's bit for bit; drainage is summed exactly in 64-bit fixed point;
-//! heights follow the CPU's to f32 rounding (the CPU solves in f64). Deterministic: no
-//! floating-point atomics, so the same inputs give the same bytes run after run on one GPU.
+//! The same step as orogen-core's `StreamPower` on a raster, with its lakes (`None`,
+//! `Carve`, `Fill`): receivers are the CPU router's bit for bit, carved and filled lakes
+//! too (the spanning tree of passes is taken on the CPU from candidates the GPU finds, see
+//! `lakes.rs`); drainage is summed exactly in 64-bit fixed point; heights follow the CPU's
+//! to f32 rounding (the CPU solves in f64). Deterministic: no floating-point atomics, so
+//! the same inputs give the same bytes run after run on one GPU.
 //!
-//! Not done yet (the CPU path has them): lake routing (`Carve`, `Fill`: pits here are held,
-//! rising with the uplift, as with `lakes: None`), `n ≠ 1`, closed domains (a grid with no
-//! open side), outlet masks (nodata), layered terrain, graphs other than the raster.
+//! `n ≠ 1` is solved per node by the CPU's Newton iteration, one level (depth below the
+//! roots) at a time.
+//!
+//! Not done yet (the CPU path has them): closed domains (a grid with no open side), outlet
+//! masks (nodata), layered terrain, graphs other than the raster.
 
 use orogen_core::eroders::stream_power::{check_values, Inputs, Params, MAX_DT};
 use orogen_core::flow::{OutletParams, SinkMode};
@@ -16,11 +20,21 @@ use orogen_core::neighbourhood::Side;
 use orogen_core::{math, Grid, OrogenError, Result};
 
 use crate::context::GpuContext;
+use crate::lakes::LakePasses;
+
+mod lake_routing;
+mod levels;
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
-/// The shaders' `Params` (common.wgsl), 64 bytes.
+/// Speculative steps submitted at most before their skip count is read.
+const MAX_PENDING: usize = 32;
+
+/// Bytes of one candidate pass (basins.wgsl): five words.
+const CANDIDATE_BYTES: u64 = 20;
+
+/// The shaders' `Params` (common.wgsl), 80 bytes.
 #[derive(Clone, Copy)]
 struct ShaderParams {
     width: u32,
@@ -37,6 +51,10 @@ struct ShaderParams {
     inv_scale: f32,
     groups_x: u32,
     groups_y: u32,
+    count: u32,
+    keep: u32,
+    epsilon: f32,
+    slope_exp: f32,
 }
 
 impl ShaderParams {
@@ -57,6 +75,10 @@ impl ShaderParams {
             self.inv_scale.to_bits(),
             self.groups_x,
             self.groups_y,
+            self.count,
+            self.keep,
+            self.epsilon.to_bits(),
+            self.slope_exp.to_bits(),
             0,
             0,
         ];
@@ -174,8 +196,16 @@ pub struct GpuStreamPower {
     sums: [wgpu::Buffer; 2],
     /// The indirect dispatch arguments of the rounds.
     args: wgpu::Buffer,
-    /// `arm`, `reset` and `plan` of control.wgsl, and their bind group.
-    control: [wgpu::ComputePipeline; 3],
+    /// The basins' dispatches: the full grid where the receivers left a pit, else empty.
+    lake_args: wgpu::Buffer,
+    /// A speculative step's dispatches: the full grid where the receivers left no pit,
+    /// else empty (control.wgsl's `gate`).
+    gate_args: wgpu::Buffer,
+    /// The `dt` of the speculative steps submitted since the last look at the skip count.
+    pending: Vec<f32>,
+    /// `arm`, `reset`, `plan`, `arm_lakes` and `gate` of control.wgsl, and their bind
+    /// group.
+    control: [wgpu::ComputePipeline; 5],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     acc_init: wgpu::ComputePipeline,
@@ -186,6 +216,47 @@ pub struct GpuStreamPower {
     compose: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
     solve_groups: [wgpu::BindGroup; 2],
+    /// Lake routing: `None`, `Carve` or `Fill`.
+    lakes: SinkMode,
+    dists: wgpu::Buffer,
+    jumps: [wgpu::Buffer; 2],
+    maps: [wgpu::Buffer; 2],
+    /// basins.wgsl's candidate passes (`room` of them fit), their counter, and the passes
+    /// chosen on the CPU (`pass_room` fit), as carve.wgsl reads them.
+    candidates: wgpu::Buffer,
+    room: u64,
+    counter: wgpu::Buffer,
+    passes: wgpu::Buffer,
+    pass_room: u64,
+    /// basins.wgsl's entries `label_init`, `label_jump`, `label_key`, `mask`, `emit`.
+    basins: [wgpu::ComputePipeline; 5],
+    basins_layout: wgpu::BindGroupLayout,
+    basins_group: wgpu::BindGroup,
+    /// carve.wgsl's entries `mark_init`, `mark_seed`, `flip_chain`, `flip_pass`,
+    /// `flip_apply`.
+    carve: [wgpu::ComputePipeline; 5],
+    carve_layout: wgpu::BindGroupLayout,
+    carve_group: wgpu::BindGroup,
+    /// fill.wgsl's `init`, `round`, `finish`, and its two bind groups (maps a → b, b → a).
+    fill: [wgpu::ComputePipeline; 3],
+    fill_groups: [wgpu::BindGroup; 2],
+    /// solve_n.wgsl's `init`, `next`, `level` (n ≠ 1), and its bind group.
+    solve_n: [wgpu::ComputePipeline; 3],
+    solve_n_group: wgpu::BindGroup,
+    /// levels.wgsl's `depth_init`, `depth_round`, `histogram`, `scatter`, and its two bind
+    /// groups (maps a → b, b → a).
+    levels: [wgpu::ComputePipeline; 4],
+    levels_groups: [wgpu::BindGroup; 2],
+    /// The deepest level and the current one.
+    info: wgpu::Buffer,
+    /// The nodes per level and where each level starts, read back each step (n ≠ 1).
+    level_counts: Vec<u32>,
+    level_offsets: Vec<u32>,
+    lake_passes: LakePasses,
+    pass_list: Vec<[u32; 2]>,
+    /// Lakes found by the last route or step.
+    lake_count: usize,
+    live: wgpu::Buffer,
     /// True once the heights were set.
     has_heights: bool,
     /// True once drainage was accumulated on the current receivers.
@@ -195,26 +266,11 @@ pub struct GpuStreamPower {
 impl GpuStreamPower {
     /// Whether the GPU step can run these settings: `Ok` if so, else the error
     /// [`GpuStreamPower::on_grid`] would give, naming the field (`{field}.n`,
-    /// `{field}.lakes`, `{field}.outlets.borders`). No GPU needed: a `device: Auto` switch can
-    /// ask this before choosing the CPU.
+    /// `{field}.lakes.Fill.epsilon`, `{field}.outlets.borders`). No GPU needed: a
+    /// `device: Auto` switch can ask this before choosing the CPU.
     pub fn supports(params: &Params, outlets: &OutletParams, field: &str) -> Result<()> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
-        if params.n != 1.0 {
-            return Err(OrogenError::invalid(
-                format!("{field}.n"),
-                format!(
-                    "the GPU step solves n = 1 only so far, got {} (use device: Cpu)",
-                    params.n
-                ),
-            ));
-        }
-        if params.lakes != SinkMode::None {
-            return Err(OrogenError::invalid(
-                format!("{field}.lakes"),
-                "the GPU step has no lake routing yet: only None (pits held) (use device: Cpu)",
-            ));
-        }
         if outlets.borders.is_empty() {
             return Err(OrogenError::invalid(
                 format!("{field}.outlets.borders"),
@@ -236,6 +292,7 @@ impl GpuStreamPower {
         field: &str,
     ) -> Result<Self> {
         Self::supports(params, outlets, field)?;
+        let lakes = params.lakes;
         let n = grid.len();
         check_values(&format!("{field}.k"), &inputs.k, n, false)?;
         check_values("uplift", &inputs.uplift, n, true)?;
@@ -315,6 +372,13 @@ impl GpuStreamPower {
             inv_scale: 2f32.powi(-scale_exp),
             groups_x: 0,
             groups_y: 0,
+            count: 0,
+            keep: 0,
+            epsilon: match params.lakes {
+                SinkMode::Fill { epsilon } => epsilon,
+                _ => 0.0,
+            },
+            slope_exp: params.n,
         };
         let groups = n.div_ceil(WORKGROUP as usize) as u32;
         let max_groups = limits.max_compute_workgroups_per_dimension.max(1);
@@ -345,13 +409,13 @@ impl GpuStreamPower {
         let n64 = n as u64;
         let params_buf = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
-            size: 64,
+            size: 80,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let heights = storage("heights", 4 * n64, io);
         let receivers = storage("receivers", 4 * n64, io);
-        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::empty());
+        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::COPY_SRC);
         let weights = init("weights", bytemuck::cast_slice(&fixed));
         let coefs = init("coefs", bytemuck::cast_slice(&coefs));
         let sums = [
@@ -359,15 +423,33 @@ impl GpuStreamPower {
             storage("sums b", 8 * n64, io),
         ];
         let jumps = [
-            storage("jump a", 4 * n64, wgpu::BufferUsages::empty()),
-            storage("jump b", 4 * n64, wgpu::BufferUsages::empty()),
+            storage("jump a", 4 * n64, io),
+            storage("jump b", 4 * n64, io),
         ];
         let live = storage("live", 4, wgpu::BufferUsages::empty());
-        let args = storage("round arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let args = storage(
+            "round arguments",
+            12,
+            wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
+        );
         let maps = [
             storage("maps a", 16 * n64, wgpu::BufferUsages::empty()),
             storage("maps b", 16 * n64, wgpu::BufferUsages::empty()),
         ];
+        // Room for a candidate pass per 16 nodes at first (grown when a step finds more).
+        let room = (n64 / 16).max(1024);
+        let candidates = storage(
+            "candidate passes",
+            room * CANDIDATE_BYTES,
+            wgpu::BufferUsages::COPY_SRC,
+        );
+        // [0] the candidates found, [1] set when the receivers leave a pit, [2] the
+        // speculative steps skipped for a pit, [3] 1 while the current one is skipped.
+        let counter = storage("candidate count", 16, io);
+        let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let gate_args = storage("step arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let pass_room = 1024u64;
+        let passes = storage("passes", 8 * pass_room, wgpu::BufferUsages::COPY_DST);
 
         let common = include_str!("shaders/common.wgsl");
         let with_common =
@@ -377,8 +459,13 @@ impl GpuStreamPower {
         let m_init = with_common("solve_init", include_str!("shaders/solve_init.wgsl"));
         let m_solve = with_common("solve", include_str!("shaders/solve.wgsl"));
         let m_control = with_common("control", include_str!("shaders/control.wgsl"));
+        let m_basins = with_common("basins", include_str!("shaders/basins.wgsl"));
+        let m_carve = with_common("carve", include_str!("shaders/carve.wgsl"));
+        let m_fill = with_common("fill", include_str!("shaders/fill.wgsl"));
+        let m_solve_n = with_common("solve_n", include_str!("shaders/solve_n.wgsl"));
+        let m_levels = with_common("levels", include_str!("shaders/levels.wgsl"));
 
-        let l_descend = layout(device, "receivers", &[true, false, false]);
+        let l_descend = layout(device, "receivers", &[true, false, false, false]);
         let l_acc = layout(
             device,
             "accumulate",
@@ -390,14 +477,33 @@ impl GpuStreamPower {
             &[true, true, true, true, true, false, false],
         );
         let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
-        let l_control = layout(device, "control", &[false, false]);
+        let l_control = layout(device, "control", &[false, false, false, false, false]);
+        let l_basins = layout(
+            device,
+            "basins",
+            &[true, true, false, false, false, false, false],
+        );
+        let l_carve = layout(device, "carve", &[false, false, false, false, true, false]);
+        let l_fill = layout(device, "fill", &[false, true, false, false, false]);
+        let l_solve_n = layout(
+            device,
+            "solve_n",
+            &[false, true, true, true, true, false, true, true, false],
+        );
+        let l_levels = layout(
+            device,
+            "levels",
+            &[true, false, false, false, false, false, false],
+        );
+        // The levels' deepest level and current level.
+        let info = storage("levels", 8, io);
 
         let descend = (
             pipeline(device, &l_descend, &m_descend, "main"),
             bind(
                 device,
                 &l_descend,
-                &[&params_buf, &heights, &receivers, &dists],
+                &[&params_buf, &heights, &receivers, &dists, &counter],
             ),
         );
         let acc_groups = [0, 1].map(|s| {
@@ -450,11 +556,94 @@ impl GpuStreamPower {
                 ],
             )
         });
-        let control_group = bind(device, &l_control, &[&params_buf, &live, &args]);
+        let control_group = bind(
+            device,
+            &l_control,
+            &[&params_buf, &live, &args, &counter, &lake_args, &gate_args],
+        );
+        let basins_group = bind(
+            device,
+            &l_basins,
+            &[
+                &params_buf,
+                &heights,
+                &receivers,
+                &jumps[0],
+                &jumps[1],
+                &candidates,
+                &counter,
+                &live,
+            ],
+        );
+        let carve_group = bind(
+            device,
+            &l_carve,
+            &[
+                &params_buf,
+                &receivers,
+                &dists,
+                &sums[0],
+                &jumps[0],
+                &passes,
+                &maps[1],
+            ],
+        );
+        // n ≠ 1: the nodes' data in maps b, the order in jump a, the counts and cursors in
+        // jump b, the offsets in sums b (all free once the drainage is summed).
+        let solve_n_group = bind(
+            device,
+            &l_solve_n,
+            &[
+                &params_buf,
+                &heights,
+                &receivers,
+                &dists,
+                &sums[0],
+                &coefs,
+                &maps[1],
+                &jumps[0],
+                &sums[1],
+                &info,
+            ],
+        );
+        let levels_groups = [0, 1].map(|s| {
+            bind(
+                device,
+                &l_levels,
+                &[
+                    &params_buf,
+                    &receivers,
+                    &maps[s],
+                    &maps[1 - s],
+                    &jumps[1],
+                    &jumps[0],
+                    &live,
+                    &info,
+                ],
+            )
+        });
+        let fill_groups = [0, 1].map(|s| {
+            bind(
+                device,
+                &l_fill,
+                &[
+                    &params_buf,
+                    &heights,
+                    &receivers,
+                    &maps[s],
+                    &maps[1 - s],
+                    &live,
+                ],
+            )
+        });
         let gp = GpuStreamPower {
-            control: ["arm", "reset", "plan"].map(|e| pipeline(device, &l_control, &m_control, e)),
+            control: ["arm", "reset", "plan", "arm_lakes", "gate"]
+                .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
             args,
+            lake_args,
+            gate_args,
+            pending: Vec::new(),
             acc_init: pipeline(device, &l_acc, &m_acc, "init"),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
@@ -475,6 +664,43 @@ impl GpuStreamPower {
             acc_groups,
             solve_init,
             solve_groups,
+            lakes,
+            basins: ["label_init", "label_jump", "label_key", "mask", "emit"]
+                .map(|e| pipeline(device, &l_basins, &m_basins, e)),
+            basins_layout: l_basins,
+            basins_group,
+            carve: [
+                "mark_init",
+                "mark_seed",
+                "flip_chain",
+                "flip_pass",
+                "flip_apply",
+            ]
+            .map(|e| pipeline(device, &l_carve, &m_carve, e)),
+            carve_layout: l_carve,
+            carve_group,
+            fill: ["init", "round", "finish"].map(|e| pipeline(device, &l_fill, &m_fill, e)),
+            fill_groups,
+            solve_n: ["init", "next", "level"].map(|e| pipeline(device, &l_solve_n, &m_solve_n, e)),
+            solve_n_group,
+            levels: ["depth_init", "depth_round", "histogram", "scatter"]
+                .map(|e| pipeline(device, &l_levels, &m_levels, e)),
+            levels_groups,
+            info,
+            level_counts: Vec::new(),
+            level_offsets: Vec::new(),
+            dists,
+            jumps,
+            maps,
+            candidates,
+            room,
+            counter,
+            passes,
+            pass_room,
+            lake_passes: LakePasses::default(),
+            pass_list: Vec::new(),
+            lake_count: 0,
+            live,
             has_heights: false,
             has_drainage: false,
         };
@@ -513,6 +739,9 @@ impl GpuStreamPower {
         self.ctx
             .queue
             .write_buffer(&self.heights, 0, bytemuck::cast_slice(heights));
+        // Steps not settled yet were on the old heights: forgotten, with their skip count.
+        self.pending.clear();
+        self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
         self.has_heights = true;
         self.has_drainage = false;
         Ok(())
@@ -540,7 +769,8 @@ impl GpuStreamPower {
         pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
     }
 
-    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan).
+    /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
+    /// 4 gate).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
@@ -564,10 +794,23 @@ impl GpuStreamPower {
         self.control(pass, if r % 2 == 1 { 2 } else { 1 });
     }
 
-    /// Encodes the receivers and the drainage accumulation.
-    fn encode_route(&self, pass: &mut wgpu::ComputePass) {
-        self.dispatch(pass, &self.descend.0, &self.descend.1);
-        self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
+    /// `count` invocations of `pipe` (one per pass), in rows of workgroups as the grid's.
+    fn dispatch_count(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+        count: u32,
+    ) {
+        let groups = count.div_ceil(WORKGROUP).max(1);
+        let gx = groups.min(self.groups.0.max(1));
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups(gx, groups.div_ceil(gx), 1);
+    }
+
+    /// The drainage accumulation's rounds, from the sums and jumps in the first buffers.
+    fn encode_rounds(&self, pass: &mut wgpu::ComputePass) {
         self.control(pass, 0);
         for r in 0..self.rounds as usize {
             let g = &self.acc_groups[r % 2];
@@ -577,45 +820,99 @@ impl GpuStreamPower {
         }
     }
 
-    fn submit(&mut self, dt: f32, solve: bool) -> Result<()> {
-        self.need_heights()?;
-        self.params.dt = dt;
-        self.ctx
-            .queue
-            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+    /// Encodes the drainage accumulation over the current receivers.
+    fn encode_drainage(&self, pass: &mut wgpu::ComputePass) {
+        self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
+        self.encode_rounds(pass);
+    }
+
+    /// Encodes the implicit solve over the current receivers and drainage.
+    fn encode_solve(&self, pass: &mut wgpu::ComputePass) {
+        self.dispatch(pass, &self.solve_init.0, &self.solve_init.1);
+        self.control(pass, 0);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+            self.end_round(pass, r);
+        }
+        self.dispatch(pass, &self.finish, &self.solve_groups[0]);
+    }
+
+    /// Records `f`'s dispatches in one compute pass (after `before`'s commands) and
+    /// submits them.
+    fn run(
+        &self,
+        before: impl FnOnce(&mut wgpu::CommandEncoder),
+        f: impl FnOnce(&mut wgpu::ComputePass),
+    ) {
         let mut encoder = self
             .ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        before(&mut encoder);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("stream power"),
                 timestamp_writes: None,
             });
-            self.encode_route(&mut pass);
-            if solve {
-                self.dispatch(&mut pass, &self.solve_init.0, &self.solve_init.1);
-                self.control(&mut pass, 0);
-                for r in 0..self.rounds as usize {
-                    self.dispatch_round(&mut pass, &self.compose, &self.solve_groups[r % 2]);
-                    self.end_round(&mut pass, r);
-                }
-                self.dispatch(&mut pass, &self.finish, &self.solve_groups[0]);
-            }
+            f(&mut pass);
         }
         self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    fn write_params(&self) {
+        self.ctx
+            .queue
+            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+    }
+
+    fn submit(&mut self, dt: f32, solve: bool) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        let lakes = self.lakes != SinkMode::None;
+        if lakes {
+            self.find_passes()?;
+        }
+        let count = self.pass_list.len() as u32;
+        self.lake_count = count as usize;
+        self.params.count = count;
+        self.params.keep = u32::from(matches!(self.lakes, SinkMode::Fill { .. }));
+        self.write_params();
+        self.run(
+            |_| {},
+            |pass| {
+                if !lakes {
+                    self.dispatch(pass, &self.descend.0, &self.descend.1);
+                } else if count > 0 {
+                    self.encode_lakes(pass, count);
+                }
+                self.encode_drainage(pass);
+                if solve && self.params.slope_exp == 1.0 {
+                    self.encode_solve(pass);
+                } else if solve {
+                    self.encode_depths(pass);
+                }
+            },
+        );
+        if solve && self.params.slope_exp != 1.0 {
+            self.solve_by_levels()?;
+        }
         self.has_drainage = !solve;
         Ok(())
     }
 
-    /// Routes the current heights without changing them: receivers and drainage, readable
-    /// with [`GpuStreamPower::receivers`] and [`GpuStreamPower::drainage`].
+    /// Routes the current heights: receivers, lakes and drainage, readable with
+    /// [`GpuStreamPower::receivers`] and [`GpuStreamPower::drainage`]. Heights do not
+    /// change, except that `lakes: Fill` raises them to the lakes' surface (as the CPU
+    /// router's `route`).
     pub fn route(&mut self) -> Result<()> {
+        self.settle()?;
         self.submit(0.0, false)
     }
 
-    /// One step of `dt` years: receivers, drainage, uplift and the implicit erosion, all on
-    /// the GPU (nothing is read back; [`GpuStreamPower::wait`] waits for it).
+    /// One step of `dt` years: receivers, lakes, drainage, uplift and the implicit erosion.
+    /// With `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits for the GPU): with
+    /// lakes the step is speculative (see [`GpuStreamPower::settle`]); `n ≠ 1` waits for
+    /// the count of nodes per level, and lakes then for the candidate passes.
     pub fn step(&mut self, dt: f64) -> Result<()> {
         if !(dt > 0.0 && dt <= MAX_DT) {
             return Err(OrogenError::invalid(
@@ -623,17 +920,29 @@ impl GpuStreamPower {
                 format!("must be > 0 and <= {MAX_DT} years, got {dt}"),
             ));
         }
+        if self.lakes != SinkMode::None && self.params.slope_exp == 1.0 {
+            if self.pending.len() >= MAX_PENDING {
+                self.settle()?;
+            }
+            return self.speculate(dt as f32);
+        }
         self.submit(dt as f32, true)
     }
 
-    /// Waits until the GPU has done all submitted work; an error if it failed.
-    pub fn wait(&self) -> Result<()> {
+    /// Waits until the GPU has done all submitted work (speculative steps settled); an
+    /// error if it failed.
+    pub fn wait(&mut self) -> Result<()> {
+        self.settle()?;
         self.ctx.check(&self.field)
     }
 
     /// Copies `buffer` back to the CPU.
     fn read(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
-        let size = buffer.size();
+        self.read_range(buffer, buffer.size())
+    }
+
+    /// Copies the first `size` bytes of `buffer` (a multiple of 4) back to the CPU.
+    fn read_range(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
         let device = &self.ctx.device;
         let staging = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -671,15 +980,25 @@ impl GpuStreamPower {
     }
 
     /// The heights on the GPU, metres (after the last step).
-    pub fn heights(&self) -> Result<Vec<f32>> {
+    pub fn heights(&mut self) -> Result<Vec<f32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.heights)?))
     }
 
     /// Each node's receiver from the last route or step (itself for outlets and pits).
-    pub fn receivers(&self) -> Result<Vec<u32>> {
+    pub fn receivers(&mut self) -> Result<Vec<u32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
+    }
+
+    /// Each node's distance to its receiver from the last route or step, metres (0 where
+    /// it receives itself).
+    pub fn dists(&mut self) -> Result<Vec<f32>> {
+        self.need_heights()?;
+        self.settle()?;
+        Ok(bytemuck::pod_collect_to_vec(&self.read(&self.dists)?))
     }
 
     /// The raw 64-bit fixed-point drainage sums of the last [`GpuStreamPower::route`] (low
@@ -707,6 +1026,13 @@ impl GpuStreamPower {
             .into_iter()
             .map(|v| v as f64 * scale)
             .collect())
+    }
+
+    /// How many lakes the last route or step drained through passes (0 with `lakes:
+    /// None`).
+    pub fn lake_count(&mut self) -> Result<usize> {
+        self.settle()?;
+        Ok(self.lake_count)
     }
 
     /// The GPU this step runs on.

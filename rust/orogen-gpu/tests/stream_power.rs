@@ -372,20 +372,31 @@ fn unsupported_settings_are_errors_naming_their_field() {
         Ok(_) => panic!("accepted"),
         Err(e) => e.to_string(),
     };
-    let e = err(Params { n: 2.0, ..NO_LAKES }, &all, inputs(64, 1e-4, 0.0));
-    assert!(
-        e.contains("stages[0].StreamPower.n") && e.contains("n = 1"),
-        "{e}"
-    );
     let e = err(
         Params {
-            lakes: SinkMode::Carve,
+            n: -2.0,
             ..NO_LAKES
         },
         &all,
         inputs(64, 1e-4, 0.0),
     );
-    assert!(e.contains("stages[0].StreamPower.lakes"), "{e}");
+    assert!(e.contains("stages[0].StreamPower.n"), "{e}");
+    // Lakes are routed (tests/lakes.rs), but a bad Fill slope is refused by name.
+    let e = err(
+        Params {
+            lakes: SinkMode::Fill { epsilon: -1.0 },
+            ..NO_LAKES
+        },
+        &all,
+        inputs(64, 1e-4, 0.0),
+    );
+    assert!(
+        e.contains("stages[0].StreamPower.lakes.Fill.epsilon"),
+        "{e}"
+    );
+    for lakes in [SinkMode::Carve, SinkMode::Fill { epsilon: 0.5 }] {
+        assert!(GpuStreamPower::supports(&Params { lakes, ..NO_LAKES }, &all, "sp").is_ok());
+    }
     let closed = OutletParams {
         borders: vec![],
         sea_level: None,
@@ -394,7 +405,8 @@ fn unsupported_settings_are_errors_naming_their_field() {
     assert!(e.contains("borders"), "{e}");
     // The same answers without a GPU, for a `device: Auto` switch.
     assert!(GpuStreamPower::supports(&NO_LAKES, &all, "sp").is_ok());
-    let e = GpuStreamPower::supports(&Params { n: 2.0, ..NO_LAKES }, &all, "sp").unwrap_err();
+    assert!(GpuStreamPower::supports(&Params { n: 2.0, ..NO_LAKES }, &all, "sp").is_ok());
+    let e = GpuStreamPower::supports(&Params { n: 0.0, ..NO_LAKES }, &all, "sp").unwrap_err();
     assert!(e.to_string().contains("sp.n"), "{e}");
     let e = GpuStreamPower::supports(&NO_LAKES, &closed, "sp").unwrap_err();
     assert!(e.to_string().contains("sp.outlets.borders"), "{e}");

@@ -21,8 +21,16 @@ struct Params {
     // arguments).
     groups_x: u32,
     groups_y: u32,
-    pad0: u32,
+    // Lake routing: the number of passes uploaded (carve.wgsl), 1 where the receivers keep a
+    // node's carved receiver when it has no lower neighbour (Fill's second descent), and
+    // Fill's water-surface slope, metres per link.
+    count: u32,
+    keep: u32,
+    epsilon: f32,
+    // The slope exponent n of the stream-power law (solve_n.wgsl; solve.wgsl is n = 1).
+    slope_exp: f32,
     pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -45,4 +53,52 @@ fn is_outlet(i: u32, h: f32) -> bool {
     }
     return ((p.open & 1u) != 0u && y == 0u) || ((p.open & 2u) != 0u && y + 1u == p.height)
         || ((p.open & 4u) != 0u && x + 1u == p.width) || ((p.open & 8u) != 0u && x == 0u);
+}
+
+// The neighbour of i in the CPU's OFFSETS direction k (0 NW, 1 N, 2 NE, 3 W, 4 E, 5 SW, 6 S,
+// 7 SE: increasing index), or NONE outside the grid.
+fn neighbour(i: u32, k: u32) -> u32 {
+    let y = i32(i / p.width);
+    let x = i32(i) - y * i32(p.width);
+    var ox = i32(k) - 1;
+    var oy = -1;
+    if (k == 3u) {
+        ox = -1;
+        oy = 0;
+    } else if (k == 4u) {
+        ox = 1;
+        oy = 0;
+    } else if (k >= 5u) {
+        ox = i32(k) - 6;
+        oy = 1;
+    }
+    let nx = x + ox;
+    let ny = y + oy;
+    if (nx < 0 || ny < 0 || nx >= i32(p.width) || ny >= i32(p.height)) {
+        return NONE;
+    }
+    return u32(ny) * p.width + u32(nx);
+}
+
+// The length of the link between neighbours i and j (the CPU's RasterGrid distances, which
+// are the same both ways).
+fn link_length(i: u32, j: u32) -> f32 {
+    let same_row = i / p.width == j / p.width;
+    let same_column = i % p.width == j % p.width;
+    if (same_row) {
+        return p.dx;
+    }
+    if (same_column) {
+        return p.dy;
+    }
+    return p.diag;
+}
+
+// A height's bits mapped to a u32 with the order of Rust's f32::total_cmp (-0 below +0).
+fn ordered(h: f32) -> u32 {
+    let b = bitcast<u32>(h);
+    if ((b & 0x80000000u) != 0u) {
+        return ~b;
+    }
+    return b | 0x80000000u;
 }

@@ -6,10 +6,15 @@
 // Slopes are the CPU's bits: the subtraction is correctly rounded in WGSL, the division is
 // done in integers (div_rn) because WGSL allows 2.5 ulp for `/`, and they are compared as
 // bits (positive floats order as their bits), which no flush of subnormals can change.
+// With p.keep (Fill's descent over the filled surface) a node keeps its carved receiver
+// where it has no lower neighbour, and a node that receives itself stays a root.
 
 @group(0) @binding(1) var<storage, read> heights: array<f32>;
 @group(0) @binding(2) var<storage, read_write> receivers: array<u32>;
 @group(0) @binding(3) var<storage, read_write> dists: array<f32>;
+// basins.wgsl's counter: [1] set to 1 when some node is a pit (lake routing skips the
+// basins otherwise; only ever set to 1, so the order of the writes does not matter).
+@group(0) @binding(4) var<storage, read_write> flags: array<atomic<u32>>;
 
 // The 24-bit significand (with its leading one) and the biased exponent of a positive
 // finite float's bits, normalised so the significand is in [2^23, 2^24) (subnormals too).
@@ -81,7 +86,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let hi = heights[i];
-    if (is_outlet(i, hi)) {
+    // Fill's second descent (p.keep): a node that receives itself stays so, and one with
+    // no lower neighbour keeps its carved receiver (the CPU's `keep`).
+    if (is_outlet(i, hi) || (p.keep != 0u && receivers[i] == i)) {
         receivers[i] = i;
         dists[i] = 0.0;
         return;
@@ -126,6 +133,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             best = s;
             best_j = j;
             best_d = d;
+        }
+    }
+    if (best_j == i) {
+        if (p.keep != 0u) {
+            return;
+        }
+        if (atomicLoad(&flags[1]) == 0u) {
+            atomicStore(&flags[1], 1u);
         }
     }
     receivers[i] = best_j;

@@ -1,0 +1,247 @@
+//! The lake routing of [`GpuStreamPower`]: the basins and candidate passes on the GPU
+//! (basins.wgsl), their spanning tree on the CPU ([`crate::lakes`]), the carving and the
+//! filling on the GPU (carve.wgsl, fill.wgsl); speculative steps, which wait for none of
+//! it where the receivers leave no pit.
+
+use orogen_core::flow::SinkMode;
+use orogen_core::{OrogenError, Result};
+
+use super::{bind, GpuStreamPower, CANDIDATE_BYTES};
+use crate::lakes::Candidate;
+
+impl GpuStreamPower {
+    /// A full-grid dispatch of a basins entry, or an empty one where the receivers left no
+    /// pit (control.wgsl's `arm_lakes`).
+    fn dispatch_lakes(&self, pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, &self.basins_group, &[]);
+        pass.dispatch_workgroups_indirect(&self.lake_args, 0);
+    }
+
+    /// Encodes the candidate passes of basins.wgsl: labels, keys, masks, the list; all
+    /// empty dispatches where the receivers left no pit (no lake, no candidate).
+    fn encode_basins(&self, pass: &mut wgpu::ComputePass) {
+        self.control(pass, 3);
+        self.dispatch_lakes(pass, &self.basins[0]);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.basins[1], &self.basins_group);
+            self.end_round(pass, r);
+        }
+        for k in 2..5 {
+            self.dispatch_lakes(pass, &self.basins[k]);
+        }
+    }
+
+    /// Encodes the carving along `count` passes, then Fill's surface and second descent.
+    pub(super) fn encode_lakes(&self, pass: &mut wgpu::ComputePass, count: u32) {
+        let g = &self.carve_group;
+        self.dispatch(pass, &self.carve[0], g);
+        self.dispatch_count(pass, &self.carve[1], g, count);
+        self.encode_rounds(pass);
+        self.dispatch(pass, &self.carve[2], g);
+        self.dispatch_count(pass, &self.carve[3], g, count);
+        self.dispatch(pass, &self.carve[4], g);
+        if let SinkMode::Fill { .. } = self.lakes {
+            self.dispatch(pass, &self.fill[0], &self.fill_groups[0]);
+            self.control(pass, 0);
+            for r in 0..self.rounds as usize {
+                self.dispatch_round(pass, &self.fill[1], &self.fill_groups[r % 2]);
+                self.end_round(pass, r);
+            }
+            self.dispatch(pass, &self.fill[2], &self.fill_groups[0]);
+            self.dispatch(pass, &self.descend.0, &self.descend.1);
+        }
+    }
+
+    /// The candidate count of the last emit.
+    fn read_count(&self) -> Result<u64> {
+        let bytes = self.read_range(&self.counter, 4)?;
+        Ok(u64::from(u32::from_le_bytes([
+            bytes[0], bytes[1], bytes[2], bytes[3],
+        ])))
+    }
+
+    /// Clears the candidate count (and with `pits` the receivers' pit flag), then runs `f`.
+    fn run_counted(&self, pits: bool, f: impl FnOnce(&mut wgpu::ComputePass)) {
+        let counter = &self.counter;
+        // With the pit flag go the speculative steps' skip count and gate (16 bytes).
+        let size = if pits { 16 } else { 4 };
+        self.run(|e| e.clear_buffer(counter, 0, Some(size)), f);
+    }
+
+    /// Grows the candidate list to hold `count`, or an error naming `lakes` if the GPU
+    /// cannot bind that much.
+    fn grow_candidates(&mut self, count: u64) -> Result<()> {
+        self.room = count.next_power_of_two();
+        let size = self.room * CANDIDATE_BYTES;
+        let limits = self.ctx.limits();
+        let max = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+        if size > max {
+            return Err(OrogenError::invalid(
+                format!("{}.lakes", self.field),
+                format!(
+                    "{count} candidate passes need {size} bytes of GPU buffer, {} allows {max}",
+                    self.ctx.describe()
+                ),
+            ));
+        }
+        let device = &self.ctx.device;
+        self.candidates = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("candidate passes"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.basins_group = bind(
+            device,
+            &self.basins_layout,
+            &[
+                &self.params_buf,
+                &self.heights,
+                &self.receivers,
+                &self.jumps[0],
+                &self.jumps[1],
+                &self.candidates,
+                &self.counter,
+                &self.live,
+            ],
+        );
+        Ok(())
+    }
+
+    /// Grows the pass list to hold `k` passes.
+    fn grow_passes(&mut self, k: u64) {
+        self.pass_room = k.next_power_of_two();
+        let device = &self.ctx.device;
+        self.passes = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("passes"),
+            size: 8 * self.pass_room,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.carve_group = bind(
+            device,
+            &self.carve_layout,
+            &[
+                &self.params_buf,
+                &self.receivers,
+                &self.dists,
+                &self.sums[0],
+                &self.jumps[0],
+                &self.passes,
+                &self.maps[1],
+            ],
+        );
+    }
+
+    /// The lake routing's first half: receivers and the candidate passes on the GPU, read
+    /// back, and the spanning tree on the CPU; leaves each lake's pass in `pass_list` and
+    /// on the GPU.
+    pub(super) fn find_passes(&mut self) -> Result<()> {
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        self.run_counted(true, |pass| {
+            self.dispatch(pass, &self.descend.0, &self.descend.1);
+            self.encode_basins(pass);
+        });
+        let mut count = self.read_count()?;
+        if count > self.room {
+            // More candidates than room: a larger list, made again (the keys and masks are
+            // still there).
+            self.grow_candidates(count)?;
+            // The pit flag is kept: the list is made again only where it was set.
+            self.run_counted(false, |pass| {
+                self.control(pass, 3);
+                self.dispatch_lakes(pass, &self.basins[4]);
+            });
+            count = self.read_count()?;
+        }
+        self.pass_list.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        let bytes = self.read_range(&self.candidates, count * CANDIDATE_BYTES)?;
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        let candidates: Vec<Candidate> = words
+            .chunks_exact(5)
+            .map(|c| [c[0], c[1], c[2], c[3], c[4]])
+            .collect();
+        self.lake_passes.passes(&candidates, &mut self.pass_list);
+        let k = self.pass_list.len() as u64;
+        if k > self.pass_room {
+            self.grow_passes(k);
+        }
+        if k > 0 {
+            self.ctx
+                .queue
+                .write_buffer(&self.passes, 0, bytemuck::cast_slice(&self.pass_list));
+        }
+        Ok(())
+    }
+
+    /// A step with lakes as if the receivers left no pit, without waiting: receivers, then
+    /// drainage and the solve, all gated by control.wgsl's `gate`, which empties their
+    /// dispatches and counts the step as skipped where some node is a pit. A skipped step
+    /// leaves the heights as they were, so every later speculative step finds the same
+    /// pits and is skipped too: [`GpuStreamPower::settle`] redoes the skipped ones, the
+    /// last of `pending`, with the lakes routed.
+    pub(super) fn speculate(&mut self, dt: f32) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        let counter = &self.counter;
+        self.run(
+            |e| e.clear_buffer(counter, 0, Some(8)),
+            |pass| {
+                self.dispatch(pass, &self.descend.0, &self.descend.1);
+                self.control(pass, 4);
+                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
+                self.encode_rounds(pass);
+                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
+                self.control(pass, 0);
+                for r in 0..self.rounds as usize {
+                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(pass, r);
+                }
+                self.gated(pass, &self.finish, &self.solve_groups[0]);
+            },
+        );
+        self.pending.push(dt);
+        self.lake_count = 0;
+        self.has_drainage = false;
+        Ok(())
+    }
+
+    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
+    fn gated(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
+    }
+
+    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
+    /// and redoes those, the last ones, with the lakes routed (each waiting for its
+    /// candidate passes). Every reader of results calls it first.
+    pub(super) fn settle(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
+        let skipped = (words[2] as usize).min(self.pending.len());
+        let redo = self.pending.split_off(self.pending.len() - skipped);
+        self.pending.clear();
+        for dt in redo {
+            // The full step clears the skip count with the candidate counter.
+            self.submit(dt, true)?;
+        }
+        Ok(())
+    }
+}
