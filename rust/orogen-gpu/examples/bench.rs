@@ -3,7 +3,11 @@
 //! start, with the same lake routing on both sides (`--lakes carve`, the issue's, by default).
 //!
 //!   cargo run --release -p orogen-gpu --example bench -- [SIZE...] [--steps N]
-//!       [--lakes none|carve|fill] [--start ramp|noise|uniform] [--n N]
+//!       [--lakes none|carve|fill] [--start ramp|noise|uniform] [--n N] [--dump DIR]
+//!
+//! `--dump DIR` writes each size's start as `DIR/start-SIZE.f32` (little-endian f32, rows
+//! north to south), so a peer (scripts/gpu-side-by-side.sh runs fastflowx) starts from the
+//! same heights.
 //!
 //! `--n` sets the slope exponent (default 1, the issue's; other values take the GPU's
 //! per-node Newton solve, one dispatch per level of the longest chain of receivers).
@@ -39,6 +43,7 @@ fn run() -> Result<(), String> {
     let mut lakes = SinkMode::Carve;
     let mut start_kind = "ramp";
     let mut n_exp = 1.0f32;
+    let mut dump: Option<std::path::PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--lakes" {
@@ -60,6 +65,8 @@ fn run() -> Result<(), String> {
             n_exp = v
                 .parse()
                 .map_err(|_| format!("--n: `{v}` is not a number"))?;
+        } else if a == "--dump" {
+            dump = Some(args.next().ok_or("--dump needs a folder")?.into());
         } else if a == "--steps" {
             let v = args.next().ok_or("--steps needs a count")?;
             steps = v
@@ -118,6 +125,11 @@ fn run() -> Result<(), String> {
                 border as f32 * rise + noise
             })
             .collect();
+        if let Some(dir) = &dump {
+            let path = dir.join(format!("start-{side}.f32"));
+            let bytes: Vec<u8> = start.iter().flat_map(|v| v.to_le_bytes()).collect();
+            std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
         let inputs = || Inputs {
             k: vec![k; n],
             uplift: vec![u; n],
