@@ -42,6 +42,7 @@ func _run_all() -> void:
 		test_cancel_stops_quickly,
 		test_bad_recipe_fails_with_reason,
 		test_run_time_error_fails_with_reason,
+		test_stage_reports_carry_figures,
 		test_threads_out_of_range_refused,
 		test_start_while_finishing_is_refused,
 		test_apply_on_finish_false_leaves_terrain,
@@ -572,6 +573,38 @@ func test_threads_out_of_range_refused() -> void:
 				"threads = %d: failed once naming `threads`: %s" % [n, messages])
 		check(not lone.is_running() and ErosionSimulator.live_thread_count() == 0, "threads = %d: nothing started" % n)
 		lone.free()
+
+
+func test_stage_reports_carry_figures() -> void:
+	# A finished run reports each stage with its seconds and figures, as bake.json does: sand
+	# blown over an open border is counted (`wind_blown_off_m3`), a closed border loses none
+	# but rounding (7e-5 of 6,042 m³ measured)
+	# (the core's wind_borders test checks the figure against the sand that left).
+	var blown: Dictionary = {}
+	for borders: String in ["Open", "Closed"]:
+		var r: TerrainRecipe = TerrainRecipe.new()
+		r.ron = ("(size: (64, 48), cell_size: 2.0, seed: 3,"
+				+ " terrain: Noise(kind: Fbm, octaves: 3, wavelength: 30.0, amplitude: 0.5),"
+				+ " materials: [(name: \"rock\", wind_resistance: 1.0)],"
+				+ " strata: (layers: [(material: \"sand\", thickness: Constant(1.0))], bottom: \"rock\", sediment: \"sand\"),"
+				+ " stages: [Wind(iterations: 30, direction_deg: 20.0, borders: %s), Thermal(iterations: 2)])") % borders
+		var terrain: TerrainWorld = make_scene(r)
+		var sim: ErosionSimulator = sim_of(terrain)
+		check(sim.get_stage_reports().is_empty(), "%s: no reports before a run" % borders)
+		check(sim.start(), "%s: the wind run starts" % borders)
+		check(await wait_done(sim, 20000), "%s: the wind run finishes" % borders)
+		var reports: Array[Dictionary] = sim.get_stage_reports()
+		var names: Array = reports.map(func(d: Dictionary) -> String: return d.get("stage", ""))
+		check(names == ["initial terrain", "Wind", "Thermal"], "%s: one report per stage, in order: %s" % [borders, names])
+		if reports.size() == 3:
+			check(reports.all(func(d: Dictionary) -> bool: return float(d["seconds"]) >= 0.0), "%s: seconds" % borders)
+			var figures: Dictionary = reports[1]["figures"]
+			check(figures.has("wind_blown_off_m3"), "%s: the wind stage reports what blew off: %s" % [borders, figures])
+			blown[borders] = float(figures.get("wind_blown_off_m3", -1.0))
+			check((reports[2]["figures"] as Dictionary).is_empty(), "%s: thermal measures nothing" % borders)
+		terrain.queue_free()
+	check(blown.get("Open", 0.0) > 1.0 and absf(blown.get("Closed", 1.0)) < 1.0e-3,
+			"open borders lose sand, closed ones none: %s m³" % blown)
 
 
 func test_run_time_error_fails_with_reason() -> void:

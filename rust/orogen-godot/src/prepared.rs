@@ -12,6 +12,7 @@ use orogen_core::bake::lake_display::{drawn_lakes_of, LAKE_DEPTH_MIN};
 use orogen_core::bake::lake_surface::{lake_surface, LakeSurface};
 use orogen_core::bake::skirt::{skirt_with, Edge, Look, Skirt};
 use orogen_core::field::Grid;
+use orogen_core::runner::StageTiming;
 use orogen_core::state::Layers;
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
@@ -53,9 +54,17 @@ pub struct Prepared {
     pub skirt: Option<(Edge, f32, Skirt)>,
     /// The collision's regions (when the terrain had collision on at the start).
     pub collision: Option<(f32, Vec<CollisionRegion>)>,
+    /// Per stage of a recipe run: its name, seconds and figures (`bake.json`'s `stages`).
+    pub stages: Vec<StageTiming>,
 }
 
 impl Prepared {
+    /// The same, with the stage reports of the run that made it.
+    pub fn with_stages(mut self, stages: Vec<StageTiming>) -> Prepared {
+        self.stages = stages;
+        self
+    }
+
     /// Turns `world` into image bytes (and the skirt and collision regions `target` asks
     /// for), dropping its maps one by one.
     pub fn new(mut world: World, target: Target) -> Prepared {
@@ -128,6 +137,7 @@ impl Prepared {
             river_display,
             skirt,
             collision: target.collision.then(|| collision_regions(&world.height)),
+            stages: Vec::new(),
             world,
         }
     }

@@ -86,6 +86,8 @@ pub struct ErosionSimulator {
     /// A finished run's result being turned into images and applied, a slice per frame.
     delivery: Option<Delivery>,
     result: Option<Gd<TerrainData>>,
+    /// The stage reports of the last finished run.
+    stage_reports: Vec<orogen_core::runner::StageTiming>,
     /// A live run's line to its worker: painted maps go down it, and the terrain's paint
     /// revision they were sent at.
     live: Option<(Sender<LiveMaps>, i64)>,
@@ -109,6 +111,7 @@ impl INode for ErosionSimulator {
             delivery: None,
             free_when_done: false,
             result: None,
+            stage_reports: Vec::new(),
             live: None,
             refreshes: 0,
             base,
@@ -232,6 +235,29 @@ impl ErosionSimulator {
         self.result.clone()
     }
 
+    /// What each stage of the last finished recipe run reported, as `bake.json`'s
+    /// `stages`: per stage a dictionary with `stage` (its name; the first entry is the
+    /// initial terrain), `seconds` and `figures` (named totals, e.g. `wind_blown_off_m3`,
+    /// `hydraulic_water_lost_m3`; empty when the stage measures none). Empty before a run
+    /// finishes, and after a live run.
+    #[func]
+    pub fn get_stage_reports(&self) -> Array<VarDictionary> {
+        self.stage_reports
+            .iter()
+            .map(|t| {
+                let mut figures = VarDictionary::new();
+                for (name, value) in &t.figures {
+                    figures.set(*name, *value);
+                }
+                let mut d = VarDictionary::new();
+                d.set("stage", t.stage.as_str());
+                d.set("seconds", t.seconds);
+                d.set("figures", &figures.to_variant());
+                d
+            })
+            .collect()
+    }
+
     /// Worker and pool threads alive across all simulators (0 when none runs).
     #[func]
     pub fn live_thread_count() -> i64 {
@@ -340,7 +366,8 @@ impl ErosionSimulator {
                 }
             }
             match self.pending.take() {
-                Some(Outcome::Finished(prepared)) => {
+                Some(Outcome::Finished(mut prepared)) => {
+                    self.stage_reports = std::mem::take(&mut prepared.stages);
                     self.delivery = Some(Delivery::new(*prepared));
                     self.deliver_slices();
                 }

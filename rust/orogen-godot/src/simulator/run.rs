@@ -216,6 +216,6 @@ pub fn work(
 ) {
     on_worker(threads, live, tx, move |observer| {
         run_recipe(&recipe, &base_dir, &cancel, observer)
-            .map(|out| Prepared::new(out.world, target))
+            .map(|out| Prepared::new(out.world, target).with_stages(out.timings))
     });
 }
