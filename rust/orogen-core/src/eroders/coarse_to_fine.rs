@@ -9,8 +9,10 @@
 //! `⌈(h−1)/f⌉ + 1` nodes of `f·dx × f·dy` metres, node `(i, j)` standing on fine node
 //! `(i·f, j·f)` (the last row or column may stand just past the fine grid). Heights and
 //! inputs go down by full weighting (a separable tent of half-width `f`, renormalised at the
-//! borders) and up by Catmull-Rom cubics; every output value is computed on its own
-//! from its inputs, so the bytes never depend on the thread count.
+//! borders); a level hands its heights to the next, twice as fine, by cubics along the
+//! smoother of two directions at each new node ([`prolong_directional`]), and a live view
+//! shows a coarse level by separable Catmull-Rom cubics ([`prolong`]). Every output value
+//! is computed on its own from its inputs, so the bytes never depend on the thread count.
 
 use rayon::prelude::*;
 
@@ -242,10 +244,89 @@ pub fn prolong(data: &[f32], coarse: Grid, fine: Grid, ratio: usize) -> Vec<f32>
     out
 }
 
+/// The Catmull-Rom midpoint of four values equally spaced along a line, and how far the
+/// line bends there: the summed second differences `|a − 2b + c| + |b − 2c + d|` (0 on a
+/// straight ramp, large across a valley floor or a ridge crest).
+fn midpoint(a: f32, b: f32, c: f32, d: f32) -> (f32, f32) {
+    let value = (9.0 * (b + c) - (a + d)) / 16.0;
+    let bend = (a - 2.0 * b + c).abs() + (b - 2.0 * c + d).abs();
+    (value, bend)
+}
+
+/// Blend of two midpoints by how straight their lines are: each weighs by the inverse of
+/// its bend, so the direction along which the heights run straightest counts most, and
+/// equal bends give the mean. The weights vary continuously with the heights, so the
+/// blend leaves no crease.
+fn blend((v1, b1): (f32, f32), (v2, b2): (f32, f32)) -> f32 {
+    let eps = 1e-3 * (b1 + b2) + 1e-12;
+    let (w1, w2) = (1.0 / (b1 + eps), 1.0 / (b2 + eps));
+    (w1 * v1 + w2 * v2) / (w1 + w2)
+}
+
+/// `data` over `coarse` interpolated to `fine`, twice as fine (fine node `x` at coarse
+/// coordinate `x / 2`; the coarse grid may reach just past the fine one), by direction:
+/// coarse nodes are kept; a cell's centre blends the cubic midpoints along its two
+/// diagonals, an edge's middle the cubic along the edge and the one across it through the
+/// cell centres beside it, each weighted by how straight the heights run along it
+/// ([`blend`]; taps clamped at the borders). Issue #39: separable cubics interpolate a
+/// valley along a diagonal with a bump at every cell centre (the centre takes a share of
+/// each wall node beside the floor), and the finer level's rivers then leave diagonal
+/// valleys by axis steps: on the default recipe at 513² of 50 m, three levels left 37.7 %
+/// of the channel steps diagonal against the fine run's 46.4 %, and 7 % less channel
+/// length. Along the floor the heights run straight, across it they bend, so the floor
+/// carries the centre. Linear functions are kept exactly away from the borders.
+pub fn prolong_directional(data: &[f32], coarse: Grid, fine: Grid) -> Vec<f32> {
+    debug_assert_eq!(data.len(), coarse.len());
+    debug_assert!((fine.width - 1).div_ceil(2) < coarse.width);
+    debug_assert!((fine.height - 1).div_ceil(2) < coarse.height);
+    let (cw, ch) = (coarse.width as isize, coarse.height as isize);
+    let c = |i: isize, j: isize| data[(j.clamp(0, ch - 1) * cw + i.clamp(0, cw - 1)) as usize];
+    // The centre of the cell whose low corner is coarse node (i, j).
+    let centre = |i: isize, j: isize| {
+        blend(
+            midpoint(c(i - 1, j - 1), c(i, j), c(i + 1, j + 1), c(i + 2, j + 2)),
+            midpoint(c(i + 2, j - 1), c(i + 1, j), c(i, j + 1), c(i - 1, j + 2)),
+        )
+    };
+    let w = fine.width;
+    let mut out = vec![0.0f32; fine.len()];
+    out.par_chunks_mut(w).enumerate().for_each(|(y, line)| {
+        for (x, o) in line.iter_mut().enumerate() {
+            let (i, j) = ((x / 2) as isize, (y / 2) as isize);
+            *o = match (x % 2, y % 2) {
+                (0, 0) => c(i, j),
+                (1, 1) => centre(i, j),
+                // Between (i, j) and (i + 1, j): along the row, or down through the centres.
+                (1, 0) => blend(
+                    midpoint(c(i - 1, j), c(i, j), c(i + 1, j), c(i + 2, j)),
+                    midpoint(
+                        centre(i, j - 2),
+                        centre(i, j - 1),
+                        centre(i, j),
+                        centre(i, j + 1),
+                    ),
+                ),
+                // Between (i, j) and (i, j + 1): along the column, or across the centres.
+                _ => blend(
+                    midpoint(c(i, j - 1), c(i, j), c(i, j + 1), c(i, j + 2)),
+                    midpoint(
+                        centre(i - 2, j),
+                        centre(i - 1, j),
+                        centre(i, j),
+                        centre(i + 1, j),
+                    ),
+                ),
+            };
+        }
+    });
+    out
+}
+
 /// The detail a level adds back when it takes over from the coarser one: its own start
-/// heights minus what the coarser level's start heights interpolate to.
+/// heights minus what the coarser level's start heights interpolate to (by
+/// [`prolong_directional`], as the heights are handed over).
 pub fn detail(start: &[f32], grid: Grid, coarser_start: &[f32], coarser: Grid) -> Vec<f32> {
-    let mut d = prolong(coarser_start, coarser, grid, 2);
+    let mut d = prolong_directional(coarser_start, coarser, grid);
     d.par_iter_mut()
         .zip(start.par_iter())
         .for_each(|(d, &s)| *d = s - *d);
@@ -257,7 +338,9 @@ pub fn detail(start: &[f32], grid: Grid, coarser_start: &[f32], coarser: Grid) -
 /// `grid`) times the coarser grid's node spacing `spacing` (metres) — the relief within one
 /// coarse cell — times `noise` in about [−1, 1]. Planar facets between coarse nodes would
 /// otherwise drain in parallel lines that the finer level cuts into straight, evenly
-/// spaced gullies; the noise gives the water hollows to gather in.
+/// spaced gullies; the noise gives the water hollows to gather in. The stage draws `noise`
+/// at the wavelengths the coarser grid cannot hold (its Nyquist wavelength, two spacings,
+/// and one spacing, the finer grid's).
 pub fn roughen(up: &mut [f32], grid: Grid, spacing: f32, noise: &[f32], strength: f32) {
     let (w, h) = (grid.width, grid.height);
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
@@ -273,6 +356,44 @@ pub fn roughen(up: &mut [f32], grid: Grid, spacing: f32, noise: &[f32], strength
             *v = (*v as f64 + relief * noise[y * w + x] as f64) as f32;
         }
     });
+}
+
+/// `data` over `grid` moved sideways (Galin et al. 2019, "Warping": the terrain read at
+/// `ω(p)` instead of `p`, `ω` a displacement made of noise): node `(x, y)` takes the value
+/// at `(x + ax·noise_x, y + ay·noise_y)`, in nodes, read by Catmull-Rom cubics and clamped
+/// to the grid. Heights are moved, not made: a ramp stays a ramp away from the borders,
+/// and the highest and lowest values stay to the cubics' overshoot. A coarse grid knows
+/// that a river crosses its cell, not where: moved by a fraction of a coarse cell, the
+/// finer level's rivers wind within their valleys instead of running on the coarse grid's
+/// straight lines.
+pub fn warp(
+    data: &[f32],
+    grid: Grid,
+    noise_x: &[f32],
+    noise_y: &[f32],
+    ax: f32,
+    ay: f32,
+) -> Vec<f32> {
+    let (w, h) = (grid.width, grid.height);
+    debug_assert_eq!(data.len(), grid.len());
+    let mut out = vec![0.0f32; grid.len()];
+    out.par_chunks_mut(w).enumerate().for_each(|(y, line)| {
+        for (x, o) in line.iter_mut().enumerate() {
+            let i = y * w + x;
+            let fx = (x as f32 + ax * noise_x[i]).clamp(0.0, (w - 1) as f32);
+            let fy = (y as f32 + ay * noise_y[i]).clamp(0.0, (h - 1) as f32);
+            let (ix, iy) = ((fx as usize).min(w - 1), (fy as usize).min(h - 1));
+            let (xi, xw) = (taps(ix, w), cubic_weights(fx - ix as f32));
+            let (yi, yw) = (taps(iy, h), cubic_weights(fy - iy as f32));
+            let mut sum = 0.0f32;
+            for (&row, &wy) in yi.iter().zip(&yw) {
+                let line = &data[row * w..(row + 1) * w];
+                sum += (0..4).map(|k| line[xi[k]] * xw[k]).fold(0.0, |a, b| a + b) * wy;
+            }
+            *o = sum;
+        }
+    });
+    out
 }
 
 #[cfg(test)]
@@ -429,6 +550,93 @@ mod tests {
     }
 
     #[test]
+    fn directional_prolongation_keeps_nodes_and_ramps() {
+        // Sizes that halve evenly and one that does not (the coarse grid reaches past it).
+        for (w, h) in [(65usize, 33usize), (64, 30)] {
+            let fine = grid(w, h);
+            let coarse = coarse_grid(fine, 2).unwrap();
+            let ramp = |x: f32, y: f32| 0.75 * x - 2.5 * y + 40.0;
+            let data: Vec<f32> = (0..coarse.len())
+                .map(|i| {
+                    let (x, y) = coarse.coords(i);
+                    ramp(x as f32, y as f32)
+                })
+                .collect();
+            let up = prolong_directional(&data, coarse, fine);
+            assert_eq!(up.len(), fine.len());
+            for (i, &v) in up.iter().enumerate() {
+                let (x, y) = fine.coords(i);
+                if x % 2 == 0 && y % 2 == 0 {
+                    assert_eq!(v, data[coarse.index(x / 2, y / 2)]);
+                }
+                // Every cubic is exact on a ramp where its taps are not clamped.
+                if (8..w - 9).contains(&x) && (8..h - 9).contains(&y) {
+                    let want = ramp(x as f32 / 2.0, y as f32 / 2.0);
+                    assert!((v - want).abs() < 1e-3, "({x}, {y}): {v} vs {want}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn directional_prolongation_keeps_a_diagonal_valley_floor() {
+        // A straight V valley along the diagonal, 10 m up per coarse node off its floor,
+        // falling 1 m per node along it: the floor's fine nodes (on the diagonal) must fall
+        // steadily, as they do along an axis. Separable cubics (prolong) put a bump of
+        // metres at each cell centre of the floor, which the water then leaves sideways.
+        let coarse = grid(17, 17);
+        let fine = grid(33, 33);
+        let valley = |x: f32, y: f32| 10.0 * (x - y).abs() - 0.5 * (x + y);
+        let data: Vec<f32> = (0..coarse.len())
+            .map(|i| {
+                let (x, y) = coarse.coords(i);
+                valley(x as f32, y as f32)
+            })
+            .collect();
+        let bump = |up: &[f32]| {
+            (4..28)
+                .map(|k| (up[fine.index(k, k)] - valley(k as f32 / 2.0, k as f32 / 2.0)).abs())
+                .fold(0.0f32, f32::max)
+        };
+        let directional = bump(&prolong_directional(&data, coarse, fine));
+        let separable = bump(&prolong(&data, coarse, fine, 2));
+        assert!(directional < 0.05, "{directional} m off the floor");
+        assert!(
+            separable > 1.0,
+            "{separable} m: the separable bump this guards against"
+        );
+        // Along the floor each fine step falls: no pit for the water to leave by an axis.
+        let up = prolong_directional(&data, coarse, fine);
+        assert!((4..28).all(|k| up[fine.index(k + 1, k + 1)] < up[fine.index(k, k)]));
+    }
+
+    #[test]
+    fn warping_moves_heights_without_making_new_ones() {
+        let g = grid(40, 30);
+        let ramp = |x: f32, y: f32| 2.0 * x + 0.5 * y;
+        let data: Vec<f32> = (0..g.len())
+            .map(|i| {
+                let (x, y) = g.coords(i);
+                ramp(x as f32, y as f32)
+            })
+            .collect();
+        let nx: Vec<f32> = (0..g.len()).map(|i| math::sin(i as f32 * 0.7)).collect();
+        let ny: Vec<f32> = (0..g.len()).map(|i| math::cos(i as f32 * 1.3)).collect();
+        let out = warp(&data, g, &nx, &ny, 0.8, 0.6);
+        for (i, &v) in out.iter().enumerate() {
+            let (x, y) = g.coords(i);
+            // Each node reads the ramp where its displacement points.
+            if (3..36).contains(&x) && (3..26).contains(&y) {
+                let want = ramp(x as f32 + 0.8 * nx[i], y as f32 + 0.6 * ny[i]);
+                assert!((v - want).abs() < 1e-3, "({x}, {y}): {v} vs {want}");
+            }
+        }
+        // No displacement, no change.
+        let zero = vec![0.0; g.len()];
+        assert_eq!(warp(&data, g, &zero, &zero, 0.8, 0.6), data);
+    }
+
+    #[test]
     fn detail_restores_the_start_heights() {
         // prolong(coarser start) + detail is the level's own start, to rounding.
         let fine = grid(129, 97);
@@ -438,7 +646,7 @@ mod tests {
             .collect();
         let coarser = restrict(&start, fine, coarse, 2);
         let d = detail(&start, fine, &coarser, coarse);
-        let back = prolong(&coarser, coarse, fine, 2);
+        let back = prolong_directional(&coarser, coarse, fine);
         for i in 0..fine.len() {
             assert!((back[i] + d[i] - start[i]).abs() < 1e-5);
         }

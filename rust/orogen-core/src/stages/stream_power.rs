@@ -26,6 +26,13 @@ pub const MAX_ITERATIONS: u32 = 1_000_000;
 /// Stream of the recipe seed for the coarse-to-fine roughness noise ("c2f").
 const COARSE_TO_FINE_SEED: u64 = 0x0063_3266;
 
+/// Offset of the warp's noise seeds from the roughness noise's ("WARP").
+const WARP_SEED: u64 = 0x5741_5250;
+
+/// How far a level's rivers may move within a coarser cell at `detail` 1, in coarser node
+/// spacings: half of one, so a river stays within the cell the coarser grid put it in.
+const WARP: f32 = 0.5;
+
 /// A coarse level shows its heights in the world every this many steps (for live views).
 const SHOW_EVERY: u32 = 4;
 
@@ -40,7 +47,8 @@ pub enum Schedule {
     #[default]
     Fine,
     /// Cordonnier et al. 2016: erode on a grid `2^(levels−1)` times coarser until close to
-    /// steady state, then upsample (cubic, roughened, plus the start terrain's finer detail) and
+    /// steady state, then upsample (cubics along the straighter direction, warped sideways,
+    /// roughened, plus the start terrain's finer detail) and
     /// carry on at each finer grid in turn, which only has to cut its own small valleys.
     /// The coarsest grid runs most iterations, each finer one `refine × iterations`, or
     /// as many as it needs to regrow the divides the coarser grid holds lower (up to half
@@ -59,17 +67,22 @@ pub enum Schedule {
         /// (0, 0.5]. Default 0.1.
         #[serde(default = "default_refine")]
         refine: f32,
-        /// Roughness added where each finer level takes over, as a fraction of the
-        /// relief within one coarser cell (slope × its spacing), in [0, 2]: noise at two
-        /// and four coarser cells gives the water hollows to gather in, so the finer level
-        /// cuts branching valleys instead of straight parallel gullies. Default 0.5.
+        /// Detail added where each finer level takes over, in [0, 2] (0: none). The
+        /// heights are warped sideways by up to `detail` × half a coarser spacing (noise at
+        /// four and two spacings), so rivers wind within the coarse valleys; then
+        /// roughened by `detail` × the relief within one coarser cell (slope × its spacing)
+        /// times noise at the wavelengths the coarser grid cannot hold (two and one
+        /// spacings), which gives the water hollows to gather in, so the finer level cuts
+        /// branching valleys instead of straight parallel gullies. At 1 the added octaves
+        /// have about the slope of the surface they roughen, as a fractal sum of
+        /// persistence 1/2 and lacunarity 2 has the same slope in every octave. Default 1.
         #[serde(default = "default_detail")]
         detail: f32,
     },
 }
 
 fn default_detail() -> f32 {
-    0.5
+    1.0
 }
 
 fn default_levels() -> u32 {
@@ -119,7 +132,7 @@ pub struct StreamPowerParams {
     /// Default true.
     pub hydrology: bool,
     /// How the iterations are spread over grids: `Fine` (all on the world's grid) or
-    /// `CoarseToFine(levels: 2, refine: 0.1, detail: 0.5)`, several times faster for the
+    /// `CoarseToFine(levels: 2, refine: 0.1, detail: 1.0)`, several times faster for the
     /// same relief.
     /// Default `Fine`.
     pub schedule: Schedule,
@@ -506,13 +519,43 @@ impl Scheduled {
         let (from, to) = (self.levels[self.level], self.levels[self.level + 1]);
         let start = &self.starts[self.level + 1];
         let detail = coarse_to_fine::detail(start, to.grid, &self.starts[self.level], from.grid);
-        let mut up = coarse_to_fine::prolong(&self.heights, from.grid, to.grid, 2);
+        let mut up = coarse_to_fine::prolong_directional(&self.heights, from.grid, to.grid);
         if self.detail > 0.0 {
+            // Rivers wind within their coarse cell: a displacement of up to `detail` × half
+            // a coarser spacing, at four and two spacings (issue #39).
+            let spacing = from.grid.dx().max(from.grid.dy());
+            let params = NoiseParams {
+                octaves: 2,
+                wavelength: 4.0 * spacing,
+                amplitude: 1.0 / 1.5,
+                ..NoiseParams::default()
+            };
+            let seed = self
+                .seed
+                .wrapping_add(WARP_SEED)
+                .wrapping_add(2 * self.level as u64);
+            let nx = noise::generate(&params, to.grid, seed)?;
+            let ny = noise::generate(&params, to.grid, seed.wrapping_add(1))?;
+            let reach = self.detail * WARP * spacing;
+            up = coarse_to_fine::warp(
+                &up,
+                to.grid,
+                &nx.data,
+                &ny.data,
+                reach / to.grid.dx(),
+                reach / to.grid.dy(),
+            );
+        }
+        if self.detail > 0.0 {
+            // The octaves the coarser grid cannot hold: from its Nyquist wavelength, two
+            // spacings, to the finer grid's, one (issue #39: at four and two spacings, a band
+            // the coarser grid already held, the finer level's rivers kept the coarse
+            // valleys' straight courses).
             let spacing = from.grid.dx().max(from.grid.dy());
             let noise = noise::generate(
                 &NoiseParams {
                     octaves: 2,
-                    wavelength: 4.0 * spacing,
+                    wavelength: 2.0 * spacing,
                     amplitude: 1.0 / 1.5,
                     ..NoiseParams::default()
                 },

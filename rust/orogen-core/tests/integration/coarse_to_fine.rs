@@ -88,6 +88,8 @@ fn coarse_to_fine_gives_the_same_landscape_on_the_default_recipe() {
     // 513² of 50 m is the default recipe's 51.2 km at twice its resolution, where the
     // coarse levels' lower divides showed most (issue #39: with 10 steps per finer level
     // the relief fell 3.0 % at two levels and 10.1 % at three; 6.6 % and 7.4 % at 100 m).
+    // Three levels at both cell sizes: their rivers kept the coarsest grid's straight
+    // courses (drainage density 7 % low) until the handover went by direction and warped.
     for cell in [50.0, 100.0] {
         let (grid, fine) = run_default_at(513, cell, "Fine");
         let a = measure(grid, &fine);
@@ -181,11 +183,12 @@ fn compare(cell: f32, levels: u32, a: &Measures, b: &Measures) {
         "{at}: hypsometric integral"
     );
     assert!((b.concavity - a.concavity).abs() <= 0.05, "{at}: concavity");
-    // Issue #39 asks for 5 % at three levels too; they keep 7 % less channel length (their
-    // rivers follow the coarsest grid's straight valleys), so only two levels are held to
-    // it yet.
+    // Issue #39 asks for 5 % at two and three levels. Three levels at 100 m still keep
+    // 5.6 % less channel length here (5.7 % at 1025²), so they are held to 6 %: before the
+    // directional handover and the warp they kept 7.2 % (50 m) and 7.4 % (100 m) less,
+    // which fails.
     let density = b.drainage_density / a.drainage_density - 1.0;
-    let bound = if levels == 2 { 0.05 } else { 0.10 };
+    let bound = if levels == 2 { 0.05 } else { 0.06 };
     assert!(
         density.abs() <= bound,
         "{at}: drainage density {:+.1} %",
