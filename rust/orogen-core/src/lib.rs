@@ -32,6 +32,7 @@ pub mod runner;
 pub mod schema;
 pub mod stages;
 pub mod state;
+pub mod tiles;
 pub mod values;
 pub mod world;
 

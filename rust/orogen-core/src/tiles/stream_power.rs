@@ -1,0 +1,612 @@
+//! One rank's tile of a tiled stream-power step (lakes: None, n = 1) that gives the whole
+//! map's [`StreamPower`](crate::eroders::stream_power::StreamPower) result:
+//!
+//! 1. halo rows of heights from the neighbouring tiles;
+//! 2. steepest-descent receivers of the tile's cells, the whole map's rule (and ties) exactly;
+//! 3. drainage: local sums, then the root resolves the flow crossing tile edges and each
+//!    tile adds the inflows at its entry cells (Barnes 2017);
+//! 4. the implicit solve: each cell's new height is `min(a·h_r + b, c)` in its receiver's,
+//!    composed down its path; the root solves the chain of crossings and each tile finishes
+//!    with the whole map's own arithmetic (Braun & Willett 2013).
+
+use rayon::prelude::*;
+
+use super::comm::{Comm, Reader, Writer};
+use super::layout::{Tile, TileLayout};
+use super::root::{CrossGraph, NONE};
+use crate::eroders::stream_power::{erosion_factor, Inputs, Params, MAX_DT};
+use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::flow::router::SinkMode;
+use crate::neighbourhood::raster::OFFSETS;
+use crate::neighbourhood::{OutletParams, RasterGrid, Side};
+
+/// The rank that solves the crossing graphs.
+pub const ROOT: usize = 0;
+
+const TAG_HALO: u32 = 1;
+const TAG_ACC_UP: u32 = 2;
+const TAG_ACC_DOWN: u32 = 3;
+const TAG_SOLVE_UP: u32 = 4;
+const TAG_SOLVE_DOWN: u32 = 5;
+
+/// A local receiver that lies in another tile.
+const EXIT: u32 = u32::MAX;
+
+/// One tile's per-cell inputs, row-major over its interior.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileInputs {
+    pub heights: Vec<f32>,
+    pub k: Vec<f32>,
+    pub uplift: Vec<f32>,
+    pub precipitation: Option<Vec<f32>>,
+}
+
+impl TileInputs {
+    /// Tile `rank`'s part of whole-map heights and inputs (a one-process run, or a test).
+    pub fn cut(layout: &TileLayout, rank: usize, heights: &[f32], inputs: &Inputs) -> Result<Self> {
+        Ok(TileInputs {
+            heights: layout.cut(rank, heights, "heights")?,
+            k: layout.cut(rank, &inputs.k, "k")?,
+            uplift: layout.cut(rank, &inputs.uplift, "uplift")?,
+            precipitation: match &inputs.precipitation {
+                Some(p) => Some(layout.cut(rank, p, "precipitation")?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// What one tiled step exchanged, for this rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Bytes this rank sent to other ranks during the step.
+    pub bytes_sent: u64,
+    /// This tile's cells whose receiver lies in another tile.
+    pub exits: usize,
+}
+
+/// True for cell `(x, y)` on an open border (`open` indexed by [`Side`]) of grid `g`.
+#[inline]
+fn on_open_border(open: [bool; 4], g: crate::field::Grid, x: usize, y: usize) -> bool {
+    (open[Side::North as usize] && y == 0)
+        || (open[Side::South as usize] && y + 1 == g.height)
+        || (open[Side::East as usize] && x + 1 == g.width)
+        || (open[Side::West as usize] && x == 0)
+}
+
+/// One rank's tile of the tiled stream-power process.
+pub struct TileStreamPower {
+    layout: TileLayout,
+    tile: Tile,
+    field: String,
+    open: [bool; 4],
+    sea: f32,
+    dists: [f32; 8],
+    m: f64,
+    n: f64,
+    /// Heights over the halo rectangle (the interior's are this tile's).
+    heights: Vec<f32>,
+    k: Vec<f32>,
+    uplift: Vec<f32>,
+    weights: Vec<f64>,
+    /// Per interior cell: its receiver (global index) and the distance to it.
+    receivers: Vec<u32>,
+    dist: Vec<f32>,
+    /// Per interior cell: its receiver's interior index, itself for a root, or [`EXIT`].
+    local: Vec<u32>,
+    offsets: Vec<u32>,
+    donors: Vec<u32>,
+    /// Interior cells, receivers before donors.
+    order: Vec<u32>,
+    /// Per interior cell: the exit (global index) its path leaves the tile by, or NONE.
+    term: Vec<u32>,
+    exits: Vec<u32>,
+    sums: Vec<f64>,
+    drainage: Vec<f32>,
+    /// Per interior cell: its erosion factor and its composed map `(a, b, c)`.
+    factors: Vec<f64>,
+    maps: Vec<[f64; 3]>,
+    /// Interior indices of the entry cells the root named in this step.
+    entries: Vec<u32>,
+    /// Per interior cell (exits only): its receiver's new height, from the root.
+    exit_heights: Vec<f32>,
+    /// The root's crossing graph (used on [`ROOT`] only).
+    cross: CrossGraph,
+}
+
+impl TileStreamPower {
+    /// Tile `rank` of `layout` with the whole map's outlets and stream-power parameters
+    /// (`lakes: None` and `n = 1` only, so far) and its own part of the inputs. `field`
+    /// prefixes error names.
+    pub fn new(
+        layout: &TileLayout,
+        rank: usize,
+        outlets: &OutletParams,
+        params: &Params,
+        inputs: TileInputs,
+        field: &str,
+    ) -> Result<Self> {
+        params.validate(field)?;
+        outlets.validate(&format!("{field}.outlets"))?;
+        if params.lakes != SinkMode::None {
+            return Err(OrogenError::invalid(
+                format!("{field}.lakes"),
+                format!(
+                    "{:?} is not tiled yet: tiled runs take lakes: None",
+                    params.lakes
+                ),
+            ));
+        }
+        if params.n != 1.0 {
+            return Err(OrogenError::invalid(
+                format!("{field}.n"),
+                format!("{} is not tiled yet: tiled runs take n = 1", params.n),
+            ));
+        }
+        if outlets.borders.is_empty() {
+            return Err(OrogenError::invalid(
+                format!("{field}.outlets.borders"),
+                "a tiled run needs an open border (a closed map's lowest pit becomes its \
+                 outlet, a choice over the whole map that is not tiled yet)",
+            ));
+        }
+        if rank >= layout.count() {
+            return Err(OrogenError::invalid(
+                "tiles rank",
+                format!("{rank}, but the layout has {} tiles", layout.count()),
+            ));
+        }
+        let grid = layout.grid();
+        let tile = layout.tile(rank);
+        let n_cells = tile.interior.len();
+        let check = |what: &str, v: &[f32], allow_negative: bool| -> Result<()> {
+            crate::eroders::stream_power::check_values(
+                &format!("{field}.{what} (tile {rank})"),
+                v,
+                n_cells,
+                allow_negative,
+            )
+        };
+        check("heights", &inputs.heights, true)?;
+        check("k", &inputs.k, false)?;
+        check("uplift", &inputs.uplift, true)?;
+        let area = grid.cell_area() as f64;
+        let weights = match &inputs.precipitation {
+            Some(p) => {
+                check("precipitation", p, false)?;
+                p.iter().map(|&r| area * r as f64).collect()
+            }
+            None => vec![area; n_cells],
+        };
+        let raster = RasterGrid::new(grid, &outlets.borders);
+        let mut open = [false; 4];
+        for side in [Side::North, Side::South, Side::East, Side::West] {
+            open[side as usize] = raster.is_open(side);
+        }
+        let mut heights = vec![0.0f32; tile.halo.len()];
+        let r = tile.interior;
+        for (y, row) in (r.y0..r.y0 + r.h).zip(inputs.heights.chunks_exact(r.w)) {
+            let at = tile.halo.index(r.x0, y);
+            heights[at..at + r.w].copy_from_slice(row);
+        }
+        Ok(TileStreamPower {
+            layout: layout.clone(),
+            tile,
+            field: field.to_string(),
+            open,
+            sea: outlets.sea_level.unwrap_or(f32::NEG_INFINITY),
+            dists: raster.distances,
+            m: params.m as f64,
+            n: params.n as f64,
+            heights,
+            k: inputs.k,
+            uplift: inputs.uplift,
+            weights,
+            receivers: vec![0; n_cells],
+            dist: vec![0.0; n_cells],
+            local: vec![0; n_cells],
+            offsets: vec![0; n_cells + 1],
+            donors: vec![0; n_cells],
+            order: Vec::with_capacity(n_cells),
+            term: vec![NONE; n_cells],
+            exits: Vec::new(),
+            sums: vec![0.0; n_cells],
+            drainage: vec![0.0; n_cells],
+            factors: vec![0.0; n_cells],
+            maps: vec![[0.0; 3]; n_cells],
+            entries: Vec::new(),
+            exit_heights: vec![0.0; n_cells],
+            cross: CrossGraph::default(),
+        })
+    }
+
+    /// The tile.
+    pub fn tile(&self) -> Tile {
+        self.tile
+    }
+
+    /// This tile's heights, row-major over its interior.
+    pub fn heights(&self) -> Vec<f32> {
+        let r = self.tile.interior;
+        let mut out = Vec::with_capacity(r.len());
+        for y in r.y0..r.y0 + r.h {
+            let at = self.tile.halo.index(r.x0, y);
+            out.extend_from_slice(&self.heights[at..at + r.w]);
+        }
+        out
+    }
+
+    /// Receivers (global indices) of the last routing, row-major over the interior.
+    pub fn receivers(&self) -> &[u32] {
+        &self.receivers
+    }
+
+    /// Drainage (m², or m³/yr with precipitation) of the last step, f64 sums and as the
+    /// whole map rounds them to f32.
+    pub fn drainage_sums(&self) -> &[f64] {
+        &self.sums
+    }
+
+    /// [`TileStreamPower::drainage_sums`] rounded to f32.
+    pub fn drainage(&self) -> &[f32] {
+        &self.drainage
+    }
+
+    /// One step of `dt` years: halo, receivers, drainage, implicit solve. Every rank calls
+    /// it together.
+    pub fn step(&mut self, comm: &mut impl Comm, dt: f64) -> Result<StepStats> {
+        let dt_field = format!("{}.dt", self.field);
+        check_positive(&dt_field, dt)?;
+        check_range(&dt_field, dt, 0.0, MAX_DT)?;
+        let before = comm.bytes_sent();
+        self.route(comm)?;
+        self.accumulate(comm)?;
+        self.solve(comm, dt)?;
+        Ok(StepStats {
+            bytes_sent: comm.bytes_sent() - before,
+            exits: self.exits.len(),
+        })
+    }
+
+    /// Halo exchange, then receivers and the tile's flow order (no change to heights).
+    pub fn route(&mut self, comm: &mut impl Comm) -> Result<()> {
+        self.exchange_halo(comm)?;
+        self.descend();
+        self.build_order()
+    }
+
+    /// Sends this tile's cells in each neighbour's halo, then reads theirs into its own.
+    fn exchange_halo(&mut self, comm: &mut impl Comm) -> Result<()> {
+        let rank = self.tile.rank;
+        let neighbours = self.layout.neighbours(rank);
+        for &t in &neighbours {
+            if let Some(r) = self.tile.interior.intersect(&self.layout.tile(t).halo) {
+                let mut w = Writer::with_capacity(4 * r.len());
+                for y in r.y0..r.y0 + r.h {
+                    let at = self.tile.halo.index(r.x0, y);
+                    self.heights[at..at + r.w].iter().for_each(|&h| w.f32(h));
+                }
+                comm.send(t, TAG_HALO, w.into_bytes())?;
+            }
+        }
+        for &t in &neighbours {
+            if let Some(r) = self.layout.tile(t).interior.intersect(&self.tile.halo) {
+                let data = comm.recv(t, TAG_HALO)?;
+                let mut rd = Reader::new(&data, "halo", t);
+                for y in r.y0..r.y0 + r.h {
+                    let at = self.tile.halo.index(r.x0, y);
+                    for h in &mut self.heights[at..at + r.w] {
+                        *h = rd.f32()?;
+                    }
+                }
+                rd.finish()?;
+            }
+        }
+        if let Some(bad) = self.heights.iter().position(|h| !h.is_finite()) {
+            let (hx, hy) = (bad % self.tile.halo.w, bad / self.tile.halo.w);
+            let (x, y) = (self.tile.halo.x0 + hx, self.tile.halo.y0 + hy);
+            return Err(OrogenError::invalid(
+                "heights",
+                format!(
+                    "cell ({x}, {y}) is {} (heights must be finite)",
+                    self.heights[bad]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// True for a cell on an open border of the whole grid.
+    #[inline]
+    fn is_outlet(&self, x: usize, y: usize) -> bool {
+        on_open_border(self.open, self.layout.grid(), x, y)
+    }
+
+    /// Steepest-descent receivers of the interior, as [`RasterGrid`] picks them: the
+    /// largest `(h − h_j)/d_j > 0` over the neighbours in offset order, strict `>` (ties to
+    /// the lowest index); outlets and cells at or below sea level receive themselves.
+    /// Parallel by row (each cell independent).
+    fn descend(&mut self) {
+        let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
+        let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
+        let rows = self.receivers.par_chunks_mut(interior.w);
+        let rows = rows.zip(self.dist.par_chunks_mut(interior.w)).enumerate();
+        rows.for_each(|(row, (rs, ds))| {
+            let y = interior.y0 + row;
+            for (col, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
+                let x = interior.x0 + col;
+                let here = heights[halo.index(x, y)];
+                *r = g.index(x, y) as u32;
+                *d = 0.0;
+                if here <= sea || on_open_border(open, g, x, y) {
+                    continue;
+                }
+                let mut best = 0.0f32;
+                for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
+                    let (nx, ny) = (x as isize + dx, y as isize + dy);
+                    if nx < 0 || ny < 0 || nx as usize >= g.width || ny as usize >= g.height {
+                        continue;
+                    }
+                    let (nx, ny) = (nx as usize, ny as usize);
+                    let s = (here - heights[halo.index(nx, ny)]) / dists[k];
+                    if s > best {
+                        best = s;
+                        *r = g.index(nx, ny) as u32;
+                        *d = dists[k];
+                    }
+                }
+            }
+        });
+    }
+
+    /// Local receivers, donors and a breadth-first order from the tile's roots and exits;
+    /// each cell's exit (the one its path leaves the tile by).
+    fn build_order(&mut self) -> Result<()> {
+        let (g, interior) = (self.layout.grid(), self.tile.interior);
+        let n = interior.len();
+        for (li, (l, &r)) in self.local.iter_mut().zip(&self.receivers).enumerate() {
+            let (rx, ry) = (r as usize % g.width, r as usize / g.width);
+            *l = if interior.contains(rx, ry) {
+                interior.index(rx, ry) as u32
+            } else {
+                EXIT
+            };
+            debug_assert!(
+                *l != li as u32
+                    || r as usize
+                        == g.index(interior.x0 + li % interior.w, interior.y0 + li / interior.w)
+            );
+        }
+        let (offsets, donors) = (&mut self.offsets, &mut self.donors);
+        offsets.fill(0);
+        for (i, &r) in self.local.iter().enumerate() {
+            if r != EXIT && r as usize != i {
+                offsets[r as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        for (i, &r) in self.local.iter().enumerate() {
+            if r != EXIT && r as usize != i {
+                donors[fill[r as usize] as usize] = i as u32;
+                fill[r as usize] += 1;
+            }
+        }
+        let order = &mut self.order;
+        order.clear();
+        self.exits.clear();
+        for (i, &r) in self.local.iter().enumerate() {
+            if r == EXIT {
+                self.exits.push(i as u32);
+                order.push(i as u32);
+            } else if r as usize == i {
+                order.push(i as u32);
+            }
+        }
+        let mut head = 0;
+        while head < order.len() {
+            let c = order[head] as usize;
+            head += 1;
+            order.extend_from_slice(&donors[offsets[c] as usize..offsets[c + 1] as usize]);
+        }
+        if order.len() != n {
+            return Err(OrogenError::Numerical {
+                field: format!("{} (tile {})", self.field, self.tile.rank),
+                reason: format!(
+                    "receivers form a cycle: the order covers {} of {n} cells",
+                    order.len()
+                ),
+            });
+        }
+        for k in 0..n {
+            let c = self.order[k] as usize;
+            self.term[c] = match self.local[c] {
+                EXIT => self.global(c),
+                r if r as usize == c => NONE,
+                r => self.term[r as usize],
+            };
+        }
+        Ok(())
+    }
+
+    /// The global index of interior cell `li`.
+    #[inline]
+    fn global(&self, li: usize) -> u32 {
+        let r = self.tile.interior;
+        self.layout.grid().index(r.x0 + li % r.w, r.y0 + li / r.w) as u32
+    }
+
+    /// Sums the weights down the tile's trees from `inflow` at the entry cells.
+    fn sum_local(&mut self, inflow: &[f64]) {
+        self.sums.copy_from_slice(&self.weights);
+        for (&e, &f) in self.entries.iter().zip(inflow) {
+            self.sums[e as usize] += f;
+        }
+        for &c in self.order.iter().rev() {
+            let r = self.local[c as usize];
+            if r != EXIT && r != c {
+                self.sums[r as usize] += self.sums[c as usize];
+            }
+        }
+    }
+
+    /// Drainage: local sums, the crossing graph at the root, the inflows added.
+    fn accumulate(&mut self, comm: &mut impl Comm) -> Result<()> {
+        self.entries.clear();
+        self.sum_local(&[]);
+        let interior = self.tile.interior;
+        let ring: Vec<u32> = (0..interior.len() as u32)
+            .filter(|&li| {
+                let li = li as usize;
+                interior.on_ring(interior.x0 + li % interior.w, interior.y0 + li / interior.w)
+            })
+            .collect();
+        let mut w = Writer::with_capacity(8 + 16 * self.exits.len() + 8 * ring.len());
+        w.u32(self.exits.len() as u32);
+        for &e in &self.exits {
+            w.u32(self.global(e as usize));
+            w.u32(self.receivers[e as usize]);
+            w.f64(self.sums[e as usize]);
+        }
+        w.u32(ring.len() as u32);
+        for &c in &ring {
+            w.u32(self.global(c as usize));
+            w.u32(self.term[c as usize]);
+        }
+        let all = comm.gather(ROOT, TAG_ACC_UP, w.into_bytes())?;
+        let replies = if comm.rank() == ROOT {
+            self.cross.accumulate(&self.layout, &all)?
+        } else {
+            Vec::new()
+        };
+        let reply = comm.scatter(ROOT, TAG_ACC_DOWN, replies)?;
+        let mut rd = Reader::new(&reply, "inflows", ROOT);
+        let count = rd.u32()? as usize;
+        let mut inflow = Vec::with_capacity(count);
+        let g = self.layout.grid();
+        for _ in 0..count {
+            let cell = rd.u32()? as usize;
+            let (x, y) = (cell % g.width, cell / g.width);
+            if !interior.contains(x, y) {
+                return Err(OrogenError::invalid(
+                    format!("tiles rank {}", self.tile.rank),
+                    format!("the root sent an inflow for cell ({x}, {y}), outside the tile"),
+                ));
+            }
+            self.entries.push(interior.index(x, y) as u32);
+            inflow.push(rd.f64()?);
+        }
+        rd.finish()?;
+        if !inflow.is_empty() {
+            self.sum_local(&inflow);
+        }
+        self.drainage
+            .iter_mut()
+            .zip(&self.sums)
+            .for_each(|(d, &s)| *d = s as f32);
+        Ok(())
+    }
+
+    /// True for a root that is not base level (a pit: it rises with the uplift).
+    #[inline]
+    fn is_pit(&self, li: usize, h: f32) -> bool {
+        let r = self.tile.interior;
+        !(h <= self.sea || self.is_outlet(r.x0 + li % r.w, r.y0 + li / r.w))
+    }
+
+    /// The implicit solve: maps composed down each path, the chain at the root, then the
+    /// whole map's per-node arithmetic (`walk_run` in `eroders::stream_power`).
+    fn solve(&mut self, comm: &mut impl Comm, dt: f64) -> Result<()> {
+        let (halo, interior) = (self.tile.halo, self.tile.interior);
+        let at =
+            |li: usize| halo.index(interior.x0 + li % interior.w, interior.y0 + li / interior.w);
+        for k in 0..self.order.len() {
+            let c = self.order[k] as usize;
+            let h = self.heights[at(c)];
+            let r = self.local[c];
+            if r as usize == c {
+                let v = if self.is_pit(c, h) {
+                    (h as f64 + self.uplift[c] as f64 * dt) as f32
+                } else {
+                    h
+                } as f64;
+                self.maps[c] = [0.0, v, v];
+                continue;
+            }
+            let h_up = (h as f64 + self.uplift[c] as f64 * dt) as f32 as f64;
+            let d = self.dist[c] as f64;
+            let f = if d > 0.0 {
+                erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
+            } else {
+                0.0
+            };
+            if !f.is_finite() {
+                return Err(OrogenError::Numerical {
+                    field: self.field.clone(),
+                    reason: format!(
+                        "erosion factor k·A^m·dt/dist^n = {f} at cell {} is not usable; lower \
+                         dt, k or precipitation",
+                        self.global(c)
+                    ),
+                });
+            }
+            self.factors[c] = f;
+            let own = if f == 0.0 {
+                [0.0, h_up, h_up]
+            } else {
+                [f / (1.0 + f), h_up / (1.0 + f), h_up]
+            };
+            self.maps[c] = if r == EXIT {
+                own
+            } else {
+                let [a, b, cc] = own;
+                let [ra, rb, rc] = self.maps[r as usize];
+                [a * ra, a * rb + b, (a * rc + b).min(cc)]
+            };
+        }
+        let mut w = Writer::with_capacity(24 * self.entries.len());
+        for &e in &self.entries {
+            self.maps[e as usize].iter().for_each(|&v| w.f64(v));
+        }
+        let all = comm.gather(ROOT, TAG_SOLVE_UP, w.into_bytes())?;
+        let replies = if comm.rank() == ROOT {
+            self.cross.solve(&all)?
+        } else {
+            Vec::new()
+        };
+        let reply = comm.scatter(ROOT, TAG_SOLVE_DOWN, replies)?;
+        let mut rd = Reader::new(&reply, "exit heights", ROOT);
+        for &e in &self.exits {
+            self.exit_heights[e as usize] = rd.f32()?;
+        }
+        rd.finish()?;
+        for k in 0..self.order.len() {
+            let c = self.order[k] as usize;
+            let i = at(c);
+            let h = self.heights[i];
+            let r = self.local[c];
+            if r as usize == c {
+                if self.is_pit(c, h) {
+                    self.heights[i] = (h as f64 + self.uplift[c] as f64 * dt) as f32;
+                }
+                continue;
+            }
+            let h_up = (h as f64 + self.uplift[c] as f64 * dt) as f32;
+            let f = self.factors[c];
+            let h_r = if r == EXIT {
+                self.exit_heights[c]
+            } else {
+                self.heights[at(r as usize)]
+            } as f64;
+            let d0 = h_up as f64 - h_r;
+            self.heights[i] = if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
+                h_up
+            } else {
+                (h_r + d0 / (1.0 + f)) as f32
+            };
+        }
+        Ok(())
+    }
+}

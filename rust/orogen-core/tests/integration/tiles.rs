@@ -1,0 +1,433 @@
+//! Tiled runs (issue #41, first phase): the tiling, the threaded communicator, and the
+//! tiled stream-power step against the whole map's (receivers, drainage, heights).
+
+use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
+use orogen_core::flow::{accumulate_f64, FlowRouter, OutletParams, Side, SinkMode};
+use orogen_core::tiles::{
+    gather_map, run_threads, Comm, StepStats, TileInputs, TileLayout, TileStreamPower, ROOT,
+};
+use orogen_core::{Grid, OrogenError};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::support::on_threads;
+
+/// A terrain that drains to its borders (a dome, 4 m per cell from the nearest border)
+/// under `noise` metres of white noise; with `step` > 0, heights rounded to multiples of
+/// it (flats and tied slopes everywhere).
+fn terrain(grid: Grid, seed: u64, noise: f32, step: f32) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (w, h) = (grid.width, grid.height);
+    (0..grid.len())
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let border = x.min(y).min(w - 1 - x).min(h - 1 - y) as f32;
+            let v = 4.0 * border + rng.random_range(0.0..noise);
+            if step > 0.0 {
+                (v / step).round() * step
+            } else {
+                v
+            }
+        })
+        .collect()
+}
+
+fn layout(w: usize, h: usize, nx: usize, ny: usize) -> TileLayout {
+    TileLayout::new(Grid::new(w, h, 100.0).unwrap(), nx, ny).unwrap()
+}
+
+fn params() -> Params {
+    Params {
+        m: 0.5,
+        n: 1.0,
+        lakes: SinkMode::None,
+    }
+}
+
+/// Per-node k, uplift and (optionally) precipitation, varying over the map.
+fn inputs(grid: Grid, seed: u64, rain: bool) -> Inputs {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let n = grid.len();
+    Inputs {
+        k: (0..n).map(|_| rng.random_range(1e-5..3e-5)).collect(),
+        uplift: (0..n).map(|_| rng.random_range(5e-4..2e-3)).collect(),
+        precipitation: rain.then(|| (0..n).map(|_| rng.random_range(0.5..2.0)).collect()),
+    }
+}
+
+/// The tiled run's result maps at the root, after `steps` steps of `dt` years.
+struct Tiled {
+    heights: Vec<f32>,
+    receivers: Vec<u32>,
+    sums: Vec<f64>,
+    stats: Vec<StepStats>,
+}
+
+fn run_tiled(
+    layout: &TileLayout,
+    outlets: &OutletParams,
+    params: &Params,
+    heights: &[f32],
+    inputs: &Inputs,
+    steps: usize,
+    dt: f64,
+) -> Result<Tiled, OrogenError> {
+    let results = run_threads(layout.count(), |comm| {
+        let rank = comm.rank();
+        let tile_inputs = TileInputs::cut(layout, rank, heights, inputs)?;
+        let mut tile = TileStreamPower::new(layout, rank, outlets, params, tile_inputs, "sp")?;
+        let mut stats = StepStats::default();
+        if steps == 0 {
+            tile.route(comm)?;
+        }
+        for _ in 0..steps {
+            stats = tile.step(comm, dt)?;
+        }
+        let h = gather_map(comm, layout, ROOT, 100, &tile.heights(), "heights")?;
+        let r = gather_map(comm, layout, ROOT, 101, tile.receivers(), "receivers")?;
+        let s = gather_map(comm, layout, ROOT, 102, tile.drainage_sums(), "drainage")?;
+        Ok((h, r, s, stats))
+    })?;
+    let stats = results.iter().map(|r| r.3).collect();
+    let (h, r, s, _) = results.into_iter().next().expect("a root");
+    Ok(Tiled {
+        heights: h.expect("the root has the map"),
+        receivers: r.expect("the root has the map"),
+        sums: s.expect("the root has the map"),
+        stats,
+    })
+}
+
+/// Whole-map heights after `steps` steps.
+fn whole_map(
+    grid: Grid,
+    outlets: &OutletParams,
+    params: &Params,
+    heights: &[f32],
+    inputs: &Inputs,
+    steps: usize,
+    dt: f64,
+) -> Vec<f32> {
+    let mut sp = StreamPower::on_grid(grid, outlets, params, inputs.clone(), false, "sp").unwrap();
+    let mut h = heights.to_vec();
+    for _ in 0..steps {
+        sp.step_heights(&mut h, dt).unwrap();
+    }
+    h
+}
+
+#[test]
+fn tiles_cover_the_grid_once_with_their_halos() {
+    for (w, h, nx, ny) in [
+        (97, 83, 3, 3),
+        (64, 64, 4, 4),
+        (10, 7, 5, 3),
+        (130, 9, 1, 4),
+    ] {
+        let l = layout(w, h, nx, ny);
+        let mut owner = vec![usize::MAX; w * h];
+        for rank in 0..l.count() {
+            let t = l.tile(rank);
+            let r = t.interior;
+            // Sizes differ by at most one cell.
+            assert!(r.w == w / nx || r.w == w / nx + 1, "{w}/{nx}: {r:?}");
+            assert!(r.h == h / ny || r.h == h / ny + 1, "{h}/{ny}: {r:?}");
+            for y in r.y0..r.y0 + r.h {
+                for x in r.x0..r.x0 + r.w {
+                    assert_eq!(owner[y * w + x], usize::MAX, "({x}, {y}) in two tiles");
+                    owner[y * w + x] = rank;
+                    assert_eq!(l.rank_of(x, y), rank);
+                }
+            }
+            // The halo: every cell within one step of the interior, inside the grid.
+            for y in 0..h {
+                for x in 0..w {
+                    let near =
+                        (x + 1 >= r.x0 && x <= r.x0 + r.w) && (y + 1 >= r.y0 && y <= r.y0 + r.h);
+                    assert_eq!(
+                        t.halo.contains(x, y),
+                        near,
+                        "tile {rank} halo at ({x}, {y})"
+                    );
+                }
+            }
+        }
+        assert!(owner.iter().all(|&o| o != usize::MAX));
+        let map: Vec<u32> = (0..(w * h) as u32).collect();
+        let parts: Vec<Vec<u32>> = (0..l.count())
+            .map(|r| l.cut(r, &map, "m").unwrap())
+            .collect();
+        assert_eq!(l.assemble(&parts, "m").unwrap(), map);
+    }
+}
+
+#[test]
+fn bad_tilings_are_errors_naming_the_field() {
+    let grid = Grid::new(20, 9, 1.0).unwrap();
+    let e = TileLayout::new(grid, 0, 1).unwrap_err().to_string();
+    assert!(e.contains("tiles.x"), "{e}");
+    let e = TileLayout::new(grid, 2, 5).unwrap_err().to_string();
+    assert!(e.contains("tiles.y") && e.contains("1 to 4 tiles"), "{e}");
+    let e = TileLayout::parse(grid, "4by4", "--tiles")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--tiles") && e.contains("4by4"), "{e}");
+    assert_eq!(
+        TileLayout::parse(grid, "5x3", "--tiles").unwrap().shape(),
+        (5, 3)
+    );
+    let l = TileLayout::new(grid, 2, 2).unwrap();
+    let e = l.cut(0, &[0.0f32; 10], "heights").unwrap_err().to_string();
+    assert!(e.contains("heights") && e.contains("10 values"), "{e}");
+}
+
+#[test]
+fn gather_and_scatter_keep_rank_order() {
+    let out = run_threads(5, |comm| {
+        let me = comm.rank() as u8;
+        let all = comm.gather(2, 7, vec![me, me])?;
+        let parts = all.iter().map(|m| vec![m[0] * 10]).collect();
+        let back = comm.scatter(2, 8, parts)?;
+        Ok((all, back, comm.bytes_sent()))
+    })
+    .unwrap();
+    assert_eq!(out[2].0, (0..5u8).map(|r| vec![r, r]).collect::<Vec<_>>());
+    for (rank, (all, back, bytes)) in out.iter().enumerate() {
+        assert_eq!(back, &vec![rank as u8 * 10]);
+        if rank != 2 {
+            assert!(all.is_empty());
+            assert_eq!(*bytes, 2, "rank {rank} sent its two bytes");
+        } else {
+            assert_eq!(*bytes, 4, "the root sent one byte to each other rank");
+        }
+    }
+}
+
+#[test]
+fn a_failing_rank_stops_the_others_with_its_error() {
+    let e = run_threads(4, |comm| {
+        if comm.rank() == 3 {
+            return Err(OrogenError::invalid("tile 3", "broke on purpose"));
+        }
+        // Everyone else waits for rank 3, which never sends.
+        comm.recv(3, 1).map(|_| ())
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("tile 3") && e.contains("broke on purpose"),
+        "{e}"
+    );
+    // A panic too ends the waits, with an error naming the rank.
+    let e = run_threads(3, |comm| {
+        if comm.rank() == 1 {
+            panic!("rank 1 panics on purpose");
+        }
+        comm.recv(1, 1).map(|_| ())
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("rank 1"), "{e}");
+}
+
+#[test]
+fn tiled_receivers_equal_the_whole_map_with_ties() {
+    let all = OutletParams::default();
+    let coast = OutletParams {
+        borders: vec![Side::North, Side::West],
+        sea_level: Some(30.0),
+    };
+    for (w, h) in [(97, 83), (64, 64)] {
+        let grid = Grid::new(w, h, 100.0).unwrap();
+        for (seed, step) in [(1, 0.0), (2, 1.0), (3, 5.0)] {
+            let heights = terrain(grid, seed, 40.0, step);
+            let inputs = inputs(grid, seed, false);
+            for outlets in [&all, &coast] {
+                let mut router = FlowRouter::new(grid, outlets).unwrap();
+                router.steepest_descent(&heights).unwrap();
+                let want = &router.graph().receivers;
+                for (nx, ny) in [(2, 2), (3, 3), (4, 4), (1, 3)] {
+                    let l = TileLayout::new(grid, nx, ny).unwrap();
+                    let got = run_tiled(&l, outlets, &params(), &heights, &inputs, 0, 1.0)
+                        .unwrap()
+                        .receivers;
+                    let bad = got.iter().zip(want).position(|(a, b)| a != b);
+                    assert_eq!(bad, None, "{w}x{h} seed {seed} {nx}x{ny} {outlets:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The worst relative difference between tiled and whole-map drainage sums.
+fn drainage_error(
+    grid: Grid,
+    outlets: &OutletParams,
+    heights: &[f32],
+    inputs: &Inputs,
+    l: &TileLayout,
+) -> f64 {
+    let got = run_tiled(l, outlets, &params(), heights, inputs, 1, 1.0)
+        .unwrap()
+        .sums;
+    let mut router = FlowRouter::new(grid, outlets).unwrap();
+    let mut h = heights.to_vec();
+    let graph = router.route(&mut h, SinkMode::None).unwrap();
+    let area = grid.cell_area() as f64;
+    let weights: Vec<f64> = match &inputs.precipitation {
+        Some(p) => p.iter().map(|&r| area * r as f64).collect(),
+        None => vec![area; grid.len()],
+    };
+    let mut want = vec![0.0; grid.len()];
+    accumulate_f64(graph, &weights, &mut want);
+    got.iter()
+        .zip(&want)
+        .map(|(a, b)| (a - b).abs() / b.abs())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn tiled_drainage_equals_the_whole_map_to_1e_12() {
+    // Sums in another order than the whole map's stack: equal to rounding, measured
+    // at most a few 1e-16 relative; 1e-12 leaves room.
+    let grid = Grid::new(97, 83, 100.0).unwrap();
+    let mut worst = 0.0f64;
+    for (seed, rain) in [(4, false), (5, true)] {
+        let heights = terrain(grid, seed, 20.0, 0.0);
+        let inputs = inputs(grid, seed, rain);
+        for (nx, ny) in [(2, 2), (3, 3), (4, 4)] {
+            let l = TileLayout::new(grid, nx, ny).unwrap();
+            let e = drainage_error(grid, &OutletParams::default(), &heights, &inputs, &l);
+            assert!(e <= 1e-12, "seed {seed} {nx}x{ny}: relative error {e:e}");
+            worst = worst.max(e);
+        }
+    }
+    println!("tiled drainage: worst relative difference {worst:e}");
+}
+
+#[test]
+fn tiled_stream_power_equals_the_whole_map_after_20_steps() {
+    let dt = 1000.0;
+    let coast = OutletParams {
+        borders: vec![Side::South, Side::East],
+        sea_level: Some(20.0),
+    };
+    let mut worst = 0.0f32;
+    for (w, h, seed, rain, outlets) in [
+        (97, 83, 6, false, OutletParams::default()),
+        (64, 64, 7, true, OutletParams::default()),
+        (97, 83, 8, false, coast),
+    ] {
+        let grid = Grid::new(w, h, 100.0).unwrap();
+        let heights = terrain(grid, seed, 30.0, 0.0);
+        let inputs = inputs(grid, seed, rain);
+        let want = whole_map(grid, &outlets, &params(), &heights, &inputs, 20, dt);
+        let moved = want
+            .iter()
+            .zip(&heights)
+            .filter(|(a, b)| (*a - *b).abs() > 1.0)
+            .count();
+        assert!(
+            moved > grid.len() / 2,
+            "the steps change most heights ({moved})"
+        );
+        for (nx, ny) in [(2, 2), (3, 3), (4, 4)] {
+            let l = TileLayout::new(grid, nx, ny).unwrap();
+            let got = run_tiled(&l, &outlets, &params(), &heights, &inputs, 20, dt).unwrap();
+            let (i, d) = got
+                .heights
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b).abs())
+                .enumerate()
+                .fold((0, 0.0f32), |m, (i, d)| if d > m.1 { (i, d) } else { m });
+            assert!(d <= 1e-4, "{w}x{h} {nx}x{ny}: cell {i} is {d} m off");
+            worst = worst.max(d);
+        }
+    }
+    println!("tiled stream power: worst height difference {worst} m after 20 steps");
+}
+
+#[test]
+fn tiled_stream_power_gives_the_same_bytes_on_any_thread_count() {
+    let grid = Grid::new(70, 61, 100.0).unwrap();
+    let heights = terrain(grid, 9, 30.0, 0.0);
+    let inputs = inputs(grid, 9, true);
+    let l = TileLayout::new(grid, 3, 2).unwrap();
+    let outlets = OutletParams::default();
+    let run = |threads| {
+        on_threads(threads, || {
+            run_tiled(&l, &outlets, &params(), &heights, &inputs, 5, 1000.0).unwrap()
+        })
+    };
+    let one = run(1);
+    for threads in [2, 7] {
+        let other = run(threads);
+        let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(same(&one.heights, &other.heights), "{threads} threads");
+        assert_eq!(one.receivers, other.receivers, "{threads} threads");
+    }
+}
+
+#[test]
+fn bytes_exchanged_grow_with_the_tile_perimeter_not_the_area() {
+    let bytes = |side: usize| -> u64 {
+        let grid = Grid::new(side, side, 100.0).unwrap();
+        let heights = terrain(grid, 10, 30.0, 0.0);
+        let inputs = inputs(grid, 10, false);
+        let l = TileLayout::new(grid, 3, 3).unwrap();
+        let t = run_tiled(
+            &l,
+            &OutletParams::default(),
+            &params(),
+            &heights,
+            &inputs,
+            2,
+            1000.0,
+        )
+        .unwrap();
+        t.stats.iter().map(|s| s.bytes_sent).sum()
+    };
+    let (small, large) = (bytes(48), bytes(96));
+    let ratio = large as f64 / small as f64;
+    // Twice the side: twice the perimeter (ratio 2), four times the area (ratio 4).
+    assert!(
+        (1.6..2.6).contains(&ratio),
+        "{small} B then {large} B: ratio {ratio}"
+    );
+}
+
+#[test]
+fn what_is_not_tiled_yet_is_refused_naming_the_field() {
+    let grid = Grid::new(20, 20, 100.0).unwrap();
+    let l = TileLayout::new(grid, 2, 2).unwrap();
+    let heights = terrain(grid, 11, 5.0, 0.0);
+    let inputs = inputs(grid, 11, false);
+    let tile = |outlets: &OutletParams, p: Params| {
+        let ti = TileInputs::cut(&l, 0, &heights, &inputs).unwrap();
+        TileStreamPower::new(&l, 0, outlets, &p, ti, "stages[0].StreamPower")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let all = OutletParams::default();
+    let carve = Params {
+        lakes: SinkMode::Carve,
+        ..params()
+    };
+    assert!(tile(&all, carve).contains("stages[0].StreamPower.lakes"));
+    assert!(tile(&all, Params { n: 2.0, ..params() }).contains("stages[0].StreamPower.n"));
+    let closed = OutletParams {
+        borders: vec![],
+        sea_level: None,
+    };
+    assert!(tile(&closed, params()).contains("outlets.borders"));
+    let mut nan = heights.clone();
+    nan[0] = f32::NAN;
+    let e = TileInputs::cut(&l, 0, &nan, &inputs)
+        .and_then(|ti| TileStreamPower::new(&l, 0, &all, &params(), ti, "sp"))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("heights (tile 0)"), "{e}");
+}
