@@ -74,6 +74,76 @@ pub trait Comm {
     }
 }
 
+/// Sends tile `rank`'s cells that other tiles' rectangles grown by `radius` hold, then reads
+/// theirs into `values`, laid row-major over this tile's own grown rectangle (see
+/// [`TileLayout::extended`](super::TileLayout::extended)): a halo exchange. Only tiles whose
+/// cells meet are written to, so the bytes grow with the tile's perimeter.
+pub fn exchange_halo<T: Wire>(
+    comm: &mut impl Comm,
+    layout: &super::TileLayout,
+    radius: usize,
+    tag: u32,
+    values: &mut [T],
+) -> Result<()> {
+    let rank = comm.rank();
+    let (own, mine) = (layout.tile(rank).interior, layout.extended(rank, radius));
+    if values.len() != mine.len() {
+        return Err(OrogenError::invalid(
+            format!("tiles rank {rank} halo"),
+            format!(
+                "{} values for the {}x{} cells",
+                values.len(),
+                mine.w,
+                mine.h
+            ),
+        ));
+    }
+    for t in (0..layout.count()).filter(|&t| t != rank) {
+        if let Some(r) = own.intersect(&layout.extended(t, radius)) {
+            let mut w = Writer::with_capacity(std::mem::size_of::<T>() * r.len());
+            for y in r.y0..r.y0 + r.h {
+                let at = mine.index(r.x0, y);
+                values[at..at + r.w].iter().for_each(|v| v.put(&mut w));
+            }
+            comm.send(t, tag, w.into_bytes())?;
+        }
+    }
+    for t in (0..layout.count()).filter(|&t| t != rank) {
+        if let Some(r) = layout.tile(t).interior.intersect(&mine) {
+            let data = comm.recv(t, tag)?;
+            let mut rd = Reader::new(&data, "halo", t);
+            for y in r.y0..r.y0 + r.h {
+                let at = mine.index(r.x0, y);
+                for v in &mut values[at..at + r.w] {
+                    *v = T::get(&mut rd)?;
+                }
+            }
+            rd.finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// The largest of every rank's `value`, on every rank (through `root`).
+pub fn all_max(comm: &mut impl Comm, root: usize, tag: u32, value: f32) -> Result<f32> {
+    let all = comm.gather(root, tag, value.to_le_bytes().to_vec())?;
+    let mut parts = Vec::new();
+    if comm.rank() == root {
+        let mut max = f32::NEG_INFINITY;
+        for (rank, bytes) in all.iter().enumerate() {
+            let mut r = Reader::new(bytes, "maximum", rank);
+            max = max.max(r.f32()?);
+            r.finish()?;
+        }
+        parts = vec![max.to_le_bytes().to_vec(); comm.size()];
+    }
+    let back = comm.scatter(root, tag + 1, parts)?;
+    let mut r = Reader::new(&back, "maximum", root);
+    let max = r.f32()?;
+    r.finish()?;
+    Ok(max)
+}
+
 enum Msg {
     Data {
         from: usize,

@@ -41,7 +41,7 @@ impl Rect {
         let (x0, y0) = (self.x0.max(o.x0), self.y0.max(o.y0));
         let x1 = (self.x0 + self.w).min(o.x0 + o.w);
         let y1 = (self.y0 + self.h).min(o.y0 + o.h);
-        (x1 > x0 && y1 > y0).then_some(Rect {
+        (x1 > x0 && y1 > y0).then(|| Rect {
             x0,
             y0,
             w: x1 - x0,
@@ -129,27 +129,39 @@ impl TileLayout {
     /// Tile `rank` (row-major: rank = row·nx + col). Panics past [`TileLayout::count`].
     pub fn tile(&self, rank: usize) -> Tile {
         let (nx, _) = self.shape();
+        Tile {
+            rank,
+            col: rank % nx,
+            row: rank / nx,
+            interior: self.interior(rank),
+            halo: self.extended(rank, 1),
+        }
+    }
+
+    /// The cells tile `rank` owns.
+    fn interior(&self, rank: usize) -> Rect {
+        let (nx, _) = self.shape();
         let (col, row) = (rank % nx, rank / nx);
-        let interior = Rect {
+        Rect {
             x0: self.xs[col],
             y0: self.ys[row],
             w: self.xs[col + 1] - self.xs[col],
             h: self.ys[row + 1] - self.ys[row],
-        };
-        let (x0, y0) = (interior.x0.saturating_sub(1), interior.y0.saturating_sub(1));
-        let x1 = (interior.x0 + interior.w + 1).min(self.grid.width);
-        let y1 = (interior.y0 + interior.h + 1).min(self.grid.height);
-        Tile {
-            rank,
-            col,
-            row,
-            interior,
-            halo: Rect {
-                x0,
-                y0,
-                w: x1 - x0,
-                h: y1 - y0,
-            },
+        }
+    }
+
+    /// Tile `rank`'s interior grown by `radius` cells on every side, clipped to the grid:
+    /// the cells a stencil of that radius reads.
+    pub fn extended(&self, rank: usize, radius: usize) -> Rect {
+        let r = self.interior(rank);
+        let (x0, y0) = (r.x0.saturating_sub(radius), r.y0.saturating_sub(radius));
+        let x1 = (r.x0 + r.w + radius).min(self.grid.width);
+        let y1 = (r.y0 + r.h + radius).min(self.grid.height);
+        Rect {
+            x0,
+            y0,
+            w: x1 - x0,
+            h: y1 - y0,
         }
     }
 
@@ -158,21 +170,6 @@ impl TileLayout {
         let col = self.xs.partition_point(|&c| c <= x) - 1;
         let row = self.ys.partition_point(|&c| c <= y) - 1;
         row * (self.xs.len() - 1) + col
-    }
-
-    /// The ranks of the (up to 8) tiles around tile `rank`, by increasing rank.
-    pub fn neighbours(&self, rank: usize) -> Vec<usize> {
-        let (nx, ny) = self.shape();
-        let t = self.tile(rank);
-        let mut out = Vec::with_capacity(8);
-        for row in t.row.saturating_sub(1)..(t.row + 2).min(ny) {
-            for col in t.col.saturating_sub(1)..(t.col + 2).min(nx) {
-                if (col, row) != (t.col, t.row) {
-                    out.push(row * nx + col);
-                }
-            }
-        }
-        out
     }
 
     /// Tile `rank`'s part of a whole map (row-major over the grid), row-major over its

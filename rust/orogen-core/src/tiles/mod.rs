@@ -6,13 +6,17 @@
 //!   ([`ThreadComm`], [`run_threads`]) and the message codec; an MPI implementation
 //!   (rsmpi) is the same trait;
 //! - [`stream_power`]: one tile of the stream-power step (lakes: None, n = 1), equal to the
-//!   whole map's; [`root`] holds the root rank's part (the graph of edge crossings).
+//!   whole map's; `root` holds the root rank's part (the graph of edge crossings);
+//! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
+//!   whole map's.
 
 pub mod comm;
 pub mod layout;
 mod root;
 pub mod stream_power;
+pub mod thermal;
 
-pub use comm::{gather_map, run_threads, Comm, ThreadComm};
+pub use comm::{all_max, exchange_halo, gather_map, run_threads, Comm, ThreadComm};
 pub use layout::{Rect, Tile, TileLayout};
 pub use stream_power::{StepStats, TileInputs, TileStreamPower, ROOT};
+pub use thermal::TileThermal;

@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::comm::{Comm, Reader, Writer};
+use super::comm::{exchange_halo, Comm, Reader, Writer};
 use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
 use crate::eroders::stream_power::{erosion_factor, Inputs, Params, MAX_DT};
@@ -275,33 +275,9 @@ impl TileStreamPower {
         self.build_order()
     }
 
-    /// Sends this tile's cells in each neighbour's halo, then reads theirs into its own.
+    /// Halo rows of heights from the neighbouring tiles.
     fn exchange_halo(&mut self, comm: &mut impl Comm) -> Result<()> {
-        let rank = self.tile.rank;
-        let neighbours = self.layout.neighbours(rank);
-        for &t in &neighbours {
-            if let Some(r) = self.tile.interior.intersect(&self.layout.tile(t).halo) {
-                let mut w = Writer::with_capacity(4 * r.len());
-                for y in r.y0..r.y0 + r.h {
-                    let at = self.tile.halo.index(r.x0, y);
-                    self.heights[at..at + r.w].iter().for_each(|&h| w.f32(h));
-                }
-                comm.send(t, TAG_HALO, w.into_bytes())?;
-            }
-        }
-        for &t in &neighbours {
-            if let Some(r) = self.layout.tile(t).interior.intersect(&self.tile.halo) {
-                let data = comm.recv(t, TAG_HALO)?;
-                let mut rd = Reader::new(&data, "halo", t);
-                for y in r.y0..r.y0 + r.h {
-                    let at = self.tile.halo.index(r.x0, y);
-                    for h in &mut self.heights[at..at + r.w] {
-                        *h = rd.f32()?;
-                    }
-                }
-                rd.finish()?;
-            }
-        }
+        exchange_halo(comm, &self.layout, 1, TAG_HALO, &mut self.heights)?;
         if let Some(bad) = self.heights.iter().position(|h| !h.is_finite()) {
             let (hx, hy) = (bad % self.tile.halo.w, bad / self.tile.halo.w);
             let (x, y) = (self.tile.halo.x0 + hx, self.tile.halo.y0 + hy);

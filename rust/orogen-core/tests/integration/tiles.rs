@@ -1,10 +1,13 @@
 //! Tiled runs (issue #41, first phase): the tiling, the threaded communicator, and the
-//! tiled stream-power step against the whole map's (receivers, drainage, heights).
+//! tiled stream-power step against the whole map's (receivers, drainage, heights), the tiled
+//! thermal step against the whole map's bytes.
 
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
-use orogen_core::flow::{accumulate_f64, FlowRouter, OutletParams, Side, SinkMode};
+use orogen_core::eroders::thermal::{self, HeightTalus, NoiseTalus, TalusAngle, Thermal};
+use orogen_core::flow::{accumulate_f64, FlowRouter, OutletParams, RasterGrid, Side, SinkMode};
 use orogen_core::tiles::{
-    gather_map, run_threads, Comm, StepStats, TileInputs, TileLayout, TileStreamPower, ROOT,
+    gather_map, run_threads, Comm, StepStats, TileInputs, TileLayout, TileStreamPower, TileThermal,
+    ROOT,
 };
 use orogen_core::{Grid, OrogenError};
 use rand::{Rng, SeedableRng};
@@ -29,6 +32,17 @@ fn terrain(grid: Grid, seed: u64, noise: f32, step: f32) -> Vec<f32> {
                 v
             }
         })
+        .collect()
+}
+
+/// [`terrain`] with valleys 23 cells apart running north-south: converging trees, long
+/// rivers crossing tile edges.
+fn valleys(grid: Grid, seed: u64, noise: f32) -> Vec<f32> {
+    let tau = std::f32::consts::TAU;
+    terrain(grid, seed, noise, 0.0)
+        .iter()
+        .enumerate()
+        .map(|(i, h)| h + 40.0 * (1.0 - ((i % grid.width) as f32 * tau / 23.0).cos()))
         .collect()
 }
 
@@ -289,13 +303,14 @@ fn drainage_error(
 #[test]
 fn tiled_drainage_equals_the_whole_map_to_1e_12() {
     // Sums in another order than the whole map's stack: equal to rounding, measured
-    // at most a few 1e-16 relative; 1e-12 leaves room.
-    let grid = Grid::new(97, 83, 100.0).unwrap();
+    // at most a few 1e-16 relative; 1e-12 leaves room. (Cells of 97.3 m and random rain,
+    // so that the f64 sums round: sums of whole cell areas would be exact in any order.)
+    let grid = Grid::new(97, 83, 97.3).unwrap();
     let mut worst = 0.0f64;
-    for (seed, rain) in [(4, false), (5, true)] {
-        let heights = terrain(grid, seed, 20.0, 0.0);
+    for (seed, rain, noise) in [(4, false, 20.0), (5, true, 20.0), (13, true, 1.0)] {
+        let heights = valleys(grid, seed, noise);
         let inputs = inputs(grid, seed, rain);
-        for (nx, ny) in [(2, 2), (3, 3), (4, 4)] {
+        for (nx, ny) in [(2, 2), (3, 3), (4, 4), (5, 2)] {
             let l = TileLayout::new(grid, nx, ny).unwrap();
             let e = drainage_error(grid, &OutletParams::default(), &heights, &inputs, &l);
             assert!(e <= 1e-12, "seed {seed} {nx}x{ny}: relative error {e:e}");
@@ -316,10 +331,14 @@ fn tiled_stream_power_equals_the_whole_map_after_20_steps() {
     for (w, h, seed, rain, outlets) in [
         (97, 83, 6, false, OutletParams::default()),
         (64, 64, 7, true, OutletParams::default()),
+        (130, 101, 14, false, OutletParams::default()),
         (97, 83, 8, false, coast),
     ] {
         let grid = Grid::new(w, h, 100.0).unwrap();
-        let heights = terrain(grid, seed, 30.0, 0.0);
+        let heights = match seed {
+            7 | 14 => valleys(grid, seed, 5.0),
+            _ => terrain(grid, seed, 30.0, 0.0),
+        };
         let inputs = inputs(grid, seed, rain);
         let want = whole_map(grid, &outlets, &params(), &heights, &inputs, 20, dt);
         let moved = want
@@ -430,4 +449,102 @@ fn what_is_not_tiled_yet_is_refused_naming_the_field() {
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert!(e.contains("heights (tile 0)"), "{e}");
+}
+
+/// Tiled thermal heights after `steps` steps, and the whole map's excesses per step.
+fn run_tiled_thermal(
+    l: &TileLayout,
+    p: &thermal::Params,
+    heights: &[f32],
+    tangents: &[f32],
+    steps: usize,
+) -> (Vec<f32>, Vec<f32>) {
+    let out = run_threads(l.count(), |comm| {
+        let rank = comm.rank();
+        let (h, t) = (l.cut(rank, heights, "h")?, l.cut(rank, tangents, "t")?);
+        let mut tile = TileThermal::new(l, rank, p, &h, &t, "thermal")?;
+        let excess = (0..steps)
+            .map(|_| tile.step(comm))
+            .collect::<Result<Vec<f32>, _>>()?;
+        Ok((
+            gather_map(comm, l, ROOT, 100, &tile.heights(), "heights")?,
+            excess,
+        ))
+    })
+    .unwrap();
+    let (h, excess) = out.into_iter().next().unwrap();
+    (h.unwrap(), excess)
+}
+
+#[test]
+fn tiled_thermal_gives_the_whole_maps_bytes() {
+    let talus = [
+        TalusAngle::Constant(30.0),
+        TalusAngle::Height(HeightTalus {
+            below_deg: 20.0,
+            above_deg: 45.0,
+            height: 60.0,
+        }),
+        TalusAngle::Noise(NoiseTalus {
+            wavelength: 800.0,
+            ..NoiseTalus::default()
+        }),
+    ];
+    for (k, talus) in talus.into_iter().enumerate() {
+        let p = thermal::Params {
+            talus,
+            rate: 0.5,
+            tolerance: 0.01,
+        };
+        let grid = Grid::new(61, 47, 10.0).unwrap();
+        let heights = terrain(grid, 12 + k as u64, 60.0, 0.0);
+        let mut whole =
+            Thermal::new(RasterGrid::new(grid, &[]), p.clone(), 3, &heights, "t").unwrap();
+        let tangents = whole.tangents().to_vec();
+        let mut want = heights.clone();
+        let excess: Vec<f32> = (0..12).map(|_| whole.step_heights(&mut want)).collect();
+        assert!(
+            excess[0] > 1.0,
+            "the terrain is over its talus ({})",
+            excess[0]
+        );
+        for (nx, ny) in [(2, 2), (3, 3), (4, 4), (7, 1)] {
+            let l = TileLayout::new(grid, nx, ny).unwrap();
+            let (got, got_excess) = run_tiled_thermal(&l, &p, &heights, &tangents, 12);
+            assert_eq!(got_excess, excess, "talus {k}, {nx}x{ny}");
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "talus {k}, {nx}x{ny}: heights differ");
+        }
+    }
+}
+
+#[test]
+fn tiled_thermal_stops_with_the_whole_map_at_the_tolerance() {
+    // A flat map but for one spike: once the spike settles, every tile stops on the same
+    // step as the whole map, even those that never saw any excess.
+    let grid = Grid::new(40, 40, 10.0).unwrap();
+    let mut heights = vec![0.0f32; grid.len()];
+    heights[grid.index(5, 5)] = 50.0;
+    let p = thermal::Params {
+        tolerance: 2.0,
+        ..thermal::Params::default()
+    };
+    let mut whole = Thermal::new(RasterGrid::new(grid, &[]), p.clone(), 3, &heights, "t").unwrap();
+    let tangents = whole.tangents().to_vec();
+    let mut want = heights.clone();
+    let excess: Vec<f32> = (0..30).map(|_| whole.step_heights(&mut want)).collect();
+    assert!(
+        excess.last().unwrap() <= &2.0 && excess[0] > 2.0,
+        "{excess:?}"
+    );
+    let l = TileLayout::new(grid, 3, 3).unwrap();
+    let (got, got_excess) = run_tiled_thermal(&l, &p, &heights, &tangents, 30);
+    assert_eq!(got_excess, excess);
+    assert!(got
+        .iter()
+        .zip(&want)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
