@@ -300,59 +300,75 @@ impl TileStreamPower {
 
     /// Steepest-descent receivers of the interior, as [`RasterGrid`] picks them: the
     /// largest `(h − h_j)/d_j > 0` over the neighbours in offset order, strict `>` (ties to
-    /// the lowest index); outlets and cells at or below sea level receive themselves.
-    /// Parallel by row (each cell independent).
+    /// the lowest index); outlets and cells at or below sea level receive themselves. Also
+    /// each cell's local receiver (interior index, itself, or [`EXIT`]). Parallel by row
+    /// (each cell independent).
     fn descend(&mut self) {
         let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
         let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
-        let rows = self.receivers.par_chunks_mut(interior.w);
-        let rows = rows.zip(self.dist.par_chunks_mut(interior.w)).enumerate();
-        rows.for_each(|(row, (rs, ds))| {
+        // Halo index offsets of the 8 neighbours.
+        let steps = OFFSETS.map(|(dx, dy)| dy * halo.w as isize + dx);
+        let w = interior.w;
+        let rows = self
+            .receivers
+            .par_chunks_mut(w)
+            .zip(self.dist.par_chunks_mut(w));
+        let rows = rows.zip(self.local.par_chunks_mut(w)).enumerate();
+        rows.for_each(|(row, ((rs, ds), ls))| {
             let y = interior.y0 + row;
-            for (col, (r, d)) in rs.iter_mut().zip(ds.iter_mut()).enumerate() {
+            for (col, ((r, d), l)) in rs.iter_mut().zip(ds.iter_mut()).zip(ls).enumerate() {
                 let x = interior.x0 + col;
-                let here = heights[halo.index(x, y)];
-                *r = g.index(x, y) as u32;
-                *d = 0.0;
-                if here <= sea || on_open_border(open, g, x, y) {
+                let at = halo.index(x, y);
+                let here = heights[at];
+                let mut best_k = usize::MAX;
+                if !(here <= sea || on_open_border(open, g, x, y)) {
+                    let mut best = 0.0f32;
+                    if x > 0 && y > 0 && x + 1 < g.width && y + 1 < g.height {
+                        // All 8 neighbours exist (and lie in the halo).
+                        for (k, &step) in steps.iter().enumerate() {
+                            let s = (here - heights[(at as isize + step) as usize]) / dists[k];
+                            if s > best {
+                                (best, best_k) = (s, k);
+                            }
+                        }
+                    } else {
+                        for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
+                            let (nx, ny) = (x as isize + dx, y as isize + dy);
+                            if nx < 0 || ny < 0 || nx as usize >= g.width || ny as usize >= g.height
+                            {
+                                continue;
+                            }
+                            let s = (here - heights[(at as isize + steps[k]) as usize]) / dists[k];
+                            if s > best {
+                                (best, best_k) = (s, k);
+                            }
+                        }
+                    }
+                }
+                if best_k == usize::MAX {
+                    *r = g.index(x, y) as u32;
+                    *d = 0.0;
+                    *l = (row * w + col) as u32;
                     continue;
                 }
-                let mut best = 0.0f32;
-                for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
-                    let (nx, ny) = (x as isize + dx, y as isize + dy);
-                    if nx < 0 || ny < 0 || nx as usize >= g.width || ny as usize >= g.height {
-                        continue;
-                    }
-                    let (nx, ny) = (nx as usize, ny as usize);
-                    let s = (here - heights[halo.index(nx, ny)]) / dists[k];
-                    if s > best {
-                        best = s;
-                        *r = g.index(nx, ny) as u32;
-                        *d = dists[k];
-                    }
-                }
+                let (dx, dy) = OFFSETS[best_k];
+                let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
+                *r = g.index(nx, ny) as u32;
+                *d = dists[best_k];
+                *l = if interior.contains(nx, ny) {
+                    interior.index(nx, ny) as u32
+                } else {
+                    EXIT
+                };
             }
         });
     }
 
-    /// Local receivers, donors and a breadth-first order from the tile's roots and exits;
-    /// each cell's exit (the one its path leaves the tile by).
+    /// Donors and a breadth-first order from the tile's roots and exits (over the local
+    /// receivers [`TileStreamPower::descend`] wrote); each cell's exit (the one its path
+    /// leaves the tile by).
     fn build_order(&mut self) -> Result<()> {
-        let (g, interior) = (self.layout.grid(), self.tile.interior);
-        let n = interior.len();
-        for (li, (l, &r)) in self.local.iter_mut().zip(&self.receivers).enumerate() {
-            let (rx, ry) = (r as usize % g.width, r as usize / g.width);
-            *l = if interior.contains(rx, ry) {
-                interior.index(rx, ry) as u32
-            } else {
-                EXIT
-            };
-            debug_assert!(
-                *l != li as u32
-                    || r as usize
-                        == g.index(interior.x0 + li % interior.w, interior.y0 + li / interior.w)
-            );
-        }
+        let n = self.tile.interior.len();
         let (offsets, donors) = (&mut self.offsets, &mut self.donors);
         offsets.fill(0);
         for (i, &r) in self.local.iter().enumerate() {
