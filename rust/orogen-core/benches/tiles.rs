@@ -11,7 +11,7 @@ use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::tiles::{
     gather_map, run_threads, Comm, TileInputs, TileLayout, TileStreamPower, ROOT,
 };
-use orogen_core::Grid;
+use orogen_core::{math, Grid};
 
 /// Steps timed (after one untimed step).
 const STEPS: usize = 5;
@@ -31,7 +31,7 @@ fn initial_terrain(size: usize) -> Vec<f32> {
             let noise = ((x >> 40) as f64 / (1u64 << 24) as f64) as f32;
             let (cx, cy) = (i % size, i / size);
             let border = cx.min(cy).min(size - 1 - cx).min(size - 1 - cy) as f32;
-            let valley = 1.0 - (cx as f32 * std::f32::consts::TAU / 40.0).cos();
+            let valley = 1.0 - math::cos(cx as f64 * std::f64::consts::TAU / 40.0) as f32;
             0.5 * border + 10.0 * noise + 20.0 * valley
         })
         .collect()

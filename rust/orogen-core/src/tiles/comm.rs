@@ -487,7 +487,7 @@ pub fn gather_map<T: Wire>(
     values: &[T],
     what: &str,
 ) -> Result<Option<Vec<T>>> {
-    let mut w = Writer::with_capacity(values.len() * std::mem::size_of::<T>());
+    let mut w = Writer::with_capacity(std::mem::size_of_val(values));
     values.iter().for_each(|v| v.put(&mut w));
     let all = comm.gather(root, tag, w.into_bytes())?;
     if comm.rank() != root {
