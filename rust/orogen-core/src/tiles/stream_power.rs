@@ -65,6 +65,19 @@ pub struct StepStats {
     pub exits: usize,
 }
 
+/// The whole map's implicit update of one node (`walk_run` in `eroders::stream_power`):
+/// uplifted height `h_up`, its receiver's new height `h_r`, erosion factor `f`.
+#[inline(always)]
+fn settle(h_up: f32, h_r: f32, f: f64) -> f32 {
+    let h_r = h_r as f64;
+    let d0 = h_up as f64 - h_r;
+    if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
+        h_up
+    } else {
+        (h_r + d0 / (1.0 + f)) as f32
+    }
+}
+
 /// True for cell `(x, y)` on an open border (`open` indexed by [`Side`]) of grid `g`.
 #[inline]
 fn on_open_border(open: [bool; 4], g: crate::field::Grid, x: usize, y: usize) -> bool {
@@ -103,9 +116,16 @@ pub struct TileStreamPower {
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
-    /// Per interior cell: its erosion factor and its composed map `(a, b, c)`.
+    /// Per interior cell whose path leaves the tile: its erosion factor and its map
+    /// `(a, b, c)` composed down to the new height of its exit's receiver.
     factors: Vec<f64>,
     maps: Vec<[f64; 3]>,
+    /// Cells whose path leaves the tile, in flow order (receivers first).
+    pending: Vec<u32>,
+    /// Interior heights while solving.
+    scratch: Vec<f32>,
+    /// Interior indices of the tile's border ring.
+    ring: Vec<u32>,
     /// Interior indices of the entry cells the root named in this step.
     entries: Vec<u32>,
     /// Per interior cell (exits only): its receiver's new height, from the root.
@@ -215,6 +235,14 @@ impl TileStreamPower {
             factors: vec![0.0; n_cells],
             maps: vec![[0.0; 3]; n_cells],
             entries: Vec::new(),
+            pending: Vec::new(),
+            scratch: Vec::new(),
+            ring: (0..n_cells as u32)
+                .filter(|&li| {
+                    let (li, r) = (li as usize, tile.interior);
+                    r.on_ring(r.x0 + li % r.w, r.y0 + li / r.w)
+                })
+                .collect(),
             exit_heights: vec![0.0; n_cells],
             cross: CrossGraph::default(),
         })
@@ -448,13 +476,7 @@ impl TileStreamPower {
     fn accumulate(&mut self, comm: &mut impl Comm) -> Result<()> {
         self.entries.clear();
         self.sum_local(&[]);
-        let interior = self.tile.interior;
-        let ring: Vec<u32> = (0..interior.len() as u32)
-            .filter(|&li| {
-                let li = li as usize;
-                interior.on_ring(interior.x0 + li % interior.w, interior.y0 + li / interior.w)
-            })
-            .collect();
+        let (interior, ring) = (self.tile.interior, &self.ring);
         let mut w = Writer::with_capacity(8 + 16 * self.exits.len() + 8 * ring.len());
         w.u32(self.exits.len() as u32);
         for &e in &self.exits {
@@ -463,7 +485,7 @@ impl TileStreamPower {
             w.f64(self.sums[e as usize]);
         }
         w.u32(ring.len() as u32);
-        for &c in &ring {
+        for &c in ring {
             w.u32(self.global(c as usize));
             w.u32(self.term[c as usize]);
         }
@@ -511,23 +533,23 @@ impl TileStreamPower {
     /// The implicit solve: maps composed down each path, the chain at the root, then the
     /// whole map's per-node arithmetic (`walk_run` in `eroders::stream_power`).
     fn solve(&mut self, comm: &mut impl Comm, dt: f64) -> Result<()> {
-        let (halo, interior) = (self.tile.halo, self.tile.interior);
-        let at =
-            |li: usize| halo.index(interior.x0 + li % interior.w, interior.y0 + li / interior.w);
+        // Heights over the interior, solved in place: cells whose path ends in the tile
+        // get their new height in the first walk, the others their map, then their height
+        // once the root has sent their exits' receivers.
+        let mut h = std::mem::take(&mut self.scratch);
+        h.clear();
+        h.extend_from_slice(&self.heights());
+        self.pending.clear();
         for k in 0..self.order.len() {
             let c = self.order[k] as usize;
-            let h = self.heights[at(c)];
             let r = self.local[c];
             if r as usize == c {
-                let v = if self.is_pit(c, h) {
-                    (h as f64 + self.uplift[c] as f64 * dt) as f32
-                } else {
-                    h
-                } as f64;
-                self.maps[c] = [0.0, v, v];
+                if self.is_pit(c, h[c]) {
+                    h[c] = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
+                }
                 continue;
             }
-            let h_up = (h as f64 + self.uplift[c] as f64 * dt) as f32 as f64;
+            let h_up = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
             let d = self.dist[c] as f64;
             let f = if d > 0.0 {
                 erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
@@ -544,11 +566,18 @@ impl TileStreamPower {
                     ),
                 });
             }
+            if self.term[c] == NONE {
+                h[c] = settle(h_up, h[r as usize], f);
+                continue;
+            }
+            self.pending.push(c as u32);
             self.factors[c] = f;
+            h[c] = h_up;
+            let up = h_up as f64;
             let own = if f == 0.0 {
-                [0.0, h_up, h_up]
+                [0.0, up, up]
             } else {
-                [f / (1.0 + f), h_up / (1.0 + f), h_up]
+                [f / (1.0 + f), up / (1.0 + f), up]
             };
             self.maps[c] = if r == EXIT {
                 own
@@ -560,7 +589,13 @@ impl TileStreamPower {
         }
         let mut w = Writer::with_capacity(24 * self.entries.len());
         for &e in &self.entries {
-            self.maps[e as usize].iter().for_each(|&v| w.f64(v));
+            let e = e as usize;
+            // A path that ends in the tile: the new height itself.
+            let map = match self.term[e] {
+                NONE => [0.0, h[e] as f64, h[e] as f64],
+                _ => self.maps[e],
+            };
+            map.iter().for_each(|&v| w.f64(v));
         }
         let all = comm.gather(ROOT, TAG_SOLVE_UP, w.into_bytes())?;
         let replies = if comm.rank() == ROOT {
@@ -574,31 +609,23 @@ impl TileStreamPower {
             self.exit_heights[e as usize] = rd.f32()?;
         }
         rd.finish()?;
-        for k in 0..self.order.len() {
-            let c = self.order[k] as usize;
-            let i = at(c);
-            let h = self.heights[i];
+        // h holds each pending cell's uplifted height; receivers come first.
+        for &c in &self.pending {
+            let c = c as usize;
             let r = self.local[c];
-            if r as usize == c {
-                if self.is_pit(c, h) {
-                    self.heights[i] = (h as f64 + self.uplift[c] as f64 * dt) as f32;
-                }
-                continue;
-            }
-            let h_up = (h as f64 + self.uplift[c] as f64 * dt) as f32;
-            let f = self.factors[c];
             let h_r = if r == EXIT {
                 self.exit_heights[c]
             } else {
-                self.heights[at(r as usize)]
-            } as f64;
-            let d0 = h_up as f64 - h_r;
-            self.heights[i] = if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
-                h_up
-            } else {
-                (h_r + d0 / (1.0 + f)) as f32
+                h[r as usize]
             };
+            h[c] = settle(h[c], h_r, self.factors[c]);
         }
+        let (halo, interior) = (self.tile.halo, self.tile.interior);
+        for (y, row) in (interior.y0..).zip(h.chunks_exact(interior.w)) {
+            let at = halo.index(interior.x0, y);
+            self.heights[at..at + interior.w].copy_from_slice(row);
+        }
+        self.scratch = h;
         Ok(())
     }
 }
