@@ -9,7 +9,7 @@ use std::time::Instant;
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
 use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::tiles::{
-    gather_map, run_threads, Comm, TileInputs, TileLayout, TileStreamPower, ROOT,
+    gather_map, run_threads, ChainSolve, Comm, TileInputs, TileLayout, TileStreamPower, ROOT,
 };
 use orogen_core::{math, Grid};
 
@@ -82,33 +82,39 @@ fn main() {
     let whole_ms = t.elapsed().as_secs_f64() * 1e3 / STEPS as f64;
     println!("whole map: {whole_ms:.1} ms per step");
 
-    for spec in &tilings {
+    for (spec, chain) in tilings
+        .iter()
+        .flat_map(|s| [(s, ChainSolve::Exact), (s, ChainSolve::Affine)])
+    {
         let layout = TileLayout::parse(grid, spec, "tiles").expect("a tiling");
         let results = run_threads(layout.count(), |comm| {
             let rank = comm.rank();
             let ti = TileInputs::cut(&layout, rank, &heights, &inputs)?;
             let mut tile = TileStreamPower::new(&layout, rank, &outlets, &params, ti, "sp")?;
+            tile.set_chain(chain);
             tile.step(comm, DT)?;
             // Every rank starts the timed steps together.
             comm.gather(ROOT, 90, Vec::new())?;
             comm.scatter(ROOT, 91, vec![Vec::new(); comm.size()])?;
             let t = Instant::now();
             let mut bytes = 0;
-            let mut exits = 0;
+            let (mut exits, mut rounds) = (0, 0);
             for _ in 0..STEPS {
                 let s = tile.step(comm, DT)?;
                 bytes += s.bytes_sent;
                 exits = s.exits;
+                rounds = rounds.max(s.rounds);
             }
             let ms = t.elapsed().as_secs_f64() * 1e3 / STEPS as f64;
             let h = gather_map(comm, &layout, ROOT, 92, &tile.heights(), "heights")?;
-            Ok((ms, bytes / STEPS as u64, exits, h))
+            Ok((ms, bytes / STEPS as u64, exits, h, rounds))
         })
         .expect("the tiled run");
         let ms = results.iter().map(|r| r.0).fold(0.0, f64::max);
         let per_tile: Vec<u64> = results.iter().map(|r| r.1).collect();
         let total: u64 = per_tile.iter().sum();
         let exits: usize = results.iter().map(|r| r.2).sum();
+        let rounds = results[0].4;
         let tiled = results[0].3.as_ref().expect("the root's map");
         let diff = tiled
             .iter()
@@ -121,7 +127,7 @@ fn main() {
         );
         let tile = layout.tile(0).interior;
         println!(
-            "{spec}: {ms:.1} ms per step ({:.2}× the whole map); {:.1} KiB sent per step in all \
+            "{spec} {chain:?} chain ({rounds} rounds): {ms:.1} ms per step ({:.2}× the whole map); {:.1} KiB sent per step in all \
              ({:.1} to {:.1} KiB per tile of about {}x{}, {exits} cells draining across tile \
              edges); after {} steps at most {diff:e} m from the whole map",
             ms / whole_ms,

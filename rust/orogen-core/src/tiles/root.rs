@@ -22,6 +22,8 @@ struct Exit {
     down: u32,
     /// The receiver's place among the entries of its tile.
     entry: (u32, u32),
+    /// The exit's rank and its place in that rank's list of exits.
+    owner: (u32, u32),
 }
 
 /// The crossing graph of one step, kept at the root between the accumulation and the
@@ -35,6 +37,10 @@ pub(crate) struct CrossGraph {
     entries: Vec<Vec<u32>>,
     /// Per rank, its exits' indices in the order it listed them.
     rank_exits: Vec<Vec<u32>>,
+    /// Per rank and entry, the exits draining into it.
+    entry_exits: Vec<Vec<Vec<u32>>>,
+    /// Exits whose receiver's new height went out in [`CrossGraph::resolve_round`].
+    resolved: usize,
 }
 
 fn bad(what: &str, reason: String) -> OrogenError {
@@ -64,12 +70,14 @@ impl CrossGraph {
             for _ in 0..r.u32()? {
                 let (cell, receiver, out) = (r.u32()?, r.u32()?, r.f64()?);
                 exit_of.insert(cell, self.exits.len() as u32);
+                let slot = self.rank_exits[rank].len() as u32;
                 self.rank_exits[rank].push(self.exits.len() as u32);
                 self.exits.push(Exit {
                     cell,
                     receiver,
                     down: NONE,
                     entry: (0, 0),
+                    owner: (rank as u32, slot),
                 });
                 outflow.push(out);
             }
@@ -137,6 +145,15 @@ impl CrossGraph {
             }
         }
         self.order = order;
+        self.resolved = 0;
+        self.entry_exits = self
+            .entries
+            .iter()
+            .map(|l| vec![Vec::new(); l.len()])
+            .collect();
+        for (k, e) in self.exits.iter().enumerate() {
+            self.entry_exits[e.entry.0 as usize][e.entry.1 as usize].push(k as u32);
+        }
         let mut inflow: Vec<Vec<f64>> = self.entries.iter().map(|l| vec![0.0; l.len()]).collect();
         for (e, out) in self.exits.iter().zip(&outflow) {
             inflow[e.entry.0 as usize][e.entry.1 as usize] += out;
@@ -192,6 +209,60 @@ impl CrossGraph {
                 for &k in ks {
                     w.f32(h_receiver[k as usize] as f32);
                 }
+                w.into_bytes()
+            })
+            .collect())
+    }
+
+    /// One round of the exact chain solve: every rank's entry cells whose new height became
+    /// final (as place among its entries, height); returns, per rank, a flag (1: more
+    /// rounds follow) and its exits whose receiver's new height is now known (place among
+    /// its exits, height). The heights are the tiles' own, computed with the whole map's
+    /// arithmetic, so the chain is exact; it takes one round per crossing on the longest
+    /// path.
+    pub(crate) fn resolve_round(&mut self, messages: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+        let mut out: Vec<Writer> = (0..messages.len()).map(|_| Writer::default()).collect();
+        let mut counts = vec![0u32; messages.len()];
+        let before = self.resolved;
+        for (rank, bytes) in messages.iter().enumerate() {
+            let mut r = Reader::new(bytes, "final heights", rank);
+            for _ in 0..r.u32()? {
+                let (pos, h) = (r.u32()? as usize, r.f32()?);
+                let exits = self.entry_exits[rank].get(pos).ok_or_else(|| {
+                    bad(
+                        "final heights",
+                        format!("rank {rank} names entry {pos}, unknown"),
+                    )
+                })?;
+                for &k in exits {
+                    let (owner, slot) = self.exits[k as usize].owner;
+                    out[owner as usize].u32(slot);
+                    out[owner as usize].f32(h);
+                    counts[owner as usize] += 1;
+                    self.resolved += 1;
+                }
+            }
+            r.finish()?;
+        }
+        let more = self.resolved < self.exits.len();
+        if more && self.resolved == before {
+            return Err(bad(
+                "crossings",
+                format!(
+                    "a round resolved no exit ({} of {} resolved)",
+                    self.resolved,
+                    self.exits.len()
+                ),
+            ));
+        }
+        Ok(out
+            .into_iter()
+            .zip(counts)
+            .map(|(body, count)| {
+                let mut w = Writer::with_capacity(8 + body.0.len());
+                w.u32(u32::from(more));
+                w.u32(count);
+                w.0.extend_from_slice(&body.0);
                 w.into_bytes()
             })
             .collect())

@@ -56,6 +56,21 @@ impl TileInputs {
     }
 }
 
+/// How the implicit solve's chain of tile crossings is solved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChainSolve {
+    /// In rounds, one per crossing on the longest path: the root passes each tile's final
+    /// heights at its entry cells on to the exits draining into them, and tiles finish the
+    /// cells below each exit so resolved with the whole map's arithmetic: the whole map's
+    /// bytes.
+    #[default]
+    Exact,
+    /// In one round: tiles send each entry cell's new height as `min(A·y + B, C)` composed
+    /// down its path, the root solves the chain in f64: a cell below a crossing may end
+    /// one f32 step from the whole map's.
+    Affine,
+}
+
 /// What one tiled step exchanged, for this rank.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
@@ -63,6 +78,9 @@ pub struct StepStats {
     pub bytes_sent: u64,
     /// This tile's cells whose receiver lies in another tile.
     pub exits: usize,
+    /// Round trips with the root in the implicit solve's chain (1 for
+    /// [`ChainSolve::Affine`]; one per crossing on the longest path for the exact chain).
+    pub rounds: usize,
 }
 
 /// The whole map's implicit update of one node (`walk_run` in `eroders::stream_power`):
@@ -122,6 +140,17 @@ pub struct TileStreamPower {
     maps: Vec<[f64; 3]>,
     /// Cells whose path leaves the tile, in flow order (receivers first).
     pending: Vec<u32>,
+    /// Per interior cell: the place among `exits` of the exit its path leaves by, or NONE.
+    term_slot: Vec<u32>,
+    /// `pending` by exit (cells of exit `s` at `bucket[bucket_start[s]..bucket_start[s + 1]]`),
+    /// and the entries likewise (as places among `entries`).
+    bucket_start: Vec<u32>,
+    bucket: Vec<u32>,
+    entry_start: Vec<u32>,
+    entry_bucket: Vec<u32>,
+    /// How the chain of crossings is solved, and in how many rounds it last was.
+    chain: ChainSolve,
+    rounds: usize,
     /// Interior heights while solving.
     scratch: Vec<f32>,
     /// Interior indices of the tile's border ring.
@@ -236,6 +265,13 @@ impl TileStreamPower {
             maps: vec![[0.0; 3]; n_cells],
             entries: Vec::new(),
             pending: Vec::new(),
+            term_slot: vec![NONE; n_cells],
+            bucket_start: Vec::new(),
+            bucket: Vec::new(),
+            entry_start: Vec::new(),
+            entry_bucket: Vec::new(),
+            chain: ChainSolve::default(),
+            rounds: 0,
             scratch: Vec::new(),
             ring: (0..n_cells as u32)
                 .filter(|&li| {
@@ -293,6 +329,7 @@ impl TileStreamPower {
         Ok(StepStats {
             bytes_sent: comm.bytes_sent() - before,
             exits: self.exits.len(),
+            rounds: self.rounds,
         })
     }
 
@@ -442,13 +479,23 @@ impl TileStreamPower {
         }
         for k in 0..n {
             let c = self.order[k] as usize;
-            self.term[c] = match self.local[c] {
-                EXIT => self.global(c),
-                r if r as usize == c => NONE,
-                r => self.term[r as usize],
+            (self.term[c], self.term_slot[c]) = match self.local[c] {
+                EXIT => (self.global(c), self.slot_of(c)),
+                r if r as usize == c => (NONE, NONE),
+                r => (self.term[r as usize], self.term_slot[r as usize]),
             };
         }
         Ok(())
+    }
+
+    /// The place of exit cell `li` among `exits` (increasing).
+    fn slot_of(&self, li: usize) -> u32 {
+        self.exits.partition_point(|&e| (e as usize) < li) as u32
+    }
+
+    /// How the chain of crossings is solved (default: [`ChainSolve::Exact`]).
+    pub fn set_chain(&mut self, chain: ChainSolve) {
+        self.chain = chain;
     }
 
     /// The global index of interior cell `li`.
@@ -587,6 +634,25 @@ impl TileStreamPower {
                 [a * ra, a * rb + b, (a * rc + b).min(cc)]
             };
         }
+        match self.chain {
+            ChainSolve::Affine => {
+                self.rounds = 1;
+                self.chain_affine(comm, &mut h)?
+            }
+            ChainSolve::Exact => self.chain_exact(comm, &mut h)?,
+        }
+        let (halo, interior) = (self.tile.halo, self.tile.interior);
+        for (y, row) in (interior.y0..).zip(h.chunks_exact(interior.w)) {
+            let at = halo.index(interior.x0, y);
+            self.heights[at..at + interior.w].copy_from_slice(row);
+        }
+        self.scratch = h;
+        Ok(())
+    }
+
+    /// [`ChainSolve::Affine`]: entry maps up, exits' receiver heights down, then the
+    /// pending cells in flow order.
+    fn chain_affine(&mut self, comm: &mut impl Comm, h: &mut [f32]) -> Result<()> {
         let mut w = Writer::with_capacity(24 * self.entries.len());
         for &e in &self.entries {
             let e = e as usize;
@@ -620,12 +686,128 @@ impl TileStreamPower {
             };
             h[c] = settle(h[c], h_r, self.factors[c]);
         }
-        let (halo, interior) = (self.tile.halo, self.tile.interior);
-        for (y, row) in (interior.y0..).zip(h.chunks_exact(interior.w)) {
-            let at = halo.index(interior.x0, y);
-            self.heights[at..at + interior.w].copy_from_slice(row);
+        Ok(())
+    }
+
+    /// [`ChainSolve::Exact`]: rounds of final entry heights up and exits' receiver heights
+    /// down; each exit's cells finish as soon as its receiver's height is known.
+    fn chain_exact(&mut self, comm: &mut impl Comm, h: &mut [f32]) -> Result<()> {
+        let slots = self.exits.len();
+        let by_slot =
+            |cells: &[u32], slot: &dyn Fn(u32) -> u32, start: &mut Vec<u32>, out: &mut Vec<u32>| {
+                start.clear();
+                start.resize(slots + 1, 0);
+                for &c in cells {
+                    let s = slot(c);
+                    if s != NONE {
+                        start[s as usize + 1] += 1;
+                    }
+                }
+                for k in 0..slots {
+                    start[k + 1] += start[k];
+                }
+                out.clear();
+                out.resize(start[slots] as usize, 0);
+                let mut fill = start.clone();
+                for &c in cells {
+                    let s = slot(c);
+                    if s != NONE {
+                        out[fill[s as usize] as usize] = c;
+                        fill[s as usize] += 1;
+                    }
+                }
+            };
+        let term_slot = &self.term_slot;
+        by_slot(
+            &self.pending,
+            &|c| term_slot[c as usize],
+            &mut self.bucket_start,
+            &mut self.bucket,
+        );
+        let places: Vec<u32> = (0..self.entries.len() as u32).collect();
+        let entries = &self.entries;
+        by_slot(
+            &places,
+            &|p| term_slot[entries[p as usize] as usize],
+            &mut self.entry_start,
+            &mut self.entry_bucket,
+        );
+        // Round 0: entries whose path ends in the tile are final already.
+        let mut up = Writer::default();
+        let finals: Vec<u32> = places
+            .iter()
+            .copied()
+            .filter(|&p| term_slot[entries[p as usize] as usize] == NONE)
+            .collect();
+        up.u32(finals.len() as u32);
+        for p in finals {
+            up.u32(p);
+            up.f32(h[entries[p as usize] as usize]);
         }
-        self.scratch = h;
+        let mut done = 0usize;
+        self.rounds = 0;
+        loop {
+            self.rounds += 1;
+            let all = comm.gather(ROOT, TAG_SOLVE_UP, up.into_bytes())?;
+            let replies = if comm.rank() == ROOT {
+                self.cross.resolve_round(&all)?
+            } else {
+                Vec::new()
+            };
+            let reply = comm.scatter(ROOT, TAG_SOLVE_DOWN, replies)?;
+            let mut rd = Reader::new(&reply, "exit heights", ROOT);
+            let more = rd.u32()? != 0;
+            let count = rd.u32()?;
+            let mut next = Vec::new();
+            for _ in 0..count {
+                let (slot, h_r) = (rd.u32()? as usize, rd.f32()?);
+                let exit = *self.exits.get(slot).ok_or_else(|| {
+                    OrogenError::invalid(
+                        format!("tiles rank {}", self.tile.rank),
+                        format!("the root names exit {slot} of {slots}"),
+                    )
+                })? as usize;
+                self.exit_heights[exit] = h_r;
+                let cells = &self.bucket
+                    [self.bucket_start[slot] as usize..self.bucket_start[slot + 1] as usize];
+                for &c in cells {
+                    let c = c as usize;
+                    let r = self.local[c];
+                    let h_r = if r == EXIT {
+                        self.exit_heights[c]
+                    } else {
+                        h[r as usize]
+                    };
+                    h[c] = settle(h[c], h_r, self.factors[c]);
+                }
+                done += cells.len();
+                let range = self.entry_start[slot] as usize..self.entry_start[slot + 1] as usize;
+                next.extend(
+                    self.entry_bucket[range]
+                        .iter()
+                        .map(|&p| (p, h[self.entries[p as usize] as usize])),
+                );
+            }
+            rd.finish()?;
+            if !more {
+                break;
+            }
+            up = Writer::with_capacity(4 + 8 * next.len());
+            up.u32(next.len() as u32);
+            for (p, v) in next {
+                up.u32(p);
+                up.f32(v);
+            }
+        }
+        if done != self.pending.len() {
+            return Err(OrogenError::Numerical {
+                field: format!("{} (tile {})", self.field, self.tile.rank),
+                reason: format!(
+                    "the chain of crossings settled {done} of {} cells",
+                    self.pending.len()
+                ),
+            });
+        }
         Ok(())
     }
 }
