@@ -7,7 +7,8 @@
 //!    (graphs from points), [`state`] (layered terrain, simulation state);
 //! 2. processes over plain data: [`flow`] (routing, lakes, hydrology), [`eroders`]
 //!    (stream power, thermal), [`edit`] (brushes), [`generators`] (noise, faults), [`io`] (file formats), [`rasterise`] (graph to
-//!    heightfield, rivers), [`planet`] (tectonic plates on a sphere);
+//!    heightfield, rivers), [`planet`] (tectonic plates on a sphere), [`tiles`] (tiled runs
+//!    that equal the whole map's);
 //! 3. stages: [`stages`] (recipe entries adapted to processes, the time loop) and the
 //!    [`world`] they work on;
 //! 4. [`recipe`]: the RON recipe shared by the CLI, the editor and the runtime;
@@ -32,6 +33,7 @@ pub mod runner;
 pub mod schema;
 pub mod stages;
 pub mod state;
+pub mod tiles;
 pub mod values;
 pub mod world;
 

@@ -441,7 +441,7 @@ pub fn erosion_factors(
 
 /// `k·A^m·dt / dist^n` for one node, with fast paths for m = 0.5, m = 1 and n = 1.
 #[inline]
-fn erosion_factor(k: f32, drainage: f32, dist: f64, m: f64, n: f64, dt: f64) -> f64 {
+pub(crate) fn erosion_factor(k: f32, drainage: f32, dist: f64, m: f64, n: f64, dt: f64) -> f64 {
     let a = drainage as f64;
     let am = if m == 0.5 {
         a.sqrt()

@@ -24,7 +24,7 @@ fn layer_of(top: &str) -> Option<(usize, &'static str)> {
         "error" | "field" | "schema" | "values" | "math" | "neighbourhood" | "mesh" | "state" => {
             Some((0, "vocabulary"))
         }
-        "flow" | "eroders" | "edit" | "generators" | "io" | "rasterise" | "planet" => {
+        "flow" | "eroders" | "edit" | "generators" | "io" | "rasterise" | "planet" | "tiles" => {
             Some((1, "processes"))
         }
         "stages" | "world" => Some((2, "stages")),

@@ -43,6 +43,7 @@ mod stream_power_stage;
 mod support;
 mod terrain_plane;
 mod thermal;
+mod tiles;
 mod time_loop;
 mod wind_borders;
 mod wind_reference;

@@ -1,0 +1,813 @@
+//! One rank's tile of a tiled stream-power step (lakes: None, n = 1) that gives the whole
+//! map's [`StreamPower`](crate::eroders::stream_power::StreamPower) result:
+//!
+//! 1. halo rows of heights from the neighbouring tiles;
+//! 2. steepest-descent receivers of the tile's cells, the whole map's rule (and ties) exactly;
+//! 3. drainage: local sums, then the root resolves the flow crossing tile edges and each
+//!    tile adds the inflows at its entry cells (Barnes 2017);
+//! 4. the implicit solve: each cell's new height is `min(a·h_r + b, c)` in its receiver's,
+//!    composed down its path; the root solves the chain of crossings and each tile finishes
+//!    with the whole map's own arithmetic (Braun & Willett 2013).
+
+use rayon::prelude::*;
+
+use super::comm::{exchange_halo, Comm, Reader, Writer};
+use super::layout::{Tile, TileLayout};
+use super::root::{CrossGraph, NONE};
+use crate::eroders::stream_power::{erosion_factor, Inputs, Params, MAX_DT};
+use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::flow::router::SinkMode;
+use crate::neighbourhood::raster::OFFSETS;
+use crate::neighbourhood::{OutletParams, RasterGrid, Side};
+
+/// The rank that solves the crossing graphs.
+pub const ROOT: usize = 0;
+
+const TAG_HALO: u32 = 1;
+const TAG_ACC_UP: u32 = 2;
+const TAG_ACC_DOWN: u32 = 3;
+const TAG_SOLVE_UP: u32 = 4;
+const TAG_SOLVE_DOWN: u32 = 5;
+
+/// A local receiver that lies in another tile.
+const EXIT: u32 = u32::MAX;
+
+/// One tile's per-cell inputs, row-major over its interior.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileInputs {
+    pub heights: Vec<f32>,
+    pub k: Vec<f32>,
+    pub uplift: Vec<f32>,
+    pub precipitation: Option<Vec<f32>>,
+}
+
+impl TileInputs {
+    /// Tile `rank`'s part of whole-map heights and inputs (a one-process run, or a test).
+    pub fn cut(layout: &TileLayout, rank: usize, heights: &[f32], inputs: &Inputs) -> Result<Self> {
+        Ok(TileInputs {
+            heights: layout.cut(rank, heights, "heights")?,
+            k: layout.cut(rank, &inputs.k, "k")?,
+            uplift: layout.cut(rank, &inputs.uplift, "uplift")?,
+            precipitation: match &inputs.precipitation {
+                Some(p) => Some(layout.cut(rank, p, "precipitation")?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// How the implicit solve's chain of tile crossings is solved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChainSolve {
+    /// In rounds, one per crossing on the longest path: the root passes each tile's final
+    /// heights at its entry cells on to the exits draining into them, and tiles finish the
+    /// cells below each exit so resolved with the whole map's arithmetic: the whole map's
+    /// bytes.
+    #[default]
+    Exact,
+    /// In one round: tiles send each entry cell's new height as `min(A·y + B, C)` composed
+    /// down its path, the root solves the chain in f64: a cell below a crossing may end
+    /// one f32 step from the whole map's.
+    Affine,
+}
+
+/// What one tiled step exchanged, for this rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Bytes this rank sent to other ranks during the step.
+    pub bytes_sent: u64,
+    /// This tile's cells whose receiver lies in another tile.
+    pub exits: usize,
+    /// Round trips with the root in the implicit solve's chain (1 for
+    /// [`ChainSolve::Affine`]; one per crossing on the longest path for the exact chain).
+    pub rounds: usize,
+}
+
+/// The whole map's implicit update of one node (`walk_run` in `eroders::stream_power`):
+/// uplifted height `h_up`, its receiver's new height `h_r`, erosion factor `f`.
+#[inline(always)]
+fn settle(h_up: f32, h_r: f32, f: f64) -> f32 {
+    let h_r = h_r as f64;
+    let d0 = h_up as f64 - h_r;
+    if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
+        h_up
+    } else {
+        (h_r + d0 / (1.0 + f)) as f32
+    }
+}
+
+/// True for cell `(x, y)` on an open border (`open` indexed by [`Side`]) of grid `g`.
+#[inline]
+fn on_open_border(open: [bool; 4], g: crate::field::Grid, x: usize, y: usize) -> bool {
+    (open[Side::North as usize] && y == 0)
+        || (open[Side::South as usize] && y + 1 == g.height)
+        || (open[Side::East as usize] && x + 1 == g.width)
+        || (open[Side::West as usize] && x == 0)
+}
+
+/// One rank's tile of the tiled stream-power process.
+pub struct TileStreamPower {
+    layout: TileLayout,
+    tile: Tile,
+    field: String,
+    open: [bool; 4],
+    sea: f32,
+    dists: [f32; 8],
+    m: f64,
+    n: f64,
+    /// Heights over the halo rectangle (the interior's are this tile's).
+    heights: Vec<f32>,
+    k: Vec<f32>,
+    uplift: Vec<f32>,
+    weights: Vec<f64>,
+    /// Per interior cell: its receiver (global index) and the distance to it.
+    receivers: Vec<u32>,
+    dist: Vec<f32>,
+    /// Per interior cell: its receiver's interior index, itself for a root, or [`EXIT`].
+    local: Vec<u32>,
+    offsets: Vec<u32>,
+    donors: Vec<u32>,
+    /// Interior cells, receivers before donors.
+    order: Vec<u32>,
+    /// Per interior cell: the exit (global index) its path leaves the tile by, or NONE.
+    term: Vec<u32>,
+    exits: Vec<u32>,
+    sums: Vec<f64>,
+    drainage: Vec<f32>,
+    /// Per interior cell whose path leaves the tile: its erosion factor and its map
+    /// `(a, b, c)` composed down to the new height of its exit's receiver.
+    factors: Vec<f64>,
+    maps: Vec<[f64; 3]>,
+    /// Cells whose path leaves the tile, in flow order (receivers first).
+    pending: Vec<u32>,
+    /// Per interior cell: the place among `exits` of the exit its path leaves by, or NONE.
+    term_slot: Vec<u32>,
+    /// `pending` by exit (cells of exit `s` at `bucket[bucket_start[s]..bucket_start[s + 1]]`),
+    /// and the entries likewise (as places among `entries`).
+    bucket_start: Vec<u32>,
+    bucket: Vec<u32>,
+    entry_start: Vec<u32>,
+    entry_bucket: Vec<u32>,
+    /// How the chain of crossings is solved, and in how many rounds it last was.
+    chain: ChainSolve,
+    rounds: usize,
+    /// Interior heights while solving.
+    scratch: Vec<f32>,
+    /// Interior indices of the tile's border ring.
+    ring: Vec<u32>,
+    /// Interior indices of the entry cells the root named in this step.
+    entries: Vec<u32>,
+    /// Per interior cell (exits only): its receiver's new height, from the root.
+    exit_heights: Vec<f32>,
+    /// The root's crossing graph (used on [`ROOT`] only).
+    cross: CrossGraph,
+}
+
+impl TileStreamPower {
+    /// Tile `rank` of `layout` with the whole map's outlets and stream-power parameters
+    /// (`lakes: None` and `n = 1` only, so far) and its own part of the inputs. `field`
+    /// prefixes error names.
+    pub fn new(
+        layout: &TileLayout,
+        rank: usize,
+        outlets: &OutletParams,
+        params: &Params,
+        inputs: TileInputs,
+        field: &str,
+    ) -> Result<Self> {
+        params.validate(field)?;
+        outlets.validate(&format!("{field}.outlets"))?;
+        if params.lakes != SinkMode::None {
+            return Err(OrogenError::invalid(
+                format!("{field}.lakes"),
+                format!(
+                    "{:?} is not tiled yet: tiled runs take lakes: None",
+                    params.lakes
+                ),
+            ));
+        }
+        if params.n != 1.0 {
+            return Err(OrogenError::invalid(
+                format!("{field}.n"),
+                format!("{} is not tiled yet: tiled runs take n = 1", params.n),
+            ));
+        }
+        if outlets.borders.is_empty() {
+            return Err(OrogenError::invalid(
+                format!("{field}.outlets.borders"),
+                "a tiled run needs an open border (a closed map's lowest pit becomes its \
+                 outlet, a choice over the whole map that is not tiled yet)",
+            ));
+        }
+        if rank >= layout.count() {
+            return Err(OrogenError::invalid(
+                "tiles rank",
+                format!("{rank}, but the layout has {} tiles", layout.count()),
+            ));
+        }
+        let grid = layout.grid();
+        let tile = layout.tile(rank);
+        let n_cells = tile.interior.len();
+        let check = |what: &str, v: &[f32], allow_negative: bool| -> Result<()> {
+            crate::eroders::stream_power::check_values(
+                &format!("{field}.{what} (tile {rank})"),
+                v,
+                n_cells,
+                allow_negative,
+            )
+        };
+        check("heights", &inputs.heights, true)?;
+        check("k", &inputs.k, false)?;
+        check("uplift", &inputs.uplift, true)?;
+        let area = grid.cell_area() as f64;
+        let weights = match &inputs.precipitation {
+            Some(p) => {
+                check("precipitation", p, false)?;
+                p.iter().map(|&r| area * r as f64).collect()
+            }
+            None => vec![area; n_cells],
+        };
+        let raster = RasterGrid::new(grid, &outlets.borders);
+        let mut open = [false; 4];
+        for side in [Side::North, Side::South, Side::East, Side::West] {
+            open[side as usize] = raster.is_open(side);
+        }
+        let mut heights = vec![0.0f32; tile.halo.len()];
+        let r = tile.interior;
+        for (y, row) in (r.y0..r.y0 + r.h).zip(inputs.heights.chunks_exact(r.w)) {
+            let at = tile.halo.index(r.x0, y);
+            heights[at..at + r.w].copy_from_slice(row);
+        }
+        Ok(TileStreamPower {
+            layout: layout.clone(),
+            tile,
+            field: field.to_string(),
+            open,
+            sea: outlets.sea_level.unwrap_or(f32::NEG_INFINITY),
+            dists: raster.distances,
+            m: params.m as f64,
+            n: params.n as f64,
+            heights,
+            k: inputs.k,
+            uplift: inputs.uplift,
+            weights,
+            receivers: vec![0; n_cells],
+            dist: vec![0.0; n_cells],
+            local: vec![0; n_cells],
+            offsets: vec![0; n_cells + 1],
+            donors: vec![0; n_cells],
+            order: Vec::with_capacity(n_cells),
+            term: vec![NONE; n_cells],
+            exits: Vec::new(),
+            sums: vec![0.0; n_cells],
+            drainage: vec![0.0; n_cells],
+            factors: vec![0.0; n_cells],
+            maps: vec![[0.0; 3]; n_cells],
+            entries: Vec::new(),
+            pending: Vec::new(),
+            term_slot: vec![NONE; n_cells],
+            bucket_start: Vec::new(),
+            bucket: Vec::new(),
+            entry_start: Vec::new(),
+            entry_bucket: Vec::new(),
+            chain: ChainSolve::default(),
+            rounds: 0,
+            scratch: Vec::new(),
+            ring: (0..n_cells as u32)
+                .filter(|&li| {
+                    let (li, r) = (li as usize, tile.interior);
+                    r.on_ring(r.x0 + li % r.w, r.y0 + li / r.w)
+                })
+                .collect(),
+            exit_heights: vec![0.0; n_cells],
+            cross: CrossGraph::default(),
+        })
+    }
+
+    /// The tile.
+    pub fn tile(&self) -> Tile {
+        self.tile
+    }
+
+    /// This tile's heights, row-major over its interior.
+    pub fn heights(&self) -> Vec<f32> {
+        let r = self.tile.interior;
+        let mut out = Vec::with_capacity(r.len());
+        for y in r.y0..r.y0 + r.h {
+            let at = self.tile.halo.index(r.x0, y);
+            out.extend_from_slice(&self.heights[at..at + r.w]);
+        }
+        out
+    }
+
+    /// Receivers (global indices) of the last routing, row-major over the interior.
+    pub fn receivers(&self) -> &[u32] {
+        &self.receivers
+    }
+
+    /// Drainage (m², or m³/yr with precipitation) of the last step, f64 sums and as the
+    /// whole map rounds them to f32.
+    pub fn drainage_sums(&self) -> &[f64] {
+        &self.sums
+    }
+
+    /// [`TileStreamPower::drainage_sums`] rounded to f32.
+    pub fn drainage(&self) -> &[f32] {
+        &self.drainage
+    }
+
+    /// One step of `dt` years: halo, receivers, drainage, implicit solve. Every rank calls
+    /// it together.
+    pub fn step(&mut self, comm: &mut impl Comm, dt: f64) -> Result<StepStats> {
+        let dt_field = format!("{}.dt", self.field);
+        check_positive(&dt_field, dt)?;
+        check_range(&dt_field, dt, 0.0, MAX_DT)?;
+        let before = comm.bytes_sent();
+        self.route(comm)?;
+        self.accumulate(comm)?;
+        self.solve(comm, dt)?;
+        Ok(StepStats {
+            bytes_sent: comm.bytes_sent() - before,
+            exits: self.exits.len(),
+            rounds: self.rounds,
+        })
+    }
+
+    /// Halo exchange, then receivers and the tile's flow order (no change to heights).
+    pub fn route(&mut self, comm: &mut impl Comm) -> Result<()> {
+        self.exchange_halo(comm)?;
+        self.descend();
+        self.build_order()
+    }
+
+    /// Halo rows of heights from the neighbouring tiles.
+    fn exchange_halo(&mut self, comm: &mut impl Comm) -> Result<()> {
+        exchange_halo(comm, &self.layout, 1, TAG_HALO, &mut self.heights)?;
+        if let Some(bad) = self.heights.iter().position(|h| !h.is_finite()) {
+            let (hx, hy) = (bad % self.tile.halo.w, bad / self.tile.halo.w);
+            let (x, y) = (self.tile.halo.x0 + hx, self.tile.halo.y0 + hy);
+            return Err(OrogenError::invalid(
+                "heights",
+                format!(
+                    "cell ({x}, {y}) is {} (heights must be finite)",
+                    self.heights[bad]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// True for a cell on an open border of the whole grid.
+    #[inline]
+    fn is_outlet(&self, x: usize, y: usize) -> bool {
+        on_open_border(self.open, self.layout.grid(), x, y)
+    }
+
+    /// Steepest-descent receivers of the interior, as [`RasterGrid`] picks them: the
+    /// largest `(h − h_j)/d_j > 0` over the neighbours in offset order, strict `>` (ties to
+    /// the lowest index); outlets and cells at or below sea level receive themselves. Also
+    /// each cell's local receiver (interior index, itself, or [`EXIT`]). Parallel by row
+    /// (each cell independent).
+    fn descend(&mut self) {
+        let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
+        let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
+        // Halo index offsets of the 8 neighbours.
+        let steps = OFFSETS.map(|(dx, dy)| dy * halo.w as isize + dx);
+        let w = interior.w;
+        let rows = self
+            .receivers
+            .par_chunks_mut(w)
+            .zip(self.dist.par_chunks_mut(w));
+        let rows = rows.zip(self.local.par_chunks_mut(w)).enumerate();
+        rows.for_each(|(row, ((rs, ds), ls))| {
+            let y = interior.y0 + row;
+            for (col, ((r, d), l)) in rs.iter_mut().zip(ds.iter_mut()).zip(ls).enumerate() {
+                let x = interior.x0 + col;
+                let at = halo.index(x, y);
+                let here = heights[at];
+                let mut best_k = usize::MAX;
+                if !(here <= sea || on_open_border(open, g, x, y)) {
+                    let mut best = 0.0f32;
+                    if x > 0 && y > 0 && x + 1 < g.width && y + 1 < g.height {
+                        // All 8 neighbours exist (and lie in the halo).
+                        for (k, &step) in steps.iter().enumerate() {
+                            let s = (here - heights[(at as isize + step) as usize]) / dists[k];
+                            if s > best {
+                                (best, best_k) = (s, k);
+                            }
+                        }
+                    } else {
+                        for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
+                            let (nx, ny) = (x as isize + dx, y as isize + dy);
+                            if nx < 0 || ny < 0 || nx as usize >= g.width || ny as usize >= g.height
+                            {
+                                continue;
+                            }
+                            let s = (here - heights[(at as isize + steps[k]) as usize]) / dists[k];
+                            if s > best {
+                                (best, best_k) = (s, k);
+                            }
+                        }
+                    }
+                }
+                if best_k == usize::MAX {
+                    *r = g.index(x, y) as u32;
+                    *d = 0.0;
+                    *l = (row * w + col) as u32;
+                    continue;
+                }
+                let (dx, dy) = OFFSETS[best_k];
+                let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
+                *r = g.index(nx, ny) as u32;
+                *d = dists[best_k];
+                *l = if interior.contains(nx, ny) {
+                    interior.index(nx, ny) as u32
+                } else {
+                    EXIT
+                };
+            }
+        });
+    }
+
+    /// Donors and a breadth-first order from the tile's roots and exits (over the local
+    /// receivers [`TileStreamPower::descend`] wrote); each cell's exit (the one its path
+    /// leaves the tile by).
+    fn build_order(&mut self) -> Result<()> {
+        let n = self.tile.interior.len();
+        let (offsets, donors) = (&mut self.offsets, &mut self.donors);
+        offsets.fill(0);
+        for (i, &r) in self.local.iter().enumerate() {
+            if r != EXIT && r as usize != i {
+                offsets[r as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        for (i, &r) in self.local.iter().enumerate() {
+            if r != EXIT && r as usize != i {
+                donors[fill[r as usize] as usize] = i as u32;
+                fill[r as usize] += 1;
+            }
+        }
+        let order = &mut self.order;
+        order.clear();
+        self.exits.clear();
+        for (i, &r) in self.local.iter().enumerate() {
+            if r == EXIT {
+                self.exits.push(i as u32);
+                order.push(i as u32);
+            } else if r as usize == i {
+                order.push(i as u32);
+            }
+        }
+        let mut head = 0;
+        while head < order.len() {
+            let c = order[head] as usize;
+            head += 1;
+            order.extend_from_slice(&donors[offsets[c] as usize..offsets[c + 1] as usize]);
+        }
+        if order.len() != n {
+            return Err(OrogenError::Numerical {
+                field: format!("{} (tile {})", self.field, self.tile.rank),
+                reason: format!(
+                    "receivers form a cycle: the order covers {} of {n} cells",
+                    order.len()
+                ),
+            });
+        }
+        for k in 0..n {
+            let c = self.order[k] as usize;
+            (self.term[c], self.term_slot[c]) = match self.local[c] {
+                EXIT => (self.global(c), self.slot_of(c)),
+                r if r as usize == c => (NONE, NONE),
+                r => (self.term[r as usize], self.term_slot[r as usize]),
+            };
+        }
+        Ok(())
+    }
+
+    /// The place of exit cell `li` among `exits` (increasing).
+    fn slot_of(&self, li: usize) -> u32 {
+        self.exits.partition_point(|&e| (e as usize) < li) as u32
+    }
+
+    /// How the chain of crossings is solved (default: [`ChainSolve::Exact`]).
+    pub fn set_chain(&mut self, chain: ChainSolve) {
+        self.chain = chain;
+    }
+
+    /// The global index of interior cell `li`.
+    #[inline]
+    fn global(&self, li: usize) -> u32 {
+        let r = self.tile.interior;
+        self.layout.grid().index(r.x0 + li % r.w, r.y0 + li / r.w) as u32
+    }
+
+    /// Sums the weights down the tile's trees from `inflow` at the entry cells.
+    fn sum_local(&mut self, inflow: &[f64]) {
+        self.sums.copy_from_slice(&self.weights);
+        for (&e, &f) in self.entries.iter().zip(inflow) {
+            self.sums[e as usize] += f;
+        }
+        for &c in self.order.iter().rev() {
+            let r = self.local[c as usize];
+            if r != EXIT && r != c {
+                self.sums[r as usize] += self.sums[c as usize];
+            }
+        }
+    }
+
+    /// Drainage: local sums, the crossing graph at the root, the inflows added.
+    fn accumulate(&mut self, comm: &mut impl Comm) -> Result<()> {
+        self.entries.clear();
+        self.sum_local(&[]);
+        let (interior, ring) = (self.tile.interior, &self.ring);
+        let mut w = Writer::with_capacity(8 + 16 * self.exits.len() + 8 * ring.len());
+        w.u32(self.exits.len() as u32);
+        for &e in &self.exits {
+            w.u32(self.global(e as usize));
+            w.u32(self.receivers[e as usize]);
+            w.f64(self.sums[e as usize]);
+        }
+        w.u32(ring.len() as u32);
+        for &c in ring {
+            w.u32(self.global(c as usize));
+            w.u32(self.term[c as usize]);
+        }
+        let all = comm.gather(ROOT, TAG_ACC_UP, w.into_bytes())?;
+        let replies = if comm.rank() == ROOT {
+            self.cross.accumulate(&self.layout, &all)?
+        } else {
+            Vec::new()
+        };
+        let reply = comm.scatter(ROOT, TAG_ACC_DOWN, replies)?;
+        let mut rd = Reader::new(&reply, "inflows", ROOT);
+        let count = rd.u32()? as usize;
+        let mut inflow = Vec::with_capacity(count);
+        let g = self.layout.grid();
+        for _ in 0..count {
+            let cell = rd.u32()? as usize;
+            let (x, y) = (cell % g.width, cell / g.width);
+            if !interior.contains(x, y) {
+                return Err(OrogenError::invalid(
+                    format!("tiles rank {}", self.tile.rank),
+                    format!("the root sent an inflow for cell ({x}, {y}), outside the tile"),
+                ));
+            }
+            self.entries.push(interior.index(x, y) as u32);
+            inflow.push(rd.f64()?);
+        }
+        rd.finish()?;
+        if !inflow.is_empty() {
+            self.sum_local(&inflow);
+        }
+        self.drainage
+            .iter_mut()
+            .zip(&self.sums)
+            .for_each(|(d, &s)| *d = s as f32);
+        Ok(())
+    }
+
+    /// True for a root that is not base level (a pit: it rises with the uplift).
+    #[inline]
+    fn is_pit(&self, li: usize, h: f32) -> bool {
+        let r = self.tile.interior;
+        !(h <= self.sea || self.is_outlet(r.x0 + li % r.w, r.y0 + li / r.w))
+    }
+
+    /// The implicit solve: maps composed down each path, the chain at the root, then the
+    /// whole map's per-node arithmetic (`walk_run` in `eroders::stream_power`).
+    fn solve(&mut self, comm: &mut impl Comm, dt: f64) -> Result<()> {
+        // Heights over the interior, solved in place: cells whose path ends in the tile
+        // get their new height in the first walk, the others their map, then their height
+        // once the root has sent their exits' receivers.
+        let mut h = std::mem::take(&mut self.scratch);
+        h.clear();
+        h.extend_from_slice(&self.heights());
+        self.pending.clear();
+        for k in 0..self.order.len() {
+            let c = self.order[k] as usize;
+            let r = self.local[c];
+            if r as usize == c {
+                if self.is_pit(c, h[c]) {
+                    h[c] = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
+                }
+                continue;
+            }
+            let h_up = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
+            let d = self.dist[c] as f64;
+            let f = if d > 0.0 {
+                erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
+            } else {
+                0.0
+            };
+            if !f.is_finite() {
+                return Err(OrogenError::Numerical {
+                    field: self.field.clone(),
+                    reason: format!(
+                        "erosion factor k·A^m·dt/dist^n = {f} at cell {} is not usable; lower \
+                         dt, k or precipitation",
+                        self.global(c)
+                    ),
+                });
+            }
+            if self.term[c] == NONE {
+                h[c] = settle(h_up, h[r as usize], f);
+                continue;
+            }
+            self.pending.push(c as u32);
+            self.factors[c] = f;
+            h[c] = h_up;
+            let up = h_up as f64;
+            let own = if f == 0.0 {
+                [0.0, up, up]
+            } else {
+                [f / (1.0 + f), up / (1.0 + f), up]
+            };
+            self.maps[c] = if r == EXIT {
+                own
+            } else {
+                let [a, b, cc] = own;
+                let [ra, rb, rc] = self.maps[r as usize];
+                [a * ra, a * rb + b, (a * rc + b).min(cc)]
+            };
+        }
+        match self.chain {
+            ChainSolve::Affine => {
+                self.rounds = 1;
+                self.chain_affine(comm, &mut h)?
+            }
+            ChainSolve::Exact => self.chain_exact(comm, &mut h)?,
+        }
+        let (halo, interior) = (self.tile.halo, self.tile.interior);
+        for (y, row) in (interior.y0..).zip(h.chunks_exact(interior.w)) {
+            let at = halo.index(interior.x0, y);
+            self.heights[at..at + interior.w].copy_from_slice(row);
+        }
+        self.scratch = h;
+        Ok(())
+    }
+
+    /// [`ChainSolve::Affine`]: entry maps up, exits' receiver heights down, then the
+    /// pending cells in flow order.
+    fn chain_affine(&mut self, comm: &mut impl Comm, h: &mut [f32]) -> Result<()> {
+        let mut w = Writer::with_capacity(24 * self.entries.len());
+        for &e in &self.entries {
+            let e = e as usize;
+            // A path that ends in the tile: the new height itself.
+            let map = match self.term[e] {
+                NONE => [0.0, h[e] as f64, h[e] as f64],
+                _ => self.maps[e],
+            };
+            map.iter().for_each(|&v| w.f64(v));
+        }
+        let all = comm.gather(ROOT, TAG_SOLVE_UP, w.into_bytes())?;
+        let replies = if comm.rank() == ROOT {
+            self.cross.solve(&all)?
+        } else {
+            Vec::new()
+        };
+        let reply = comm.scatter(ROOT, TAG_SOLVE_DOWN, replies)?;
+        let mut rd = Reader::new(&reply, "exit heights", ROOT);
+        for &e in &self.exits {
+            self.exit_heights[e as usize] = rd.f32()?;
+        }
+        rd.finish()?;
+        // h holds each pending cell's uplifted height; receivers come first.
+        for &c in &self.pending {
+            let c = c as usize;
+            let r = self.local[c];
+            let h_r = if r == EXIT {
+                self.exit_heights[c]
+            } else {
+                h[r as usize]
+            };
+            h[c] = settle(h[c], h_r, self.factors[c]);
+        }
+        Ok(())
+    }
+
+    /// [`ChainSolve::Exact`]: rounds of final entry heights up and exits' receiver heights
+    /// down; each exit's cells finish as soon as its receiver's height is known.
+    fn chain_exact(&mut self, comm: &mut impl Comm, h: &mut [f32]) -> Result<()> {
+        let slots = self.exits.len();
+        let by_slot =
+            |cells: &[u32], slot: &dyn Fn(u32) -> u32, start: &mut Vec<u32>, out: &mut Vec<u32>| {
+                start.clear();
+                start.resize(slots + 1, 0);
+                for &c in cells {
+                    let s = slot(c);
+                    if s != NONE {
+                        start[s as usize + 1] += 1;
+                    }
+                }
+                for k in 0..slots {
+                    start[k + 1] += start[k];
+                }
+                out.clear();
+                out.resize(start[slots] as usize, 0);
+                let mut fill = start.clone();
+                for &c in cells {
+                    let s = slot(c);
+                    if s != NONE {
+                        out[fill[s as usize] as usize] = c;
+                        fill[s as usize] += 1;
+                    }
+                }
+            };
+        let term_slot = &self.term_slot;
+        by_slot(
+            &self.pending,
+            &|c| term_slot[c as usize],
+            &mut self.bucket_start,
+            &mut self.bucket,
+        );
+        let places: Vec<u32> = (0..self.entries.len() as u32).collect();
+        let entries = &self.entries;
+        by_slot(
+            &places,
+            &|p| term_slot[entries[p as usize] as usize],
+            &mut self.entry_start,
+            &mut self.entry_bucket,
+        );
+        // Round 0: entries whose path ends in the tile are final already.
+        let mut up = Writer::default();
+        let finals: Vec<u32> = places
+            .iter()
+            .copied()
+            .filter(|&p| term_slot[entries[p as usize] as usize] == NONE)
+            .collect();
+        up.u32(finals.len() as u32);
+        for p in finals {
+            up.u32(p);
+            up.f32(h[entries[p as usize] as usize]);
+        }
+        let mut done = 0usize;
+        self.rounds = 0;
+        loop {
+            self.rounds += 1;
+            let all = comm.gather(ROOT, TAG_SOLVE_UP, up.into_bytes())?;
+            let replies = if comm.rank() == ROOT {
+                self.cross.resolve_round(&all)?
+            } else {
+                Vec::new()
+            };
+            let reply = comm.scatter(ROOT, TAG_SOLVE_DOWN, replies)?;
+            let mut rd = Reader::new(&reply, "exit heights", ROOT);
+            let more = rd.u32()? != 0;
+            let count = rd.u32()?;
+            let mut next = Vec::new();
+            for _ in 0..count {
+                let (slot, h_r) = (rd.u32()? as usize, rd.f32()?);
+                let exit = *self.exits.get(slot).ok_or_else(|| {
+                    OrogenError::invalid(
+                        format!("tiles rank {}", self.tile.rank),
+                        format!("the root names exit {slot} of {slots}"),
+                    )
+                })? as usize;
+                self.exit_heights[exit] = h_r;
+                let cells = &self.bucket
+                    [self.bucket_start[slot] as usize..self.bucket_start[slot + 1] as usize];
+                for &c in cells {
+                    let c = c as usize;
+                    let r = self.local[c];
+                    let h_r = if r == EXIT {
+                        self.exit_heights[c]
+                    } else {
+                        h[r as usize]
+                    };
+                    h[c] = settle(h[c], h_r, self.factors[c]);
+                }
+                done += cells.len();
+                let range = self.entry_start[slot] as usize..self.entry_start[slot + 1] as usize;
+                next.extend(
+                    self.entry_bucket[range]
+                        .iter()
+                        .map(|&p| (p, h[self.entries[p as usize] as usize])),
+                );
+            }
+            rd.finish()?;
+            if !more {
+                break;
+            }
+            up = Writer::with_capacity(4 + 8 * next.len());
+            up.u32(next.len() as u32);
+            for (p, v) in next {
+                up.u32(p);
+                up.f32(v);
+            }
+        }
+        if done != self.pending.len() {
+            return Err(OrogenError::Numerical {
+                field: format!("{} (tile {})", self.field, self.tile.rank),
+                reason: format!(
+                    "the chain of crossings settled {done} of {} cells",
+                    self.pending.len()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
