@@ -28,6 +28,9 @@ mod levels;
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
+/// Speculative steps submitted at most before their skip count is read.
+const MAX_PENDING: usize = 32;
+
 /// Bytes of one candidate pass (basins.wgsl): five words.
 const CANDIDATE_BYTES: u64 = 20;
 
@@ -195,9 +198,14 @@ pub struct GpuStreamPower {
     args: wgpu::Buffer,
     /// The basins' dispatches: the full grid where the receivers left a pit, else empty.
     lake_args: wgpu::Buffer,
-    /// `arm`, `reset`, `plan`, `arm_lakes`, `arm_lakes_rounds`, `next_round` and
+    /// A speculative step's dispatches: the full grid where the receivers left no pit,
+    /// else empty (control.wgsl's `gate`).
+    gate_args: wgpu::Buffer,
+    /// The `dt` of the speculative steps submitted since the last look at the skip count.
+    pending: Vec<f32>,
+    /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round` and
     /// `arm_fill` of control.wgsl, and their bind group.
-    control: [wgpu::ComputePipeline; 7],
+    control: [wgpu::ComputePipeline; 8],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     acc_init: wgpu::ComputePipeline,
@@ -449,10 +457,12 @@ impl GpuStreamPower {
             room * CANDIDATE_BYTES,
             wgpu::BufferUsages::COPY_SRC,
         );
-        // [0] the candidates found, [1] set when the receivers leave a pit, [4] set when a
-        // Borůvka round hooked some component, [5] the lakes (pits) found; [2], [3] unused.
+        // [0] the candidates found, [1] set when the receivers leave a pit, [2] the
+        // speculative steps skipped for a pit, [3] 1 while the current one is skipped, [4]
+        // set when a Borůvka round hooked some component, [5] the lakes (pits) found.
         let counter = storage("candidate count", 24, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let gate_args = storage("step arguments", 12, wgpu::BufferUsages::INDIRECT);
         let lake_keys = storage("lake keys", 4 * n64, wgpu::BufferUsages::empty());
         let lake_masks = storage("lake masks", 4 * n64, wgpu::BufferUsages::empty());
         let comp = storage("components", 4 * n64, wgpu::BufferUsages::empty());
@@ -487,7 +497,7 @@ impl GpuStreamPower {
             &[true, true, true, true, true, false, false],
         );
         let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
-        let l_control = layout(device, "control", &[false, false, false, false]);
+        let l_control = layout(device, "control", &[false, false, false, false, false]);
         let l_boruvka = layout(
             device,
             "boruvka",
@@ -574,7 +584,7 @@ impl GpuStreamPower {
         let control_group = bind(
             device,
             &l_control,
-            &[&params_buf, &live, &args, &counter, &lake_args],
+            &[&params_buf, &live, &args, &counter, &lake_args, &gate_args],
         );
         let basins_group = bind(
             device,
@@ -700,6 +710,7 @@ impl GpuStreamPower {
                 "reset",
                 "plan",
                 "arm_lakes",
+                "gate",
                 "arm_lakes_rounds",
                 "next_round",
                 "arm_fill",
@@ -708,6 +719,8 @@ impl GpuStreamPower {
             control_group,
             args,
             lake_args,
+            gate_args,
+            pending: Vec::new(),
             acc_init: pipeline(device, &l_acc, &m_acc, "init"),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
@@ -812,6 +825,9 @@ impl GpuStreamPower {
         self.ctx
             .queue
             .write_buffer(&self.heights, 0, bytemuck::cast_slice(heights));
+        // Steps not settled yet were on the old heights: forgotten, with their skip count.
+        self.pending.clear();
+        self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
         self.has_heights = true;
         self.has_drainage = false;
         Ok(())
@@ -840,7 +856,7 @@ impl GpuStreamPower {
     }
 
     /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
-    /// 4 arm_lakes_rounds, 5 next_round, 6 arm_fill).
+    /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
@@ -885,7 +901,7 @@ impl GpuStreamPower {
     }
 
     /// The accumulation's rounds, armed by control.wgsl's entry `arm` (0 `arm`: full
-    /// size; 4 `arm_lakes_rounds`: as the lakes' dispatches).
+    /// size; 5 `arm_lakes_rounds`: as the lakes' dispatches).
     fn encode_rounds_armed(&self, pass: &mut wgpu::ComputePass, arm: usize) {
         self.control(pass, arm);
         for r in 0..self.rounds as usize {
@@ -1011,6 +1027,7 @@ impl GpuStreamPower {
     /// change, except that `lakes: Fill` raises them to the lakes' surface (as the CPU
     /// router's `route`).
     pub fn route(&mut self) -> Result<()> {
+        self.settle()?;
         self.submit(0.0, false, false)
     }
 
@@ -1019,13 +1036,14 @@ impl GpuStreamPower {
     /// Borůvka is tested against. Not for production use: it waits for the GPU.
     #[doc(hidden)]
     pub fn route_with_cpu_tree(&mut self) -> Result<()> {
+        self.settle()?;
         self.submit(0.0, false, true)
     }
 
     /// One step of `dt` years: receivers, lakes, drainage, uplift and the implicit erosion.
-    /// With `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits for the GPU), lakes
-    /// included (their spanning tree is taken on the GPU); `n ≠ 1` waits for the count of
-    /// nodes per level.
+    /// With `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits for the GPU): with
+    /// lakes the step is speculative (see [`GpuStreamPower::settle`]); `n ≠ 1` waits for
+    /// the count of nodes per level, and lakes then for the candidate passes.
     pub fn step(&mut self, dt: f64) -> Result<()> {
         if !(dt > 0.0 && dt <= MAX_DT) {
             return Err(OrogenError::invalid(
@@ -1033,11 +1051,19 @@ impl GpuStreamPower {
                 format!("must be > 0 and <= {MAX_DT} years, got {dt}"),
             ));
         }
+        if self.lakes != SinkMode::None && self.params.slope_exp == 1.0 {
+            if self.pending.len() >= MAX_PENDING {
+                self.settle()?;
+            }
+            return self.speculate(dt as f32);
+        }
         self.submit(dt as f32, true, false)
     }
 
-    /// Waits until the GPU has done all submitted work; an error if it failed.
+    /// Waits until the GPU has done all submitted work (speculative steps settled); an
+    /// error if it failed.
     pub fn wait(&mut self) -> Result<()> {
+        self.settle()?;
         self.ctx.check(&self.field)
     }
 
@@ -1087,12 +1113,14 @@ impl GpuStreamPower {
     /// The heights on the GPU, metres (after the last step).
     pub fn heights(&mut self) -> Result<Vec<f32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.heights)?))
     }
 
     /// Each node's receiver from the last route or step (itself for outlets and pits).
     pub fn receivers(&mut self) -> Result<Vec<u32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
     }
 
@@ -1100,6 +1128,7 @@ impl GpuStreamPower {
     /// it receives itself).
     pub fn dists(&mut self) -> Result<Vec<f32>> {
         self.need_heights()?;
+        self.settle()?;
         Ok(bytemuck::pod_collect_to_vec(&self.read(&self.dists)?))
     }
 
@@ -1134,6 +1163,7 @@ impl GpuStreamPower {
     /// None`).
     /// With the spanning tree on the GPU this reads the count back (a wait).
     pub fn lake_count(&mut self) -> Result<usize> {
+        self.settle()?;
         match self.lake_count {
             Some(count) => Ok(count),
             None => {

@@ -12,6 +12,8 @@
 @group(0) @binding(3) var<storage, read_write> flags: array<atomic<u32>>;
 // The basins' own dispatch arguments (their passes outside the rounds).
 @group(0) @binding(4) var<storage, read_write> lake_args: array<u32>;
+// A speculative step's full-grid dispatches (empty where it is skipped).
+@group(0) @binding(5) var<storage, read_write> gate_args: array<u32>;
 
 fn set_args(full: bool) {
     if (full) {
@@ -24,10 +26,11 @@ fn set_args(full: bool) {
     args[2] = 1u;
 }
 
-// Before a phase's first round: full-size dispatches.
+// Before a phase's first round: full-size dispatches, unless the step is skipped
+// (flags[3], set by `gate`).
 @compute @workgroup_size(1)
 fn arm() {
-    set_args(true);
+    set_args(atomicLoad(&flags[3]) == 0u);
     atomicStore(&live[0], 0u);
 }
 
@@ -92,4 +95,23 @@ fn next_round() {
 @compute @workgroup_size(1)
 fn arm_fill() {
     set_lake_args(atomicLoad(&flags[1]) != 0u);
+}
+
+// A speculative step (lakes, as if no pit were left), after its receivers: where they left
+// a pit the step is skipped (its drainage and solve dispatches empty, heights unchanged)
+// and counted in flags[2]; the CPU later redoes it with the lakes routed.
+@compute @workgroup_size(1)
+fn gate() {
+    let pits = atomicLoad(&flags[1]) != 0u;
+    if (pits) {
+        atomicStore(&flags[3], 1u);
+        atomicAdd(&flags[2], 1u);
+        gate_args[0] = 0u;
+        gate_args[1] = 0u;
+    } else {
+        atomicStore(&flags[3], 0u);
+        gate_args[0] = p.groups_x;
+        gate_args[1] = p.groups_y;
+    }
+    gate_args[2] = 1u;
 }

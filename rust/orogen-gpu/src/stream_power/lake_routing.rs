@@ -1,7 +1,7 @@
 //! The lake routing of [`GpuStreamPower`], all on the GPU: the basins and their keys and
 //! masks (basins.wgsl), the spanning tree by Borůvka's rounds (boruvka.wgsl), each round
 //! carving the receivers of the components that hook (carve.wgsl), then Fill's surface
-//! (fill.wgsl); nothing is read back. The tests' reference, `route_with_cpu_tree`, reads
+//! (fill.wgsl); nothing is read back but the count of speculative steps skipped for pits. The tests' reference, `route_with_cpu_tree`, reads
 //! the candidate passes back and takes the tree on the CPU ([`crate::lakes`]).
 
 use orogen_core::{OrogenError, Result};
@@ -52,7 +52,7 @@ impl GpuStreamPower {
         let h = &self.hook_group;
         for _ in 0..self.rounds {
             self.dispatch_lakes_in(pass, &b[0], g);
-            self.control(pass, 4);
+            self.control(pass, 5);
             for r in 0..self.rounds as usize {
                 self.dispatch_round(pass, &self.basins[1], &self.comp_group);
                 self.end_round(pass, r);
@@ -62,11 +62,11 @@ impl GpuStreamPower {
             }
             self.dispatch_lakes_in(pass, &self.carve[0], h);
             self.dispatch_lakes_in(pass, &self.carve_roots[0], h);
-            self.encode_rounds_armed(pass, 4);
+            self.encode_rounds_armed(pass, 5);
             self.dispatch_lakes_in(pass, &self.carve[2], h);
             self.dispatch_lakes_in(pass, &self.carve_roots[1], h);
             self.dispatch_lakes_in(pass, &self.carve[4], h);
-            self.control(pass, 5);
+            self.control(pass, 6);
         }
     }
 
@@ -83,10 +83,10 @@ impl GpuStreamPower {
             }
         };
         if gated {
-            self.control(pass, 6);
+            self.control(pass, 7);
         }
         full(pass, &self.fill[0], &self.fill_groups[0]);
-        self.control(pass, if gated { 4 } else { 0 });
+        self.control(pass, if gated { 5 } else { 0 });
         for r in 0..self.rounds as usize {
             self.dispatch_round(pass, &self.fill[1], &self.fill_groups[r % 2]);
             self.end_round(pass, r);
@@ -243,6 +243,71 @@ impl GpuStreamPower {
             self.ctx
                 .queue
                 .write_buffer(&self.passes, 0, bytemuck::cast_slice(&self.pass_list));
+        }
+        Ok(())
+    }
+
+    /// A step with lakes as if the receivers left no pit, without waiting: receivers, then
+    /// drainage and the solve, all gated by control.wgsl's `gate`, which empties their
+    /// dispatches and counts the step as skipped where some node is a pit. A skipped step
+    /// leaves the heights as they were, so every later speculative step finds the same
+    /// pits and is skipped too: [`GpuStreamPower::settle`] redoes the skipped ones, the
+    /// last of `pending`, with the lakes routed.
+    pub(super) fn speculate(&mut self, dt: f32) -> Result<()> {
+        self.need_heights()?;
+        self.params.dt = dt;
+        self.params.count = 0;
+        self.params.keep = 0;
+        self.write_params();
+        let counter = &self.counter;
+        self.run(
+            |e| e.clear_buffer(counter, 0, Some(8)),
+            |pass| {
+                self.dispatch(pass, &self.descend.0, &self.descend.1);
+                self.control(pass, 4);
+                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
+                self.encode_rounds(pass);
+                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
+                self.control(pass, 0);
+                for r in 0..self.rounds as usize {
+                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(pass, r);
+                }
+                self.gated(pass, &self.finish, &self.solve_groups[0]);
+            },
+        );
+        self.pending.push(dt);
+        self.lake_count = Some(0);
+        self.has_drainage = false;
+        Ok(())
+    }
+
+    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
+    fn gated(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
+    }
+
+    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
+    /// and redoes those, the last ones, with the lakes routed (each waiting for its
+    /// candidate passes). Every reader of results calls it first.
+    pub(super) fn settle(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
+        let skipped = (words[2] as usize).min(self.pending.len());
+        let redo = self.pending.split_off(self.pending.len() - skipped);
+        self.pending.clear();
+        for dt in redo {
+            // The full step clears the skip count with the candidate counter.
+            self.submit(dt, true, false)?;
         }
         Ok(())
     }
