@@ -235,16 +235,10 @@ pub struct GpuStreamPower {
     /// basins.wgsl's keys and masks (of the uncarved receivers).
     lake_keys: wgpu::Buffer,
     lake_masks: wgpu::Buffer,
-    /// basins.wgsl's bind group with each node's component (boruvka.wgsl) as its keys: the
-    /// components' labels by `label_jump`.
-    comp_group: wgpu::BindGroup,
-    /// boruvka.wgsl's `reset`, `pick0` to `pick3`, `hook`, and its bind group.
-    boruvka: [wgpu::ComputePipeline; 6],
+    /// boruvka.wgsl's `init`, `reset`, `pick0` to `pick3`, `hook`, `carve`, `relabel`, and
+    /// its bind group.
+    boruvka: [wgpu::ComputePipeline; 9],
     boruvka_group: wgpu::BindGroup,
-    /// carve.wgsl's `mark_seed_roots`, `flip_pass_roots`, and carve.wgsl's bind group with
-    /// Borůvka's hooks (one entry per node) as its passes.
-    carve_roots: [wgpu::ComputePipeline; 2],
-    hook_group: wgpu::BindGroup,
     /// carve.wgsl's entries `mark_init`, `mark_seed`, `flip_chain`, `flip_pass`,
     /// `flip_apply`.
     carve: [wgpu::ComputePipeline; 5],
@@ -501,7 +495,7 @@ impl GpuStreamPower {
         let l_boruvka = layout(
             device,
             "boruvka",
-            &[true, true, true, true, false, false, false, false],
+            &[true, false, true, true, false, false, false, false, false],
         );
         let l_basins = layout(
             device,
@@ -600,20 +594,6 @@ impl GpuStreamPower {
                 &live,
             ],
         );
-        let comp_group = bind(
-            device,
-            &l_basins,
-            &[
-                &params_buf,
-                &heights,
-                &receivers,
-                &comp,
-                &lake_masks,
-                &candidates,
-                &counter,
-                &live,
-            ],
-        );
         // The lightest edges' keys in maps a (four words a node; free until the solve).
         let boruvka_group = bind(
             device,
@@ -628,19 +608,7 @@ impl GpuStreamPower {
                 &maps[0],
                 &hooks,
                 &counter,
-            ],
-        );
-        let hook_group = bind(
-            device,
-            &l_carve,
-            &[
-                &params_buf,
-                &receivers,
                 &dists,
-                &sums[0],
-                &jumps[0],
-                &hooks,
-                &maps[1],
             ],
         );
         let carve_group = bind(
@@ -748,13 +716,11 @@ impl GpuStreamPower {
             basins_group,
             lake_keys,
             lake_masks,
-            comp_group,
-            boruvka: ["reset", "pick0", "pick1", "pick2", "pick3", "hook"]
-                .map(|e| pipeline(device, &l_boruvka, &m_boruvka, e)),
+            boruvka: [
+                "init", "reset", "pick0", "pick1", "pick2", "pick3", "hook", "carve", "relabel",
+            ]
+            .map(|e| pipeline(device, &l_boruvka, &m_boruvka, e)),
             boruvka_group,
-            carve_roots: ["mark_seed_roots", "flip_pass_roots"]
-                .map(|e| pipeline(device, &l_carve, &m_carve, e)),
-            hook_group,
             carve: [
                 "mark_init",
                 "mark_seed",
@@ -897,13 +863,7 @@ impl GpuStreamPower {
 
     /// The drainage accumulation's rounds, from the sums and jumps in the first buffers.
     fn encode_rounds(&self, pass: &mut wgpu::ComputePass) {
-        self.encode_rounds_armed(pass, 0);
-    }
-
-    /// The accumulation's rounds, armed by control.wgsl's entry `arm` (0 `arm`: full
-    /// size; 5 `arm_lakes_rounds`: as the lakes' dispatches).
-    fn encode_rounds_armed(&self, pass: &mut wgpu::ComputePass, arm: usize) {
-        self.control(pass, arm);
+        self.control(pass, 0);
         for r in 0..self.rounds as usize {
             let g = &self.acc_groups[r % 2];
             self.dispatch_round(pass, &self.acc_copy, g);

@@ -42,30 +42,18 @@ impl GpuStreamPower {
         }
     }
 
-    /// Encodes Borůvka's rounds (boruvka.wgsl), each: the components (labels by pointer
-    /// jumping on the receivers carved so far), each pit component's lightest edge, the
-    /// hooks, the carving of the hooked components; then the next round's dispatches at
-    /// full size only where one hooked. The components with a pit at least halve each
-    /// round, so `ceil(log2 n)` rounds (`self.rounds`, or more) drain every lake.
+    /// Encodes Borůvka's rounds (boruvka.wgsl), each: each pit component's lightest edge,
+    /// the hooks, the carving of the hooked components, their new labels; then the next
+    /// round's dispatches at full size only where one hooked. The components with a pit at
+    /// least halve each round, so `ceil(log2 n)` rounds (`self.rounds`, or more) drain
+    /// every lake.
     pub(super) fn encode_boruvka(&self, pass: &mut wgpu::ComputePass) {
         let (b, g) = (&self.boruvka, &self.boruvka_group);
-        let h = &self.hook_group;
+        self.dispatch_lakes_in(pass, &b[0], g);
         for _ in 0..self.rounds {
-            self.dispatch_lakes_in(pass, &b[0], g);
-            self.control(pass, 5);
-            for r in 0..self.rounds as usize {
-                self.dispatch_round(pass, &self.basins[1], &self.comp_group);
-                self.end_round(pass, r);
-            }
-            for pipe in &b[1..6] {
+            for pipe in &b[1..] {
                 self.dispatch_lakes_in(pass, pipe, g);
             }
-            self.dispatch_lakes_in(pass, &self.carve[0], h);
-            self.dispatch_lakes_in(pass, &self.carve_roots[0], h);
-            self.encode_rounds_armed(pass, 5);
-            self.dispatch_lakes_in(pass, &self.carve[2], h);
-            self.dispatch_lakes_in(pass, &self.carve_roots[1], h);
-            self.dispatch_lakes_in(pass, &self.carve[4], h);
             self.control(pass, 6);
         }
     }
