@@ -3,8 +3,8 @@
 //!
 //! The same step as orogen-core's `StreamPower` on a raster, with its lakes (`None`,
 //! `Carve`, `Fill`): receivers are the CPU router's bit for bit, carved and filled lakes
-//! too (the spanning tree of passes is taken on the CPU from candidates the GPU finds, see
-//! `lakes.rs`); drainage is summed exactly in 64-bit fixed point; heights follow the CPU's
+//! too (the spanning tree of passes by Borůvka on the GPU, boruvka.wgsl; `lakes.rs` is the
+//! CPU's Kruskal the tests compare it with); drainage is summed exactly in 64-bit fixed point; heights follow the CPU's
 //! to f32 rounding (the CPU solves in f64). Deterministic: no floating-point atomics, so
 //! the same inputs give the same bytes run after run on one GPU.
 //!
@@ -1003,7 +1003,7 @@ impl GpuStreamPower {
     /// One step of `dt` years: receivers, lakes, drainage, uplift and the implicit erosion.
     /// With `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits for the GPU): with
     /// lakes the step is speculative (see [`GpuStreamPower::settle`]); `n ≠ 1` waits for
-    /// the count of nodes per level, and lakes then for the candidate passes.
+    /// the count of nodes per level.
     pub fn step(&mut self, dt: f64) -> Result<()> {
         if !(dt > 0.0 && dt <= MAX_DT) {
             return Err(OrogenError::invalid(

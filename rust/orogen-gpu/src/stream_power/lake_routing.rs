@@ -1,8 +1,9 @@
 //! The lake routing of [`GpuStreamPower`], all on the GPU: the basins and their keys and
 //! masks (basins.wgsl), the spanning tree by Borůvka's rounds (boruvka.wgsl), each round
 //! carving the receivers of the components that hook (carve.wgsl), then Fill's surface
-//! (fill.wgsl); nothing is read back but the count of speculative steps skipped for pits. The tests' reference, `route_with_cpu_tree`, reads
-//! the candidate passes back and takes the tree on the CPU ([`crate::lakes`]).
+//! (fill.wgsl); nothing is read back but the count of speculative steps skipped for pits.
+//! The tests' reference, `route_with_cpu_tree`, reads the candidate passes back and takes
+//! the tree on the CPU ([`crate::lakes`]).
 
 use orogen_core::{OrogenError, Result};
 
@@ -283,8 +284,8 @@ impl GpuStreamPower {
     }
 
     /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
-    /// and redoes those, the last ones, with the lakes routed (each waiting for its
-    /// candidate passes). Every reader of results calls it first.
+    /// and redoes those, the last ones, with the lakes routed (on the GPU, without waiting).
+    /// Every reader of results calls it first.
     pub(super) fn settle(&mut self) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
