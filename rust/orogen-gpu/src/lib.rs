@@ -6,8 +6,8 @@
 //!   drainage by pointer jumping with integer atomics (deterministic), the implicit solve
 //!   for `n = 1` by composing each node's affine-with-clamp map down the receivers (FastFlow,
 //!   Jain et al. 2024, eq. 4 and the doubling of its Algorithm 6), and uplift; lakes
-//!   (`Carve`, `Fill`) the same as the CPU's: basins by pointer jumping, candidate passes
-//!   on the GPU, their minimum spanning tree on the CPU in the core's strict order; for
+//!   (`Carve`, `Fill`) the same as the CPU's: basins by pointer jumping, their minimum
+//!   spanning tree in the core's strict order by Borůvka's rounds, also on the GPU; for
 //!   `n ≠ 1` the CPU's per-node Newton solve, one level of the receiver forest at a time.
 //!
 //! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps; no recipe,

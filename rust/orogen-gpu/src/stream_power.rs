@@ -3,8 +3,8 @@
 //!
 //! The same step as orogen-core's `StreamPower` on a raster, with its lakes (`None`,
 //! `Carve`, `Fill`): receivers are the CPU router's bit for bit, carved and filled lakes
-//! too (the spanning tree of passes is taken on the CPU from candidates the GPU finds, see
-//! `lakes.rs`); drainage is summed exactly in 64-bit fixed point; heights follow the CPU's
+//! too (the spanning tree of passes by Borůvka on the GPU, boruvka.wgsl; `lakes.rs` is the
+//! CPU's Kruskal the tests compare it with); drainage is summed exactly in 64-bit fixed point; heights follow the CPU's
 //! to f32 rounding (the CPU solves in f64). Deterministic: no floating-point atomics, so
 //! the same inputs give the same bytes run after run on one GPU.
 //!
@@ -203,9 +203,9 @@ pub struct GpuStreamPower {
     gate_args: wgpu::Buffer,
     /// The `dt` of the speculative steps submitted since the last look at the skip count.
     pending: Vec<f32>,
-    /// `arm`, `reset`, `plan`, `arm_lakes` and `gate` of control.wgsl, and their bind
-    /// group.
-    control: [wgpu::ComputePipeline; 5],
+    /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round` and
+    /// `arm_fill` of control.wgsl, and their bind group.
+    control: [wgpu::ComputePipeline; 8],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     acc_init: wgpu::ComputePipeline,
@@ -232,6 +232,13 @@ pub struct GpuStreamPower {
     basins: [wgpu::ComputePipeline; 5],
     basins_layout: wgpu::BindGroupLayout,
     basins_group: wgpu::BindGroup,
+    /// basins.wgsl's keys and masks (of the uncarved receivers).
+    lake_keys: wgpu::Buffer,
+    lake_masks: wgpu::Buffer,
+    /// boruvka.wgsl's `init`, `reset`, `pick0` to `pick3`, `hook`, `carve`, `relabel`, and
+    /// its bind group.
+    boruvka: [wgpu::ComputePipeline; 9],
+    boruvka_group: wgpu::BindGroup,
     /// carve.wgsl's entries `mark_init`, `mark_seed`, `flip_chain`, `flip_pass`,
     /// `flip_apply`.
     carve: [wgpu::ComputePipeline; 5],
@@ -254,8 +261,9 @@ pub struct GpuStreamPower {
     level_offsets: Vec<u32>,
     lake_passes: LakePasses,
     pass_list: Vec<[u32; 2]>,
-    /// Lakes found by the last route or step.
-    lake_count: usize,
+    /// Lakes found by the last route or step when the CPU took the spanning tree; `None`
+    /// where the GPU did (the count is then on the GPU, basins.wgsl's `counter[5]`).
+    lake_count: Option<usize>,
     live: wgpu::Buffer,
     /// True once the heights were set.
     has_heights: bool,
@@ -444,10 +452,15 @@ impl GpuStreamPower {
             wgpu::BufferUsages::COPY_SRC,
         );
         // [0] the candidates found, [1] set when the receivers leave a pit, [2] the
-        // speculative steps skipped for a pit, [3] 1 while the current one is skipped.
-        let counter = storage("candidate count", 16, io);
+        // speculative steps skipped for a pit, [3] 1 while the current one is skipped, [4]
+        // set when a Borůvka round hooked some component, [5] the lakes (pits) found.
+        let counter = storage("candidate count", 24, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
         let gate_args = storage("step arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let lake_keys = storage("lake keys", 4 * n64, wgpu::BufferUsages::empty());
+        let lake_masks = storage("lake masks", 4 * n64, wgpu::BufferUsages::empty());
+        let comp = storage("components", 4 * n64, wgpu::BufferUsages::empty());
+        let hooks = storage("hooks", 8 * n64, wgpu::BufferUsages::empty());
         let pass_room = 1024u64;
         let passes = storage("passes", 8 * pass_room, wgpu::BufferUsages::COPY_DST);
 
@@ -461,6 +474,7 @@ impl GpuStreamPower {
         let m_control = with_common("control", include_str!("shaders/control.wgsl"));
         let m_basins = with_common("basins", include_str!("shaders/basins.wgsl"));
         let m_carve = with_common("carve", include_str!("shaders/carve.wgsl"));
+        let m_boruvka = with_common("boruvka", include_str!("shaders/boruvka.wgsl"));
         let m_fill = with_common("fill", include_str!("shaders/fill.wgsl"));
         let m_solve_n = with_common("solve_n", include_str!("shaders/solve_n.wgsl"));
         let m_levels = with_common("levels", include_str!("shaders/levels.wgsl"));
@@ -478,6 +492,11 @@ impl GpuStreamPower {
         );
         let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
         let l_control = layout(device, "control", &[false, false, false, false, false]);
+        let l_boruvka = layout(
+            device,
+            "boruvka",
+            &[true, false, true, true, false, false, false, false, false],
+        );
         let l_basins = layout(
             device,
             "basins",
@@ -568,11 +587,28 @@ impl GpuStreamPower {
                 &params_buf,
                 &heights,
                 &receivers,
-                &jumps[0],
-                &jumps[1],
+                &lake_keys,
+                &lake_masks,
                 &candidates,
                 &counter,
                 &live,
+            ],
+        );
+        // The lightest edges' keys in maps a (four words a node; free until the solve).
+        let boruvka_group = bind(
+            device,
+            &l_boruvka,
+            &[
+                &params_buf,
+                &heights,
+                &receivers,
+                &lake_keys,
+                &lake_masks,
+                &comp,
+                &maps[0],
+                &hooks,
+                &counter,
+                &dists,
             ],
         );
         let carve_group = bind(
@@ -637,8 +673,17 @@ impl GpuStreamPower {
             )
         });
         let gp = GpuStreamPower {
-            control: ["arm", "reset", "plan", "arm_lakes", "gate"]
-                .map(|e| pipeline(device, &l_control, &m_control, e)),
+            control: [
+                "arm",
+                "reset",
+                "plan",
+                "arm_lakes",
+                "gate",
+                "arm_lakes_rounds",
+                "next_round",
+                "arm_fill",
+            ]
+            .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
             args,
             lake_args,
@@ -669,6 +714,13 @@ impl GpuStreamPower {
                 .map(|e| pipeline(device, &l_basins, &m_basins, e)),
             basins_layout: l_basins,
             basins_group,
+            lake_keys,
+            lake_masks,
+            boruvka: [
+                "init", "reset", "pick0", "pick1", "pick2", "pick3", "hook", "carve", "relabel",
+            ]
+            .map(|e| pipeline(device, &l_boruvka, &m_boruvka, e)),
+            boruvka_group,
             carve: [
                 "mark_init",
                 "mark_seed",
@@ -699,7 +751,7 @@ impl GpuStreamPower {
             pass_room,
             lake_passes: LakePasses::default(),
             pass_list: Vec::new(),
-            lake_count: 0,
+            lake_count: Some(0),
             live,
             has_heights: false,
             has_drainage: false,
@@ -770,7 +822,7 @@ impl GpuStreamPower {
     }
 
     /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
-    /// 4 gate).
+    /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
@@ -865,25 +917,55 @@ impl GpuStreamPower {
             .write_buffer(&self.params_buf, 0, &self.params.bytes());
     }
 
-    fn submit(&mut self, dt: f32, solve: bool) -> Result<()> {
+    /// One step (`solve`) or route: receivers, lakes, drainage, then the solve. The lakes'
+    /// spanning tree is taken on the GPU (boruvka.wgsl), nothing read back, or with
+    /// `cpu_tree` on the CPU from the read-back candidates (the reference the tests compare
+    /// the GPU's with).
+    fn submit(&mut self, dt: f32, solve: bool, cpu_tree: bool) -> Result<()> {
         self.need_heights()?;
         self.params.dt = dt;
         let lakes = self.lakes != SinkMode::None;
-        if lakes {
+        let fill = matches!(self.lakes, SinkMode::Fill { .. });
+        let mut count = 0;
+        if lakes && cpu_tree {
             self.find_passes()?;
+            count = self.pass_list.len() as u32;
+            self.lake_count = Some(count as usize);
+        } else if lakes {
+            // The receivers and the lakes' tree, with the first descent's parameters.
+            self.params.count = 0;
+            self.params.keep = 0;
+            self.write_params();
+            let counter = &self.counter;
+            self.run(
+                |e| e.clear_buffer(counter, 0, Some(24)),
+                |pass| {
+                    self.dispatch(pass, &self.descend.0, &self.descend.1);
+                    self.encode_keys(pass);
+                    self.encode_boruvka(pass);
+                },
+            );
+            self.lake_count = None;
+        } else {
+            self.lake_count = Some(0);
         }
-        let count = self.pass_list.len() as u32;
-        self.lake_count = count as usize;
         self.params.count = count;
-        self.params.keep = u32::from(matches!(self.lakes, SinkMode::Fill { .. }));
+        self.params.keep = u32::from(fill);
         self.write_params();
         self.run(
             |_| {},
             |pass| {
                 if !lakes {
                     self.dispatch(pass, &self.descend.0, &self.descend.1);
-                } else if count > 0 {
-                    self.encode_lakes(pass, count);
+                } else if cpu_tree {
+                    if count > 0 {
+                        self.encode_lakes(pass, count);
+                        if fill {
+                            self.encode_fill(pass, false);
+                        }
+                    }
+                } else if fill {
+                    self.encode_fill(pass, true);
                 }
                 self.encode_drainage(pass);
                 if solve && self.params.slope_exp == 1.0 {
@@ -906,13 +988,22 @@ impl GpuStreamPower {
     /// router's `route`).
     pub fn route(&mut self) -> Result<()> {
         self.settle()?;
-        self.submit(0.0, false)
+        self.submit(0.0, false, false)
+    }
+
+    /// As [`GpuStreamPower::route`], with the lakes' spanning tree taken on the CPU from
+    /// the candidate passes read back (Kruskal, `lakes.rs`): the reference the GPU's
+    /// Borůvka is tested against. Not for production use: it waits for the GPU.
+    #[doc(hidden)]
+    pub fn route_with_cpu_tree(&mut self) -> Result<()> {
+        self.settle()?;
+        self.submit(0.0, false, true)
     }
 
     /// One step of `dt` years: receivers, lakes, drainage, uplift and the implicit erosion.
     /// With `n = 1` nothing is read back ([`GpuStreamPower::wait`] waits for the GPU): with
     /// lakes the step is speculative (see [`GpuStreamPower::settle`]); `n ≠ 1` waits for
-    /// the count of nodes per level, and lakes then for the candidate passes.
+    /// the count of nodes per level.
     pub fn step(&mut self, dt: f64) -> Result<()> {
         if !(dt > 0.0 && dt <= MAX_DT) {
             return Err(OrogenError::invalid(
@@ -926,7 +1017,7 @@ impl GpuStreamPower {
             }
             return self.speculate(dt as f32);
         }
-        self.submit(dt as f32, true)
+        self.submit(dt as f32, true, false)
     }
 
     /// Waits until the GPU has done all submitted work (speculative steps settled); an
@@ -1030,9 +1121,17 @@ impl GpuStreamPower {
 
     /// How many lakes the last route or step drained through passes (0 with `lakes:
     /// None`).
+    /// With the spanning tree on the GPU this reads the count back (a wait).
     pub fn lake_count(&mut self) -> Result<usize> {
         self.settle()?;
-        Ok(self.lake_count)
+        match self.lake_count {
+            Some(count) => Ok(count),
+            None => {
+                let bytes = self.read_range(&self.counter, 24)?;
+                let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+                Ok(words[5] as usize)
+            }
+        }
     }
 
     /// The GPU this step runs on.

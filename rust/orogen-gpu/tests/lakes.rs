@@ -405,3 +405,78 @@ fn unsettled_steps_are_forgotten_by_set_heights() {
         bits(&each.heights().unwrap())
     );
 }
+
+/// The spanning tree by Borůvka on the GPU (`route`) against Kruskal on the CPU over the
+/// read-back candidates (`route_with_cpu_tree`), on the pit-rich terrains above and on
+/// more with many tied passes (heights of few integer values, a larger flat, terraces): the
+/// same receivers and link lengths bit for bit (a lake drained through another pass would
+/// give its pass cell another receiver), the same lake count, the same drainage bytes.
+#[test]
+fn boruvka_on_the_gpu_chooses_the_cpu_trees_passes() {
+    let ctx = ctx();
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let mut all = cases();
+    let all_sides = OutletParams::default();
+    for (name, w, h, levels) in [
+        ("integers 0..3, 131 x 97", 131, 97, 3),
+        ("integers 0..2, 64 x 64", 64, 64, 2),
+    ] {
+        let grid = Grid::new(w, h, 100.0).unwrap();
+        let heights = (0..grid.len())
+            .map(|_| rng.random_range(0..levels) as f32)
+            .collect();
+        all.push(Case {
+            name,
+            grid,
+            outlets: all_sides.clone(),
+            heights,
+        });
+    }
+    let grid = Grid::new(80, 50, 10.0).unwrap();
+    all.push(Case {
+        name: "flat, 80 x 50",
+        grid,
+        outlets: all_sides.clone(),
+        heights: vec![3.0; grid.len()],
+    });
+    let grid = Grid::new(90, 70, 10.0).unwrap();
+    let terraces = (0..grid.len())
+        .map(|i| {
+            let (x, y) = ((i % 90) as f32, (i / 90) as f32);
+            ((x * 0.3).sin() * 3.0 + (y * 0.2).cos() * 3.0).round() + rng.random_range(0..2) as f32
+        })
+        .collect();
+    all.push(Case {
+        name: "terraces",
+        grid,
+        outlets: all_sides,
+        heights: terraces,
+    });
+    for case in &all {
+        for lakes in [SinkMode::Carve, SinkMode::Fill { epsilon: 0.0 }] {
+            let mut gpu = gpu_for(&ctx, case, lakes);
+            gpu.route().unwrap();
+            let got = (
+                gpu.receivers().unwrap(),
+                bits(&gpu.dists().unwrap()),
+                gpu.lake_count().unwrap(),
+                gpu.drainage_fixed().unwrap(),
+                bits(&gpu.heights().unwrap()),
+            );
+            let mut cpu_tree = gpu_for(&ctx, case, lakes);
+            cpu_tree.route_with_cpu_tree().unwrap();
+            let want = (
+                cpu_tree.receivers().unwrap(),
+                bits(&cpu_tree.dists().unwrap()),
+                cpu_tree.lake_count().unwrap(),
+                cpu_tree.drainage_fixed().unwrap(),
+                bits(&cpu_tree.heights().unwrap()),
+            );
+            let differ = (0..got.0.len()).filter(|&i| got.0[i] != want.0[i]).count();
+            assert_eq!(differ, 0, "{} {lakes:?}: receivers differ", case.name);
+            assert!(got.2 >= 5, "{}: only {} lakes", case.name, got.2);
+            assert!(got == want, "{} {lakes:?}", case.name);
+            eprintln!("{} {lakes:?}: {} lakes, the same passes", case.name, got.2);
+        }
+    }
+}

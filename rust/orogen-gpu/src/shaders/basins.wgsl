@@ -64,6 +64,10 @@ fn label_key(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (is_outlet(r, heights[r])) {
         atomicStore(&keys[i], 0u);
     } else {
+        if (r == i) {
+            // A pit: one lake more (counter[5]).
+            atomicAdd(&counter[5], 1u);
+        }
         atomicStore(&keys[i], r + 1u);
     }
 }

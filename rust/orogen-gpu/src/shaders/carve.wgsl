@@ -82,3 +82,29 @@ fn flip_apply(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     receivers[i] = t;
     dists[i] = link_length(i, t);
 }
+
+// Borůvka's rounds (boruvka.wgsl): `passes` holds one entry per node, (from, to) at the
+// roots that hook this round, else NONE.
+@compute @workgroup_size(256)
+fn mark_seed_roots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = node_index(gid, nwg);
+    if (i >= p.n) {
+        return;
+    }
+    let ft = passes[i];
+    if (ft.x != NONE) {
+        sums[2u * ft.x] = 1u;
+    }
+}
+
+@compute @workgroup_size(256)
+fn flip_pass_roots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = node_index(gid, nwg);
+    if (i >= p.n) {
+        return;
+    }
+    let ft = passes[i];
+    if (ft.x != NONE) {
+        flip[ft.x] = ft.y;
+    }
+}

@@ -7,7 +7,8 @@
 
 @group(0) @binding(1) var<storage, read_write> live: array<atomic<u32>>;
 @group(0) @binding(2) var<storage, read_write> args: array<u32>;
-// basins.wgsl's counter: [1] is set by receivers.wgsl when some node is a pit.
+// basins.wgsl's counter: [1] is set by receivers.wgsl when some node is a pit, [4] by
+// boruvka.wgsl's hook when a component hooked.
 @group(0) @binding(3) var<storage, read_write> flags: array<atomic<u32>>;
 // The basins' own dispatch arguments (their passes outside the rounds).
 @group(0) @binding(4) var<storage, read_write> lake_args: array<u32>;
@@ -61,6 +62,39 @@ fn arm_lakes() {
     }
     lake_args[2] = 1u;
     atomicStore(&live[0], 0u);
+}
+
+fn set_lake_args(full: bool) {
+    if (full) {
+        lake_args[0] = p.groups_x;
+        lake_args[1] = p.groups_y;
+    } else {
+        lake_args[0] = 0u;
+        lake_args[1] = 0u;
+    }
+    lake_args[2] = 1u;
+}
+
+// Before a phase's rounds inside the lake routing: full size while the lakes' dispatches
+// are (lake_args, which arm_lakes, next_round and arm_fill set).
+@compute @workgroup_size(1)
+fn arm_lakes_rounds() {
+    set_args(lake_args[0] != 0u);
+    atomicStore(&live[0], 0u);
+}
+
+// After a Borůvka round (boruvka.wgsl): the next one at full size if some component hooked
+// in this one (some pit was left), else every later round empty.
+@compute @workgroup_size(1)
+fn next_round() {
+    set_lake_args(atomicLoad(&flags[4]) != 0u);
+    atomicStore(&flags[4], 0u);
+}
+
+// After the spanning tree: Fill's dispatches at full size where the receivers left a pit.
+@compute @workgroup_size(1)
+fn arm_fill() {
+    set_lake_args(atomicLoad(&flags[1]) != 0u);
 }
 
 // A speculative step (lakes, as if no pit were left), after its receivers: where they left

@@ -1,9 +1,10 @@
-//! The lake routing of [`GpuStreamPower`]: the basins and candidate passes on the GPU
-//! (basins.wgsl), their spanning tree on the CPU ([`crate::lakes`]), the carving and the
-//! filling on the GPU (carve.wgsl, fill.wgsl); speculative steps, which wait for none of
-//! it where the receivers leave no pit.
+//! The lake routing of [`GpuStreamPower`], all on the GPU: the basins and their keys and
+//! masks (basins.wgsl), the spanning tree by Borůvka's rounds (boruvka.wgsl), each round
+//! carving the receivers of the components that hook (carve.wgsl), then Fill's surface
+//! (fill.wgsl); nothing is read back but the count of speculative steps skipped for pits.
+//! The tests' reference, `route_with_cpu_tree`, reads the candidate passes back and takes
+//! the tree on the CPU ([`crate::lakes`]).
 
-use orogen_core::flow::SinkMode;
 use orogen_core::{OrogenError, Result};
 
 use super::{bind, GpuStreamPower, CANDIDATE_BYTES};
@@ -13,9 +14,74 @@ impl GpuStreamPower {
     /// A full-grid dispatch of a basins entry, or an empty one where the receivers left no
     /// pit (control.wgsl's `arm_lakes`).
     fn dispatch_lakes(&self, pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline) {
+        self.dispatch_lakes_in(pass, pipe, &self.basins_group);
+    }
+
+    /// A full-grid dispatch while the lakes' dispatches are (`lake_args`), with `group`.
+    fn dispatch_lakes_in(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        pipe: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+    ) {
         pass.set_pipeline(pipe);
-        pass.set_bind_group(0, &self.basins_group, &[]);
+        pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups_indirect(&self.lake_args, 0);
+    }
+
+    /// Encodes basins.wgsl's labels, keys and masks (no candidate list); all empty
+    /// dispatches where the receivers left no pit.
+    pub(super) fn encode_keys(&self, pass: &mut wgpu::ComputePass) {
+        self.control(pass, 3);
+        self.dispatch_lakes(pass, &self.basins[0]);
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.basins[1], &self.basins_group);
+            self.end_round(pass, r);
+        }
+        for k in 2..4 {
+            self.dispatch_lakes(pass, &self.basins[k]);
+        }
+    }
+
+    /// Encodes Borůvka's rounds (boruvka.wgsl), each: each pit component's lightest edge,
+    /// the hooks, the carving of the hooked components, their new labels; then the next
+    /// round's dispatches at full size only where one hooked. The components with a pit at
+    /// least halve each round, so `ceil(log2 n)` rounds (`self.rounds`, or more) drain
+    /// every lake.
+    pub(super) fn encode_boruvka(&self, pass: &mut wgpu::ComputePass) {
+        let (b, g) = (&self.boruvka, &self.boruvka_group);
+        self.dispatch_lakes_in(pass, &b[0], g);
+        for _ in 0..self.rounds {
+            for pipe in &b[1..] {
+                self.dispatch_lakes_in(pass, pipe, g);
+            }
+            self.control(pass, 6);
+        }
+    }
+
+    /// Encodes Fill's surface and second descent over the carved receivers; with `gated`,
+    /// only where the receivers left a pit (control.wgsl's `arm_fill`).
+    pub(super) fn encode_fill(&self, pass: &mut wgpu::ComputePass, gated: bool) {
+        let full = |pass: &mut wgpu::ComputePass,
+                    pipe: &wgpu::ComputePipeline,
+                    group: &wgpu::BindGroup| {
+            if gated {
+                self.dispatch_lakes_in(pass, pipe, group);
+            } else {
+                self.dispatch(pass, pipe, group);
+            }
+        };
+        if gated {
+            self.control(pass, 7);
+        }
+        full(pass, &self.fill[0], &self.fill_groups[0]);
+        self.control(pass, if gated { 5 } else { 0 });
+        for r in 0..self.rounds as usize {
+            self.dispatch_round(pass, &self.fill[1], &self.fill_groups[r % 2]);
+            self.end_round(pass, r);
+        }
+        full(pass, &self.fill[2], &self.fill_groups[0]);
+        full(pass, &self.descend.0, &self.descend.1);
     }
 
     /// Encodes the candidate passes of basins.wgsl: labels, keys, masks, the list; all
@@ -32,7 +98,7 @@ impl GpuStreamPower {
         }
     }
 
-    /// Encodes the carving along `count` passes, then Fill's surface and second descent.
+    /// Encodes the carving along `count` passes uploaded (the CPU's tree).
     pub(super) fn encode_lakes(&self, pass: &mut wgpu::ComputePass, count: u32) {
         let g = &self.carve_group;
         self.dispatch(pass, &self.carve[0], g);
@@ -41,16 +107,6 @@ impl GpuStreamPower {
         self.dispatch(pass, &self.carve[2], g);
         self.dispatch_count(pass, &self.carve[3], g, count);
         self.dispatch(pass, &self.carve[4], g);
-        if let SinkMode::Fill { .. } = self.lakes {
-            self.dispatch(pass, &self.fill[0], &self.fill_groups[0]);
-            self.control(pass, 0);
-            for r in 0..self.rounds as usize {
-                self.dispatch_round(pass, &self.fill[1], &self.fill_groups[r % 2]);
-                self.end_round(pass, r);
-            }
-            self.dispatch(pass, &self.fill[2], &self.fill_groups[0]);
-            self.dispatch(pass, &self.descend.0, &self.descend.1);
-        }
     }
 
     /// The candidate count of the last emit.
@@ -99,8 +155,8 @@ impl GpuStreamPower {
                 &self.params_buf,
                 &self.heights,
                 &self.receivers,
-                &self.jumps[0],
-                &self.jumps[1],
+                &self.lake_keys,
+                &self.lake_masks,
                 &self.candidates,
                 &self.counter,
                 &self.live,
@@ -210,7 +266,7 @@ impl GpuStreamPower {
             },
         );
         self.pending.push(dt);
-        self.lake_count = 0;
+        self.lake_count = Some(0);
         self.has_drainage = false;
         Ok(())
     }
@@ -228,8 +284,8 @@ impl GpuStreamPower {
     }
 
     /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
-    /// and redoes those, the last ones, with the lakes routed (each waiting for its
-    /// candidate passes). Every reader of results calls it first.
+    /// and redoes those, the last ones, with the lakes routed (on the GPU, without waiting).
+    /// Every reader of results calls it first.
     pub(super) fn settle(&mut self) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
@@ -240,7 +296,7 @@ impl GpuStreamPower {
         self.pending.clear();
         for dt in redo {
             // The full step clears the skip count with the candidate counter.
-            self.submit(dt, true)?;
+            self.submit(dt, true, false)?;
         }
         Ok(())
     }
