@@ -7,6 +7,7 @@
 //! - one module per stage: [`stream_power`], [`thermal`], [`hydrology`], [`time_loop`].
 
 pub mod context;
+pub mod device;
 pub mod domain;
 pub mod hydraulic;
 pub mod hydrology;
@@ -23,5 +24,6 @@ pub mod time_loop;
 pub mod wind;
 
 pub use context::{Event, StageContext};
+pub use device::{Accelerator, Device, Devices, StreamPowerStepper};
 pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};
 pub use list::{Process, Stage};
