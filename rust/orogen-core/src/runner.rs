@@ -650,7 +650,8 @@ pub struct LiveMaps {
 /// hand over new uplift or precipitation maps; the stage then restarts from the current
 /// terrain with them. Each step is reported as [`Event::Step`]; at the end the hydrology
 /// maps of where it stopped are written (as the stage's `hydrology: true` does). Returns
-/// the steps run.
+/// the steps run. It runs the CPU: a recipe's `device: Gpu` is an error naming `device`,
+/// `Auto` runs the CPU.
 pub fn run_live(
     recipe: &Recipe,
     base_dir: &Path,
@@ -679,7 +680,8 @@ pub fn run_live(
         field: field.clone(),
         index,
         in_loop: false,
-        devices: Devices::CPU,
+        // No accelerator here: a recipe's `Gpu` is an error naming `device`, `Auto` the CPU.
+        devices: Devices::cpu_only(recipe.device),
     };
     let name = "StreamPower";
     let mut run = params.start(world, &env)?;
