@@ -6,6 +6,7 @@
 //! - [`source`]: the recipe's inputs (initial terrain, scalar maps) resolved to plain data.
 //! - one module per stage: [`stream_power`], [`thermal`], [`hydrology`], [`time_loop`].
 
+pub mod accelerated;
 pub mod context;
 pub mod device;
 pub mod domain;
