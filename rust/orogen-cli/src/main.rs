@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! orogen bake [RECIPE] [--out DIR] [--set PATH=VALUE]... [--threads N] [--quiet]
-//!             [--target maps|terrain3d|hterrain] [--region-size N]
+//!             [--target maps|terrain3d|hterrain] [--region-size N] [--device cpu|gpu|auto]
 //! orogen recipe default
 //! orogen materials
 //! orogen info FILE [--size W,H]
@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
+use orogen_core::recipe::Device;
+use orogen_core::stages::Accelerator;
 use orogen_core::{OrogenError, Recipe};
 
 /// Most worker threads `--threads` accepts: beyond a few per core they only add overhead
@@ -110,6 +112,92 @@ struct BakeArgs {
     /// `--target terrain3d`.
     #[arg(long, value_name = "N")]
     region_size: Option<usize>,
+    /// Where the StreamPower stages run, overriding the recipe's `device`: `cpu`, `gpu`
+    /// (every one on a GPU through Vulkan, Metal or DX12; an error if there is none, or
+    /// for a stage the GPU step does not run) or `auto` (a GPU for the stages it runs, if
+    /// one is found, else the CPU). bake.json says which ran each stage. Without a GPU,
+    /// Mesa's software Vulkan (lavapipe) runs it, no faster than the CPU;
+    /// OROGEN_GPU_DISABLE=1 hides every GPU.
+    #[arg(long, value_enum, value_name = "DEVICE")]
+    device: Option<DeviceArg>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum DeviceArg {
+    /// The CPU, all cores (the recipe's default).
+    Cpu,
+    /// A GPU for every StreamPower stage.
+    Gpu,
+    /// A GPU for the StreamPower stages it runs when one is found, else the CPU.
+    Auto,
+}
+
+impl DeviceArg {
+    fn device(self) -> Device {
+        match self {
+            DeviceArg::Cpu => Device::Cpu,
+            DeviceArg::Gpu => Device::Gpu,
+            DeviceArg::Auto => Device::Auto,
+        }
+    }
+}
+
+/// The GPU a recipe's `device` asks for: none for `Cpu`; for `Gpu` the adapter or an
+/// error naming `device` (exit 2); for `Auto` the adapter, or none and why.
+fn open_gpu(device: Device) -> Result<(Option<GpuBackend>, String), Failure> {
+    if device == Device::Cpu {
+        return Ok((None, String::new()));
+    }
+    match GpuBackend::new() {
+        Ok(gpu) => Ok((Some(gpu), String::new())),
+        Err(e) if device == Device::Gpu => Err(Failure::from_core(e)),
+        Err(OrogenError::InvalidParameter { reason, .. }) => Ok((None, reason)),
+        Err(e) => Ok((None, e.to_string())),
+    }
+}
+
+#[cfg(feature = "gpu")]
+use orogen_gpu::GpuBackend;
+
+/// Without the `gpu` feature: no GPU, ever.
+#[cfg(not(feature = "gpu"))]
+struct GpuBackend;
+
+#[cfg(not(feature = "gpu"))]
+impl GpuBackend {
+    fn new() -> orogen_core::Result<Self> {
+        Err(OrogenError::invalid(
+            "device",
+            "this orogen was built without the `gpu` feature",
+        ))
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+impl orogen_core::stages::Accelerator for GpuBackend {
+    fn describe(&self) -> String {
+        unreachable!("GpuBackend::new never succeeds without the gpu feature")
+    }
+
+    fn supports(
+        &self,
+        _: &orogen_core::eroders::stream_power::Params,
+        _: &orogen_core::flow::OutletParams,
+        _: &str,
+    ) -> orogen_core::Result<()> {
+        unreachable!("GpuBackend::new never succeeds without the gpu feature")
+    }
+
+    fn stream_power(
+        &self,
+        _: orogen_core::Grid,
+        _: &orogen_core::flow::OutletParams,
+        _: &orogen_core::eroders::stream_power::Params,
+        _: orogen_core::eroders::stream_power::Inputs,
+        _: &str,
+    ) -> orogen_core::Result<Box<dyn orogen_core::stages::StreamPowerStepper>> {
+        unreachable!("GpuBackend::new never succeeds without the gpu feature")
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -447,7 +535,22 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("cannot start {n} threads: {e}")))?;
     }
     let target = target_of(&args)?;
-    let (recipe, base_dir) = load_recipe(&args)?;
+    let (mut recipe, base_dir) = load_recipe(&args)?;
+    if let Some(d) = args.device {
+        recipe.device = d.device();
+    }
+    // No GPU under `device: Gpu`, or a stage it does not run, fails here, before any work.
+    let (gpu, missing) = open_gpu(recipe.device)?;
+    let accelerator = gpu.as_ref().map(|g| g as &dyn Accelerator);
+    orogen_core::runner::check_devices(
+        &recipe,
+        orogen_core::stages::Devices {
+            device: recipe.device,
+            accelerator,
+            missing: &missing,
+        },
+    )
+    .map_err(Failure::from_core)?;
     // Refuse a size or region size the target cannot hold before the run, where the
     // recipe gives the size (a heightmap source is checked again once it is read).
     if let Ok(grid) = recipe.grid() {
@@ -479,7 +582,14 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     });
 
     let mut reporter = progress::Reporter::new(std::io::stderr().is_terminal(), args.quiet);
-    let run = orogen_core::run_recipe(&recipe, &base_dir, &CANCEL, &mut |e| reporter.event(e));
+    let run = orogen_core::runner::run_recipe_on(
+        &recipe,
+        &base_dir,
+        &CANCEL,
+        &mut |e| reporter.event(e),
+        accelerator,
+        &missing,
+    );
     let output = match run {
         Ok(o) => o,
         Err(OrogenError::Cancelled) => {
@@ -545,6 +655,16 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
             hi,
             start.elapsed().as_secs_f64()
         );
+        // Where stream power ran, when the recipe asked for a device.
+        if recipe.device != Device::Cpu {
+            for t in output
+                .timings
+                .iter()
+                .filter(|t| t.stage != "initial terrain")
+            {
+                println!("{}: {}", t.stage, t.device);
+            }
+        }
         // What left the map (open borders), stage by stage.
         for t in &output.timings {
             for (name, value) in &t.figures {

@@ -11,8 +11,10 @@ use crate::planet::Planet;
 use crate::recipe::Domain;
 use crate::recipe::{Recipe, Stage};
 pub use crate::stages::context::{Event, StageContext};
+use crate::stages::device::{Accelerator, Device, Devices, NO_BACKEND};
 use crate::stages::planet::{PlanetValue, PLANET_SEED};
 use crate::stages::source::{GRAPH_SEED, UPLIFT_SEED};
+use crate::stages::stream_power::StreamPowerParams;
 use crate::world::World;
 use std::sync::Arc;
 
@@ -24,6 +26,9 @@ pub struct StageTiming {
     /// The stage's [`World::figures`] (e.g. `wind_blown_off_m3`), absent when it has none.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub figures: std::collections::BTreeMap<&'static str, f64>,
+    /// What ran it: `cpu`, `gpu: <adapter>` (a `StreamPower` stage on a GPU), or
+    /// `cpu (Auto: <why>)` where `device: Auto` kept it on the CPU.
+    pub device: String,
 }
 
 /// Builds the initial world of a validated recipe: terrain and uplift.
@@ -134,13 +139,26 @@ pub fn finish_world(recipe: &Recipe, world: &mut World) -> Result<()> {
     Ok(())
 }
 
-/// Runs `stages` over `world` in order; relative paths resolve against `base_dir`.
+/// Runs `stages` over `world` in order, on the CPU; relative paths resolve against
+/// `base_dir`.
 pub fn run_stages(
     world: &mut World,
     stages: &[Stage],
     base_dir: &Path,
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(Event<'_>),
+) -> Result<Vec<StageTiming>> {
+    run_stages_on(world, stages, base_dir, cancel, observer, Devices::CPU)
+}
+
+/// [`run_stages`] with `StreamPower` where `devices` says (see [`Device`]).
+pub fn run_stages_on(
+    world: &mut World,
+    stages: &[Stage],
+    base_dir: &Path,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(Event<'_>),
+    devices: Devices<'_>,
 ) -> Result<Vec<StageTiming>> {
     let mut timings = Vec::with_capacity(stages.len());
     // Figures from before the stages are no stage's.
@@ -156,9 +174,11 @@ pub fn run_stages(
             stage_count: stages.len(),
         });
         let start = Instant::now();
-        let ran = {
-            let mut ctx = StageContext::new(index, name, cancel, observer, base_dir);
-            stage.run(world, &mut ctx)
+        let (ran, device) = {
+            let mut ctx =
+                StageContext::new(index, name, cancel, observer, base_dir).with_devices(devices);
+            let ran = stage.run(world, &mut ctx);
+            (ran, ctx.device())
         };
         if let Err(e) = ran {
             // A value that overflowed in one step trips a check deep in a later one,
@@ -180,6 +200,7 @@ pub fn run_stages(
             stage: name.to_string(),
             seconds,
             figures: std::mem::take(&mut world.figures),
+            device,
         });
     }
     Ok(timings)
@@ -452,15 +473,75 @@ pub fn check_memory_in(recipe: &Recipe, max: Option<u64>, base_dir: &Path) -> Re
 }
 
 /// Builds the initial world and runs every stage, after [`check_memory`] (no limit but
-/// the system's).
+/// the system's). No GPU: a recipe's `device: Gpu` is an error naming `device`, `Auto`
+/// runs the CPU ([`run_recipe_on`] takes an accelerator).
 pub fn run_recipe(
     recipe: &Recipe,
     base_dir: &Path,
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<RunOutput> {
+    run_recipe_on(recipe, base_dir, cancel, observer, None, NO_BACKEND)
+}
+
+/// Refuses, before any work, a `device: Gpu` run that cannot be: no accelerator (naming
+/// `device`), or a `StreamPower` stage (a loop's too) the accelerator does not run
+/// (naming the stage: `stages[2].StreamPower`). Nodata cells are only known once the
+/// terrain is read; the stage refuses them when it starts. Nothing for `Cpu` and `Auto`.
+pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
+    if devices.device != Device::Gpu {
+        return Ok(());
+    }
+    let Some(accel) = devices.wanted()? else {
+        return Ok(());
+    };
+    let graph = matches!(recipe.domain, Domain::Graph(_));
+    let layered = recipe.strata.is_some();
+    for (i, stage) in recipe.stages.iter().enumerate() {
+        let found: Vec<(String, &StreamPowerParams)> = match stage {
+            Stage::StreamPower(p) => vec![(format!("stages[{i}].StreamPower"), p)],
+            Stage::TimeLoop(l) => l
+                .processes
+                .iter()
+                .enumerate()
+                .filter_map(|(j, p)| match p {
+                    crate::recipe::Process::StreamPower(p) => Some((
+                        format!("stages[{i}].TimeLoop.processes[{j}].StreamPower"),
+                        p,
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (field, p) in found {
+            if let Some(e) = p.gpu_refusal(graph, layered, false, accel, &field) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`run_recipe`] with `StreamPower` where the recipe's `device` says: on `accelerator`
+/// (the CLI's GPU), or, where there is none, `Gpu` fails naming `device` and says
+/// `missing`, and `Auto` runs the CPU.
+pub fn run_recipe_on(
+    recipe: &Recipe,
+    base_dir: &Path,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(Event<'_>),
+    accelerator: Option<&dyn Accelerator>,
+    missing: &str,
+) -> Result<RunOutput> {
     let start = Instant::now();
     recipe.validate()?;
+    let devices = Devices {
+        device: recipe.device,
+        accelerator,
+        missing,
+    };
+    check_devices(recipe, devices)?;
     check_memory_in(recipe, None, base_dir)?;
     let mut world = initial_world_observed(recipe, base_dir, cancel, observer)?;
     let start_height = recipe
@@ -472,13 +553,15 @@ pub fn run_recipe(
         stage: "initial terrain".into(),
         seconds: start.elapsed().as_secs_f64(),
         figures: Default::default(),
+        device: "cpu".into(),
     }];
-    timings.extend(run_stages(
+    timings.extend(run_stages_on(
         &mut world,
         &recipe.stages,
         base_dir,
         cancel,
         observer,
+        devices,
     )?);
     finish_world(recipe, &mut world)?;
     if let Some(p) = &recipe.river_curves {
@@ -489,6 +572,7 @@ pub fn run_recipe(
                 stage: "river curves".into(),
                 seconds: start.elapsed().as_secs_f64(),
                 figures: Default::default(),
+                device: "cpu".into(),
             });
         }
     }
@@ -566,7 +650,8 @@ pub struct LiveMaps {
 /// hand over new uplift or precipitation maps; the stage then restarts from the current
 /// terrain with them. Each step is reported as [`Event::Step`]; at the end the hydrology
 /// maps of where it stopped are written (as the stage's `hydrology: true` does). Returns
-/// the steps run.
+/// the steps run. It runs the CPU: a recipe's `device: Gpu` is an error naming `device`,
+/// `Auto` runs the CPU.
 pub fn run_live(
     recipe: &Recipe,
     base_dir: &Path,
@@ -595,6 +680,8 @@ pub fn run_live(
         field: field.clone(),
         index,
         in_loop: false,
+        // No accelerator here: a recipe's `Gpu` is an error naming `device`, `Auto` the CPU.
+        devices: Devices::cpu_only(recipe.device),
     };
     let name = "StreamPower";
     let mut run = params.start(world, &env)?;
@@ -613,6 +700,7 @@ pub fn run_live(
                 field,
                 index: i,
                 in_loop: false,
+                devices: Devices::CPU,
             };
             Some((t.start(world, &env)?, t.iterations.max(1)))
         }

@@ -21,6 +21,17 @@ pub struct GpuContext {
     errors: Arc<Mutex<Vec<String>>>,
 }
 
+/// Set to `1` (or any value but `0` or empty), no adapter is looked for: `GpuContext::new`
+/// fails as on a machine without a GPU (for tests of that path, and to keep a run off a
+/// GPU whatever its recipe says). `VK_ICD_FILENAMES=/nonexistent` does the same for Vulkan
+/// alone.
+pub const DISABLE_ENV: &str = "OROGEN_GPU_DISABLE";
+
+/// True when [`DISABLE_ENV`] is set to anything but `0` or nothing.
+fn disabled() -> bool {
+    std::env::var_os(DISABLE_ENV).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Preference among adapter kinds: a discrete GPU first, software last.
 fn rank(t: wgpu::DeviceType) -> u8 {
     match t {
@@ -35,9 +46,15 @@ fn rank(t: wgpu::DeviceType) -> u8 {
 impl GpuContext {
     /// The best adapter of this machine (discrete, integrated, virtual, then software such as
     /// lavapipe; the first listed among equals) with a device whose buffer limits are the
-    /// adapter's own. An error naming `device` when there is none or it cannot start; never
-    /// a panic.
+    /// adapter's own. An error naming `device` when there is none or it cannot start, or
+    /// when `OROGEN_GPU_DISABLE` is set ([`DISABLE_ENV`]); never a panic.
     pub fn new() -> Result<Self> {
+        if disabled() {
+            return Err(OrogenError::invalid(
+                "device",
+                format!("no GPU adapter looked for: {DISABLE_ENV} is set"),
+            ));
+        }
         let backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
         let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
             backends,

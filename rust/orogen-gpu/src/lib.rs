@@ -10,12 +10,17 @@
 //!   spanning tree in the core's strict order by Borůvka's rounds, also on the GPU; for
 //!   `n ≠ 1` the CPU's per-node Newton solve, one level of the receiver forest at a time.
 //!
-//! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps; no recipe,
-//! CLI or Godot switch.
+//! - [`GpuBackend`]: orogen-core's `Accelerator` hook, so a recipe's `device: Gpu | Auto`
+//!   (and the CLI's `--device`) runs its `StreamPower` stages here.
+//!
+//! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps on the GPU
+//! (a stage's maps at the end are the CPU's, from the GPU's heights); no Godot switch.
 
+mod backend;
 mod context;
 mod lakes;
 mod stream_power;
 
-pub use context::{GpuContext, NO_ADAPTER_HELP};
+pub use backend::GpuBackend;
+pub use context::{GpuContext, DISABLE_ENV, NO_ADAPTER_HELP};
 pub use stream_power::GpuStreamPower;

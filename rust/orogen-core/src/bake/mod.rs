@@ -334,6 +334,9 @@ struct BakeInfo<'a> {
     cell_size_y: Option<f32>,
     height_min: f32,
     height_max: f32,
+    /// The recipe's `device` (after `--device`): `Cpu`, `Gpu` or `Auto`; each stage says
+    /// what ran it.
+    device: crate::recipe::Device,
     stages: &'a [StageTiming],
     total_seconds: f64,
     maps: Vec<&'a str>,
@@ -350,9 +353,9 @@ struct BakeInfo<'a> {
 }
 
 /// The text of `bake.json` (pretty JSON): version, recipe path, seed, size, cell size
-/// (m; dx, with `cell_size_y` beside it for non-square cells), min/max height (m), stage
-/// timings (s), map names, `"rivers": "rivers.json"` when the bake has rivers, the recipe
-/// as JSON and as RON.
+/// (m; dx, with `cell_size_y` beside it for non-square cells), min/max height (m), the
+/// device asked for, stage timings (s) with the device that ran each, map names,
+/// `"rivers": "rivers.json"` when the bake has rivers, the recipe as JSON and as RON.
 pub fn bake_json(
     recipe: &Recipe,
     world: &World,
@@ -382,6 +385,7 @@ fn bake_info(
         cell_size_y: (!grid.is_square()).then_some(grid.cell_size_y),
         height_min: lo,
         height_max: hi,
+        device: recipe.device,
         stages: timings,
         total_seconds: timings.iter().map(|t| t.seconds).sum(),
         maps: world.maps.keys().map(|k| k.as_str()).collect(),

@@ -17,6 +17,7 @@ pub use crate::io::resolve_path;
 use crate::planet::PlanetParams;
 pub use crate::rasterise::RiverCurveParams;
 pub use crate::schema::ParamInfo;
+pub use crate::stages::device::Device;
 pub use crate::stages::domain::{Domain, GraphDomain, Surface};
 pub use crate::stages::source::{PlaneParams, ScalarSource, TerrainSource};
 pub use crate::stages::strata::{Material, Strata, Stratum};
@@ -126,6 +127,13 @@ pub struct Recipe {
     /// random points made into the grid's heightfield at the end (Cordonnier 2016).
     #[serde(default, skip_serializing_if = "Domain::is_grid")]
     pub domain: Domain,
+    /// Where the `StreamPower` stages run: `Cpu` (the default), `Gpu` (every one on a GPU;
+    /// an error where there is none, or for a stage the GPU step does not run, naming
+    /// it), or `Auto` (a GPU for the stages it runs when one is found, else the CPU).
+    /// `bake.json` says which ran each stage. Only the `orogen` command line has a GPU
+    /// backend; the CLI's `--device` overrides this.
+    #[serde(default, skip_serializing_if = "Device::is_cpu")]
+    pub device: Device,
     /// A tectonic planet simulated before the terrain (seed 004): its maps are baked as
     /// `planet_height.exr` and friends, and a `Planet(region: ..)` source takes a region
     /// of it as the `uplift` or `terrain`. Default: none (a `Planet` source alone uses

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{OrogenError, Result};
+use crate::stages::device::Devices;
 use crate::world::World;
 
 /// What a run reports while it works.
@@ -48,6 +49,9 @@ pub struct StageContext<'a> {
     cancel: &'a AtomicBool,
     observer: &'a mut dyn FnMut(Event<'_>),
     base_dir: &'a Path,
+    devices: Devices<'a>,
+    /// What ran the stage ([`crate::stages::StageRun::device`]).
+    device: Option<String>,
 }
 
 impl<'a> StageContext<'a> {
@@ -65,7 +69,30 @@ impl<'a> StageContext<'a> {
             cancel,
             observer,
             base_dir,
+            devices: Devices::CPU,
+            device: None,
         }
+    }
+
+    /// The context with `devices` for `StreamPower` (default: the CPU only).
+    pub fn with_devices(mut self, devices: Devices<'a>) -> Self {
+        self.devices = devices;
+        self
+    }
+
+    /// Where `StreamPower` may run.
+    pub fn devices(&self) -> Devices<'a> {
+        self.devices
+    }
+
+    /// Records what ran the stage (`None`: the CPU).
+    pub fn set_device(&mut self, device: Option<String>) {
+        self.device = device;
+    }
+
+    /// What ran the stage, for `bake.json`: `cpu`, `gpu: <adapter>`, or `cpu (Auto: …)`.
+    pub fn device(&self) -> String {
+        self.device.clone().unwrap_or_else(|| "cpu".to_string())
     }
 
     /// The folder relative file paths of stage parameters are resolved against

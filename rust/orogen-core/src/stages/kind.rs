@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::schema::ParamInfo;
 use crate::stages::context::StageContext;
+use crate::stages::device::Devices;
 use crate::world::World;
 
 /// Where a stage runs: for resolving paths, naming fields and drawing seeds.
@@ -19,6 +20,8 @@ pub struct Env<'a> {
     pub index: usize,
     /// Whether the stage runs as a process of a `TimeLoop` (stepped by the loop).
     pub in_loop: bool,
+    /// Where `StreamPower` may run: the recipe's `device` and the accelerator given.
+    pub devices: Devices<'a>,
 }
 
 /// One kind of stage: its recipe parameters, their schema and how to start a run.
@@ -63,6 +66,12 @@ pub trait StageRun {
     fn finish(&mut self, _world: &mut World) -> Result<()> {
         Ok(())
     }
+
+    /// What ran it, for `bake.json`: `gpu: <adapter>`, or `cpu (Auto: <why>)` where
+    /// `device: Auto` fell back; `None` for the CPU (said as `cpu`).
+    fn device(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs `stage` on its own: validate, start, then up to `iterations` steps (fewer once it
@@ -74,9 +83,11 @@ pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -
         field: ctx.field_prefix(),
         index: ctx.index(),
         in_loop: false,
+        devices: ctx.devices(),
     };
     stage.validate(&env.field)?;
     let mut run = stage.start(world, &env)?;
+    ctx.set_device(run.device());
     let n = stage.iterations();
     for i in 0..n {
         ctx.check_cancel()?;

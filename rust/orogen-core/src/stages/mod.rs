@@ -6,7 +6,9 @@
 //! - [`source`]: the recipe's inputs (initial terrain, scalar maps) resolved to plain data.
 //! - one module per stage: [`stream_power`], [`thermal`], [`hydrology`], [`time_loop`].
 
+pub mod accelerated;
 pub mod context;
+pub mod device;
 pub mod domain;
 pub mod hydraulic;
 pub mod hydrology;
@@ -23,5 +25,6 @@ pub mod time_loop;
 pub mod wind;
 
 pub use context::{Event, StageContext};
+pub use device::{Accelerator, Device, Devices, StreamPowerStepper};
 pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};
 pub use list::{Process, Stage};

@@ -15,6 +15,8 @@ use crate::flow::router::SinkMode;
 use crate::generators::noise::{self, NoiseParams};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::schema::ParamInfo;
+use crate::stages::accelerated::{AcceleratedRun, Noted};
+use crate::stages::device::{Accelerator, Device};
 use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
 use crate::stages::kind::{Env, StageKind, StageRun};
 use crate::stages::source::{ScalarSource, ERODIBILITY_SEED, PRECIPITATION_SEED};
@@ -300,6 +302,27 @@ impl StageKind for StreamPowerParams {
             precipitation,
         };
         self.outlets.validate(&format!("{}.outlets", env.field))?;
+        let note = match env.devices.wanted()? {
+            None if env.devices.device == Device::Cpu => None,
+            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
+            Some(accel) => match self.on_accelerator(accel, world, env, &inputs) {
+                Ok(run) => return Ok(run),
+                Err(e) if env.devices.device == Device::Gpu => return Err(e),
+                Err(e) => Some(format!("cpu (Auto: {e})")),
+            },
+        };
+        let run = self.start_cpu(world, env, inputs)?;
+        Ok(match note {
+            Some(note) => Box::new(Noted { run, note }),
+            None => run,
+        })
+    }
+}
+
+impl StreamPowerParams {
+    /// The stage on the CPU (`device: Cpu`, and what `Auto` falls back to).
+    fn start_cpu(&self, world: &World, env: &Env, inputs: Inputs) -> Result<Box<dyn StageRun>> {
+        let grid = world.grid();
         if let Schedule::CoarseToFine { levels, .. } = self.schedule {
             if levels > 1 {
                 return self.start_scheduled(world, env, inputs);
@@ -316,6 +339,81 @@ impl StageKind for StreamPowerParams {
                 env,
             ),
         }
+    }
+}
+
+impl StreamPowerParams {
+    /// Why the GPU step cannot run this stage, or `None`: what the stage layer knows (a
+    /// graph, layered rock, nodata cells, a coarse-to-fine schedule), then the
+    /// accelerator's own limits ([`Accelerator::supports`]). The error names the stage.
+    pub fn gpu_refusal(
+        &self,
+        graph: bool,
+        layered: bool,
+        nodata: bool,
+        accel: &dyn Accelerator,
+        field: &str,
+    ) -> Option<OrogenError> {
+        let coarse = matches!(self.schedule, Schedule::CoarseToFine { levels, .. } if levels > 1);
+        let why = if graph {
+            Some("a Graph domain (random points)")
+        } else if layered {
+            Some("layered rock (strata)")
+        } else if nodata {
+            Some("a terrain with nodata cells (an outlet mask)")
+        } else if coarse {
+            Some("schedule: CoarseToFine")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Some(OrogenError::invalid(
+                field,
+                format!(
+                    "the GPU step does not run {why} yet; use device: Cpu, or Auto to run \
+                     this stage on the CPU"
+                ),
+            ));
+        }
+        accel.supports(&self.process(), &self.outlets, field).err()
+    }
+
+    /// The stage stepped by `accel`, or why it cannot be.
+    fn on_accelerator(
+        &self,
+        accel: &dyn Accelerator,
+        world: &World,
+        env: &Env,
+        inputs: &Inputs,
+    ) -> Result<Box<dyn StageRun>> {
+        let refusal = self.gpu_refusal(
+            world.graph.is_some(),
+            !world.materials.is_empty(),
+            world.nodata_mask().is_some(),
+            accel,
+            &env.field,
+        );
+        if let Some(e) = refusal {
+            return Err(e);
+        }
+        let mut stepper = accel.stream_power(
+            world.grid(),
+            &self.outlets,
+            &self.process(),
+            inputs.clone(),
+            &env.field,
+        )?;
+        stepper.set_heights(&world.height.data)?;
+        Ok(Box::new(AcceleratedRun {
+            stepper,
+            dt: self.dt as f64,
+            tolerance: self.tolerance,
+            hydrology: self.hydrology.then(|| self.hydrology_params()),
+            base_dir: env.base_dir.to_path_buf(),
+            field: env.field.clone(),
+            device: accel.describe(),
+            held: world.height.data.clone(),
+        }))
     }
 }
 
@@ -478,6 +576,7 @@ impl Scheduled {
             field: self.env_field.clone(),
             index: self.index,
             in_loop: false,
+            devices: crate::stages::device::Devices::CPU,
         };
         let inputs = self
             .fine_inputs

@@ -150,6 +150,7 @@ impl<P: LoopProcess> StageKind for TimeLoopParams<P> {
                 field: format!("{}.processes[{i}].{}", env.field, p.name()),
                 index: env.index,
                 in_loop: true,
+                devices: env.devices,
             };
             runs.push(p.start(world, &sub)?);
         }
@@ -218,5 +219,17 @@ impl StageRun for Run {
             run.finish(world)?;
         }
         Ok(())
+    }
+
+    /// The processes that said what ran them (a `StreamPower` on a GPU, or one `Auto`
+    /// left on the CPU), `processes[i]: …` joined by `; `.
+    fn device(&self) -> Option<String> {
+        let said: Vec<String> = self
+            .runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.device().map(|d| format!("processes[{i}]: {d}")))
+            .collect();
+        (!said.is_empty()).then(|| said.join("; "))
     }
 }

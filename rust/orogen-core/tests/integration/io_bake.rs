@@ -103,6 +103,7 @@ fn bake_json_records_the_run() {
         stage: "Thermal".into(),
         seconds: 0.25,
         figures: Default::default(),
+        device: "cpu".into(),
     }];
     let files = bake::write_bake(
         dir.path(),

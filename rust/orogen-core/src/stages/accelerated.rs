@@ -1,0 +1,91 @@
+//! The runs `device: Gpu | Auto` gives a `StreamPower` stage: stepped by an accelerator
+//! ([`AcceleratedRun`]), or on the CPU with the reason it is not ([`Noted`]). The switch
+//! itself and the hook are in [`crate::stages::device`].
+
+use crate::error::{OrogenError, Result};
+use crate::stages::device::StreamPowerStepper;
+use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
+use crate::stages::kind::StageRun;
+use crate::world::World;
+
+/// A `StreamPower` stage stepped by an accelerator: the world's heights are handed over
+/// when they changed since the last step (a `TimeLoop`'s other processes), and read back
+/// after every step, so progress, live views, cancel and `tolerance` work as on the CPU.
+/// The hydrology maps at the end are the CPU's, from the final heights.
+pub(crate) struct AcceleratedRun {
+    pub stepper: Box<dyn StreamPowerStepper>,
+    pub dt: f64,
+    pub tolerance: Option<f32>,
+    pub hydrology: Option<HydrologyParams>,
+    pub base_dir: std::path::PathBuf,
+    pub field: String,
+    pub device: String,
+    /// The heights the stepper holds (empty before the first step).
+    pub held: Vec<f32>,
+}
+
+impl StageRun for AcceleratedRun {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        if self.held != world.height.data {
+            self.stepper.set_heights(&world.height.data)?;
+        }
+        self.stepper.step(self.dt)?;
+        let after = self.stepper.heights()?;
+        if after.len() != world.height.data.len() {
+            return Err(OrogenError::invalid(
+                &self.field,
+                format!(
+                    "the GPU returned {} heights for {} cells",
+                    after.len(),
+                    world.height.data.len()
+                ),
+            ));
+        }
+        let converged = match self.tolerance {
+            Some(t) => {
+                let change = after
+                    .iter()
+                    .zip(&world.height.data)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0f32, f32::max);
+                change < t
+            }
+            None => false,
+        };
+        world.height.data.copy_from_slice(&after);
+        self.held = after;
+        Ok(converged)
+    }
+
+    fn finish(&mut self, world: &mut World) -> Result<()> {
+        match &self.hydrology {
+            Some(p) => write_hydrology_maps(world, p, &self.base_dir, &self.field),
+            None => Ok(()),
+        }
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.device.clone())
+    }
+}
+
+/// A CPU run that says why it is on the CPU (`Auto` without a GPU, or a stage the GPU
+/// does not run).
+pub(crate) struct Noted {
+    pub run: Box<dyn StageRun>,
+    pub note: String,
+}
+
+impl StageRun for Noted {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        self.run.step(world)
+    }
+
+    fn finish(&mut self, world: &mut World) -> Result<()> {
+        self.run.finish(world)
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.note.clone())
+    }
+}

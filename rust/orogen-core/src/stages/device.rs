@@ -1,0 +1,114 @@
+//! Where stream power runs (issue #42): the recipe's `device: Cpu | Gpu | Auto` switch, and
+//! the hook a GPU backend implements. orogen-core never depends on a GPU crate: a caller
+//! (the CLI, with orogen-gpu) hands the runner an [`Accelerator`] through [`Devices`]; the
+//! `StreamPower` stage asks it for a [`StreamPowerStepper`] and steps that instead of the
+//! CPU's solver.
+//!
+//! - `Cpu` (the default): the CPU's code path, untouched; the accelerator is never asked.
+//! - `Gpu`: every `StreamPower` stage runs on the accelerator; one it cannot run is an
+//!   error naming the stage and why, and no accelerator is an error naming `device`.
+//! - `Auto`: the accelerator for the stages it runs, the CPU for the others (and for all
+//!   when there is none); never an error for that. `bake.json` says which ran each stage.
+
+use serde::{Deserialize, Serialize};
+
+use crate::eroders::stream_power::{Inputs, Params};
+use crate::error::{OrogenError, Result};
+use crate::field::Grid;
+use crate::neighbourhood::OutletParams;
+
+/// Where a recipe's `StreamPower` stages run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Device {
+    /// The CPU (all cores): every stage, as before the switch existed.
+    #[default]
+    Cpu,
+    /// A GPU for every `StreamPower` stage; an error where there is none or a stage needs
+    /// what the GPU step does not do (a graph domain, layered rock, a closed domain, …).
+    Gpu,
+    /// A GPU for the `StreamPower` stages it can run when one is found, else the CPU.
+    Auto,
+}
+
+impl Device {
+    /// True for `Cpu` (the recipe then leaves `device` out).
+    pub fn is_cpu(&self) -> bool {
+        *self == Device::Cpu
+    }
+}
+
+/// What [`Devices::cpu_only`] says when a run is asked for a GPU it was not given.
+pub const NO_BACKEND: &str = "this program runs the CPU only (no GPU backend is linked; \
+     the `orogen` command line has one)";
+
+/// A stream-power process stepped outside the CPU's solver (on a GPU): heights in, steps,
+/// heights out. The heights it holds carry over from step to step.
+pub trait StreamPowerStepper {
+    /// The heights to step from, one per cell, metres.
+    fn set_heights(&mut self, heights: &[f32]) -> Result<()>;
+    /// One step of `dt` years: routing, lakes, drainage, uplift and erosion.
+    fn step(&mut self, dt: f64) -> Result<()>;
+    /// The heights after the last step (waits for the device).
+    fn heights(&mut self) -> Result<Vec<f32>>;
+}
+
+/// A device that can run stream power (orogen-gpu's `GpuBackend`).
+pub trait Accelerator {
+    /// What `bake.json` records for a stage it ran, e.g. `gpu: NVIDIA H100 (Vulkan, …)`.
+    fn describe(&self) -> String;
+    /// `Ok` when it can run stream power with these settings, else the error naming the
+    /// field at fault (`{field}.outlets.borders`). Cheap: runs nothing.
+    fn supports(&self, params: &Params, outlets: &OutletParams, field: &str) -> Result<()>;
+    /// Stream power over `grid` with `outlets`, as the CPU's `StreamPower::on_grid`.
+    fn stream_power(
+        &self,
+        grid: Grid,
+        outlets: &OutletParams,
+        params: &Params,
+        inputs: Inputs,
+        field: &str,
+    ) -> Result<Box<dyn StreamPowerStepper>>;
+}
+
+/// The device a run was asked for and the accelerator it was given.
+#[derive(Clone, Copy)]
+pub struct Devices<'a> {
+    /// The recipe's `device` (after the CLI's `--device`).
+    pub device: Device,
+    /// The accelerator, if one was found.
+    pub accelerator: Option<&'a dyn Accelerator>,
+    /// Why there is none (said in the error under `Gpu`, in `bake.json` under `Auto`).
+    pub missing: &'a str,
+}
+
+impl Devices<'static> {
+    /// Everything on the CPU, as before the switch.
+    pub const CPU: Devices<'static> = Devices {
+        device: Device::Cpu,
+        accelerator: None,
+        missing: NO_BACKEND,
+    };
+
+    /// `device` with no accelerator: `Gpu` fails naming `device`, `Auto` runs the CPU.
+    pub fn cpu_only(device: Device) -> Self {
+        Devices {
+            device,
+            ..Devices::CPU
+        }
+    }
+}
+
+impl<'a> Devices<'a> {
+    /// The accelerator a `Gpu` run needs; an error naming `device` when there is none.
+    /// `None` for `Cpu`, and for `Auto` without one.
+    pub fn wanted(&self) -> Result<Option<&'a dyn Accelerator>> {
+        match (self.device, self.accelerator) {
+            (Device::Cpu, _) => Ok(None),
+            (Device::Gpu, None) => Err(OrogenError::invalid(
+                "device",
+                format!("Gpu needs a GPU: {}", self.missing),
+            )),
+            (_, a) => Ok(a),
+        }
+    }
+}

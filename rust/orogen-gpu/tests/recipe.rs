@@ -1,0 +1,200 @@
+//! The GPU step run from recipes through orogen-core's runner (`device: Gpu | Auto`):
+//! progress and cancel per step as on the CPU, a `TimeLoop` whose other process changes
+//! the heights between GPU steps, and the stages refused before any work.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use orogen_core::runner::{check_devices, run_recipe_on, Event};
+use orogen_core::stages::{Accelerator, Device, Devices};
+use orogen_core::{OrogenError, Recipe};
+use orogen_gpu::{GpuBackend, NO_ADAPTER_HELP};
+
+fn backend() -> GpuBackend {
+    GpuBackend::new().unwrap_or_else(|e| panic!("{e}: {NO_ADAPTER_HELP}"))
+}
+
+fn recipe(device: &str, stages: &str) -> Recipe {
+    let text = format!(
+        "(size: (40, 32), cell_size: 100.0, seed: 5,
+          terrain: Noise(amplitude: 40.0, wavelength: 1200.0), uplift: Constant(0.001),
+          device: {device}, stages: [{stages}], river_curves: None)"
+    );
+    let r = Recipe::from_ron_str(&text, "<test>").unwrap();
+    r.validate().unwrap();
+    r
+}
+
+const STREAM_POWER: &str = "StreamPower(iterations: 12, dt: 10000.0, k: Constant(2e-4))";
+
+#[test]
+fn progress_and_steps_are_reported_per_gpu_step_and_cancel_stops_within_one() {
+    let gpu = backend();
+    let r = recipe("Gpu", STREAM_POWER);
+    let never = AtomicBool::new(false);
+    let mut steps = Vec::new();
+    let mut fractions = Vec::new();
+    let mut first = None;
+    let out = run_recipe_on(
+        &r,
+        Path::new("."),
+        &never,
+        &mut |e| match e {
+            Event::Step {
+                iteration, world, ..
+            } => {
+                steps.push(iteration);
+                // Each step's heights are in the world when it is reported.
+                first.get_or_insert_with(|| world.height.data.clone());
+            }
+            Event::Progress { fraction, .. } => fractions.push(fraction),
+            _ => {}
+        },
+        Some(&gpu),
+        "",
+    )
+    .unwrap();
+    assert_eq!(steps, (1..=12).collect::<Vec<u32>>());
+    assert_eq!(fractions.len(), 12);
+    assert_eq!(*fractions.last().unwrap(), 1.0);
+    assert!(
+        out.timings[1].device.starts_with("gpu: "),
+        "{:?}",
+        out.timings
+    );
+    assert_ne!(
+        first.unwrap(),
+        out.world.height.data,
+        "the heights were not live"
+    );
+
+    // Cancel after the third step: the run stops there.
+    let cancel = AtomicBool::new(false);
+    let mut seen = 0;
+    let e = run_recipe_on(
+        &r,
+        Path::new("."),
+        &cancel,
+        &mut |e| {
+            if let Event::Step { iteration, .. } = e {
+                seen = iteration;
+                if iteration == 3 {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+        },
+        Some(&gpu),
+        "",
+    )
+    .err()
+    .expect("cancelled");
+    assert!(matches!(e, OrogenError::Cancelled), "{e}");
+    assert_eq!(seen, 3);
+}
+
+#[test]
+fn a_time_loop_hands_the_other_process_heights_to_the_gpu_each_step() {
+    let gpu = backend();
+    let stages = format!(
+        "TimeLoop(iterations: 10, mode: Every, processes: [{}, Thermal(iterations: 1, talus: Constant(2.0))])",
+        STREAM_POWER.replace("iterations: 12, ", "")
+    );
+    let never = AtomicBool::new(false);
+    let run = |device: &str| {
+        run_recipe_on(
+            &recipe(device, &stages),
+            Path::new("."),
+            &never,
+            &mut |_| {},
+            Some(&gpu),
+            "",
+        )
+        .unwrap()
+    };
+    let (g, c) = (run("Gpu"), run("Cpu"));
+    assert!(
+        g.timings[1].device.starts_with("processes[0]: gpu: "),
+        "{:?}",
+        g.timings[1]
+    );
+    assert_eq!(c.timings[1].device, "cpu");
+    let mut worst = 0.0f32;
+    for (a, b) in g.world.height.data.iter().zip(&c.world.height.data) {
+        worst = worst.max((a - b).abs() / b.abs().max(1.0));
+    }
+    // Without the hand-over the thermal steps would be lost on the GPU side.
+    assert!(worst <= 1e-3, "worst relative difference {worst}");
+}
+
+#[test]
+fn gpu_refuses_before_any_work_what_the_gpu_step_does_not_run() {
+    let gpu = backend();
+    let devices = |d| Devices {
+        device: d,
+        accelerator: Some(&gpu as &dyn Accelerator),
+        missing: "",
+    };
+    let sp = |extra: &str| {
+        STREAM_POWER.replace("k: Constant(2e-4)", &format!("k: Constant(2e-4){extra}"))
+    };
+    let cases = [
+        (
+            recipe(
+                "Gpu",
+                &format!("Thermal(), {}", sp(", outlets: (borders: [])")),
+            ),
+            "stages[1].StreamPower.outlets.borders",
+        ),
+        (
+            recipe("Gpu", &sp(", schedule: CoarseToFine(levels: 2)")),
+            "stages[0].StreamPower",
+        ),
+        (
+            recipe(
+                "Gpu",
+                &format!(
+                    "TimeLoop(iterations: 3, processes: [Thermal(), {}])",
+                    sp(", outlets: (borders: [])").replace("iterations: 12, ", "")
+                ),
+            ),
+            "stages[0].TimeLoop.processes[1].StreamPower.outlets.borders",
+        ),
+    ];
+    for (r, field) in &cases {
+        let e = check_devices(r, devices(Device::Gpu)).unwrap_err();
+        assert!(e.to_string().contains(field), "{e} (wanted {field})");
+        check_devices(r, devices(Device::Auto)).unwrap();
+    }
+    let mut graph = recipe("Gpu", STREAM_POWER);
+    graph = graph
+        .apply_override("domain=Graph(spacing: 300.0)")
+        .unwrap();
+    let e = check_devices(&graph, devices(Device::Gpu)).unwrap_err();
+    assert!(
+        e.to_string().contains("stages[0].StreamPower") && e.to_string().contains("Graph"),
+        "{e}"
+    );
+    // No accelerator: an error naming `device` under Gpu, from the runner as well.
+    let never = AtomicBool::new(false);
+    let e = orogen_core::run_recipe(
+        &recipe("Gpu", STREAM_POWER),
+        Path::new("."),
+        &never,
+        &mut |_| {},
+    )
+    .err()
+    .expect("no accelerator");
+    assert!(e.to_string().contains("`device`"), "{e}");
+    let auto = orogen_core::run_recipe(
+        &recipe("Auto", STREAM_POWER),
+        Path::new("."),
+        &never,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        auto.timings[1].device.starts_with("cpu (Auto: "),
+        "{:?}",
+        auto.timings[1]
+    );
+}
