@@ -74,14 +74,21 @@ if [[ "$profile" == test ]]; then
 else
     cargo build --locked -p orogen-cli -p orogen-godot "${cargo_profile[@]}"
 fi
-cargo build --locked --target "$WIN" -p orogen-cli -p orogen-godot "${cargo_profile[@]}"
+# The Windows and macOS CLIs are built CPU only for now (--no-default-features: no
+# orogen-gpu, so `device: Gpu` is an error there and `Auto` runs on the CPU): wgpu's DX12
+# and Metal backends have not been cross-built or tested here yet.
+cargo build --locked --target "$WIN" -p orogen-godot "${cargo_profile[@]}"
+cargo build --locked --target "$WIN" -p orogen-cli --no-default-features "${cargo_profile[@]}"
 
 if [[ "$macos" == yes ]]; then
     zig_bin=$(bash scripts/install-macos-cross.sh)
     # Symbols stripped by the linker, before Zig signs the arm64 slice (stripping after
     # would break the signature).
-    PATH="$zig_bin:$PATH" cargo zigbuild --locked --target "$MAC" -p orogen-cli -p orogen-godot \
-        "${cargo_profile[@]}" --config "profile.$([[ $profile == test ]] && echo test || echo release).strip=\"symbols\""
+    strip_config="profile.$([[ $profile == test ]] && echo test || echo release).strip=\"symbols\""
+    PATH="$zig_bin:$PATH" cargo zigbuild --locked --target "$MAC" -p orogen-godot \
+        "${cargo_profile[@]}" --config "$strip_config"
+    PATH="$zig_bin:$PATH" cargo zigbuild --locked --target "$MAC" -p orogen-cli --no-default-features \
+        "${cargo_profile[@]}" --config "$strip_config"
 fi
 
 lin="$target_dir/$out_dir"
