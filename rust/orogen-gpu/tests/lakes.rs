@@ -7,17 +7,11 @@ use orogen_core::flow::accumulate::accumulate_f64;
 use orogen_core::flow::{FlowRouter, OutletParams, Side, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
+
+mod common;
+use common::{bits, ctx};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().unwrap_or_else(|e| {
-        panic!(
-            "{e}\nThe orogen-gpu tests need a Vulkan adapter: run scripts/install-vulkan.sh \
-             (apt-get install mesa-vulkan-drivers libvulkan1) for Mesa's lavapipe"
-        )
-    })
-}
 
 fn params(lakes: SinkMode) -> Params {
     Params {
@@ -126,10 +120,6 @@ fn gpu_for(ctx: &GpuContext, case: &Case, lakes: SinkMode) -> GpuStreamPower {
     .unwrap();
     gpu.set_heights(&case.heights).unwrap();
     gpu
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 /// Routes `case` on both sides with `lakes`, checks receivers, link lengths, lake counts

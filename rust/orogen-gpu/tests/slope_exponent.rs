@@ -1,29 +1,15 @@
 //! The GPU step with a slope exponent n ≠ 1 (the per-node Newton solve, level by level)
 //! against orogen-core's `StreamPower` and the analytic steady state.
 
-use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
+use orogen_core::eroders::stream_power::{Params, StreamPower};
 use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::Grid;
-use orogen_gpu::{GpuContext, GpuStreamPower};
+use orogen_gpu::GpuStreamPower;
+
+mod common;
+use common::{bits, ctx, inputs, run_to_steady, slope_area_fit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().unwrap_or_else(|e| {
-        panic!(
-            "{e}\nThe orogen-gpu tests need a Vulkan adapter: run scripts/install-vulkan.sh \
-             (apt-get install mesa-vulkan-drivers libvulkan1) for Mesa's lavapipe"
-        )
-    })
-}
-
-fn inputs(n: usize, k: f32, u: f32) -> Inputs {
-    Inputs {
-        k: vec![k; n],
-        uplift: vec![u; n],
-        precipitation: None,
-    }
-}
 
 /// A pit-free start: `rise` metres per cell from the nearest border plus up to half a metre
 /// of noise.
@@ -38,10 +24,6 @@ fn ramp(seed: u64, w: usize, h: usize, rise: f32) -> (Grid, Vec<f32>) {
         })
         .collect();
     (grid, heights)
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 /// 20 steps at n = 2 and n = 0.7 (dx 100 m, dt 1e4 yr, U 1e-3 m/yr; K scaled so erosion
@@ -118,51 +100,11 @@ fn steady_state_slope_area_n2() {
     let outlets = OutletParams::default();
     let mut gpu =
         GpuStreamPower::on_grid(&ctx, grid, &outlets, &params, inputs(n, k, u), "sp").unwrap();
-    gpu.set_heights(&start).unwrap();
-    let mut before = start.clone();
-    let mut steps = 0;
-    loop {
-        gpu.step(dt).unwrap();
-        steps += 1;
-        let now = gpu.heights().unwrap();
-        let change = now
-            .iter()
-            .zip(&before)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        before = now;
-        if change < 2e-3 {
-            break;
-        }
-        assert!(
-            steps < 3000,
-            "no steady state after {steps} steps (change {change} m)"
-        );
-    }
+    let (steps, before) = run_to_steady(&mut gpu, &start, dt);
     gpu.route().unwrap();
     let (rcv, area) = (gpu.receivers().unwrap(), gpu.drainage().unwrap());
     let threshold = 20.0 * grid.cell_area() as f64;
-    let (mut sx, mut sy, mut sxx, mut sxy, mut cells) = (0.0, 0.0, 0.0, 0.0, 0usize);
-    for i in 0..n {
-        let r = rcv[i] as usize;
-        if r == i || area[i] < threshold {
-            continue;
-        }
-        let (xi, yi) = ((i % grid.width) as f64, (i / grid.width) as f64);
-        let (xr, yr) = ((r % grid.width) as f64, (r / grid.width) as f64);
-        let dist = ((xi - xr) * grid.dx() as f64).hypot((yi - yr) * grid.dy() as f64);
-        let s = (before[i] as f64 - before[r] as f64) / dist;
-        assert!(s > 0.0, "channel node {i} not above its receiver");
-        let (x, y) = (area[i].ln(), s.ln());
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-        cells += 1;
-    }
-    let c = cells as f64;
-    let exponent = (c * sxy - sx * sy) / (c * sxx - sx * sx);
-    let ks = ((sy - exponent * sx) / c).exp();
+    let (exponent, ks, cells) = slope_area_fit(grid, &before, &rcv, &area, threshold);
     let expected = ((u / k) as f64).sqrt();
     eprintln!(
         "GPU n = 2: steady after {steps} steps, {cells} channel nodes, θ {:.5} (expected 0.5), \

@@ -6,17 +6,11 @@ use orogen_core::flow::accumulate::accumulate_f64;
 use orogen_core::flow::{FlowRouter, OutletParams, Side, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
+
+mod common;
+use common::{ctx, inputs, run_to_steady, slope_area_fit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn ctx() -> GpuContext {
-    GpuContext::new().unwrap_or_else(|e| {
-        panic!(
-            "{e}\nThe orogen-gpu tests need a Vulkan adapter: run scripts/install-vulkan.sh \
-             (apt-get install mesa-vulkan-drivers libvulkan1) for Mesa's lavapipe"
-        )
-    })
-}
 
 const NO_LAKES: Params = Params {
     m: 0.5,
@@ -132,14 +126,6 @@ fn cases() -> Vec<Case> {
         &mut |_, y| (70 - y) as f32 + rng.random::<f32>(),
     );
     out
-}
-
-fn inputs(n: usize, k: f32, u: f32) -> Inputs {
-    Inputs {
-        k: vec![k; n],
-        uplift: vec![u; n],
-        precipitation: None,
-    }
 }
 
 fn gpu_for(ctx: &GpuContext, case: &Case) -> GpuStreamPower {
@@ -439,39 +425,6 @@ fn unsupported_settings_are_errors_naming_their_field() {
     assert!(e.contains("drainage"), "{e}");
 }
 
-/// Least-squares fit of ln S against ln A over nodes draining more than `threshold` m²
-/// (slope to the receiver over the link length): (exponent, exp(intercept), node count).
-fn slope_area_fit(
-    grid: Grid,
-    h: &[f32],
-    rcv: &[u32],
-    area: &[f64],
-    threshold: f64,
-) -> (f64, f64, usize) {
-    let (mut sx, mut sy, mut sxx, mut sxy, mut cnt) = (0.0, 0.0, 0.0, 0.0, 0usize);
-    for i in 0..h.len() {
-        let r = rcv[i] as usize;
-        if r == i || area[i] < threshold {
-            continue;
-        }
-        let (xi, yi) = ((i % grid.width) as f64, (i / grid.width) as f64);
-        let (xr, yr) = ((r % grid.width) as f64, (r / grid.width) as f64);
-        let dist = ((xi - xr) * grid.dx() as f64).hypot((yi - yr) * grid.dy() as f64);
-        let s = (h[i] as f64 - h[r] as f64) / dist;
-        assert!(s > 0.0, "channel node {i} not above its receiver");
-        let (x, y) = (area[i].ln(), s.ln());
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-        cnt += 1;
-    }
-    let c = cnt as f64;
-    let b = (c * sxy - sx * sy) / (c * sxx - sx * sx);
-    let a = (sy - b * sx) / c;
-    (b, a.exp(), cnt)
-}
-
 /// The analytic steady state of ∂h/∂t = U − K A^m S (n = 1): S = (U/K) A^(−m) on every
 /// channel, as orogen-core's steady_state_slope_area_n1 checks on the CPU (101², 100 m
 /// cells, U 1e-3 m/yr, K 1e-5, m 0.5, dt 1e5 yr, steady when no height moves 2 mm a step).
@@ -484,27 +437,7 @@ fn steady_state_slope_area_n1() {
     let outlets = OutletParams::default();
     let mut gpu =
         GpuStreamPower::on_grid(&ctx, grid, &outlets, &NO_LAKES, inputs(n, k, u), "sp").unwrap();
-    gpu.set_heights(&start).unwrap();
-    let mut before = start.clone();
-    let mut steps = 0;
-    loop {
-        gpu.step(dt).unwrap();
-        steps += 1;
-        let now = gpu.heights().unwrap();
-        let change = now
-            .iter()
-            .zip(&before)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        before = now;
-        if change < 2e-3 {
-            break;
-        }
-        assert!(
-            steps < 3000,
-            "no steady state after {steps} steps (change {change} m)"
-        );
-    }
+    let (steps, before) = run_to_steady(&mut gpu, &start, dt);
     gpu.route().unwrap();
     let (rcv, area) = (gpu.receivers().unwrap(), gpu.drainage().unwrap());
     let threshold = 20.0 * grid.cell_area() as f64;
