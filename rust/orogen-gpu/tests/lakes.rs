@@ -9,7 +9,7 @@ use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
 mod common;
-use common::{bits, ctx};
+use common::{bits, ctx, Case};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -29,13 +29,6 @@ fn inputs(n: usize) -> Inputs {
     }
 }
 
-struct Case {
-    name: &'static str,
-    grid: Grid,
-    outlets: OutletParams,
-    heights: Vec<f32>,
-}
-
 /// Terrains with many pits: uniform noise (a pit every few cells, lakes spilling into
 /// lakes), integer heights (ties between passes), smooth hills with noise (larger lakes,
 /// long carved chains), a sea with two open sides, non-square cells, a flat (every pass
@@ -47,15 +40,7 @@ fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let mut add =
         |name, grid: Grid, outlets: OutletParams, f: &mut dyn FnMut(usize, usize) -> f32| {
-            let heights = (0..grid.len())
-                .map(|i| f(i % grid.width, i / grid.width))
-                .collect();
-            out.push(Case {
-                name,
-                grid,
-                outlets,
-                heights,
-            });
+            out.push(Case::new(name, grid, outlets, f))
         };
     let g = Grid::new(67, 45, 100.0).unwrap();
     add("uniform noise", g, all.clone(), &mut |_, _| {

@@ -8,7 +8,7 @@ use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
 mod common;
-use common::{ctx, inputs, run_to_steady, slope_area_fit};
+use common::{ctx, inputs, run_to_steady, slope_area_fit, Case};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -17,14 +17,6 @@ const NO_LAKES: Params = Params {
     n: 1.0,
     lakes: SinkMode::None,
 };
-
-/// One test terrain: a grid, its outlets and heights.
-struct Case {
-    name: &'static str,
-    grid: Grid,
-    outlets: OutletParams,
-    heights: Vec<f32>,
-}
 
 /// Terrains that exercise the receivers' rules: uniform noise, integer heights (many equal
 /// slopes, so ties), fine steps of 2^-10 m on 1 m cells (slopes equal after rounding), a
@@ -35,15 +27,7 @@ fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let mut add =
         |name, grid: Grid, outlets: OutletParams, f: &mut dyn FnMut(usize, usize) -> f32| {
-            let heights = (0..grid.len())
-                .map(|i| f(i % grid.width, i / grid.width))
-                .collect();
-            out.push(Case {
-                name,
-                grid,
-                outlets,
-                heights,
-            });
+            out.push(Case::new(name, grid, outlets, f))
         };
     let g = Grid::new(67, 45, 100.0).unwrap();
     add("uniform noise", g, all.clone(), &mut |_, _| {

@@ -3,6 +3,7 @@
 #![allow(dead_code)] // (each test file uses some of these)
 
 use orogen_core::eroders::stream_power::Inputs;
+use orogen_core::flow::OutletParams;
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
@@ -87,4 +88,32 @@ pub fn slope_area_fit(
     let b = (c * sxy - sx * sy) / (c * sxx - sx * sx);
     let a = (sy - b * sx) / c;
     (b, a.exp(), cnt)
+}
+
+/// One test terrain: a grid, its outlets and heights.
+pub struct Case {
+    pub name: &'static str,
+    pub grid: Grid,
+    pub outlets: OutletParams,
+    pub heights: Vec<f32>,
+}
+
+impl Case {
+    /// `name` on `grid` with `outlets`, heights `f(x, y)`.
+    pub fn new(
+        name: &'static str,
+        grid: Grid,
+        outlets: OutletParams,
+        f: &mut dyn FnMut(usize, usize) -> f32,
+    ) -> Case {
+        let heights = (0..grid.len())
+            .map(|i| f(i % grid.width, i / grid.width))
+            .collect();
+        Case {
+            name,
+            grid,
+            outlets,
+            heights,
+        }
+    }
 }
