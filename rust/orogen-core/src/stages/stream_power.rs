@@ -32,8 +32,22 @@ const COARSE_TO_FINE_SEED: u64 = 0x0063_3266;
 const WARP_SEED: u64 = 0x5741_5250;
 
 /// How far a level's rivers may move within a coarser cell at `detail` 1, in coarser node
-/// spacings: half of one, so a river stays within the cell the coarser grid put it in.
-const WARP: f32 = 0.5;
+/// spacings: three quarters of one where the warp's noise is at its extremes.
+///
+/// Why this far (issue #39): the fine run's rivers wind at every scale down to its own cell,
+/// a grid `f` times coarser only at its own, so its rivers are shorter over the same
+/// distance. On the default recipe at 513², the path of a river draining ≥ 16 km² over 64
+/// fine cells is 1.321 (50 m) and 1.440 (100 m) times its chord in the fine run, 1.245 and
+/// 1.304 over the same distance on the fine run of a grid four times coarser; that missing
+/// winding is the channel length (drainage density) three levels lacked. At half a spacing
+/// the handover gave back 1.290 and 1.356, at three quarters 1.313 and 1.374 (a whole
+/// spacing overshoots at 50 m, 1.344). The rest at 100 m is the start terrain's octaves
+/// finer than the coarse grid (250 and 500 m there), which steered the fine run's rivers
+/// while the relief was low: with 3 octaves instead of 6 the fine run winds 1.315.
+/// The warp stays one-to-one, so heights are still moved, not made: for its noise on a
+/// 513² grid of 100 m cells handed over from 200 m (one seed), the displacement's Jacobian
+/// determinant is at least 0.35 (0.54 at half a spacing, 0.20 at a whole one).
+const WARP: f32 = 0.75;
 
 /// A coarse level shows its heights in the world every this many steps (for live views).
 const SHOW_EVERY: u32 = 4;
@@ -70,7 +84,7 @@ pub enum Schedule {
         #[serde(default = "default_refine")]
         refine: f32,
         /// Detail added where each finer level takes over, in [0, 2] (0: none). The
-        /// heights are warped sideways by up to `detail` × half a coarser spacing (noise at
+        /// heights are warped sideways by up to `detail` × ¾ of a coarser spacing (noise at
         /// four and two spacings), so rivers wind within the coarse valleys; then
         /// roughened by `detail` × the relief within one coarser cell (slope × its spacing)
         /// times noise at the wavelengths the coarser grid cannot hold (two and one

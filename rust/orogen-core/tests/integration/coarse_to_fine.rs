@@ -15,6 +15,12 @@ use orogen_core::Grid;
 /// Nodes draining at least this many square metres are channels (100 cells of 100 m).
 const CHANNEL_AREA: f32 = 1e6;
 
+/// Rivers draining at least this many square metres have their winding measured.
+const RIVER_AREA: f32 = 16e6;
+
+/// Fine nodes over which a river's winding is measured (its path against its chord).
+const RIVER_STEPS: usize = 64;
+
 /// The default recipe at `side`² of `cell` metres, with its StreamPower schedule set to
 /// `schedule`, run up to (not including) its thermal stage: the measures are of the fluvial
 /// landscape.
@@ -32,6 +38,12 @@ fn run_default_at(side: usize, cell: f32, schedule: &str) -> (Grid, Vec<f32>) {
 
 struct Measures {
     relief: f64,
+    /// The 99.9th percentile of the height above the lowest node: the relief without the
+    /// few highest divide nodes, which a single node decides.
+    top: f64,
+    /// Rivers' path length over `RIVER_STEPS` nodes against their chord (issue #39: a
+    /// coarser grid's rivers wind less, so they are shorter; printed, not checked).
+    sinuosity: f64,
     hypsometric_integral: f64,
     concavity: f64,
     drainage_density: f64,
@@ -75,8 +87,31 @@ fn measure(grid: Grid, heights: &[f32]) -> Measures {
         }
     }
     let theta = -(n * sxy - sx * sy) / (n * sxx - sx * sx);
+    let (mut path, mut chord) = (0.0f64, 0.0f64);
+    for i in (0..grid.len()).filter(|&i| area[i] >= RIVER_AREA) {
+        // Only rivers that run the whole `RIVER_STEPS` before an outlet.
+        let (mut j, mut p, mut steps) = (i, 0.0f64, 0);
+        while steps < RIVER_STEPS && g.receivers[j] as usize != j {
+            p += g.dist[j] as f64;
+            j = g.receivers[j] as usize;
+            steps += 1;
+        }
+        if steps < RIVER_STEPS {
+            continue;
+        }
+        let ((x0, y0), (x1, y1)) = (grid.coords(i), grid.coords(j));
+        let cx = (x0 as f64 - x1 as f64) * grid.dx() as f64;
+        let cy = (y0 as f64 - y1 as f64) * grid.dy() as f64;
+        path += p;
+        chord += cx.hypot(cy);
+    }
+    let mut sorted = heights.to_vec();
+    sorted.sort_by(f32::total_cmp);
+    let top = sorted[(sorted.len() - 1) * 999 / 1000] as f64 - lo;
     Measures {
         relief: hi - lo,
+        top,
+        sinuosity: path / chord,
         hypsometric_integral: (mean - lo) / (hi - lo),
         concavity: theta,
         drainage_density: length / (grid.len() as f64 * grid.cell_area() as f64),
@@ -140,7 +175,8 @@ fn measure_coarse_to_fine() {
                 println!(
                     "{side}² of {cell} m, {levels} levels ({:.1} s): relief {:.1} / {:.1} m \
                      ({:+.1} %), drainage density {:.3e} / {:.3e} per m ({:+.1} %), \
-                     hypsometric integral {:.3} / {:.3}, concavity {:.3} / {:.3}",
+                     hypsometric integral {:.3} / {:.3}, concavity {:.3} / {:.3}, 99.9th \
+                     percentile {:.1} / {:.1} m ({:+.1} %), sinuosity {:.3} / {:.3}",
                     t.elapsed().as_secs_f64(),
                     a.relief,
                     b.relief,
@@ -152,6 +188,11 @@ fn measure_coarse_to_fine() {
                     b.hypsometric_integral,
                     a.concavity,
                     b.concavity,
+                    a.top,
+                    b.top,
+                    100.0 * (b.top / a.top - 1.0),
+                    a.sinuosity,
+                    b.sinuosity,
                 );
             }
         }
@@ -162,7 +203,8 @@ fn compare(cell: f32, levels: u32, a: &Measures, b: &Measures) {
     let at = format!("{cell} m, {levels} levels");
     println!(
         "{at}: relief {:.1} / {:.1} m, hypsometric integral {:.3} / {:.3}, concavity {:.3} / \
-         {:.3}, drainage density {:.3e} / {:.3e} per m (fine / coarse-to-fine)",
+         {:.3}, drainage density {:.3e} / {:.3e} per m, 99.9th percentile {:.1} / {:.1} m, \
+         sinuosity {:.3} / {:.3} (fine / coarse-to-fine)",
         a.relief,
         b.relief,
         a.hypsometric_integral,
@@ -170,7 +212,11 @@ fn compare(cell: f32, levels: u32, a: &Measures, b: &Measures) {
         a.concavity,
         b.concavity,
         a.drainage_density,
-        b.drainage_density
+        b.drainage_density,
+        a.top,
+        b.top,
+        a.sinuosity,
+        b.sinuosity,
     );
     let relief = b.relief / a.relief - 1.0;
     assert!(
@@ -183,14 +229,12 @@ fn compare(cell: f32, levels: u32, a: &Measures, b: &Measures) {
         "{at}: hypsometric integral"
     );
     assert!((b.concavity - a.concavity).abs() <= 0.05, "{at}: concavity");
-    // Issue #39 asks for 5 % at two and three levels. Three levels at 100 m still keep
-    // 5.6 % less channel length here (5.7 % at 1025²), so they are held to 6 %: before the
-    // directional handover and the warp they kept 7.2 % (50 m) and 7.4 % (100 m) less,
-    // which fails.
+    // Issue #39 asks for 5 % at two and three levels. Three levels at 100 m kept 5.6 % less
+    // channel length here while the warp reached half a coarse spacing (their rivers wound
+    // less: 1.356 against 1.440), 7.4 % before the warp; at three quarters, 4.6 %.
     let density = b.drainage_density / a.drainage_density - 1.0;
-    let bound = if levels == 2 { 0.05 } else { 0.06 };
     assert!(
-        density.abs() <= bound,
+        density.abs() <= 0.05,
         "{at}: drainage density {:+.1} %",
         100.0 * density
     );
