@@ -8,8 +8,7 @@ use orogen_core::flow::{FlowRouter, OutletParams, Side, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
-mod common;
-use common::{bits, ctx, Case};
+use crate::common::{bits, ctx, Case};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -6,8 +6,7 @@ use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::GpuStreamPower;
 
-mod common;
-use common::{bits, ctx, inputs, run_to_steady, slope_area_fit};
+use crate::common::{bits, ctx, inputs, run_to_steady, slope_area_fit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -7,8 +7,7 @@ use orogen_core::flow::{FlowRouter, OutletParams, Side, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
-mod common;
-use common::{ctx, inputs, run_to_steady, slope_area_fit, Case};
+use crate::common::{ctx, inputs, run_to_steady, slope_area_fit, Case};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -351,7 +350,7 @@ fn unsupported_settings_are_errors_naming_their_field() {
         inputs(64, 1e-4, 0.0),
     );
     assert!(e.contains("stages[0].StreamPower.n"), "{e}");
-    // Lakes are routed (tests/lakes.rs), but a bad Fill slope is refused by name.
+    // Lakes are routed (gpu/lakes.rs), but a bad Fill slope is refused by name.
     let e = err(
         Params {
             lakes: SinkMode::Fill { epsilon: -1.0 },

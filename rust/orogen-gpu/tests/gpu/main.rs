@@ -1,0 +1,8 @@
+//! orogen-gpu's tests, one binary: each of them links wgpu, and CI builds them cold, so one
+//! link instead of four (lavapipe where the machine has no GPU).
+
+mod common;
+mod lakes;
+mod recipe;
+mod slope_exponent;
+mod stream_power;
