@@ -77,8 +77,16 @@ fi
 # The Windows and macOS CLIs are built CPU only for now (--no-default-features: no
 # orogen-gpu, so `device: Gpu` is an error there and `Auto` runs on the CPU): wgpu's DX12
 # and Metal backends have not been cross-built or tested here yet.
-cargo build --locked --target "$WIN" -p orogen-godot "${cargo_profile[@]}"
-cargo build --locked --target "$WIN" -p orogen-cli --no-default-features "${cargo_profile[@]}"
+# With --profile test, the Windows side is built in the lighter `cross-test` profile
+# (Cargo.toml): it is compiled from nothing on every CI run.
+win_profile=("${cargo_profile[@]}")
+win_dir=$out_dir
+if [[ "$profile" == test ]]; then
+    win_profile=(--profile cross-test)
+    win_dir=cross-test
+fi
+cargo build --locked --target "$WIN" -p orogen-godot "${win_profile[@]}"
+cargo build --locked --target "$WIN" -p orogen-cli --no-default-features "${win_profile[@]}"
 
 if [[ "$macos" == yes ]]; then
     zig_bin=$(bash scripts/install-macos-cross.sh)
@@ -92,7 +100,7 @@ if [[ "$macos" == yes ]]; then
 fi
 
 lin="$target_dir/$out_dir"
-win="$target_dir/$WIN/$out_dir"
+win="$target_dir/$WIN/$win_dir"
 for f in "$lin/liborogen.so" "$lin/orogen" "$win/orogen.dll" "$win/orogen.exe"; do
     [[ -f "$f" ]] || { echo "package: the build did not make $f" >&2; exit 1; }
 done
