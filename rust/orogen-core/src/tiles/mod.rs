@@ -25,6 +25,7 @@
 //! Barnes 2016), n ≠ 1, the other stages, an MPI `Comm` (rsmpi behind a cargo feature) and
 //! the CLI's `--tiles` with per-tile outputs.
 
+mod basins;
 pub mod comm;
 pub mod layout;
 mod root;

@@ -1,4 +1,4 @@
-//! One rank's tile of a tiled stream-power step (lakes: None, n = 1) that gives the whole
+//! One rank's tile of a tiled stream-power step (n = 1, every lake mode) that gives the whole
 //! map's [`StreamPower`](crate::eroders::stream_power::StreamPower) result:
 //!
 //! 1. halo rows of heights from the neighbouring tiles;
@@ -11,6 +11,7 @@
 
 use rayon::prelude::*;
 
+use super::basins::LakeRoot;
 use super::comm::{exchange_halo, Comm, Reader, Writer};
 use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
@@ -19,6 +20,8 @@ use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::flow::router::SinkMode;
 use crate::neighbourhood::raster::OFFSETS;
 use crate::neighbourhood::{OutletParams, RasterGrid, Side};
+
+mod lakes;
 
 /// The rank that solves the crossing graphs.
 pub const ROOT: usize = 0;
@@ -81,6 +84,8 @@ pub struct StepStats {
     /// Round trips with the root in the implicit solve's chain (1 for
     /// [`ChainSolve::Affine`]; one per crossing on the longest path for the exact chain).
     pub rounds: usize,
+    /// Lakes whose pass this tile found (carved or filled through).
+    pub passes: usize,
 }
 
 /// The whole map's implicit update of one node (`walk_run` in `eroders::stream_power`):
@@ -161,11 +166,14 @@ pub struct TileStreamPower {
     exit_heights: Vec<f32>,
     /// The root's crossing graph (used on [`ROOT`] only).
     cross: CrossGraph,
+    /// How lakes are resolved, and the root's part of it (used on [`ROOT`] only).
+    lakes: SinkMode,
+    lake_root: LakeRoot,
 }
 
 impl TileStreamPower {
     /// Tile `rank` of `layout` with the whole map's outlets and stream-power parameters
-    /// (`lakes: None` and `n = 1` only, so far) and its own part of the inputs. `field`
+    /// (`n = 1` only, so far) and its own part of the inputs. `field`
     /// prefixes error names.
     pub fn new(
         layout: &TileLayout,
@@ -177,15 +185,6 @@ impl TileStreamPower {
     ) -> Result<Self> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
-        if params.lakes != SinkMode::None {
-            return Err(OrogenError::invalid(
-                format!("{field}.lakes"),
-                format!(
-                    "{:?} is not tiled yet: tiled runs take lakes: None",
-                    params.lakes
-                ),
-            ));
-        }
         if params.n != 1.0 {
             return Err(OrogenError::invalid(
                 format!("{field}.n"),
@@ -281,6 +280,8 @@ impl TileStreamPower {
                 .collect(),
             exit_heights: vec![0.0; n_cells],
             cross: CrossGraph::default(),
+            lakes: params.lakes,
+            lake_root: LakeRoot::default(),
         })
     }
 
@@ -324,19 +325,21 @@ impl TileStreamPower {
         check_range(&dt_field, dt, 0.0, MAX_DT)?;
         let before = comm.bytes_sent();
         self.route(comm)?;
+        let passes = self.resolve_lakes(comm)?;
         self.accumulate(comm)?;
         self.solve(comm, dt)?;
         Ok(StepStats {
             bytes_sent: comm.bytes_sent() - before,
             exits: self.exits.len(),
             rounds: self.rounds,
+            passes,
         })
     }
 
     /// Halo exchange, then receivers and the tile's flow order (no change to heights).
     pub fn route(&mut self, comm: &mut impl Comm) -> Result<()> {
         self.exchange_halo(comm)?;
-        self.descend();
+        self.descend(false);
         self.build_order()
     }
 
@@ -366,9 +369,11 @@ impl TileStreamPower {
     /// Steepest-descent receivers of the interior, as [`RasterGrid`] picks them: the
     /// largest `(h − h_j)/d_j > 0` over the neighbours in offset order, strict `>` (ties to
     /// the lowest index); outlets and cells at or below sea level receive themselves. Also
-    /// each cell's local receiver (interior index, itself, or [`EXIT`]). Parallel by row
-    /// (each cell independent).
-    fn descend(&mut self) {
+    /// each cell's local receiver (interior index, itself, or [`EXIT`]). With `keep` (the
+    /// route over a filled surface), a cell that receives itself stays so and one with no
+    /// lower neighbour keeps its receiver, as the whole map's `descend` with `keep`. Parallel
+    /// by row (each cell independent).
+    fn descend(&mut self, keep: bool) {
         let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
         let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
         // Halo index offsets of the 8 neighbours.
@@ -386,7 +391,10 @@ impl TileStreamPower {
                 let at = halo.index(x, y);
                 let here = heights[at];
                 let mut best_k = usize::MAX;
-                if !(here <= sea || on_open_border(open, g, x, y)) {
+                let own = here <= sea
+                    || on_open_border(open, g, x, y)
+                    || (keep && *r == g.index(x, y) as u32);
+                if !own {
                     let mut best = 0.0f32;
                     if x > 0 && y > 0 && x + 1 < g.width && y + 1 < g.height {
                         // All 8 neighbours exist (and lie in the halo).
@@ -411,6 +419,9 @@ impl TileStreamPower {
                     }
                 }
                 if best_k == usize::MAX {
+                    if keep && !own {
+                        continue;
+                    }
                     *r = g.index(x, y) as u32;
                     *d = 0.0;
                     *l = (row * w + col) as u32;
@@ -639,15 +650,20 @@ impl TileStreamPower {
                 self.rounds = 1;
                 self.chain_affine(comm, &mut h)?
             }
-            ChainSolve::Exact => self.chain_exact(comm, &mut h)?,
+            ChainSolve::Exact => self.chain_exact(comm, &mut h, None)?,
         }
+        self.set_interior(&h);
+        self.scratch = h;
+        Ok(())
+    }
+
+    /// Writes `h` (row-major over the interior) into the heights.
+    fn set_interior(&mut self, h: &[f32]) {
         let (halo, interior) = (self.tile.halo, self.tile.interior);
         for (y, row) in (interior.y0..).zip(h.chunks_exact(interior.w)) {
             let at = halo.index(interior.x0, y);
             self.heights[at..at + interior.w].copy_from_slice(row);
         }
-        self.scratch = h;
-        Ok(())
     }
 
     /// [`ChainSolve::Affine`]: entry maps up, exits' receiver heights down, then the
@@ -690,8 +706,14 @@ impl TileStreamPower {
     }
 
     /// [`ChainSolve::Exact`]: rounds of final entry heights up and exits' receiver heights
-    /// down; each exit's cells finish as soon as its receiver's height is known.
-    fn chain_exact(&mut self, comm: &mut impl Comm, h: &mut [f32]) -> Result<()> {
+    /// down; each exit's cells finish as soon as its receiver's height is known. With
+    /// `fill`, the same rounds for the water surface (`max(h, h_r + epsilon)`).
+    fn chain_exact(
+        &mut self,
+        comm: &mut impl Comm,
+        h: &mut [f32],
+        fill: Option<f32>,
+    ) -> Result<()> {
         let slots = self.exits.len();
         let by_slot =
             |cells: &[u32], slot: &dyn Fn(u32) -> u32, start: &mut Vec<u32>, out: &mut Vec<u32>| {
@@ -778,7 +800,10 @@ impl TileStreamPower {
                     } else {
                         h[r as usize]
                     };
-                    h[c] = settle(h[c], h_r, self.factors[c]);
+                    h[c] = match fill {
+                        None => settle(h[c], h_r, self.factors[c]),
+                        Some(epsilon) => h[c].max(h_r + epsilon),
+                    };
                 }
                 done += cells.len();
                 let range = self.entry_start[slot] as usize..self.entry_start[slot + 1] as usize;
