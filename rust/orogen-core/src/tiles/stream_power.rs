@@ -1,4 +1,4 @@
-//! One rank's tile of a tiled stream-power step (n = 1, every lake mode) that gives the whole
+//! One rank's tile of a tiled stream-power step (every lake mode, any n) that gives the whole
 //! map's [`StreamPower`](crate::eroders::stream_power::StreamPower) result:
 //!
 //! 1. halo rows of heights from the neighbouring tiles;
@@ -15,7 +15,7 @@ use super::basins::LakeRoot;
 use super::comm::{exchange_halo, Comm, Reader, Writer};
 use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
-use crate::eroders::stream_power::{erosion_factor, Inputs, Params, MAX_DT};
+use crate::eroders::stream_power::{erosion_factor, solve_drop, Inputs, Params, MAX_DT};
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::flow::router::SinkMode;
 use crate::neighbourhood::raster::OFFSETS;
@@ -70,7 +70,7 @@ pub enum ChainSolve {
     Exact,
     /// In one round: tiles send each entry cell's new height as `min(A·y + B, C)` composed
     /// down its path, the root solves the chain in f64: a cell below a crossing may end
-    /// one f32 step from the whole map's.
+    /// one f32 step from the whole map's. For n = 1 only (the maps are affine there).
     Affine,
 }
 
@@ -89,16 +89,21 @@ pub struct StepStats {
 }
 
 /// The whole map's implicit update of one node (`walk_run` in `eroders::stream_power`):
-/// uplifted height `h_up`, its receiver's new height `h_r`, erosion factor `f`.
+/// uplifted height `h_up`, its receiver's new height `h_r`, erosion factor `f`, slope
+/// exponent `n` (Newton per node for n ≠ 1, Braun & Willett 2013 §4).
 #[inline(always)]
-fn settle(h_up: f32, h_r: f32, f: f64) -> f32 {
+fn settle(h_up: f32, h_r: f32, f: f64, n: f64) -> Result<f32> {
     let h_r = h_r as f64;
     let d0 = h_up as f64 - h_r;
     if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
-        h_up
-    } else {
-        (h_r + d0 / (1.0 + f)) as f32
+        return Ok(h_up);
     }
+    let drop = if n == 1.0 {
+        d0 / (1.0 + f)
+    } else {
+        solve_drop(d0, f, n)?
+    };
+    Ok((h_r + drop) as f32)
 }
 
 /// True for cell `(x, y)` on an open border (`open` indexed by [`Side`]) of grid `g`.
@@ -173,7 +178,7 @@ pub struct TileStreamPower {
 
 impl TileStreamPower {
     /// Tile `rank` of `layout` with the whole map's outlets and stream-power parameters
-    /// (`n = 1` only, so far) and its own part of the inputs. `field`
+    /// and its own part of the inputs. `field`
     /// prefixes error names.
     pub fn new(
         layout: &TileLayout,
@@ -185,12 +190,6 @@ impl TileStreamPower {
     ) -> Result<Self> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
-        if params.n != 1.0 {
-            return Err(OrogenError::invalid(
-                format!("{field}.n"),
-                format!("{} is not tiled yet: tiled runs take n = 1", params.n),
-            ));
-        }
         if outlets.borders.is_empty() {
             return Err(OrogenError::invalid(
                 format!("{field}.outlets.borders"),
@@ -625,7 +624,8 @@ impl TileStreamPower {
                 });
             }
             if self.term[c] == NONE {
-                h[c] = settle(h_up, h[r as usize], f);
+                h[c] =
+                    settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
             }
             self.pending.push(c as u32);
@@ -646,6 +646,15 @@ impl TileStreamPower {
             };
         }
         match self.chain {
+            ChainSolve::Affine if self.n != 1.0 => {
+                return Err(OrogenError::invalid(
+                    format!("{}.n", self.field),
+                    format!(
+                        "{}: the affine chain needs n = 1 (use the exact chain)",
+                        self.n
+                    ),
+                ))
+            }
             ChainSolve::Affine => {
                 self.rounds = 1;
                 self.chain_affine(comm, &mut h)?
@@ -700,7 +709,7 @@ impl TileStreamPower {
             } else {
                 h[r as usize]
             };
-            h[c] = settle(h[c], h_r, self.factors[c]);
+            h[c] = settle(h[c], h_r, self.factors[c], 1.0)?;
         }
         Ok(())
     }
@@ -801,7 +810,8 @@ impl TileStreamPower {
                         h[r as usize]
                     };
                     h[c] = match fill {
-                        None => settle(h[c], h_r, self.factors[c]),
+                        None => settle(h[c], h_r, self.factors[c], self.n)
+                            .map_err(|e| e.in_field(&self.field))?,
                         Some(epsilon) => h[c].max(h_r + epsilon),
                     };
                 }
