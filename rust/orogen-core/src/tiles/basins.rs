@@ -20,6 +20,7 @@
 //! edges are always in it.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use super::comm::{Reader, Writer};
 use super::layout::{Rect, TileLayout};
@@ -56,8 +57,30 @@ impl Edge {
     }
 }
 
+/// A hasher for node pairs packed in a `u64` (multiply and fold: the keys are not chosen by
+/// anyone, and SipHash cost most of the scan).
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
+
 /// The edges a tile owns: from each interior cell to its E, SW, S and SE neighbours (in the
-/// halo where they lie outside), where the two nodes differ. `heights` and `nodes` are laid
+/// halo where they lie outside), where the two nodes differ, only the lowest pass of each
+/// node pair (in the whole map's order: any other is the highest edge of a cycle of two, so
+/// in no spanning tree, as the whole map's scan keeps it). `heights` and `nodes` are laid
 /// over the halo rectangle.
 pub(crate) fn tile_edges(
     grid: Grid,
@@ -66,7 +89,10 @@ pub(crate) fn tile_edges(
     nodes: &[u32],
     dists: &[f32; 8],
 ) -> Vec<Edge> {
-    let mut edges = Vec::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut place: HashMap<u64, u32, BuildHasherDefault<PairHasher>> = HashMap::default();
+    // Neighbouring cells mostly offer the pair just offered.
+    let (mut last_pair, mut last_place) = (u64::MAX, 0usize);
     for y in interior.y0..interior.y0 + interior.h {
         for x in interior.x0..interior.x0 + interior.w {
             let (hi, i) = (halo.index(x, y), grid.index(x, y) as u32);
@@ -89,14 +115,26 @@ pub(crate) fn tile_edges(
                 } else {
                     (nj, ni, j, i)
                 };
-                edges.push(Edge {
+                let e = Edge {
                     h: ordered_bits(pass_height(heights[hi], heights[hj])),
                     a,
                     b,
                     na,
                     nb,
                     dist: dists[k],
-                });
+                };
+                let pair = (u64::from(a) << 32) | u64::from(b);
+                if pair != last_pair {
+                    last_pair = pair;
+                    last_place = *place.entry(pair).or_insert_with(|| {
+                        edges.push(e);
+                        edges.len() as u32 - 1
+                    }) as usize;
+                }
+                let old = &mut edges[last_place];
+                if (e.h, e.na, e.nb) < (old.h, old.na, old.nb) {
+                    *old = e;
+                }
             }
         }
     }
