@@ -600,3 +600,145 @@ impl LakeRoot {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Each lake's (from, to) in the minimum spanning tree of all `edges`, oriented from
+    /// node 0: the whole map's answer.
+    fn whole_tree(edges: &[Edge], n: u32) -> Vec<(u32, u32)> {
+        let mut sorted = edges.to_vec();
+        sorted.sort_by_key(Edge::key);
+        let mut parent: Vec<u32> = (0..n).collect();
+        let mut adj = vec![Vec::new(); n as usize];
+        for e in sorted {
+            if union(&mut parent, e.a, e.b) {
+                adj[e.a as usize].push((e.b, e));
+                adj[e.b as usize].push((e.a, e));
+            }
+        }
+        let (mut seen, mut queue, mut out) = (vec![false; n as usize], vec![0u32], Vec::new());
+        seen[0] = true;
+        while let Some(p) = queue.pop() {
+            for &(q, e) in &adj[p as usize] {
+                if !seen[q as usize] {
+                    seen[q as usize] = true;
+                    queue.push(q);
+                    out.push(if e.a == q { (e.na, e.nb) } else { (e.nb, e.na) });
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Random graphs (ties in height broken by the node pair and cells, as the whole map
+    /// does) with edges dealt to tiles: the chains' tree at the root expanded in every tile
+    /// gives the whole tree's passes.
+    #[test]
+    fn reduced_tiles_give_the_whole_spanning_tree() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for trial in 0..200 {
+            let n: u32 = rng.random_range(2..60);
+            let tiles = rng.random_range(1..6);
+            let mut edges = Vec::new();
+            let edge = |a: u32, b: u32, rng: &mut ChaCha8Rng, k: u32| Edge {
+                h: rng.random_range(0..8),
+                a,
+                b,
+                na: 2 * k,
+                nb: 2 * k + 1,
+                dist: 1.0,
+            };
+            for v in 1..n {
+                let u = rng.random_range(0..v);
+                let k = edges.len() as u32;
+                edges.push(edge(v, u, &mut rng, k));
+            }
+            for _ in 0..rng.random_range(0..3 * n) {
+                let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+                if a != b {
+                    let k = edges.len() as u32;
+                    edges.push(edge(a, b, &mut rng, k));
+                }
+            }
+            let owner: Vec<usize> = edges.iter().map(|_| rng.random_range(0..tiles)).collect();
+            let mut holders = vec![std::collections::BTreeSet::new(); n as usize];
+            for (e, &t) in edges.iter().zip(&owner) {
+                holders[e.a as usize].insert(t);
+                holders[e.b as usize].insert(t);
+            }
+            let parts: Vec<Reduced> = (0..tiles)
+                .map(|t| {
+                    let mine: Vec<Edge> = (0..edges.len())
+                        .filter(|&k| owner[k] == t)
+                        .map(|k| edges[k])
+                        .collect();
+                    let shared: Vec<u32> =
+                        (0..n).filter(|&v| holders[v as usize].len() > 1).collect();
+                    reduce(mine, &shared)
+                })
+                .collect();
+            let messages: Vec<Vec<u8>> = parts
+                .iter()
+                .map(|red| {
+                    let mut w = Writer::default();
+                    w.u32(red.chains.len() as u32);
+                    for c in &red.chains {
+                        w.u32(c.u);
+                        w.u32(c.v);
+                        let (h, a, b, na, nb) = red.edges[c.max as usize].key();
+                        [h, a, b, na, nb].into_iter().for_each(|v| w.u32(v));
+                    }
+                    w.into_bytes()
+                })
+                .collect();
+            let replies = LakeRoot::default().tree(&messages).unwrap();
+            let mut got = Vec::new();
+            for (t, (red, reply)) in parts.iter().zip(&replies).enumerate() {
+                let passes = expand(red, &reply[4..], t).unwrap();
+                got.extend(passes.iter().map(|p| (p.from, p.to)));
+            }
+            got.sort_unstable();
+            assert_eq!(
+                got,
+                whole_tree(&edges, n),
+                "trial {trial}: {n} nodes, {tiles} tiles"
+            );
+        }
+    }
+
+    #[test]
+    fn wrong_verdicts_and_cut_off_basins_are_errors() {
+        let e = |a: u32, b: u32, k: u32| Edge {
+            h: 1,
+            a,
+            b,
+            na: 2 * k,
+            nb: 2 * k + 1,
+            dist: 1.0,
+        };
+        let red = reduce(vec![e(1, 0, 0), e(2, 1, 1)], &[2]);
+        assert_eq!(red.chains.len(), 1);
+        let msg = expand(&red, &[], 3).unwrap_err().to_string();
+        assert!(
+            msg.contains("tiles rank 3") && msg.contains("0 verdicts for 1 chains"),
+            "{msg}"
+        );
+        let msg = expand(&red, &[7], 3).unwrap_err().to_string();
+        assert!(msg.contains("verdict 7"), "{msg}");
+        // Chains between lakes alone: no outlet to drain to.
+        let mut w = Writer::default();
+        w.u32(1);
+        [1, 2, 5, 1, 2, 0, 1].into_iter().for_each(|v| w.u32(v));
+        let msg = LakeRoot::default()
+            .tree(&[w.into_bytes()])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(msg.contains("no chain reaches an outlet"), "{msg}");
+    }
+}
