@@ -58,39 +58,65 @@ fn main() {
         uplift: vec![1e-3; n],
         precipitation: None,
     };
-    let params = Params {
-        m: 0.5,
-        n: 1.0,
-        lakes: SinkMode::None,
-    };
     let outlets = OutletParams::default();
     println!(
-        "Tiled stream power (lakes: None, n = 1) at {size}², {} rayon threads, {} cores",
+        "Tiled stream power (n = 1) at {size}², {} rayon threads, {} cores",
         rayon::current_num_threads(),
         std::thread::available_parallelism().map_or(0, |c| c.get())
     );
+    for lakes in [
+        SinkMode::None,
+        SinkMode::Carve,
+        SinkMode::Fill { epsilon: 0.0 },
+    ] {
+        let params = Params {
+            m: 0.5,
+            n: 1.0,
+            lakes,
+        };
+        // The affine chain for lakes: None only (it does not depend on the lakes).
+        let chains: &[ChainSolve] = match lakes {
+            SinkMode::None => &[ChainSolve::Exact, ChainSolve::Affine],
+            _ => &[ChainSolve::Exact],
+        };
+        bench(grid, &heights, &inputs, &outlets, &params, &tilings, chains);
+    }
+}
 
+/// The whole map's step and each tiling's with `params`.
+fn bench(
+    grid: Grid,
+    heights: &[f32],
+    inputs: &Inputs,
+    outlets: &OutletParams,
+    params: &Params,
+    tilings: &[String],
+    chains: &[ChainSolve],
+) {
     // The whole map: one untimed step, then STEPS timed.
-    let mut sp = StreamPower::on_grid(grid, &outlets, &params, inputs.clone(), false, "sp")
+    let mut sp = StreamPower::on_grid(grid, outlets, params, inputs.clone(), false, "sp")
         .expect("stream power");
-    let mut whole = heights.clone();
+    let mut whole = heights.to_vec();
     sp.step_heights(&mut whole, DT).expect("a step");
     let t = Instant::now();
     for _ in 0..STEPS {
         sp.step_heights(&mut whole, DT).expect("a step");
     }
     let whole_ms = t.elapsed().as_secs_f64() * 1e3 / STEPS as f64;
-    println!("whole map: {whole_ms:.1} ms per step");
+    println!(
+        "lakes: {:?}; whole map: {whole_ms:.1} ms per step",
+        params.lakes
+    );
 
-    for (spec, chain) in tilings
+    for (spec, &chain) in tilings
         .iter()
-        .flat_map(|s| [(s, ChainSolve::Exact), (s, ChainSolve::Affine)])
+        .flat_map(|s| chains.iter().map(move |c| (s, c)))
     {
         let layout = TileLayout::parse(grid, spec, "tiles").expect("a tiling");
         let results = run_threads(layout.count(), |comm| {
             let rank = comm.rank();
-            let ti = TileInputs::cut(&layout, rank, &heights, &inputs)?;
-            let mut tile = TileStreamPower::new(&layout, rank, &outlets, &params, ti, "sp")?;
+            let ti = TileInputs::cut(&layout, rank, heights, inputs)?;
+            let mut tile = TileStreamPower::new(&layout, rank, outlets, params, ti, "sp")?;
             tile.set_chain(chain);
             tile.step(comm, DT)?;
             // Every rank starts the timed steps together.
@@ -98,16 +124,17 @@ fn main() {
             comm.scatter(ROOT, 91, vec![Vec::new(); comm.size()])?;
             let t = Instant::now();
             let mut bytes = 0;
-            let (mut exits, mut rounds) = (0, 0);
+            let (mut exits, mut rounds, mut passes) = (0, 0, 0);
             for _ in 0..STEPS {
                 let s = tile.step(comm, DT)?;
                 bytes += s.bytes_sent;
                 exits = s.exits;
+                passes = s.passes;
                 rounds = rounds.max(s.rounds);
             }
             let ms = t.elapsed().as_secs_f64() * 1e3 / STEPS as f64;
             let h = gather_map(comm, &layout, ROOT, 92, &tile.heights(), "heights")?;
-            Ok((ms, bytes / STEPS as u64, exits, h, rounds))
+            Ok((ms, bytes / STEPS as u64, exits, h, rounds, passes))
         })
         .expect("the tiled run");
         let ms = results.iter().map(|r| r.0).fold(0.0, f64::max);
@@ -115,6 +142,7 @@ fn main() {
         let total: u64 = per_tile.iter().sum();
         let exits: usize = results.iter().map(|r| r.2).sum();
         let rounds = results[0].4;
+        let lakes: usize = results.iter().map(|r| r.5).sum();
         let tiled = results[0].3.as_ref().expect("the root's map");
         let diff = tiled
             .iter()
@@ -129,7 +157,7 @@ fn main() {
         println!(
             "{spec} {chain:?} chain ({rounds} rounds): {ms:.1} ms per step ({:.2}× the whole map); {:.1} KiB sent per step in all \
              ({:.1} to {:.1} KiB per tile of about {}x{}, {exits} cells draining across tile \
-             edges); after {} steps at most {diff:e} m from the whole map",
+             edges, {lakes} lakes); after {} steps at most {diff:e} m from the whole map",
             ms / whole_ms,
             total as f64 / 1024.0,
             *lo as f64 / 1024.0,

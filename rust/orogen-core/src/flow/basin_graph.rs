@@ -597,14 +597,14 @@ const SET_BITS: [[u32; 4]; 16] = {
 };
 
 /// [`ordered_i32`] as a `u32` with the same order (the sort's keys).
-fn ordered_bits(h: f32) -> u32 {
+pub(crate) fn ordered_bits(h: f32) -> u32 {
     ordered_i32(h) as u32 ^ 0x8000_0000
 }
 
 /// The height of the pass between two cells: the higher of the two in [`f32::total_cmp`]
 /// order (the order passes are ranked in, where -0 lies below +0).
 #[inline(always)]
-fn pass_height(a: f32, b: f32) -> f32 {
+pub(crate) fn pass_height(a: f32, b: f32) -> f32 {
     if ordered_i32(a) >= ordered_i32(b) {
         a
     } else {

@@ -5,26 +5,28 @@
 //! - [`comm`]: the [`Comm`] trait the tiles talk through, its threaded implementation
 //!   ([`ThreadComm`], [`run_threads`]) and the message codec; an MPI implementation
 //!   (rsmpi) is the same trait;
-//! - [`stream_power`]: one tile of the stream-power step (lakes: None, n = 1), equal to the
-//!   whole map's; `root` holds the root rank's part (the graph of edge crossings);
+//! - [`stream_power`]: one tile of the stream-power step (every lake mode, any n), equal
+//!   to the whole map's; `root` holds the root rank's part (the graph of edge crossings),
+//!   `basins` the lakes' (the basin graph reduced per tile and solved at the root);
 //! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
 //!   whole map's.
-
 //!
 //! How equal: receivers and thermal heights are the whole map's bit for bit; drainage sums
 //! add the same terms in another order (measured 4e-16 relative). Stream-power heights
-//! (lakes: None, n = 1) with the exact chain ([`ChainSolve::Exact`], the default: one round
-//! trip with the root per crossing on the longest path, each tile finishing the cells below
-//! a resolved exit with the whole map's own arithmetic) came out bit for bit equal in every
-//! test; with the affine chain ([`ChainSolve::Affine`]: one round trip, the crossings'
-//! chain solved in f64 from composed maps) a cell below a crossing can end one f32 step
-//! away. A drainage sum that rounds to another f32 than the whole map's would also move a
-//! height; none did in the tests.
+//! with the exact chain ([`ChainSolve::Exact`], the default: one round trip with the root
+//! per crossing on the longest path, each tile finishing the cells below a resolved exit
+//! with the whole map's own arithmetic, the Newton solve per node for n ≠ 1 included) came
+//! out bit for bit equal in every test, with `lakes: None`, `Carve` and `Fill` (the basin
+//! graph's spanning tree is unique under the whole map's order of passes, so the tiles find
+//! the whole map's pass for every lake); with the affine chain ([`ChainSolve::Affine`], n = 1
+//! only: one round trip, the crossings' chain solved in f64 from composed maps) a cell below
+//! a crossing can end one f32 step away. A drainage sum that rounds to another f32 than the
+//! whole map's would also move a height; none did in the tests.
 //!
-//! Still to come (issue #41): lakes (Carve, Fill: the basin graph reduced per tile,
-//! Barnes 2016), n ≠ 1, the other stages, an MPI `Comm` (rsmpi behind a cargo feature) and
-//! the CLI's `--tiles` with per-tile outputs.
+//! Still to come (issue #41): `CoarseToFine`, the other stages, an MPI `Comm` (rsmpi
+//! behind a cargo feature) and the CLI's `--tiles` with per-tile outputs.
 
+mod basins;
 pub mod comm;
 pub mod layout;
 mod root;

@@ -1,4 +1,4 @@
-//! One rank's tile of a tiled stream-power step (lakes: None, n = 1) that gives the whole
+//! One rank's tile of a tiled stream-power step (every lake mode, any n) that gives the whole
 //! map's [`StreamPower`](crate::eroders::stream_power::StreamPower) result:
 //!
 //! 1. halo rows of heights from the neighbouring tiles;
@@ -11,14 +11,17 @@
 
 use rayon::prelude::*;
 
+use super::basins::LakeRoot;
 use super::comm::{exchange_halo, Comm, Reader, Writer};
 use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
-use crate::eroders::stream_power::{erosion_factor, Inputs, Params, MAX_DT};
+use crate::eroders::stream_power::{erosion_factor, solve_drop, Inputs, Params, MAX_DT};
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::flow::router::SinkMode;
 use crate::neighbourhood::raster::OFFSETS;
 use crate::neighbourhood::{OutletParams, RasterGrid, Side};
+
+mod lakes;
 
 /// The rank that solves the crossing graphs.
 pub const ROOT: usize = 0;
@@ -67,7 +70,7 @@ pub enum ChainSolve {
     Exact,
     /// In one round: tiles send each entry cell's new height as `min(A·y + B, C)` composed
     /// down its path, the root solves the chain in f64: a cell below a crossing may end
-    /// one f32 step from the whole map's.
+    /// one f32 step from the whole map's. For n = 1 only (the maps are affine there).
     Affine,
 }
 
@@ -81,19 +84,26 @@ pub struct StepStats {
     /// Round trips with the root in the implicit solve's chain (1 for
     /// [`ChainSolve::Affine`]; one per crossing on the longest path for the exact chain).
     pub rounds: usize,
+    /// Lakes whose pass this tile found (carved or filled through).
+    pub passes: usize,
 }
 
 /// The whole map's implicit update of one node (`walk_run` in `eroders::stream_power`):
-/// uplifted height `h_up`, its receiver's new height `h_r`, erosion factor `f`.
+/// uplifted height `h_up`, its receiver's new height `h_r`, erosion factor `f`, slope
+/// exponent `n` (Newton per node for n ≠ 1, Braun & Willett 2013 §4).
 #[inline(always)]
-fn settle(h_up: f32, h_r: f32, f: f64) -> f32 {
+fn settle(h_up: f32, h_r: f32, f: f64, n: f64) -> Result<f32> {
     let h_r = h_r as f64;
     let d0 = h_up as f64 - h_r;
     if d0.is_nan() || d0 <= 0.0 || f == 0.0 {
-        h_up
-    } else {
-        (h_r + d0 / (1.0 + f)) as f32
+        return Ok(h_up);
     }
+    let drop = if n == 1.0 {
+        d0 / (1.0 + f)
+    } else {
+        solve_drop(d0, f, n)?
+    };
+    Ok((h_r + drop) as f32)
 }
 
 /// True for cell `(x, y)` on an open border (`open` indexed by [`Side`]) of grid `g`.
@@ -161,11 +171,14 @@ pub struct TileStreamPower {
     exit_heights: Vec<f32>,
     /// The root's crossing graph (used on [`ROOT`] only).
     cross: CrossGraph,
+    /// How lakes are resolved, and the root's part of it (used on [`ROOT`] only).
+    lakes: SinkMode,
+    lake_root: LakeRoot,
 }
 
 impl TileStreamPower {
     /// Tile `rank` of `layout` with the whole map's outlets and stream-power parameters
-    /// (`lakes: None` and `n = 1` only, so far) and its own part of the inputs. `field`
+    /// and its own part of the inputs. `field`
     /// prefixes error names.
     pub fn new(
         layout: &TileLayout,
@@ -177,21 +190,6 @@ impl TileStreamPower {
     ) -> Result<Self> {
         params.validate(field)?;
         outlets.validate(&format!("{field}.outlets"))?;
-        if params.lakes != SinkMode::None {
-            return Err(OrogenError::invalid(
-                format!("{field}.lakes"),
-                format!(
-                    "{:?} is not tiled yet: tiled runs take lakes: None",
-                    params.lakes
-                ),
-            ));
-        }
-        if params.n != 1.0 {
-            return Err(OrogenError::invalid(
-                format!("{field}.n"),
-                format!("{} is not tiled yet: tiled runs take n = 1", params.n),
-            ));
-        }
         if outlets.borders.is_empty() {
             return Err(OrogenError::invalid(
                 format!("{field}.outlets.borders"),
@@ -281,6 +279,8 @@ impl TileStreamPower {
                 .collect(),
             exit_heights: vec![0.0; n_cells],
             cross: CrossGraph::default(),
+            lakes: params.lakes,
+            lake_root: LakeRoot::default(),
         })
     }
 
@@ -324,19 +324,21 @@ impl TileStreamPower {
         check_range(&dt_field, dt, 0.0, MAX_DT)?;
         let before = comm.bytes_sent();
         self.route(comm)?;
+        let passes = self.resolve_lakes(comm)?;
         self.accumulate(comm)?;
         self.solve(comm, dt)?;
         Ok(StepStats {
             bytes_sent: comm.bytes_sent() - before,
             exits: self.exits.len(),
             rounds: self.rounds,
+            passes,
         })
     }
 
     /// Halo exchange, then receivers and the tile's flow order (no change to heights).
     pub fn route(&mut self, comm: &mut impl Comm) -> Result<()> {
         self.exchange_halo(comm)?;
-        self.descend();
+        self.descend(false);
         self.build_order()
     }
 
@@ -366,9 +368,11 @@ impl TileStreamPower {
     /// Steepest-descent receivers of the interior, as [`RasterGrid`] picks them: the
     /// largest `(h − h_j)/d_j > 0` over the neighbours in offset order, strict `>` (ties to
     /// the lowest index); outlets and cells at or below sea level receive themselves. Also
-    /// each cell's local receiver (interior index, itself, or [`EXIT`]). Parallel by row
-    /// (each cell independent).
-    fn descend(&mut self) {
+    /// each cell's local receiver (interior index, itself, or [`EXIT`]). With `keep` (the
+    /// route over a filled surface), a cell that receives itself stays so and one with no
+    /// lower neighbour keeps its receiver, as the whole map's `descend` with `keep`. Parallel
+    /// by row (each cell independent).
+    fn descend(&mut self, keep: bool) {
         let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
         let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
         // Halo index offsets of the 8 neighbours.
@@ -386,7 +390,10 @@ impl TileStreamPower {
                 let at = halo.index(x, y);
                 let here = heights[at];
                 let mut best_k = usize::MAX;
-                if !(here <= sea || on_open_border(open, g, x, y)) {
+                let own = here <= sea
+                    || on_open_border(open, g, x, y)
+                    || (keep && *r == g.index(x, y) as u32);
+                if !own {
                     let mut best = 0.0f32;
                     if x > 0 && y > 0 && x + 1 < g.width && y + 1 < g.height {
                         // All 8 neighbours exist (and lie in the halo).
@@ -411,6 +418,9 @@ impl TileStreamPower {
                     }
                 }
                 if best_k == usize::MAX {
+                    if keep && !own {
+                        continue;
+                    }
                     *r = g.index(x, y) as u32;
                     *d = 0.0;
                     *l = (row * w + col) as u32;
@@ -614,7 +624,8 @@ impl TileStreamPower {
                 });
             }
             if self.term[c] == NONE {
-                h[c] = settle(h_up, h[r as usize], f);
+                h[c] =
+                    settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
             }
             self.pending.push(c as u32);
@@ -635,19 +646,33 @@ impl TileStreamPower {
             };
         }
         match self.chain {
+            ChainSolve::Affine if self.n != 1.0 => {
+                return Err(OrogenError::invalid(
+                    format!("{}.n", self.field),
+                    format!(
+                        "{}: the affine chain needs n = 1 (use the exact chain)",
+                        self.n
+                    ),
+                ))
+            }
             ChainSolve::Affine => {
                 self.rounds = 1;
                 self.chain_affine(comm, &mut h)?
             }
-            ChainSolve::Exact => self.chain_exact(comm, &mut h)?,
+            ChainSolve::Exact => self.chain_exact(comm, &mut h, None)?,
         }
+        self.set_interior(&h);
+        self.scratch = h;
+        Ok(())
+    }
+
+    /// Writes `h` (row-major over the interior) into the heights.
+    fn set_interior(&mut self, h: &[f32]) {
         let (halo, interior) = (self.tile.halo, self.tile.interior);
         for (y, row) in (interior.y0..).zip(h.chunks_exact(interior.w)) {
             let at = halo.index(interior.x0, y);
             self.heights[at..at + interior.w].copy_from_slice(row);
         }
-        self.scratch = h;
-        Ok(())
     }
 
     /// [`ChainSolve::Affine`]: entry maps up, exits' receiver heights down, then the
@@ -684,14 +709,20 @@ impl TileStreamPower {
             } else {
                 h[r as usize]
             };
-            h[c] = settle(h[c], h_r, self.factors[c]);
+            h[c] = settle(h[c], h_r, self.factors[c], 1.0)?;
         }
         Ok(())
     }
 
     /// [`ChainSolve::Exact`]: rounds of final entry heights up and exits' receiver heights
-    /// down; each exit's cells finish as soon as its receiver's height is known.
-    fn chain_exact(&mut self, comm: &mut impl Comm, h: &mut [f32]) -> Result<()> {
+    /// down; each exit's cells finish as soon as its receiver's height is known. With
+    /// `fill`, the same rounds for the water surface (`max(h, h_r + epsilon)`).
+    fn chain_exact(
+        &mut self,
+        comm: &mut impl Comm,
+        h: &mut [f32],
+        fill: Option<f32>,
+    ) -> Result<()> {
         let slots = self.exits.len();
         let by_slot =
             |cells: &[u32], slot: &dyn Fn(u32) -> u32, start: &mut Vec<u32>, out: &mut Vec<u32>| {
@@ -778,7 +809,11 @@ impl TileStreamPower {
                     } else {
                         h[r as usize]
                     };
-                    h[c] = settle(h[c], h_r, self.factors[c]);
+                    h[c] = match fill {
+                        None => settle(h[c], h_r, self.factors[c], self.n)
+                            .map_err(|e| e.in_field(&self.field))?,
+                        Some(epsilon) => h[c].max(h_r + epsilon),
+                    };
                 }
                 done += cells.len();
                 let range = self.entry_start[slot] as usize..self.entry_start[slot + 1] as usize;

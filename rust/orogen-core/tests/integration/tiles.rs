@@ -438,30 +438,36 @@ fn tiled_steps_give_the_same_bytes_on_any_thread_count() {
 
 #[test]
 fn bytes_exchanged_grow_with_the_tile_perimeter_not_the_area() {
-    let bytes = |side: usize| -> u64 {
+    let bytes = |side: usize, lakes: SinkMode| -> u64 {
         let grid = Grid::new(side, side, 100.0).unwrap();
         let heights = terrain(grid, 10, 30.0, 0.0);
         let inputs = inputs(grid, 10, false);
         let l = TileLayout::new(grid, 3, 3).unwrap();
+        let p = Params { lakes, ..params() };
         let t = run_tiled(
             &l,
             &OutletParams::default(),
-            &params(),
+            &p,
             &heights,
             &inputs,
             2,
             1000.0,
-        )
-        .unwrap();
-        t.stats.iter().map(|s| s.bytes_sent).sum()
+        );
+        t.unwrap().stats.iter().map(|s| s.bytes_sent).sum()
     };
-    let (small, large) = (bytes(48), bytes(96));
-    let ratio = large as f64 / small as f64;
-    // Twice the side: twice the perimeter (ratio 2), four times the area (ratio 4).
-    assert!(
-        (1.6..2.6).contains(&ratio),
-        "{small} B then {large} B: ratio {ratio}"
-    );
+    for lakes in [
+        SinkMode::None,
+        SinkMode::Carve,
+        SinkMode::Fill { epsilon: 0.0 },
+    ] {
+        let (small, large) = (bytes(48, lakes), bytes(96, lakes));
+        let ratio = large as f64 / small as f64;
+        // Twice the side: twice the perimeter (ratio 2), four times the area (ratio 4).
+        assert!(
+            (1.6..2.6).contains(&ratio),
+            "{lakes:?}: {small} B then {large} B: ratio {ratio}"
+        );
+    }
 }
 
 #[test]
@@ -478,12 +484,13 @@ fn what_is_not_tiled_yet_is_refused_naming_the_field() {
             .unwrap_or_default()
     };
     let all = OutletParams::default();
-    let carve = Params {
-        lakes: SinkMode::Carve,
+    let bad_fill = Params {
+        lakes: SinkMode::Fill { epsilon: -1.0 },
         ..params()
     };
-    assert!(tile(&all, carve).contains("stages[0].StreamPower.lakes"));
-    assert!(tile(&all, Params { n: 2.0, ..params() }).contains("stages[0].StreamPower.n"));
+    assert!(tile(&all, bad_fill).contains("stages[0].StreamPower.lakes.Fill.epsilon"));
+    // n ≠ 1 tiles (with the exact chain).
+    assert_eq!(tile(&all, Params { n: 2.0, ..params() }), "");
     let closed = OutletParams {
         borders: vec![],
         sea_level: None,
@@ -632,4 +639,176 @@ fn tiled_stream_power_on_high_ground_is_exact_or_one_f32_step_off() {
         }
     }
     assert!(differ <= 13, "{differ} of 4 × 13,130 cells differ");
+}
+
+/// Whole-map heights and receivers after `steps` steps.
+fn whole_map_routed(
+    grid: Grid,
+    outlets: &OutletParams,
+    params: &Params,
+    heights: &[f32],
+    inputs: &Inputs,
+    steps: usize,
+    dt: f64,
+) -> (Vec<f32>, Vec<u32>) {
+    let mut sp = StreamPower::on_grid(grid, outlets, params, inputs.clone(), false, "sp").unwrap();
+    let mut h = heights.to_vec();
+    for _ in 0..steps {
+        sp.step_heights(&mut h, dt).unwrap();
+    }
+    (h, sp.graph().receivers.clone())
+}
+
+/// The lake modes tiled: carve, fill flat and fill with a slope.
+const LAKES: [SinkMode; 3] = [
+    SinkMode::Carve,
+    SinkMode::Fill { epsilon: 0.0 },
+    SinkMode::Fill { epsilon: 0.01 },
+];
+
+#[test]
+fn tiled_lakes_give_the_whole_maps_receivers_and_bytes_after_20_steps() {
+    // Pit-rich terrains (40 m of noise over a dome of 4 m per cell), some rounded to 5 m
+    // (flats and tied passes everywhere), with rain, per-cell k and uplift, and a sea.
+    let dt = 1000.0;
+    let coast = OutletParams {
+        borders: vec![Side::North, Side::West],
+        sea_level: Some(30.0),
+    };
+    // About 0.5 s a tiled run in the test profile: 15 runs.
+    let (first, second): (&[(usize, usize)], &[_]) = (&[(2, 2), (4, 4), (5, 2)], &[(3, 3), (4, 4)]);
+    for (w, h, seed, step, rain, outlets, tilings) in [
+        (97, 83, 31, 5.0, true, OutletParams::default(), first),
+        (130, 101, 32, 0.0, false, coast, second),
+    ] {
+        let grid = Grid::new(w, h, 100.0).unwrap();
+        let heights = terrain(grid, seed, 40.0, step);
+        let inputs = inputs(grid, seed, rain);
+        for lakes in LAKES {
+            let p = Params { lakes, ..params() };
+            let (want, want_r) = whole_map_routed(grid, &outlets, &p, &heights, &inputs, 20, dt);
+            for &(nx, ny) in tilings {
+                let l = TileLayout::new(grid, nx, ny).unwrap();
+                let got = run_tiled(&l, &outlets, &p, &heights, &inputs, 20, dt).unwrap();
+                let what = format!("{w}x{h} {lakes:?} {nx}x{ny}");
+                let lakes_found: usize = got.stats.iter().map(|s| s.passes).sum();
+                assert!(
+                    lakes_found > 20,
+                    "{what}: {lakes_found} lakes in the last step"
+                );
+                let bad = got.receivers.iter().zip(&want_r).position(|(a, b)| a != b);
+                assert_eq!(bad, None, "{what}: receivers");
+                let bad = got
+                    .heights
+                    .iter()
+                    .zip(&want)
+                    .position(|(a, b)| a.to_bits() != b.to_bits());
+                assert_eq!(bad, None, "{what}: heights");
+            }
+        }
+    }
+}
+
+#[test]
+fn tiled_lakes_give_the_same_bytes_on_any_thread_count() {
+    let grid = Grid::new(70, 61, 100.0).unwrap();
+    let heights = terrain(grid, 33, 40.0, 2.0);
+    let inputs = inputs(grid, 33, true);
+    let l = TileLayout::new(grid, 3, 2).unwrap();
+    let outlets = OutletParams::default();
+    for lakes in [SinkMode::Carve, SinkMode::Fill { epsilon: 0.01 }] {
+        let p = Params { lakes, ..params() };
+        let run = |threads| {
+            on_threads(threads, || {
+                run_tiled(&l, &outlets, &p, &heights, &inputs, 5, 1000.0).unwrap()
+            })
+        };
+        let one = run(1);
+        for threads in [2, 7] {
+            let other = run(threads);
+            let same = one
+                .heights
+                .iter()
+                .zip(&other.heights)
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "{lakes:?}, {threads} threads");
+            assert_eq!(
+                one.receivers, other.receivers,
+                "{lakes:?}, {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn tiled_stream_power_with_n_other_than_1_gives_the_whole_maps_bytes() {
+    // The per-node Newton solve needs the receiver's new height, as for n = 1: the exact
+    // chain gives the whole map's bytes. k raised so that n = 2 erodes (slopes below 1).
+    let dt = 1000.0;
+    let grid = Grid::new(97, 83, 100.0).unwrap();
+    for (seed, lakes, n) in [
+        (41, SinkMode::None, 2.0),
+        (42, SinkMode::Carve, 2.0),
+        (43, SinkMode::Fill { epsilon: 0.0 }, 1.5),
+    ] {
+        let heights = match lakes {
+            SinkMode::None => valleys(grid, seed, 5.0),
+            _ => terrain(grid, seed, 40.0, 2.0),
+        };
+        let mut inputs = inputs(grid, seed, true);
+        inputs.k.iter_mut().for_each(|k| *k *= 300.0);
+        let p = Params {
+            lakes,
+            n,
+            ..params()
+        };
+        let (want, want_r) = whole_map_routed(
+            grid,
+            &OutletParams::default(),
+            &p,
+            &heights,
+            &inputs,
+            20,
+            dt,
+        );
+        let (linear, _) = whole_map_routed(
+            grid,
+            &OutletParams::default(),
+            &Params { n: 1.0, ..p },
+            &heights,
+            &inputs,
+            20,
+            dt,
+        );
+        let differ = want
+            .iter()
+            .zip(&linear)
+            .filter(|(a, b)| (*a - *b).abs() > 0.1)
+            .count();
+        assert!(
+            differ > grid.len() / 4,
+            "n = {n} changes the result ({differ} cells)"
+        );
+        for (nx, ny) in [(2, 2), (3, 3), (4, 4)] {
+            let l = TileLayout::new(grid, nx, ny).unwrap();
+            let o = OutletParams::default();
+            let got = run_tiled(&l, &o, &p, &heights, &inputs, 20, dt).unwrap();
+            let what = format!("n = {n} {lakes:?} {nx}x{ny}");
+            assert_eq!(got.receivers, want_r, "{what}: receivers");
+            let bad = got
+                .heights
+                .iter()
+                .zip(&want)
+                .position(|(a, b)| a.to_bits() != b.to_bits());
+            assert_eq!(bad, None, "{what}: heights");
+        }
+        // The affine chain is for n = 1 only.
+        let l = TileLayout::new(grid, 2, 2).unwrap();
+        let o = OutletParams::default();
+        let e = run_tiled_with(&l, &o, &p, &heights, &inputs, 1, dt, ChainSolve::Affine)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("sp.n") && e.contains("affine"), "{e}");
+    }
 }
