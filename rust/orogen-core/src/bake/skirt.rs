@@ -2,8 +2,12 @@
 //! or against the sky: a ring mesh from just inside the map's border out to the horizon.
 //!
 //! - [`Edge::Skirt`]: the land goes on, low in detail. The border's heights are carried
-//!   outwards, smoothed along the border more the farther out they lie and relaxed towards
-//!   the border's mean height, with rolling ground whose amplitude falls away with distance.
+//!   outwards, smoothed along the border more the farther out they lie, going on at the
+//!   ground's slope across the border and easing flat over [`EASE_CELLS`], then relaxed
+//!   towards the border's mean height, with rolling ground as rough as the border less its
+//!   tilt, coming in over a quarter map width and falling away with distance. The two
+//!   inner rings take the terrain's own normals ([`terrain_normal`]), so the shading runs
+//!   on across the seam.
 //! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
 //!   [`COAST_DEPTH_M`] below sea level, fastest at the border, over a shelf twice as wide as
 //!   the drop (27° on average, at most 4 % of the map), then flat sea floor; the sea plane
