@@ -464,7 +464,10 @@ fn cell_weights(
     let he = bilinear(hf, w, h, x + 1.0, y);
     let hn = bilinear(hf, w, h, x, y - 1.0);
     let hs = bilinear(hf, w, h, x, y + 1.0);
-    let n = [(hw - he) * dy, 2.0 * dx * dy, (hn - hs) * dx];
+    // The spans sampled, one-sided at the border (as the shader has them).
+    let sx = ((x + 1.0).min((w - 1) as f32) - (x - 1.0).max(0.0)).max(1.0e-3);
+    let sy = ((y + 1.0).min((h - 1) as f32) - (y - 1.0).max(0.0)).max(1.0e-3);
+    let n = [(hw - he) * sy * dy, sx * sy * dx * dy, (hn - hs) * sx * dx];
     let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
     let n = n.map(|v| v / len);
     let r = 0.5;

@@ -2,8 +2,12 @@
 //! or against the sky: a ring mesh from just inside the map's border out to the horizon.
 //!
 //! - [`Edge::Skirt`]: the land goes on, low in detail. The border's heights are carried
-//!   outwards, smoothed along the border more the farther out they lie and relaxed towards
-//!   the border's mean height, with rolling ground whose amplitude falls away with distance.
+//!   outwards, smoothed along the border more the farther out they lie, going on at the
+//!   ground's slope across the border and easing flat over [`EASE_CELLS`], then relaxed
+//!   towards the border's mean height, with rolling ground as rough as the border less its
+//!   tilt, coming in over a quarter map width and falling away with distance. The two
+//!   inner rings take the terrain's own normals ([`terrain_normal`]), so the shading runs
+//!   on across the seam.
 //! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
 //!   [`COAST_DEPTH_M`] below sea level, fastest at the border, over a shelf twice as wide as
 //!   the drop (27° on average, at most 4 % of the map), then flat sea floor; the sea plane
@@ -48,6 +52,14 @@ pub const REACH_EXTENTS: f32 = 200.0;
 
 /// Rings outside the border (their distances grow geometrically to the horizon).
 pub const RINGS: usize = 24;
+
+/// Cells inside the border over which the ground's fall across the border is measured
+/// (and samples along the border over which it is smoothed).
+pub const GRADIENT_CELLS: f32 = 8.0;
+
+/// Cells beyond the border over which a land skirt carries the border's slope on before it
+/// eases flat (at most a quarter of the map's extent).
+pub const EASE_CELLS: f32 = 16.0;
 
 /// A skirt mesh in the terrain's local metres (x east, z south from the map's middle),
 /// triangles wound clockwise seen from above (Godot's front faces).
@@ -151,6 +163,55 @@ fn border(grid: Grid, samples: usize) -> Vec<([f32; 2], [f32; 2])> {
     side([0.0, h], [w, h], [0.0, 1.0], [-1.0, 0.0]);
     side([w, h], [w, 0.0], [1.0, 0.0], [0.0, 1.0]);
     out
+}
+
+/// The range of `heights` (one per ring sample) about the plane through the ring's points
+/// that fits them best (least squares), 0 when the points span no plane.
+fn detrended_range(ring: &[([f32; 2], [f32; 2])], heights: &[f32]) -> f32 {
+    let n = ring.len().min(heights.len());
+    if n == 0 {
+        return 0.0;
+    }
+    // Centred sums in f64: h ≈ a + b·x + c·y.
+    let (mut mx, mut my, mut mh) = (0.0f64, 0.0f64, 0.0f64);
+    for ((p, _), &h) in ring.iter().zip(heights) {
+        mx += f64::from(p[0]);
+        my += f64::from(p[1]);
+        mh += f64::from(h);
+    }
+    let nf = n as f64;
+    (mx, my, mh) = (mx / nf, my / nf, mh / nf);
+    let (mut sxx, mut sxy, mut syy, mut sxh, mut syh) = (0.0f64, 0.0, 0.0, 0.0, 0.0);
+    for ((p, _), &h) in ring.iter().zip(heights) {
+        let (x, y, h) = (
+            f64::from(p[0]) - mx,
+            f64::from(p[1]) - my,
+            f64::from(h) - mh,
+        );
+        sxx += x * x;
+        sxy += x * y;
+        syy += y * y;
+        sxh += x * h;
+        syh += y * h;
+    }
+    let det = sxx * syy - sxy * sxy;
+    let (b, c) = if det.abs() > 1e-9 * (sxx * syy).max(1e-30) {
+        ((sxh * syy - syh * sxy) / det, (syh * sxx - sxh * sxy) / det)
+    } else {
+        (0.0, 0.0)
+    };
+    let (lo, hi) = ring
+        .iter()
+        .zip(heights)
+        .map(|((p, _), &h)| {
+            f64::from(h) - mh - b * (f64::from(p[0]) - mx) - c * (f64::from(p[1]) - my)
+        })
+        .fold((f64::MAX, f64::MIN), |(a, z), r| (a.min(r), z.max(r)));
+    if hi >= lo {
+        (hi - lo) as f32
+    } else {
+        0.0
+    }
 }
 
 /// Bilinear height at cell coordinates (clamped to the grid).
@@ -259,14 +320,43 @@ pub fn skirt_with(
     } else {
         finite.iter().sum::<f32>() / finite.len() as f32
     };
-    let (lo, hi) = finite
-        .iter()
-        .fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
-    let relief = if finite.is_empty() { 0.0 } else { hi - lo };
     let edge_h: Vec<f32> = edge_h
         .iter()
         .map(|h| if h.is_finite() { *h } else { mean })
         .collect();
+    // The rolling ground is as rough as the border, less its tilt: the height range round
+    // the border about the plane that fits it best. (A tilted plane cut by rills a metre
+    // deep gets bumps of a quarter metre, not a quarter of the whole slope's fall.)
+    let relief = detrended_range(&ring, &edge_h);
+    // The ground's fall across the border, per metre outwards (> 0 rising outwards):
+    // from GRADIENT_CELLS inside the border out to it, at most 1 (45°); each ring smooths it
+    // along the border as it smooths the heights (over GRADIENT_CELLS samples at least).
+    // The skirt goes on at this slope and eases flat over `ease_m`, so at the foot of a
+    // slope the land beyond keeps falling instead of climbing back to the border's mean in
+    // a step above the terrain, and a dune's face crossing the border runs on a little and
+    // blurs away instead of running to the horizon.
+    let gradient: Vec<f32> = {
+        let (w1, h1) = ((grid.width - 1) as f32, (grid.height - 1) as f32);
+        let raw: Vec<f32> = ring
+            .iter()
+            .zip(&edge_h)
+            .map(|((p, nrm), &at)| {
+                let len = (nrm[0] * nrm[0] + nrm[1] * nrm[1]).sqrt().max(1e-6);
+                let (ux, uy) = (nrm[0] / len, nrm[1] / len);
+                let qx = (p[0] - ux * GRADIENT_CELLS).clamp(0.0, w1);
+                let qy = (p[1] - uy * GRADIENT_CELLS).clamp(0.0, h1);
+                let run = (((p[0] - qx) * dx).powi(2) + ((p[1] - qy) * dy).powi(2)).sqrt();
+                let inside = sample(grid, height, qx, qy);
+                if run > 0.0 && inside.is_finite() {
+                    ((at - inside) / run).clamp(-1.0, 1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        raw
+    };
+    let ease_m = (EASE_CELLS * dx.max(dy)).min(0.25 * extent);
     // The border profile smoothed along the border over a window of `k` samples each side.
     let smoothed = |k: usize| ring_mean(&edge_h, k);
     // The look round the border, each channel's mean, and what each ring carries.
@@ -299,6 +389,11 @@ pub fn skirt_with(
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
         let profile = smoothed(k);
+        let slope_out = if edge == Edge::Skirt && d > 0.0 {
+            ring_mean(&gradient, k.max(GRADIENT_CELLS as usize))
+        } else {
+            Vec::new()
+        };
         // The look blurs along the border three times as fast as the heights and reaches
         // the border's mean a quarter of a map width out, so a border of alternating ground
         // (rills and the ridges between them) fades within a few cells instead of running
@@ -370,12 +465,23 @@ pub fn skirt_with(
                             + 0.3 * (top - floor) * t * fall * rolling(x, z, 0.05 * extent, 7)
                     }
                     _ => {
-                        let t = (d / (2.0 * extent)).min(1.0);
-                        let base = profile[i] + (mean - profile[i]) * t;
+                        // The border's slope across it carried on and eased flat (its
+                        // integral: g·L·(1 − e^(−d/L))), then relaxed towards the
+                        // border's mean; the rolling ground comes in gently (none at the
+                        // border, full a quarter map out), so the first rings continue the
+                        // terrain's own surface.
+                        let on = profile[i]
+                            + slope_out[i] * ease_m * (1.0 - math::exp(-d / ease_m.max(1e-6)));
+                        // (Quadratic, so it does not tilt the first rings.)
+                        let t = (d / (2.0 * extent)).min(1.0).powi(2);
+                        let base = on + (mean - on) * t;
+                        let ramp = (d / (0.25 * extent)).min(1.0);
                         let amp = 0.25
                             * relief
                             * (1.0 - (d / far).min(1.0)).powi(2)
-                            * (d / (0.05 * extent)).min(1.0);
+                            * ramp
+                            * ramp
+                            * (3.0 - 2.0 * ramp);
                         base + amp * rolling(x, z, 0.2 * extent + 0.1 * d, 11)
                     }
                 }
@@ -395,9 +501,12 @@ pub fn skirt_with(
             out.indices.extend_from_slice(&[a, b, c, b, d, c]);
         }
     }
-    // Normals: the sum of each vertex's triangles' normals.
+    // Normals: the sum of each vertex's triangles' normals, but for the two inner rings
+    // (under the terrain and on its border), which take the terrain's own normal there as
+    // its shader computes it (so the shading runs on across the seam without a crease);
+    // the hidden triangles under the terrain count for no one.
     let mut normals = vec![[0.0f32; 3]; out.positions.len()];
-    for t in out.indices.chunks(3) {
+    for t in out.indices[6 * m..].chunks(3) {
         let [a, b, c] = [0, 1, 2].map(|k| out.positions[t[k] as usize]);
         let u = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
         let v = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
@@ -412,6 +521,12 @@ pub fn skirt_with(
             }
         }
     }
+    for (k, n) in normals.iter_mut().enumerate().take(2 * m) {
+        let p = out.positions[k];
+        if let Some(t) = terrain_normal(grid, height, (p[0] + cx) / dx, (p[2] + cz) / dy) {
+            *n = t;
+        }
+    }
     out.normals = normals
         .into_iter()
         .map(|n| {
@@ -420,6 +535,29 @@ pub fn skirt_with(
         })
         .collect();
     out
+}
+
+/// The terrain's normal at cell coordinates (`x`, `y`) as the terrain shader computes it up
+/// close: differences of bilinear heights a cell either side, one-sided at the border (over
+/// the span actually sampled); None where a height is not finite.
+pub fn terrain_normal(grid: Grid, height: &[f32], x: f32, y: f32) -> Option<[f32; 3]> {
+    let (w1, h1) = ((grid.width - 1) as f32, (grid.height - 1) as f32);
+    let (x, y) = (x.clamp(0.0, w1), y.clamp(0.0, h1));
+    let (xl, xr) = ((x - 1.0).max(0.0), (x + 1.0).min(w1));
+    let (yn, ys) = ((y - 1.0).max(0.0), (y + 1.0).min(h1));
+    let slope = |a: f32, b: f32, run: f32| if run > 0.0 { (b - a) / run } else { 0.0 };
+    let gx = slope(
+        sample(grid, height, xl, y),
+        sample(grid, height, xr, y),
+        (xr - xl) * grid.dx(),
+    );
+    let gz = slope(
+        sample(grid, height, x, yn),
+        sample(grid, height, x, ys),
+        (ys - yn) * grid.dy(),
+    );
+    let l = (gx * gx + 1.0 + gz * gz).sqrt();
+    (gx.is_finite() && gz.is_finite()).then(|| [-gx / l, 1.0 / l, -gz / l])
 }
 
 #[cfg(test)]
@@ -565,6 +703,74 @@ mod tests {
         let plain = skirt(grid, &h, Edge::Skirt, 0.0);
         assert!(plain.weights.is_empty() && plain.colours.is_empty());
         assert_eq!(plain.positions, s.positions);
+    }
+
+    /// The rills scene's fault: a plane falling southwards, cut by troughs everywhere but on
+    /// its (held) border cells. Beyond the foot of the slope the skirt must keep falling from
+    /// the border, not climb towards the border's mean or roll in bumps as high as the whole
+    /// slope's fall (which drew it as a wall above the terrain), and its border normals must
+    /// be the terrain's own there.
+    #[test]
+    fn beyond_the_foot_of_a_slope_the_skirt_keeps_falling_from_the_border() {
+        let n = 65;
+        let grid = Grid::new(n, n, 1.0).unwrap();
+        let h: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (x, y) = (i % n, i / n);
+                let border = x == 0 || y == 0 || x == n - 1 || y == n - 1;
+                let trough = if !border && x % 8 == 4 { 0.8 } else { 0.0 };
+                20.0 - 0.1 * y as f32 - trough
+            })
+            .collect();
+        let s = skirt(grid, &h, Edge::Skirt, 0.0);
+        let m = s.positions.len() / (RINGS + 2);
+        let foot = 20.0 - 0.1 * (n - 1) as f32;
+        let mut checked = 0;
+        for i in 0..m {
+            let p1 = s.positions[m + i];
+            // The south border, away from the corners and from the troughs' columns (where
+            // the held border cell is a lip over the trough, so the terrain's one-sided
+            // normal there leans inwards).
+            let column = (p1[0] + 32.0).round() as usize;
+            if (p1[2] - 32.0).abs() > 1e-3 || p1[0].abs() > 24.0 || column % 8 == 4 {
+                continue;
+            }
+            checked += 1;
+            assert!(
+                (p1[1] - foot).abs() < 1e-4,
+                "ring 1 at {p1:?}, border {foot}"
+            );
+            // Falling over the first eight metres out (then it eases flat).
+            let mut last = p1[1];
+            for r in 2..8 {
+                let p = s.positions[r * m + i];
+                assert!(
+                    p[1] < last,
+                    "ring {r} at {p:?} climbs from {last} (border {foot})"
+                );
+                last = p[1];
+            }
+            // The slope across the seam: the terrain's (0.1 falling outwards; the troughs,
+            // one column in eight, take an eighth of a 0.8 m trough over 8 cells off the
+            // fall measured inside) on both sides.
+            let p2 = s.positions[2 * m + i];
+            let fall = (p1[1] - p2[1]) / (p2[2] - p1[2]);
+            assert!((fall - 0.1).abs() < 0.025, "the skirt falls {fall} a metre");
+            let x = p1[0] + 32.0;
+            let want = terrain_normal(grid, &h, x, 64.0).unwrap();
+            let got = s.normals[m + i];
+            for k in 0..3 {
+                assert!(
+                    (got[k] - want[k]).abs() < 1e-5,
+                    "normal {got:?} against {want:?}"
+                );
+            }
+            assert!(
+                (want[2] - 0.1 / 1.01f32.sqrt()).abs() < 1e-3,
+                "the border normal is not the one-sided slope: {want:?}"
+            );
+        }
+        assert!(checked > 35, "only {checked} samples on the south border");
     }
 
     #[test]

@@ -121,6 +121,7 @@ impl SkirtMesh {
                     "far_tile_m",
                     "far_tile_from_m",
                     "mean_from_m",
+                    "blend_depth",
                 ] {
                     let v = t.get_shader_parameter(name);
                     // (A uniform the terrain never set reads null: the skirt keeps its default.)
