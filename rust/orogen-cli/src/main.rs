@@ -575,7 +575,7 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     };
     // Under mpirun: MPI started, and its ranks checked against the tiles.
     let mpi = start_mpi(tiles.as_ref())?;
-    if !mpi.as_ref().is_some_and(|m| m.rank() != 0) {
+    if mpi.as_ref().is_none_or(|m| m.rank() == 0) {
         prepare_out_dir(&args.out)?;
     }
 
