@@ -770,8 +770,22 @@ fn start_mpi(tiles: Option<&orogen_core::tiles::TileLayout>) -> Result<Option<Mp
     Ok(Some((universe, comm)))
 }
 
+/// Without the `mpi` feature: threads, or an error under `mpirun -np N` with N > 1 (each
+/// process would bake every tile and write the same folder).
 #[cfg(not(feature = "mpi"))]
-fn start_mpi(_: Option<&orogen_core::tiles::TileLayout>) -> Result<Option<Mpi>, Failure> {
+fn start_mpi(tiles: Option<&orogen_core::tiles::TileLayout>) -> Result<Option<Mpi>, Failure> {
+    let ranks = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or(1);
+    if tiles.is_some() && ranks > 1 {
+        return Err(Failure::usage(format!(
+            "--tiles under an MPI launcher ({ranks} ranks) needs an orogen built with the \
+             `mpi` feature (cargo build -p orogen-cli --features mpi); this one would run \
+             every tile in each of the {ranks} processes"
+        )));
+    }
     Ok(None)
 }
 
