@@ -33,15 +33,22 @@ if ! bash scripts/install-mpi.sh; then
     bad "install Open MPI (scripts/install-mpi.sh)"
     finish
 fi
+rm -rf "$WORK"
+mkdir -p "$WORK"
+# The test profile's binary without MPI (what the Godot and package tests use) is put back
+# after the MPI build, which writes the same path; the MPI one is kept aside.
+PLAIN="$TARGET/debug/orogen"
+[[ -f "$PLAIN" ]] && cp -p "$PLAIN" "$WORK/orogen-plain"
 if ! cargo build -q -p orogen-cli --profile test --features mpi; then
     bad "build orogen-cli --features mpi"
     finish
 fi
-rm -rf "$WORK"
-mkdir -p "$WORK"
-# The test profile's binary, kept aside: a later build without the feature replaces it.
 BIN="$WORK/orogen-mpi"
-cp "$TARGET/debug/orogen" "$BIN"
+cp "$PLAIN" "$BIN"
+if [[ -f "$WORK/orogen-plain" ]]; then
+    rm -f "$PLAIN"
+    cp -p "$WORK/orogen-plain" "$PLAIN"
+fi
 ok "build orogen-cli --features mpi"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
