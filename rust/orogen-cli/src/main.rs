@@ -3,6 +3,7 @@
 //! ```text
 //! orogen bake [RECIPE] [--out DIR] [--set PATH=VALUE]... [--threads N] [--quiet]
 //!             [--target maps|terrain3d|hterrain] [--region-size N] [--device cpu|gpu|auto]
+//!             [--tiles NxM]
 //! orogen recipe default
 //! orogen materials
 //! orogen info FILE [--size W,H]
@@ -11,7 +12,10 @@
 //! Exit codes: 0 success, 1 runtime failure (a stage failed, the run was cancelled,
 //! writing failed), 2 usage or bad input (arguments, recipe, input files, output folder).
 
+#[cfg(feature = "mpi")]
+mod mpi_comm;
 mod progress;
+mod tiled;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -120,6 +124,13 @@ struct BakeArgs {
     /// OROGEN_GPU_DISABLE=1 hides every GPU.
     #[arg(long, value_enum, value_name = "DEVICE")]
     device: Option<DeviceArg>,
+    /// Run the recipe cut into COLUMNSxROWS tiles (e.g. 2x2), one rank each, exchanging
+    /// only what crosses tile edges; the outputs are the whole-map bake's bytes. Under
+    /// `mpirun -np N` (N = the tiles; an orogen built with the `mpi` feature) each MPI rank
+    /// runs one tile and rank 0 writes; otherwise the tiles run on threads. Takes
+    /// StreamPower (lakes: None, n = 1) and Thermal stages; others are refused.
+    #[arg(long, value_name = "NxM")]
+    tiles: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -558,7 +569,15 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     }
     orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
         .map_err(Failure::from_core)?;
-    prepare_out_dir(&args.out)?;
+    let tiles = match &args.tiles {
+        Some(spec) => Some(tiles_of(&recipe, spec)?),
+        None => None,
+    };
+    // Under mpirun: MPI started, and its ranks checked against the tiles.
+    let mpi = start_mpi(tiles.as_ref())?;
+    if mpi.as_ref().is_none_or(|m| m.rank() == 0) {
+        prepare_out_dir(&args.out)?;
+    }
 
     // Ctrl-C, SIGTERM and SIGHUP all land here.
     on_interrupt(|| {
@@ -582,14 +601,21 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     });
 
     let mut reporter = progress::Reporter::new(std::io::stderr().is_terminal(), args.quiet);
-    let run = orogen_core::runner::run_recipe_on(
-        &recipe,
-        &base_dir,
-        &CANCEL,
-        &mut |e| reporter.event(e),
-        accelerator,
-        &missing,
-    );
+    let run = match tiles {
+        Some(layout) => match run_tiled(&recipe, &base_dir, &layout, mpi)? {
+            Some(output) => Ok(output),
+            // Another MPI rank than 0: its tile is done and rank 0 writes.
+            None => return Ok(()),
+        },
+        None => orogen_core::runner::run_recipe_on(
+            &recipe,
+            &base_dir,
+            &CANCEL,
+            &mut |e| reporter.event(e),
+            accelerator,
+            &missing,
+        ),
+    };
     let output = match run {
         Ok(o) => o,
         Err(OrogenError::Cancelled) => {
@@ -673,6 +699,162 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The tiling `--tiles` asks for over the recipe's grid, after checking that the recipe's
+/// stages tile; errors name the flag or the stage's field (exit 2).
+fn tiles_of(recipe: &Recipe, spec: &str) -> Result<orogen_core::tiles::TileLayout, Failure> {
+    let grid = recipe.grid().map_err(|e| {
+        Failure::usage(format!(
+            "--tiles needs a recipe whose size is known before the run: {e}"
+        ))
+    })?;
+    let layout = tiled::layout(grid, spec).map_err(Failure::from_core)?;
+    tiled::check_recipe(recipe).map_err(Failure::from_core)?;
+    Ok(layout)
+}
+
+/// This process's place in an MPI run: `None` without one (not built with the `mpi`
+/// feature, not started by mpirun, or by `mpirun -np 1`: the tiles then run on threads).
+#[cfg(feature = "mpi")]
+type Mpi = (mpi::environment::Universe, mpi_comm::MpiComm);
+#[cfg(not(feature = "mpi"))]
+type Mpi = std::convert::Infallible;
+
+trait MpiRank {
+    fn rank(&self) -> usize;
+}
+
+#[cfg(feature = "mpi")]
+impl MpiRank for Mpi {
+    fn rank(&self) -> usize {
+        use orogen_core::tiles::Comm;
+        self.1.rank()
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+impl MpiRank for Mpi {
+    fn rank(&self) -> usize {
+        match *self {}
+    }
+}
+
+/// Starts MPI for a tiled bake under an MPI launcher; errors (naming `--tiles`) when the
+/// ranks are not one per tile.
+#[cfg(feature = "mpi")]
+fn start_mpi(tiles: Option<&orogen_core::tiles::TileLayout>) -> Result<Option<Mpi>, Failure> {
+    use orogen_core::tiles::Comm;
+    let Some(layout) = tiles else {
+        return Ok(None);
+    };
+    if !mpi_comm::launched_by_mpi() {
+        return Ok(None);
+    }
+    let universe = mpi::initialize()
+        .ok_or_else(|| Failure::runtime("MPI is already initialized in this process"))?;
+    let comm = mpi_comm::MpiComm::new(universe.world());
+    if comm.size() == 1 {
+        return Ok(None);
+    }
+    if comm.size() != layout.count() {
+        let (nx, ny) = layout.shape();
+        return Err(Failure::usage(format!(
+            "--tiles {nx}x{ny} is {} tiles, but mpirun started {} ranks: start one rank per \
+             tile (mpirun -np {})",
+            layout.count(),
+            comm.size(),
+            layout.count()
+        )));
+    }
+    Ok(Some((universe, comm)))
+}
+
+/// Without the `mpi` feature: threads, or an error under `mpirun -np N` with N > 1 (each
+/// process would bake every tile and write the same folder).
+#[cfg(not(feature = "mpi"))]
+fn start_mpi(tiles: Option<&orogen_core::tiles::TileLayout>) -> Result<Option<Mpi>, Failure> {
+    let ranks = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or(1);
+    if tiles.is_some() && ranks > 1 {
+        return Err(Failure::usage(format!(
+            "--tiles under an MPI launcher ({ranks} ranks) needs an orogen built with the \
+             `mpi` feature (cargo build -p orogen-cli --features mpi); this one would run \
+             every tile in each of the {ranks} processes"
+        )));
+    }
+    Ok(None)
+}
+
+/// A tiled run: the initial world whole, then the stages over the tiles (MPI ranks, or
+/// threads). Rank 0 returns the run's output; other MPI ranks `None`. A rank that fails
+/// mid-run under MPI stops every rank (`MPI_Abort`) after printing its error.
+fn run_tiled(
+    recipe: &Recipe,
+    base_dir: &Path,
+    layout: &orogen_core::tiles::TileLayout,
+    mpi: Option<Mpi>,
+) -> Result<Option<orogen_core::runner::RunOutput>, Failure> {
+    let start = Instant::now();
+    let world = orogen_core::runner::initial_world_cancellable(recipe, base_dir, &CANCEL)
+        .map_err(Failure::from_core)?;
+    let initial_seconds = start.elapsed().as_secs_f64();
+    let start_heights = world.height.data.clone();
+    let mut shared = tiled::Shared {
+        recipe,
+        base_dir,
+        layout,
+        world: &world,
+        transport: "threads",
+    };
+    let root = match mpi {
+        #[cfg(feature = "mpi")]
+        Some((universe, mut comm)) => {
+            use orogen_core::tiles::Comm;
+            shared.transport = "mpi";
+            match tiled::run_rank(&mut comm, &shared) {
+                Ok(Some(out)) => {
+                    drop(comm);
+                    drop(universe);
+                    out
+                }
+                Ok(None) => {
+                    // Every send completed, then MPI finalized.
+                    drop(comm);
+                    drop(universe);
+                    return Ok(None);
+                }
+                Err(e) => {
+                    let f = Failure::from_core(e);
+                    let tile = layout.tile(comm.rank());
+                    eprintln!(
+                        "error: rank {} (tile column {}, row {}): {}",
+                        tile.rank, tile.col, tile.row, f.message
+                    );
+                    comm.abort(f.code.into())
+                }
+            }
+        }
+        #[cfg(not(feature = "mpi"))]
+        Some(never) => match never {},
+        None => {
+            shared.transport = "threads";
+            let out = orogen_core::tiles::run_threads(layout.count(), |comm| {
+                tiled::run_rank(comm, &shared)
+            })
+            .map_err(Failure::from_core)?;
+            out.into_iter()
+                .flatten()
+                .next()
+                .ok_or_else(|| Failure::runtime("tiled run: rank 0 returned no output"))?
+        }
+    };
+    tiled::finish(recipe, root, &start_heights, initial_seconds)
+        .map(Some)
+        .map_err(Failure::from_core)
 }
 
 fn info(file: &Path, size: Option<(u32, u32)>) -> Result<(), Failure> {

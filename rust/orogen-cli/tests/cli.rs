@@ -1094,3 +1094,128 @@ fn version_is_the_workspaces() {
     let printed = String::from_utf8_lossy(&o.stdout);
     assert_eq!(printed.trim_end(), format!("orogen {version}"));
 }
+
+/// tests/mpi/tiled.ron: a 97×83 recipe whose stages all tile (StreamPower with lakes:
+/// None, then Thermal).
+fn tiled_recipe() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/tiled.ron")
+}
+
+/// bake.json without what differs between runs of one bake: timings, where each stage ran
+/// (the tiling) and the bytes the tiles exchanged.
+fn bake_json_without_timings(dir: &Path) -> serde_json::Value {
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+    let o = json.as_object_mut().unwrap();
+    o.remove("total_seconds");
+    for stage in o["stages"].as_array_mut().unwrap() {
+        let s = stage.as_object_mut().unwrap();
+        s.remove("seconds");
+        s.remove("device");
+        if let Some(f) = s.get_mut("figures").and_then(|f| f.as_object_mut()) {
+            f.retain(|k, _| !k.starts_with("tiles_"));
+            if f.is_empty() {
+                s.remove("figures");
+            }
+        }
+    }
+    json
+}
+
+#[test]
+fn tiled_bakes_over_threads_write_the_whole_map_bakes_bytes() {
+    // Test profile: about 1 s for the three bakes.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = tiled_recipe();
+    let recipe = recipe.to_str().unwrap();
+    let o = orogen(tmp.path(), &["bake", recipe, "--out", "whole", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = tmp.path().join("whole");
+    let names = files_of(&whole);
+    assert!(names.contains(&"drainage.exr".to_string()), "{names:?}");
+    for tiles in ["2x2", "3x3"] {
+        let out = format!("tiles-{tiles}");
+        let o = orogen(
+            tmp.path(),
+            &["bake", recipe, "--out", &out, "--tiles", tiles, "-q"],
+        );
+        assert!(o.status.success(), "--tiles {tiles}: {}", stderr(&o));
+        let dir = tmp.path().join(&out);
+        assert_eq!(files_of(&dir), names, "--tiles {tiles}");
+        for name in names.iter().filter(|n| *n != "bake.json") {
+            let (a, b) = (
+                std::fs::read(whole.join(name)).unwrap(),
+                std::fs::read(dir.join(name)).unwrap(),
+            );
+            assert!(
+                a == b,
+                "--tiles {tiles}: {name} differs from the whole map's"
+            );
+        }
+        assert_eq!(
+            bake_json_without_timings(&dir),
+            bake_json_without_timings(&whole),
+            "--tiles {tiles}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+        let sp = &json["stages"][1];
+        assert_eq!(
+            sp["device"],
+            format!(
+                "cpu, tiles {tiles} over threads ({} ranks)",
+                if tiles == "2x2" { 4 } else { 9 }
+            )
+        );
+        assert!(sp["figures"]["tiles_bytes_per_step"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = tiled_recipe();
+    let recipe = recipe.to_str().unwrap();
+    let bake = |extra: &[&str]| {
+        let mut args = vec!["bake", recipe, "--out", "out", "-q"];
+        args.extend_from_slice(extra);
+        orogen(tmp.path(), &args)
+    };
+    for (tiles, needle) in [
+        ("0x2", "tiles.x: 0 tiles across 97 cells"),
+        ("2", "`2` is not COLUMNSxROWS"),
+        ("axb", "is not COLUMNSxROWS"),
+        ("2x50", "tiles.y: 50 tiles across 83 cells"),
+    ] {
+        assert_bad_input(&bake(&["--tiles", tiles]), &["--tiles", needle]);
+    }
+    let refusals = [
+        (
+            "stages[0].lakes=Carve",
+            "`stages[0].StreamPower.lakes`: Carve is not tiled yet",
+        ),
+        (
+            "stages[0].n=2.0",
+            "`stages[0].StreamPower.n`: 2 is not tiled yet",
+        ),
+        (
+            "stages[0].tolerance=Some(0.1)",
+            "`stages[0].StreamPower.tolerance`",
+        ),
+        (
+            "stages[1].talus=Material",
+            "`stages[1].Thermal.talus`: Material",
+        ),
+        (
+            "stages=[Hydrology()]",
+            "`stages[0].Hydrology`: this stage is not tiled yet",
+        ),
+    ];
+    for (set, needle) in refusals {
+        assert_bad_input(&bake(&["--tiles", "2x2", "--set", set]), &[needle]);
+    }
+    assert!(
+        !tmp.path().join("out").exists(),
+        "a refused bake writes nothing"
+    );
+}

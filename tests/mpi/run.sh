@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Tests of tiled bakes over MPI (issue #41), called by scripts/check.sh:
+#
+#   1. scripts/install-mpi.sh installs Open MPI and libclang (apt) when missing;
+#   2. the CLI is built in the test profile with the `mpi` feature (rsmpi) and copied aside;
+#   3. `mpirun --oversubscribe -np 4 orogen bake tests/mpi/tiled.ron --tiles 2x2` (and 4x1)
+#      writes every file the whole-map bake writes, with the same bytes (bake.json's
+#      timings, devices and tiles_* figures aside), and the same as the tiles over threads;
+#   4. ranks that are not one per tile, and a stage that does not tile, are refused with
+#      exit code 2 and a message naming the flag or the field.
+#
+# The last line is `mpi: N passed, M failed`; exits non-zero on any failure.
+set -uo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$REPO"
+
+passed=0
+failed=0
+TARGET="${CARGO_TARGET_DIR:-$REPO/target}"
+WORK="$TARGET/mpi-test"
+RECIPE="$REPO/tests/mpi/tiled.ron"
+
+ok() { echo "PASS $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+finish() {
+    echo "mpi: took $SECONDS s"
+    echo "mpi: $passed passed, $failed failed"
+    [[ $failed -eq 0 ]]
+    exit $?
+}
+
+if ! bash scripts/install-mpi.sh; then
+    bad "install Open MPI (scripts/install-mpi.sh)"
+    finish
+fi
+rm -rf "$WORK"
+mkdir -p "$WORK"
+# The test profile's binary without MPI (what the Godot and package tests use) is put back
+# after the MPI build, which writes the same path; the MPI one is kept aside.
+PLAIN="$TARGET/debug/orogen"
+[[ -f "$PLAIN" ]] && cp -p "$PLAIN" "$WORK/orogen-plain"
+if ! cargo build -q -p orogen-cli --profile test --features mpi; then
+    bad "build orogen-cli --features mpi"
+    finish
+fi
+BIN="$WORK/orogen-mpi"
+cp "$PLAIN" "$BIN"
+if [[ -f "$WORK/orogen-plain" ]]; then
+    rm -f "$PLAIN"
+    cp -p "$WORK/orogen-plain" "$PLAIN"
+fi
+ok "build orogen-cli --features mpi"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# One core per rank is not there on CI: oversubscribe, and let idle ranks yield.
+MPIRUN=(mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np)
+
+# bake.json without what differs between runs of the same bake: timings, where each stage
+# ran (the tiling) and the bytes the tiles exchanged.
+normal_json() {
+    jq -S 'del(.total_seconds)
+        | .stages |= map(del(.seconds, .device)
+            | if .figures then .figures |= with_entries(select(.key | startswith("tiles_") | not)) else . end
+            | if .figures == {} then del(.figures) else . end)' "$1"
+}
+
+# Every file of folder $1 is in $2 with the same bytes (bake.json normalised), and no more.
+same_files() {
+    local a=$1 b=$2 f name good=0
+    if [[ "$(ls "$a")" != "$(ls "$b")" ]]; then
+        echo "  files differ: $(ls "$a" | tr '\n' ' ') / $(ls "$b" | tr '\n' ' ')"
+        return 1
+    fi
+    for f in "$a"/*; do
+        name=$(basename "$f")
+        if [[ $name == bake.json ]]; then
+            if ! diff <(normal_json "$f") <(normal_json "$b/$name") >/dev/null; then
+                echo "  $name differs"
+                good=1
+            fi
+        elif ! cmp -s "$f" "$b/$name"; then
+            echo "  $name differs"
+            good=1
+        fi
+    done
+    return $good
+}
+
+if "$BIN" bake "$RECIPE" --out "$WORK/whole" -q; then
+    ok "whole-map bake"
+else
+    bad "whole-map bake"
+    finish
+fi
+
+for tiles in 2x2 4x1; do
+    log="$WORK/mpi-$tiles.log"
+    if "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-$tiles" --tiles "$tiles" -q >"$log" 2>&1; then
+        if same_files "$WORK/whole" "$WORK/mpi-$tiles"; then
+            ok "mpirun -np 4 --tiles $tiles: the whole-map bake's bytes"
+        else
+            bad "mpirun -np 4 --tiles $tiles: the whole-map bake's bytes"
+        fi
+        if jq -e '.stages[1].device == "cpu, tiles '"$tiles"' over mpi (4 ranks)"
+                and .stages[1].figures.tiles_bytes_per_step > 0' "$WORK/mpi-$tiles/bake.json" >/dev/null; then
+            ok "mpirun -np 4 --tiles $tiles: bake.json records the tiling and the bytes per step"
+        else
+            bad "mpirun -np 4 --tiles $tiles: bake.json records the tiling and the bytes per step"
+        fi
+    else
+        bad "mpirun -np 4 --tiles $tiles (exit $?): $(tail -n 5 "$log")"
+    fi
+    if "$BIN" bake "$RECIPE" --out "$WORK/threads-$tiles" --tiles "$tiles" -q &&
+        same_files "$WORK/threads-$tiles" "$WORK/mpi-$tiles"; then
+        ok "--tiles $tiles: MPI ranks and threads give the same bytes"
+    else
+        bad "--tiles $tiles: MPI ranks and threads give the same bytes"
+    fi
+done
+
+# Refusals, exit code 2, naming the flag or the field; no rank hangs.
+refused() { # what, needle, command...
+    local what=$1 needle=$2 log="$WORK/refused.log" code
+    shift 2
+    timeout 60 "$@" >"$log" 2>&1
+    code=$?
+    if [[ $code -eq 2 ]] && grep -qF -- "$needle" "$log"; then
+        ok "$what"
+    else
+        bad "$what (exit $code): $(tail -n 3 "$log")"
+    fi
+}
+refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
+    "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q
+refused "mpirun -np 4, lakes: Carve is refused naming the field" "stages[0].StreamPower.lakes" \
+    "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q \
+    --set "stages[0].lakes=Carve"
+
+finish
