@@ -77,6 +77,13 @@ if [ "${OROGEN_SKIP_GODOT:-0}" != "1" ]; then
   record "package tests" "${PIPESTATUS[0]}"
   count "$tmp/package.log"
 
+  # Tiled bakes over 4 MPI ranks (issue #41): Open MPI installed by scripts/install-mpi.sh,
+  # the CLI built with its `mpi` feature, every file equal to the whole-map bake's.
+  log "MPI (tests/mpi/run.sh)"
+  bash tests/mpi/run.sh 2>&1 | tee "$tmp/mpi.log"
+  record "MPI tests" "${PIPESTATUS[0]}"
+  count "$tmp/mpi.log"
+
   if [ -f tests/godot/editor_test.sh ]; then
     log "Godot editor plugin test (tests/godot/editor_test.sh)"
     bash tests/godot/editor_test.sh 2>&1 | tee "$tmp/editor.log"

@@ -118,6 +118,19 @@ for tiles in 2x2 4x1; do
     fi
 done
 
+# Lakes carved and filled across the ranks (Barnes 2016's basin graph in orogen_core::tiles).
+for lakes in Carve "Fill()"; do
+    name=${lakes%%(*}
+    if "$BIN" bake "$RECIPE" --out "$WORK/whole-$name" -q --set "stages[0].lakes=$lakes" &&
+        "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-$name" --tiles 2x2 -q \
+            --set "stages[0].lakes=$lakes" >"$WORK/mpi-$name.log" 2>&1 &&
+        same_files "$WORK/whole-$name" "$WORK/mpi-$name"; then
+        ok "mpirun -np 4 --tiles 2x2, lakes: $lakes: the whole-map bake's bytes"
+    else
+        bad "mpirun -np 4 --tiles 2x2, lakes: $lakes: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-$name.log" 2>/dev/null))"
+    fi
+done
+
 # Refusals, exit code 2, naming the flag or the field; no rank hangs.
 refused() { # what, needle, command...
     local what=$1 needle=$2 log="$WORK/refused.log" code
@@ -132,8 +145,8 @@ refused() { # what, needle, command...
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
     "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q
-refused "mpirun -np 4, lakes: Carve is refused naming the field" "stages[0].StreamPower.lakes" \
+refused "mpirun -np 4, a tolerance is refused naming the field" "stages[0].StreamPower.tolerance" \
     "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q \
-    --set "stages[0].lakes=Carve"
+    --set "stages[0].tolerance=Some(0.1)"
 
 finish

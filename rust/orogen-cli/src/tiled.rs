@@ -2,7 +2,7 @@
 //! threads ([`orogen_core::tiles::ThreadComm`]) or MPI ranks (`mpi_comm`, the `mpi`
 //! feature), giving the whole-map bake's bytes.
 //!
-//! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (`lakes: None`, `n = 1`,
+//! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
 //! `schedule: Fine`, no `tolerance`, an open border) and `Thermal` (any talus but
 //! `Material`). Anything else is refused before any work, naming the stage and field.
 //!
@@ -18,7 +18,6 @@ use std::time::Instant;
 
 use orogen_core::eroders::stream_power::Inputs;
 use orogen_core::eroders::thermal::{TalusAngle, Thermal};
-use orogen_core::flow::router::SinkMode;
 use orogen_core::neighbourhood::RasterGrid;
 use orogen_core::recipe::Device;
 use orogen_core::runner::StageTiming;
@@ -40,7 +39,7 @@ const TAG_WHOLE: u32 = 201;
 const TAG_BYTES: u32 = 202;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
-/// field (`stages[0].StreamPower.lakes: Carve is not tiled yet`).
+/// field (`stages[0].StreamPower.tolerance: is not tiled yet`).
 pub fn check_recipe(recipe: &Recipe) -> Result<()> {
     let refuse = |field: String, why: &str| Err(OrogenError::invalid(field, why.to_string()));
     if matches!(recipe.domain, Domain::Graph(_)) {
@@ -77,21 +76,6 @@ pub fn check_recipe(recipe: &Recipe) -> Result<()> {
 
 fn check_stream_power(p: &StreamPowerParams, field: &str) -> Result<()> {
     let refuse = |f: &str, why: String| Err(OrogenError::invalid(format!("{field}.{f}"), why));
-    if p.lakes != SinkMode::None {
-        return refuse(
-            "lakes",
-            format!(
-                "{:?} is not tiled yet (tiled runs take lakes: None)",
-                p.lakes
-            ),
-        );
-    }
-    if p.n != 1.0 {
-        return refuse(
-            "n",
-            format!("{} is not tiled yet (tiled runs take n = 1)", p.n),
-        );
-    }
     if matches!(p.schedule, Schedule::CoarseToFine { levels, .. } if levels > 1) {
         return refuse("schedule", "CoarseToFine is not tiled yet".into());
     }

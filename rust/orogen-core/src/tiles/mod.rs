@@ -23,8 +23,9 @@
 //! a crossing can end one f32 step away. A drainage sum that rounds to another f32 than the
 //! whole map's would also move a height; none did in the tests.
 //!
-//! Still to come (issue #41): `CoarseToFine`, the other stages, an MPI `Comm` (rsmpi
-//! behind a cargo feature) and the CLI's `--tiles` with per-tile outputs.
+//! The CLI's `orogen bake --tiles NxM` runs these over threads or, built with its `mpi`
+//! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`). Still to come (issue #41):
+//! `CoarseToFine`, the other stages, a start world and outputs per tile.
 
 mod basins;
 pub mod comm;
