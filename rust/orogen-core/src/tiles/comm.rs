@@ -124,6 +124,25 @@ pub fn exchange_halo<T: Wire>(
     Ok(())
 }
 
+/// One round trip through `root`: every rank sends `up` (tag `tags.0`), the root answers
+/// each rank from all of them with `answer` (called on the root only), and every rank gets
+/// its answer back (tag `tags.1`).
+pub fn through_root(
+    comm: &mut impl Comm,
+    root: usize,
+    tags: (u32, u32),
+    up: Vec<u8>,
+    answer: impl FnOnce(&[Vec<u8>]) -> Result<Vec<Vec<u8>>>,
+) -> Result<Vec<u8>> {
+    let all = comm.gather(root, tags.0, up)?;
+    let replies = if comm.rank() == root {
+        answer(&all)?
+    } else {
+        Vec::new()
+    };
+    comm.scatter(root, tags.1, replies)
+}
+
 /// The largest of every rank's `value`, on every rank (through `root`).
 pub fn all_max(comm: &mut impl Comm, root: usize, tag: u32, value: f32) -> Result<f32> {
     let all = comm.gather(root, tag, value.to_le_bytes().to_vec())?;

@@ -34,7 +34,7 @@ mod root;
 pub mod stream_power;
 pub mod thermal;
 
-pub use comm::{all_max, exchange_halo, gather_map, run_threads, Comm, ThreadComm};
+pub use comm::{all_max, exchange_halo, gather_map, run_threads, through_root, Comm, ThreadComm};
 pub use layout::{Rect, Tile, TileLayout};
 pub use stream_power::{ChainSolve, StepStats, TileInputs, TileStreamPower, ROOT};
 pub use thermal::TileThermal;

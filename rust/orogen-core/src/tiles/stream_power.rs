@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use super::basins::LakeRoot;
-use super::comm::{exchange_halo, Comm, Reader, Writer};
+use super::comm::{exchange_halo, through_root, Comm, Reader, Writer};
 use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
 use crate::eroders::stream_power::{erosion_factor, solve_drop, Inputs, Params, MAX_DT};
@@ -546,13 +546,13 @@ impl TileStreamPower {
             w.u32(self.global(c as usize));
             w.u32(self.term[c as usize]);
         }
-        let all = comm.gather(ROOT, TAG_ACC_UP, w.into_bytes())?;
-        let replies = if comm.rank() == ROOT {
-            self.cross.accumulate(&self.layout, &all)?
-        } else {
-            Vec::new()
-        };
-        let reply = comm.scatter(ROOT, TAG_ACC_DOWN, replies)?;
+        let reply = through_root(
+            comm,
+            ROOT,
+            (TAG_ACC_UP, TAG_ACC_DOWN),
+            w.into_bytes(),
+            |all| self.cross.accumulate(&self.layout, all),
+        )?;
         let mut rd = Reader::new(&reply, "inflows", ROOT);
         let count = rd.u32()? as usize;
         let mut inflow = Vec::with_capacity(count);
@@ -688,13 +688,13 @@ impl TileStreamPower {
             };
             map.iter().for_each(|&v| w.f64(v));
         }
-        let all = comm.gather(ROOT, TAG_SOLVE_UP, w.into_bytes())?;
-        let replies = if comm.rank() == ROOT {
-            self.cross.solve(&all)?
-        } else {
-            Vec::new()
-        };
-        let reply = comm.scatter(ROOT, TAG_SOLVE_DOWN, replies)?;
+        let reply = through_root(
+            comm,
+            ROOT,
+            (TAG_SOLVE_UP, TAG_SOLVE_DOWN),
+            w.into_bytes(),
+            |all| self.cross.solve(all),
+        )?;
         let mut rd = Reader::new(&reply, "exit heights", ROOT);
         for &e in &self.exits {
             self.exit_heights[e as usize] = rd.f32()?;
@@ -779,13 +779,13 @@ impl TileStreamPower {
         self.rounds = 0;
         loop {
             self.rounds += 1;
-            let all = comm.gather(ROOT, TAG_SOLVE_UP, up.into_bytes())?;
-            let replies = if comm.rank() == ROOT {
-                self.cross.resolve_round(&all)?
-            } else {
-                Vec::new()
-            };
-            let reply = comm.scatter(ROOT, TAG_SOLVE_DOWN, replies)?;
+            let reply = through_root(
+                comm,
+                ROOT,
+                (TAG_SOLVE_UP, TAG_SOLVE_DOWN),
+                up.into_bytes(),
+                |all| self.cross.resolve_round(all),
+            )?;
             let mut rd = Reader::new(&reply, "exit heights", ROOT);
             let more = rd.u32()? != 0;
             let count = rd.u32()?;

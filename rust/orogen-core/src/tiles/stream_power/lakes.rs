@@ -80,13 +80,13 @@ impl TileStreamPower {
             w.u32(self.term[c as usize]);
             w.u32(node[c as usize]);
         }
-        let all = comm.gather(ROOT, TAG_LABEL_UP, w.into_bytes())?;
-        let replies = if comm.rank() == ROOT {
-            self.lake_root.labels(&all)?
-        } else {
-            Vec::new()
-        };
-        let reply = comm.scatter(ROOT, TAG_LABEL_DOWN, replies)?;
+        let reply = through_root(
+            comm,
+            ROOT,
+            (TAG_LABEL_UP, TAG_LABEL_DOWN),
+            w.into_bytes(),
+            |all| self.lake_root.labels(all),
+        )?;
         let mut rd = Reader::new(&reply, "basin labels", ROOT);
         let any_pit = rd.u32()? != 0;
         let exit_nodes = (0..self.exits.len())
@@ -133,13 +133,13 @@ impl TileStreamPower {
             let (h, a, b, na, nb) = red.edges[c.max as usize].key();
             [h, a, b, na, nb].into_iter().for_each(|v| w.u32(v));
         }
-        let all = comm.gather(ROOT, TAG_TREE_UP, w.into_bytes())?;
-        let replies = if comm.rank() == ROOT {
-            self.lake_root.tree(&all)?
-        } else {
-            Vec::new()
-        };
-        let reply = comm.scatter(ROOT, TAG_TREE_DOWN, replies)?;
+        let reply = through_root(
+            comm,
+            ROOT,
+            (TAG_TREE_UP, TAG_TREE_DOWN),
+            w.into_bytes(),
+            |all| self.lake_root.tree(all),
+        )?;
         let mut rd = Reader::new(&reply, "chain verdicts", ROOT);
         let count = rd.u32()? as usize;
         if rd.remaining() != count {
@@ -177,13 +177,13 @@ impl TileStreamPower {
         }
         w.u32(exits.len() as u32);
         exits.iter().for_each(|&e| w.u32(e));
-        let all = comm.gather(ROOT, TAG_CARVE_UP, w.into_bytes())?;
-        let replies = if comm.rank() == ROOT {
-            self.lake_root.carve(&self.layout, &all)?
-        } else {
-            Vec::new()
-        };
-        let reply = comm.scatter(ROOT, TAG_CARVE_DOWN, replies)?;
+        let reply = through_root(
+            comm,
+            ROOT,
+            (TAG_CARVE_UP, TAG_CARVE_DOWN),
+            w.into_bytes(),
+            |all| self.lake_root.carve(&self.layout, all),
+        )?;
         let mut rd = Reader::new(&reply, "carve walks", ROOT);
         for _ in 0..rd.u32()? {
             local.push((rd.u32()?, rd.u32()?));
