@@ -39,7 +39,10 @@ mkdir -p "$WORK"
 # after the MPI build, which writes the same path; the MPI one is kept aside.
 PLAIN="$TARGET/debug/orogen"
 [[ -f "$PLAIN" ]] && cp -p "$PLAIN" "$WORK/orogen-plain"
-if ! cargo build -q -p orogen-cli --profile test --features mpi; then
+# The whole workspace with the CLI's `mpi` feature on top: features resolve as in the
+# workspace build check.sh has made, so only mpi-sys and the CLI are compiled again
+# (`-p orogen-cli` alone resolved other features and rebuilt most of the dependencies).
+if ! cargo build -q --workspace --profile test --features orogen-cli/mpi; then
     bad "build orogen-cli --features mpi"
     finish
 fi
