@@ -241,13 +241,21 @@ render_views() { # name, scene, views (space-separated), scene options (space-se
             args+=(--basic)
         fi
     done
-    if [[ ${#args[@]} -gt 0 ]]; then
-        timeout 300 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
-            "${args[@]}" >"$WORK/shot-$name.log" 2>&1
-        grep -E '^(PASS|FAIL) |^  (screenshot|materials)' "$WORK/shot-$name.log"
-        tally "$WORK/shot-$name.log" "$name frame checks"
-    fi
+    # The frames are checked together at the end, in one Godot start (check_frames).
+    SHOT_ARGS+=("${args[@]}")
     echo "screenshots: $ART/godot-$name-{${views// /,}}.png"
+}
+
+# Every scene's frames in one headless Godot (check_screenshot.gd takes each `--image=` with
+# its own options): one start instead of one a scene.
+SHOT_ARGS=()
+check_frames() {
+    [[ ${#SHOT_ARGS[@]} -gt 0 ]] || return 0
+    echo "==> the frames of every scene (check_screenshot.gd) (at ${SECONDS} s)"
+    timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/check_screenshot.gd -- \
+        "${SHOT_ARGS[@]}" >"$WORK/shots.log" 2>&1
+    grep -E '^(PASS|FAIL) |^  (screenshot|materials)' "$WORK/shots.log"
+    tally "$WORK/shots.log" "frame checks"
 }
 
 # The views of the scenes built on main.gd (views.gd): the orbit overview, low over a valley,
@@ -302,4 +310,5 @@ echo "==> the planet scene (at ${SECONDS} s)"
 # sky, is their background, so each frame gets the basic checks.
 render_views planet res://planet.tscn "overview limb coast" "" --basic
 
+check_frames
 finish
