@@ -45,6 +45,11 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
         include_str!("../../recipes/large.ron"),
     ),
     (
+        "gpu",
+        "a 200 km range (2049²) eroded on the GPU where there is one, FastFlow's parameters",
+        include_str!("../../recipes/gpu.ron"),
+    ),
+    (
         "coupled",
         "stream power and thermal hillslopes sharing one time loop (TimeLoop, Every)",
         include_str!("../../recipes/coupled.ron"),
