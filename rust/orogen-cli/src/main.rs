@@ -159,7 +159,12 @@ fn open_gpu(device: Device) -> Result<(Option<GpuBackend>, String), Failure> {
     if device == Device::Cpu {
         return Ok((None, String::new()));
     }
-    match GpuBackend::new() {
+    let found = if device == Device::Auto {
+        GpuBackend::for_auto()
+    } else {
+        GpuBackend::new()
+    };
+    match found {
         Ok(gpu) => Ok((Some(gpu), String::new())),
         Err(e) if device == Device::Gpu => Err(Failure::from_core(e)),
         Err(OrogenError::InvalidParameter { reason, .. }) => Ok((None, reason)),
@@ -181,6 +186,10 @@ impl GpuBackend {
             "device",
             "this orogen was built without the `gpu` feature",
         ))
+    }
+
+    fn for_auto() -> orogen_core::Result<Self> {
+        Self::new()
     }
 }
 

@@ -12,6 +12,17 @@ use std::process::{Command, Output};
 
 use common::{orogen, stderr, OROGEN};
 
+/// Runs `orogen` in `dir` with `args`, a software adapter (lavapipe) allowed under `Auto`
+/// (`OROGEN_GPU_SOFTWARE=1`), as on a machine with a GPU.
+fn orogen_gpu(dir: &Path, args: &[&str]) -> Output {
+    Command::new(OROGEN)
+        .current_dir(dir)
+        .args(args)
+        .env("OROGEN_GPU_SOFTWARE", "1")
+        .output()
+        .expect("the orogen binary runs")
+}
+
 /// A small pit-rich grid, lakes carved, 20 steps; `river_curves: None` so the heights are
 /// the stream power's own. `DEVICE` is replaced by a `device:` line or nothing.
 const RECIPE: &str = "(
@@ -43,7 +54,7 @@ fn write_recipe(dir: &Path, name: &str, device: &str, extra: &str) -> PathBuf {
 fn bake(dir: &Path, recipe: &str, out: &str, args: &[&str]) -> PathBuf {
     let mut all = vec!["bake", recipe, "--out", out, "--quiet"];
     all.extend_from_slice(args);
-    let o = orogen(dir, &all);
+    let o = orogen_gpu(dir, &all);
     assert!(o.status.success(), "bake failed: {}", stderr(&o));
     dir.join(out)
 }
@@ -210,6 +221,48 @@ fn a_stage_the_gpu_does_not_run_fails_under_gpu_and_runs_on_the_cpu_under_auto()
     let auto_gpu = bake(dir, "gpu.ron", "auto_gpu", &["--device", "auto"]);
     assert_eq!(map_bytes(&auto_gpu), map_bytes(&gpu));
     assert!(devices(&auto_gpu)[2].starts_with("gpu: "));
+}
+
+/// `Auto` passes over a software adapter (the CPU is faster than lavapipe) unless
+/// `OROGEN_GPU_SOFTWARE=1` asks for it, and says so; a hardware adapter it takes.
+#[test]
+fn auto_passes_over_a_software_adapter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_recipe(dir, "gpu.ron", "device: Gpu,", "");
+    write_recipe(dir, "cpu.ron", "", "");
+    let gpu = bake(dir, "gpu.ron", "gpu", &[]);
+    let software = devices(&gpu)[2].contains(", Cpu)");
+    let o = orogen(
+        dir,
+        &[
+            "bake", "gpu.ron", "--out", "auto", "--quiet", "--device", "auto",
+        ],
+    );
+    assert!(o.status.success(), "bake failed: {}", stderr(&o));
+    let auto = dir.join("auto");
+    let ran = devices(&auto);
+    if software {
+        let cpu = bake(dir, "cpu.ron", "cpu", &[]);
+        assert_eq!(
+            map_bytes(&auto),
+            map_bytes(&cpu),
+            "Auto on a software adapter is the CPU's bytes"
+        );
+        assert!(
+            ran[2].starts_with("cpu (Auto: ")
+                && ran[2].contains("software")
+                && ran[2].contains("OROGEN_GPU_SOFTWARE"),
+            "{ran:?}"
+        );
+    } else {
+        assert_eq!(
+            map_bytes(&auto),
+            map_bytes(&gpu),
+            "Auto on a hardware adapter is the GPU's bytes"
+        );
+        assert!(ran[2].starts_with("gpu: "), "{ran:?}");
+    }
 }
 
 /// Runs `orogen` in `dir` with `args` and `OROGEN_GPU_DISABLE=1`: no adapter.

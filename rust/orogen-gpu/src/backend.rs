@@ -22,6 +22,26 @@ impl GpuBackend {
         })
     }
 
+    /// The GPU for `device: Auto`: as [`GpuBackend::new`], but a software adapter (Mesa's
+    /// lavapipe, WARP) is refused, since the CPU path is faster than a CPU emulating a GPU,
+    /// unless `OROGEN_GPU_SOFTWARE=1` asks for it (the tests on lavapipe set it). The error
+    /// names `device` and says which adapter was passed over.
+    pub fn for_auto() -> Result<Self> {
+        let gpu = GpuBackend::new()?;
+        if gpu.ctx.is_software() && std::env::var_os("OROGEN_GPU_SOFTWARE").is_none_or(|v| v != "1")
+        {
+            return Err(orogen_core::OrogenError::invalid(
+                "device",
+                format!(
+                    "the only adapter is a software one, {}, slower than the CPU \
+                     (OROGEN_GPU_SOFTWARE=1 uses it)",
+                    gpu.ctx.describe()
+                ),
+            ));
+        }
+        Ok(gpu)
+    }
+
     /// The GPU it runs on.
     pub fn context(&self) -> &GpuContext {
         &self.ctx
