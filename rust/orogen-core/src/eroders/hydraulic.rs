@@ -16,8 +16,7 @@
 //!    (Chézy, semi-implicit; see below), then all four scaled by `K = min(1, d1·l² / (Σf·Δt))` so a cell never
 //!    sends more water than it holds; closed borders have no pipe out, an open border's
 //!    pipe leads to an outside cell whose water surface is the cell's bed (so an open
-//!    border cell's bed is held within the step: it neither dissolves nor deposits, step 4,
-//!    and follows its inner neighbour's after it, step 7);
+//!    border cell's bed is held: it neither dissolves nor deposits, step 4);
 //! 3. `d2 = d1 + Δt·(Σ inflow − Σ outflow) / l²`; velocity from the mean flux through the
 //!    cell, `u = ΔW_x / (l·d̄)`, `d̄ = (d1 + d2)/2` (zero where `d̄` ≤ `min_water_depth`);
 //! 4. capacity `C = Kc·max(sin α, min_slope)·|v|` (times `d̄` under
@@ -26,9 +25,7 @@
 //!    layer 0;
 //! 5. sediment moves with the water (see below);
 //! 6. evaporation `d = d2·(1 − Ke·Δt)`; with evaporation on, water shallower than
-//!    `min_water_depth` evaporates entirely;
-//! 7. open borders: each border cell's bed takes its inner neighbour's (zero gradient
-//!    across the edge), so the map's edge is no lip over the eroded interior.
+//!    `min_water_depth` evaporates entirely.
 //!
 //! Friction and rills. Mei's pipes are frictionless: on a slope the water speeds up until a
 //! cell sends all it holds every step, so everywhere `|v| ≈ l/Δt` (20 m/s on 1 m cells at
@@ -127,9 +124,6 @@ pub enum Borders {
     Closed,
     /// Each border cell has a pipe out to an outside cell whose water surface is the
     /// border cell's bed; water and sediment leaving are counted in the [`StepReport`].
-    /// After each step a border cell's bed follows its inner neighbour's (the ground keeps
-    /// its slope out to the edge instead of standing as a lip over the eroded interior);
-    /// what that takes off counts as sediment leaving.
     Open,
 }
 
@@ -684,8 +678,7 @@ pub struct StepReport {
     pub water_added_m3: f64,
     /// Water that left through open borders this step, m³.
     pub water_lost_m3: f64,
-    /// Sediment that left through open borders this step, m³ of material, with what the
-    /// border cells' beds lost following their inner neighbours (negative where they rose).
+    /// Sediment that left through open borders this step, m³ of material.
     pub sediment_lost_m3: f64,
     /// Water on the map after the step, m³.
     pub water_total_m3: f64,
@@ -1126,72 +1119,17 @@ impl Hydraulic {
         };
         std::mem::swap(water, &mut self.d_next);
         std::mem::swap(sed, &mut self.s_next);
-        // 7. An open border's bed follows its inner neighbour (zero gradient across the
-        //    edge, the transmissive boundary of shallow-water codes): what it loses has left
-        //    the map with the water, counted with the sediment.
-        let bed_lost = if open {
-            follow_inner_neighbours(self.grid, terrain)
-        } else {
-            0.0
-        };
         self.steps += 1;
         let a64 = area as f64;
         Ok(StepReport {
             water_added_m3: added,
             water_lost_m3: water_lost,
-            sediment_lost_m3: (per_chunk.iter().map(|c| c.0).sum::<f64>() + bed_lost) * a64,
+            sediment_lost_m3: per_chunk.iter().map(|c| c.0).sum::<f64>() * a64,
             water_total_m3: water_total * a64,
             sediment_total_m3: per_chunk.iter().map(|c| c.1).sum::<f64>() * a64,
             max_speed,
         })
     }
-}
-
-/// Sets each border cell's bed to its inner neighbour's (the nearest cell one row and
-/// column in; the diagonal one at a corner), taking the difference off its layers top down
-/// then the bedrock, or adding it to layer 0, so its surface stays the sum of its layers.
-/// Returns the thickness removed, summed (negative where more was added), metres. Maps
-/// less than three cells across keep their borders (they have no interior).
-///
-/// Why: a held border (its bed neither eroding nor filling within the step, see step 4)
-/// stood as a lip over the eroded interior, a step all round the map (1.1 m on the rills
-/// demo); following the interior, it keeps the ground's own slope out to the edge. The
-/// border's outside water surface is still its bed, so it never digs itself a trench: its
-/// bed moves only with the interior's.
-fn follow_inner_neighbours(grid: Grid, terrain: &mut TerrainMut) -> f64 {
-    let (w, h) = (grid.width, grid.height);
-    if w < 3 || h < 3 {
-        return 0.0;
-    }
-    let mut lost = 0.0f64;
-    let mut cells: Vec<(usize, usize)> = Vec::with_capacity(2 * (w + h));
-    cells.extend((0..w).flat_map(|x| [(x, 0), (x, h - 1)]));
-    cells.extend((1..h - 1).flat_map(|y| [(0, y), (w - 1, y)]));
-    for (x, y) in cells {
-        let i = y * w + x;
-        let j = y.clamp(1, h - 2) * w + x.clamp(1, w - 2);
-        let (b, want) = (terrain.surface[i], terrain.surface[j]);
-        if !(b.is_finite() && want.is_finite()) || b == want {
-            continue;
-        }
-        let layers = terrain.layers.thickness_all_mut();
-        if want < b {
-            let mut rest = b - want;
-            for t in layers.iter_mut() {
-                let take = t[i].min(rest);
-                t[i] -= take;
-                rest -= take;
-                if rest <= 0.0 {
-                    break;
-                }
-            }
-        } else if let Some(top) = layers.first_mut() {
-            top[i] += want - b;
-        }
-        terrain.surface[i] = want;
-        lost += f64::from(b) - f64::from(want);
-    }
-    lost
 }
 
 /// A state field, created as `n` copies of `zero` when absent; an error when its length

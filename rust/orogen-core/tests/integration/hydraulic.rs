@@ -610,16 +610,13 @@ fn bad_input_names_the_field() {
     assert!(e.contains("materials[0].dissolubility"), "{e}");
 }
 
-/// Open borders are outlets: rain on a rough dome drains off every edge, the interior
-/// erodes, and each border cell's bed follows its inner neighbour's, so the edge keeps the
-/// ground's slope instead of standing as a lip over the eroded interior (the rills demo's
-/// 1.1 m step round the map, when the border held its bed) and is never dug into a trench
-/// below it (a wall of pits along the edge, when border cells eroded as interior cells
-/// with their outside water surface at their own bed: following, a border cell is never
-/// below the interior). Material is conserved with what
-/// left: the map's bed and sediment, plus the sediment reported leaving.
+/// Open borders are outlets at a fixed level: rain on a rough dome drains off every edge,
+/// the interior erodes, and the border cells keep their beds. (Their outside neighbour's
+/// water surface is their own bed, so a border that eroded lowered its own base level and
+/// was dug, step after step, into a trench tens of metres deep: a wall of pits along the
+/// edge of the map in Godot.)
 #[test]
-fn open_borders_follow_their_inner_neighbours() {
+fn open_borders_hold_their_beds() {
     let (w, h) = (48, 40);
     let grid = Grid::new(w, h, 1.0).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -643,38 +640,25 @@ fn open_borders_follow_their_inner_neighbours() {
         ..Params::default()
     };
     let mut sim = SimState::default();
-    let m0 = sum64(&b);
     let reports = run(grid, params, &mut b, &mut sim, 600);
     let left: f64 = reports.iter().map(|r| r.water_lost_m3).sum();
     assert!(left > 0.0, "water drains through the open borders");
-    let inner = |i: usize| {
+    let border = |i: usize| {
         let (x, y) = (i % w, i / w);
-        y.clamp(1, h - 2) * w + x.clamp(1, w - 2)
+        x == 0 || y == 0 || x + 1 == w || y + 1 == h
     };
     let mut eroded = 0.0f64;
-    let mut border_lowered = 0.0f64;
     for i in 0..w * h {
-        let j = inner(i);
-        if j != i {
-            assert_eq!(
-                b[i], b[j],
-                "border cell {i} follows its inner neighbour {j}"
-            );
-            border_lowered += (b0[i] - b[i]).max(0.0) as f64;
+        if border(i) {
+            assert_eq!(b[i], b0[i], "border cell {i} keeps its bed");
         } else {
             eroded += (b0[i] - b[i]).max(0.0) as f64;
         }
     }
     assert!(eroded > 0.01, "the interior erodes ({eroded} m summed)");
-    assert!(
-        border_lowered > 1e-3,
-        "the border comes down with the interior ({border_lowered} m summed)"
-    );
     let carried: f64 = reports.iter().map(|r| r.sediment_lost_m3).sum();
-    assert!(carried > 0.0, "sediment leaves through the border cells");
-    let m1 = sum64(&b) + sum64(sim.sediment.as_ref().unwrap()) + carried;
     assert!(
-        (m1 - m0).abs() <= 1e-5 * m0,
-        "material {m0} -> {m1} with what left"
+        carried > 0.0,
+        "sediment still leaves through the held border cells"
     );
 }
