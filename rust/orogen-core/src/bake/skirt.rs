@@ -9,9 +9,11 @@
 //!   inner rings take the terrain's own normals ([`terrain_normal`]), so the shading runs
 //!   on across the seam.
 //! - [`Edge::Coast`]: the land falls into the sea: from the border's heights down to
-//!   [`COAST_DEPTH_M`] below sea level, fastest at the border, over a shelf twice as wide as
-//!   the drop (27° on average, at most 4 % of the map), then flat sea floor; the sea plane
-//!   covers it.
+//!   [`COAST_DEPTH_M`] below sea level over [`COAST_RUN`] times the drop (9.5° on average,
+//!   at most half the map's extent), leaving the border at the ground's own fall across it
+//!   (up to three times the mean) and easing onto flat sea floor (a cubic Hermite
+//!   profile); the sea plane covers it. (It fell fastest at the border over twice the
+//!   drop, 27° on average and 45° at the border: the map's sides read as walls.)
 //!
 //! With a [`Look`], the skirt continues the terrain's own look too: the ground layers'
 //! weights the terrain shows along its border (`ground_weights`, the terrain shader's
@@ -46,6 +48,9 @@ pub const UNDER_M: f32 = 2.0;
 
 /// Depth of the sea floor beyond a coast, metres below sea level.
 pub const COAST_DEPTH_M: f32 = 150.0;
+
+/// A coast's run over its drop (from the border to the sea floor): 6, a mean slope of 9.5°.
+pub const COAST_RUN: f32 = 6.0;
 
 /// The skirt's outer edge, in map extents from the border.
 pub const REACH_EXTENTS: f32 = 200.0;
@@ -385,11 +390,10 @@ pub fn skirt_with(
         dists.push(d);
         d *= ratio;
     }
-    let shelf = 0.04 * extent;
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
         let profile = smoothed(k);
-        let slope_out = if edge == Edge::Skirt && d > 0.0 {
+        let slope_out = if d > 0.0 {
             ring_mean(&gradient, k.max(GRADIENT_CELLS as usize))
         } else {
             Vec::new()
@@ -449,20 +453,28 @@ pub fn skirt_with(
             } else {
                 match edge {
                     Edge::Coast => {
-                        // The land falls fastest at the border and eases onto the sea floor
-                        // (1 − t)², over a shelf twice as wide as its drop (27° on average, as
-                        // steep as the mountain land it cuts off), so the border does not run
-                        // on as a flat terrace before it drops. The
-                        // bumps scale with the drop and vanish at both ends: a border under
+                        // The land leaves the border at the ground's own fall across it (at
+                        // most three times the mean, none where the ground rises outwards)
+                        // and eases onto the sea floor, a cubic Hermite from the border to
+                        // the floor over COAST_RUN times the drop; monotone for a start
+                        // slope up to three times the mean. The bumps, t²(1 − t)², vanish
+                        // at both ends and stay under what the profile fell: a border under
                         // the sea raises no islands.
                         let floor = sea_level - COAST_DEPTH_M;
                         let top = profile[i].max(floor);
-                        let reach = ((top - floor) * 2.0).min(shelf).max(cell);
+                        let drop = top - floor;
+                        let reach = (drop * COAST_RUN).min(0.5 * extent).max(cell);
                         let t = (d / reach).min(1.0);
-                        let fall = (1.0 - t) * (1.0 - t);
-                        floor
-                            + (top - floor) * fall
-                            + 0.3 * (top - floor) * t * fall * rolling(x, z, 0.05 * extent, 7)
+                        let fall_rate = (-slope_out[i]).max(0.0);
+                        let m = if drop > 0.0 {
+                            (fall_rate * reach / drop).min(3.0)
+                        } else {
+                            0.0
+                        };
+                        let (t2, t3) = (t * t, t * t * t);
+                        let f = (2.0 * t3 - 3.0 * t2 + 1.0) - m * (t3 - 2.0 * t2 + t);
+                        let bump = 0.5 * t2 * (1.0 - t) * (1.0 - t);
+                        floor + drop * f + drop * bump * rolling(x, z, 0.05 * extent, 7)
                     }
                     _ => {
                         // The border's slope across it carried on and eased flat (its
@@ -822,6 +834,45 @@ mod tests {
             "skirt leaves the land's range"
         );
         assert!(skirt(grid, &h, Edge::None, 0.0).positions.is_empty());
+    }
+
+    /// The `large` and `main` demos' fault: the coast fell fastest at the border, over
+    /// twice its drop and at most 4 % of the map, so on a map of 50 m cells the land beyond
+    /// the border dropped hundreds of metres over a few cells (80°) and the map's sides read
+    /// as walls into the sea. Now no step out from the border is steeper than the mean
+    /// slope's three times (or the ground's own fall across the border), and the coast
+    /// reaches the sea floor over COAST_RUN times its drop.
+    #[test]
+    fn a_coast_falls_to_the_sea_without_walls() {
+        let (grid, h) = terrain();
+        let sea = 100.0;
+        let coast = skirt(grid, &h, Edge::Coast, sea);
+        let m = coast.positions.len() / (RINGS + 2);
+        let floor = sea - COAST_DEPTH_M;
+        let mut steepest = 0.0f32;
+        let mut widest = 0.0f32;
+        for i in 0..m {
+            let top = coast.positions[m + i][1];
+            for r in 1..RINGS + 1 {
+                let (a, b) = (coast.positions[r * m + i], coast.positions[(r + 1) * m + i]);
+                let run = ((b[0] - a[0]).powi(2) + (b[2] - a[2]).powi(2)).sqrt();
+                steepest = steepest.max((a[1] - b[1]) / run);
+                if b[1] > floor + 1e-3 {
+                    let out = (b[0] - coast.positions[m + i][0])
+                        .abs()
+                        .max((b[2] - coast.positions[m + i][2]).abs());
+                    widest = widest.max(out / (top - floor).max(1e-3));
+                }
+            }
+        }
+        assert!(
+            steepest < 0.6,
+            "the coast falls {steepest} a metre somewhere (a wall)"
+        );
+        assert!(
+            widest > 0.5 * COAST_RUN,
+            "the coast reaches the floor within {widest} times its drop"
+        );
     }
 
     #[test]
