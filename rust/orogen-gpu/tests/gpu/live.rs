@@ -30,7 +30,7 @@ fn recipe(stages: &str) -> Recipe {
 /// 5 mm/yr over the west half, 1 mm/yr elsewhere.
 fn painted(world: &World) -> LiveMaps {
     let grid = world.grid();
-    let w = grid.width as usize;
+    let w = grid.width;
     let data = (0..world.height.data.len())
         .map(|i| if i % w < w / 2 { 0.005 } else { 0.001 })
         .collect();
