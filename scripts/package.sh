@@ -74,9 +74,10 @@ if [[ "$profile" == test ]]; then
 else
     cargo build --locked -p orogen-cli -p orogen-godot "${cargo_profile[@]}"
 fi
-# The Windows and macOS CLIs are built CPU only for now (--no-default-features: no
-# orogen-gpu, so `device: Gpu` is an error there and `Auto` runs on the CPU): wgpu's DX12
-# and Metal backends have not been cross-built or tested here yet.
+# The Windows and macOS CLIs and extensions are built CPU only for now (no `gpu` feature:
+# no orogen-gpu, so `device: Gpu` is an error there and `Auto` runs on the CPU): wgpu's DX12
+# and Metal backends have not been cross-built or tested here yet, and compiling wgpu for
+# Windows would add minutes to every CI run. The extension keeps its `docs` feature.
 # With --profile test, the Windows side is built in the lighter `cross-test` profile
 # (Cargo.toml): it is compiled from nothing on every CI run.
 win_profile=("${cargo_profile[@]}")
@@ -85,7 +86,7 @@ if [[ "$profile" == test ]]; then
     win_profile=(--profile cross-test)
     win_dir=cross-test
 fi
-cargo build --locked --target "$WIN" -p orogen-godot "${win_profile[@]}"
+cargo build --locked --target "$WIN" -p orogen-godot --no-default-features --features docs "${win_profile[@]}"
 cargo build --locked --target "$WIN" -p orogen-cli --no-default-features "${win_profile[@]}"
 
 if [[ "$macos" == yes ]]; then
@@ -94,7 +95,7 @@ if [[ "$macos" == yes ]]; then
     # would break the signature).
     strip_config="profile.$([[ $profile == test ]] && echo test || echo release).strip=\"symbols\""
     PATH="$zig_bin:$PATH" cargo zigbuild --locked --target "$MAC" -p orogen-godot \
-        "${cargo_profile[@]}" --config "$strip_config"
+        --no-default-features --features docs "${cargo_profile[@]}" --config "$strip_config"
     PATH="$zig_bin:$PATH" cargo zigbuild --locked --target "$MAC" -p orogen-cli --no-default-features \
         "${cargo_profile[@]}" --config "$strip_config"
 fi

@@ -7,6 +7,10 @@
 #   4. runs godot_project/tests/run_tests.gd headless (classes, recipe API, CLI equality,
 #      signal order, cancel, failures, queries, collision, threads, save/load), then
 #      godot_project/tests/mutated_recipes.gd (200 mutated recipes through ErosionSimulator)
+#   4. also godot_project/tests/gpu_tests.gd (issue #42, on lavapipe where there is no GPU):
+#      a `device: Gpu` run against the CPU and the CLI's `--device gpu` bake, `Auto`, live
+#      painting on the GPU; then again with OROGEN_GPU_DISABLE=1 (`Gpu` fails naming
+#      `device`, `Auto` runs the CPU)
 #   4a. bakes the equivalence recipe with the uplift map the headless tests painted and
 #      compares it with Godot's run byte for byte
 #   4b. opens each extension class's page in Godot's help (F1) in a headless editor and
@@ -103,11 +107,30 @@ if ! "$OROGEN" bake "$RECIPES/equiv.ron" --out "$WORK/bake" >"$WORK/bake.log" 2>
     fail_step "orogen bake of the equivalence recipe"
 fi
 
+# The GPU recipe baked by the CLI on the GPU: Godot's GPU run must give its bytes.
+if ! "$OROGEN" bake "$RECIPES/gpu.ron" --device gpu --quiet --out "$WORK/gpu-bake" >"$WORK/gpu-bake.log" 2>&1; then
+    tail -n 20 "$WORK/gpu-bake.log"
+    fail_step "orogen bake --device gpu of the GPU recipe (scripts/install-vulkan.sh installs lavapipe)"
+fi
+
 echo "==> headless tests (godot_project/tests/run_tests.gd) (at ${SECONDS} s)"
 timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/run_tests.gd -- \
     --recipes="$RECIPES" --bake="$WORK/bake" --out="$WORK/out" >"$WORK/tests.log" 2>&1
 grep -E '^(PASS|FAIL) |^  measured' "$WORK/tests.log"
 tally "$WORK/tests.log" "headless tests"
+
+# Issue #42: ErosionSimulator and live painting on the GPU (lavapipe without one), then the
+# same script without an adapter (OROGEN_GPU_DISABLE=1: a separate process, as the GPU is
+# opened once per process).
+echo "==> GPU path (godot_project/tests/gpu_tests.gd) (at ${SECONDS} s)"
+timeout 600 "${GODOT[@]}" --headless --path godot_project -s res://tests/gpu_tests.gd -- \
+    --recipes="$RECIPES" --gpu-bake="$WORK/gpu-bake" >"$WORK/gpu.log" 2>&1
+grep -E '^(PASS|FAIL) |^  measured' "$WORK/gpu.log"
+tally "$WORK/gpu.log" "GPU tests"
+OROGEN_GPU_DISABLE=1 timeout 300 "${GODOT[@]}" --headless --path godot_project -s res://tests/gpu_tests.gd -- \
+    --recipes="$RECIPES" --no-adapter >"$WORK/gpu-disabled.log" 2>&1
+grep -E '^(PASS|FAIL) |^  measured' "$WORK/gpu-disabled.log"
+tally "$WORK/gpu-disabled.log" "GPU tests without an adapter"
 
 # A run from a painted uplift map (test_painted_run_for_cli_comparison saved the map and
 # the run's maps) bakes to the same bytes as the CLI given that map as an EXR image.

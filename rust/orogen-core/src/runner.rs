@@ -651,7 +651,7 @@ pub struct LiveMaps {
 /// terrain with them. Each step is reported as [`Event::Step`]; at the end the hydrology
 /// maps of where it stopped are written (as the stage's `hydrology: true` does). Returns
 /// the steps run. It runs the CPU: a recipe's `device: Gpu` is an error naming `device`,
-/// `Auto` runs the CPU.
+/// `Auto` runs the CPU ([`run_live_on`] takes an accelerator).
 pub fn run_live(
     recipe: &Recipe,
     base_dir: &Path,
@@ -660,7 +660,58 @@ pub fn run_live(
     take_maps: &mut dyn FnMut() -> Option<LiveMaps>,
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<u32> {
+    let devices = Devices::cpu_only(recipe.device);
+    let hooks = LiveHooks {
+        take_maps,
+        view_due: &mut || true,
+        observer,
+    };
+    run_live_on(recipe, base_dir, world, stop, hooks, devices).map(|out| out.steps)
+}
+
+/// What [`run_live_on`] calls back while it runs.
+pub struct LiveHooks<'a> {
+    /// New uplift or precipitation maps, asked before every step.
+    pub take_maps: &'a mut dyn FnMut() -> Option<LiveMaps>,
+    /// Asked after every step: whether the world passed with this step's [`Event::Step`]
+    /// must hold its heights (a view is due). When it says no, a run on an accelerator
+    /// without a hillslope process reads nothing back and the world keeps the heights of
+    /// the last view; the CPU's world is always up to date.
+    pub view_due: &'a mut dyn FnMut() -> bool,
+    /// Each step as [`Event::Step`].
+    pub observer: &'a mut dyn FnMut(Event<'_>),
+}
+
+/// What a live run did.
+#[derive(Clone, Debug)]
+pub struct LiveOutput {
+    /// Steps run.
+    pub steps: u32,
+    /// What stepped the stream power last: `cpu`, `gpu: <adapter>`, or `cpu (Auto: <why>)`.
+    pub device: String,
+}
+
+/// [`run_live`] with its stream power where the recipe's `device` says (`devices`: the
+/// accelerator the caller opened, as [`run_recipe_on`]; `Gpu` without one, or with a
+/// terrain it does not run, fails naming `device` or the stage). On an accelerator the
+/// heights are handed over whenever the painted maps restart the stage or the hillslope
+/// process (a `Thermal` stage) changed them, and read back only for the steps whose view is
+/// due (`hooks.view_due`) or every step where a hillslope process needs them; the CPU's
+/// path is [`run_live`]'s, byte for byte.
+pub fn run_live_on(
+    recipe: &Recipe,
+    base_dir: &Path,
+    world: &mut World,
+    stop: &AtomicBool,
+    hooks: LiveHooks<'_>,
+    devices: Devices<'_>,
+) -> Result<LiveOutput> {
     use crate::stages::stream_power::{Schedule, StreamPowerParams};
+    let LiveHooks {
+        take_maps,
+        view_due,
+        observer,
+    } = hooks;
     use crate::stages::StageKind;
     world.require_grid("live erosion")?;
     let (index, mut params) = recipe
@@ -680,8 +731,7 @@ pub fn run_live(
         field: field.clone(),
         index,
         in_loop: false,
-        // No accelerator here: a recipe's `Gpu` is an error naming `device`, `Auto` the CPU.
-        devices: Devices::cpu_only(recipe.device),
+        devices,
     };
     let name = "StreamPower";
     let mut run = params.start(world, &env)?;
@@ -709,6 +759,7 @@ pub fn run_live(
     let mut steps = 0u32;
     while !stop.load(Ordering::Relaxed) {
         if let Some(maps) = take_maps() {
+            run.sync(world)?;
             let grid = world.grid();
             if let Some(u) = maps.uplift {
                 let mut u = u.resampled(grid);
@@ -721,17 +772,34 @@ pub fn run_live(
             }
             run = params.start(world, &env)?;
         }
-        run.step(world)?;
-        if let Some((h, iterations)) = &mut hillslope {
-            for _ in 0..*iterations {
-                if h.step(world)? {
-                    break;
+        let current = match &mut hillslope {
+            Some((h, iterations)) => {
+                run.step(world)?;
+                for _ in 0..*iterations {
+                    if h.step(world)? {
+                        break;
+                    }
                 }
+                true
             }
-        }
+            None => run.step_deferred(world)?,
+        };
+        let current = if view_due() && !current {
+            run.sync(world)?;
+            true
+        } else {
+            current
+        };
         world.hold_nodata();
         steps += 1;
-        if let Some((what, cell, value)) = world.first_non_finite() {
+        // A world not up to date is the last view's, already checked (the GPU's heights
+        // are checked when they are read back).
+        let bad = if current {
+            world.first_non_finite()
+        } else {
+            None
+        };
+        if let Some((what, cell, value)) = bad {
             return Err(OrogenError::Numerical {
                 field,
                 reason: format!(
@@ -748,5 +816,8 @@ pub fn run_live(
         });
     }
     run.finish(world)?;
-    Ok(steps)
+    Ok(LiveOutput {
+        steps,
+        device: run.device().unwrap_or_else(|| "cpu".into()),
+    })
 }

@@ -83,4 +83,8 @@ impl StreamPowerStepper for GpuStreamPower {
     fn heights(&mut self) -> Result<Vec<f32>> {
         GpuStreamPower::heights(self)
     }
+
+    fn wait(&mut self) -> Result<()> {
+        GpuStreamPower::wait(self)
+    }
 }

@@ -10,8 +10,10 @@ use crate::world::World;
 
 /// A `StreamPower` stage stepped by an accelerator: the world's heights are handed over
 /// when they changed since the last step (a `TimeLoop`'s other processes), and read back
-/// after every step, so progress, live views, cancel and `tolerance` work as on the CPU.
-/// The hydrology maps at the end are the CPU's, from the final heights.
+/// after every step, so progress, live views, cancel and `tolerance` work as on the CPU;
+/// live painting steps it with [`StageRun::step_deferred`] and reads the heights back only
+/// for the views it shows ([`StageRun::sync`]). The hydrology maps at the end are the
+/// CPU's, from the final heights.
 pub(crate) struct AcceleratedRun {
     pub stepper: Box<dyn StreamPowerStepper>,
     pub dt: f64,
@@ -22,10 +24,13 @@ pub(crate) struct AcceleratedRun {
     pub device: String,
     /// The heights the stepper holds (empty before the first step).
     pub held: Vec<f32>,
+    /// Steps run by `step_deferred` since the heights were last read back into the world.
+    pub ahead: u32,
 }
 
 impl StageRun for AcceleratedRun {
     fn step(&mut self, world: &mut World) -> Result<bool> {
+        self.sync(world)?;
         if self.held != world.height.data {
             self.stepper.set_heights(&world.height.data)?;
         }
@@ -57,7 +62,43 @@ impl StageRun for AcceleratedRun {
         Ok(converged)
     }
 
+    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
+        // While ahead, the world is the one last read back (the caller leaves it alone).
+        if self.ahead == 0 && self.held != world.height.data {
+            self.stepper.set_heights(&world.height.data)?;
+            self.held.clone_from(&world.height.data);
+        }
+        self.stepper.step(self.dt)?;
+        // Waiting (a fence, nothing read back) keeps the queue one step deep, so a stop
+        // comes within a step and the steps counted are the steps done.
+        self.stepper.wait()?;
+        self.ahead += 1;
+        Ok(false)
+    }
+
+    fn sync(&mut self, world: &mut World) -> Result<()> {
+        if self.ahead == 0 {
+            return Ok(());
+        }
+        let after = self.stepper.heights()?;
+        if after.len() != world.height.data.len() {
+            return Err(OrogenError::invalid(
+                &self.field,
+                format!(
+                    "the GPU returned {} heights for {} cells",
+                    after.len(),
+                    world.height.data.len()
+                ),
+            ));
+        }
+        world.height.data.copy_from_slice(&after);
+        self.held = after;
+        self.ahead = 0;
+        Ok(())
+    }
+
     fn finish(&mut self, world: &mut World) -> Result<()> {
+        self.sync(world)?;
         match &self.hydrology {
             Some(p) => write_hydrology_maps(world, p, &self.base_dir, &self.field),
             None => Ok(()),
@@ -87,5 +128,13 @@ impl StageRun for Noted {
 
     fn device(&self) -> Option<String> {
         Some(self.note.clone())
+    }
+
+    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
+        self.run.step_deferred(world)
+    }
+
+    fn sync(&mut self, world: &mut World) -> Result<()> {
+        self.run.sync(world)
     }
 }

@@ -50,6 +50,11 @@ pub trait StreamPowerStepper {
     fn step(&mut self, dt: f64) -> Result<()>;
     /// The heights after the last step (waits for the device).
     fn heights(&mut self) -> Result<Vec<f32>>;
+    /// Waits until the device has done the steps asked for, reading nothing back (live
+    /// painting's steps between two views; an error if the device failed).
+    fn wait(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A device that can run stream power (orogen-gpu's `GpuBackend`).

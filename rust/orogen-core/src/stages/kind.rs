@@ -72,6 +72,19 @@ pub trait StageRun {
     fn device(&self) -> Option<String> {
         None
     }
+
+    /// One step whose result may stay off `world` (a GPU run keeps its heights on the
+    /// device, read back by [`StageRun::sync`]): `Ok(true)` when `world` holds it, as the
+    /// CPU's runs do (this is their `step`). Until `sync`, the caller neither reads nor
+    /// changes `world` (live painting's steps between two views, issue #42).
+    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
+        self.step(world).map(|_| true)
+    }
+
+    /// Brings `world` up to date after [`StageRun::step_deferred`] (nothing on the CPU).
+    fn sync(&mut self, _world: &mut World) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Runs `stage` on its own: validate, start, then up to `iterations` steps (fewer once it

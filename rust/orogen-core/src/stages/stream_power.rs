@@ -427,6 +427,7 @@ impl StreamPowerParams {
             field: env.field.clone(),
             device: accel.describe(),
             held: world.height.data.clone(),
+            ahead: 0,
         }))
     }
 }

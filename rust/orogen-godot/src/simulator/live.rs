@@ -7,10 +7,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
-use orogen_core::runner::{initial_world_cancellable, run_live, LiveMaps};
+use orogen_core::runner::{initial_world_cancellable, run_live_on, LiveHooks, LiveMaps};
 use orogen_core::{Recipe, World};
 
-use super::run::{on_worker, Msg};
+use super::run::{on_worker, view_clock, Msg, Views};
 use crate::prepared::{Prepared, Target};
 use crate::terrain::paint_maps::PaintMaps;
 
@@ -34,7 +34,9 @@ pub struct LiveJob {
     pub maps_rx: mpsc::Receiver<LiveMaps>,
 }
 
-/// The live worker: stream power step after step until `stop`, then the terrain back.
+/// The live worker: stream power step after step until `stop` (on the GPU where the
+/// recipe's `device` asks, reading its heights back only for the views shown), then the
+/// terrain back.
 pub fn work_live(
     job: LiveJob,
     threads: usize,
@@ -51,12 +53,28 @@ pub fn work_live(
     } = job;
     let mut first = Some(maps);
     let mut take = move || first.take().or_else(|| maps_rx.try_iter().last());
-    on_worker(threads, true, tx, move |observer| {
+    let asked = Arc::new(AtomicBool::new(false));
+    let mut view_due = view_clock(asked.clone());
+    on_worker(threads, Views::Asked(asked), tx, move |observer, tx| {
+        let opened = super::device::open(recipe.device)?;
         let mut world = match world {
             Some(w) => w,
             None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
         };
-        run_live(&recipe, &base_dir, &mut world, &stop, &mut take, observer)?;
+        let hooks = LiveHooks {
+            take_maps: &mut take,
+            view_due: &mut view_due,
+            observer,
+        };
+        let out = run_live_on(
+            &recipe,
+            &base_dir,
+            &mut world,
+            &stop,
+            hooks,
+            opened.devices(recipe.device),
+        )?;
+        let _ = tx.send(Msg::Device(out.device));
         Ok(Prepared::new(world, target))
     });
 }

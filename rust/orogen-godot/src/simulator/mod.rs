@@ -32,6 +32,7 @@ use live::{live_maps, work_live, LiveJob};
 use run::{work, Msg, LIVE_THREADS};
 
 pub mod delivery;
+pub mod device;
 pub mod generate;
 pub mod live;
 pub mod run;
@@ -51,7 +52,8 @@ type Worker = crate::worker::Worker<Msg>;
 /// finished result is applied a slice at a time (at most `apply_budget_ms` a frame) and then
 /// `finished` is emitted, or `failed(message)` names what went wrong. `start_live()` erodes
 /// live from the terrain as it is, with its painted maps, until `cancel()`. The simulator runs
-/// on its own thread pool (`threads`; 0: one thread per CPU).
+/// on its own thread pool (`threads`; 0: one thread per CPU), and its stream power on a GPU
+/// where the recipe's `device` is `Gpu` or `Auto` (`get_device_used()` says which ran).
 #[derive(GodotClass)]
 #[class(tool, base = Node)]
 pub struct ErosionSimulator {
@@ -88,6 +90,8 @@ pub struct ErosionSimulator {
     result: Option<Gd<TerrainData>>,
     /// The stage reports of the last finished run.
     stage_reports: Vec<orogen_core::runner::StageTiming>,
+    /// Where the last run's stream power ran (empty until it says).
+    device_used: String,
     /// A live run's line to its worker: painted maps go down it, and the terrain's paint
     /// revision they were sent at.
     live: Option<(Sender<LiveMaps>, i64)>,
@@ -112,6 +116,7 @@ impl INode for ErosionSimulator {
             free_when_done: false,
             result: None,
             stage_reports: Vec::new(),
+            device_used: String::new(),
             live: None,
             refreshes: 0,
             base,
@@ -237,8 +242,9 @@ impl ErosionSimulator {
 
     /// What each stage of the last finished recipe run reported, as `bake.json`'s
     /// `stages`: per stage a dictionary with `stage` (its name; the first entry is the
-    /// initial terrain), `seconds` and `figures` (named totals, e.g. `wind_blown_off_m3`,
-    /// `hydraulic_water_lost_m3`; empty when the stage measures none). Empty before a run
+    /// initial terrain), `seconds`, `figures` (named totals, e.g. `wind_blown_off_m3`,
+    /// `hydraulic_water_lost_m3`; empty when the stage measures none) and `device` (what
+    /// ran it: `cpu`, `gpu: <adapter>`, or `cpu (Auto: <why>)`). Empty before a run
     /// finishes, and after a live run.
     #[func]
     pub fn get_stage_reports(&self) -> Array<VarDictionary> {
@@ -253,9 +259,21 @@ impl ErosionSimulator {
                 d.set("stage", t.stage.as_str());
                 d.set("seconds", t.seconds);
                 d.set("figures", &figures.to_variant());
+                d.set("device", t.device.as_str());
                 d
             })
             .collect()
+    }
+
+    /// Where the last run's stream power ran, as `bake.json` says it: `cpu`, `gpu:
+    /// <adapter>` (e.g. `gpu: llvmpipe (…) (Vulkan, Cpu)`), or `cpu (Auto: <why>)` where the
+    /// recipe's `device: Auto` found no GPU or a stage the GPU does not run (a run's first
+    /// such stage; `get_stage_reports()` has each stage's). Set before `finished` (a live
+    /// run's too); empty before and after a failed run. `device: Gpu` without a GPU fails
+    /// with a message naming `device`.
+    #[func]
+    pub fn get_device_used(&self) -> GString {
+        GString::from(self.device_used.as_str())
     }
 
     /// Worker and pool threads alive across all simulators (0 when none runs).
@@ -302,6 +320,7 @@ impl ErosionSimulator {
                             snapshot = s;
                         }
                     }
+                    Ok(Msg::Device(device)) => self.device_used = device,
                     Ok(Msg::Finished(world)) => {
                         outcome = Some(Outcome::Finished(world));
                         break;
@@ -490,6 +509,7 @@ impl ErosionSimulator {
         self.worker = Some(Worker::new(handle, rx, cancel));
         self.pending = None;
         self.refreshes = 0;
+        self.device_used.clear();
         self.base_mut().set_process(true);
         Ok(())
     }
@@ -539,6 +559,7 @@ impl ErosionSimulator {
         self.live = Some((maps_tx, revision));
         self.pending = None;
         self.refreshes = 0;
+        self.device_used.clear();
         self.apply_on_finish = true;
         self.live_update = true;
         self.base_mut().set_process(true);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use orogen_core::field::Grid;
-use orogen_core::runner::{run_recipe, Event};
+use orogen_core::runner::{run_recipe_on, Event};
 use orogen_core::{OrogenError, Recipe};
 
 use crate::prepared::{Prepared, Target};
@@ -63,8 +63,37 @@ pub enum Msg {
         iteration: u32,
         snapshot: Option<Snapshot>,
     },
+    /// Where the stream power ran (`device_used`): `cpu`, `gpu: <adapter>` or
+    /// `cpu (Auto: <why>)`.
+    Device(String),
     Finished(Box<Prepared>),
     Failed(String),
+}
+
+/// When a run's observer sends a live view with a step.
+#[derive(Clone)]
+pub enum Views {
+    /// Never (`live_update` off).
+    Off,
+    /// At most every `SNAPSHOT_INTERVAL`.
+    Timed,
+    /// When the flag is set (live painting: the runner asked `view_due`, which set it, and
+    /// read the GPU's heights back for that step alone); the observer clears it.
+    Asked(Arc<AtomicBool>),
+}
+
+/// Live painting's `view_due`: at most every `SNAPSHOT_INTERVAL`, setting `asked` for the
+/// observer ([`Views::Asked`]).
+pub fn view_clock(asked: Arc<AtomicBool>) -> impl FnMut() -> bool {
+    let mut last: Option<Instant> = None;
+    move || {
+        let due = last.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL);
+        if due {
+            last = Some(Instant::now());
+        }
+        asked.store(due, Ordering::Relaxed);
+        due
+    }
 }
 
 /// A rayon pool of `threads` (0: one per CPU) counted in `LIVE_THREADS`.
@@ -83,8 +112,8 @@ fn make_pool(threads: usize) -> Result<rayon::ThreadPool, String> {
 }
 
 /// Turns the core's events into messages: progress at most every `PROGRESS_INTERVAL`,
-/// each step, and with `live` a snapshot at most every `SNAPSHOT_INTERVAL`.
-fn observer(tx: &Sender<Msg>, live: bool) -> impl FnMut(Event<'_>) + '_ {
+/// each step, and a snapshot when `views` says.
+fn observer(tx: &Sender<Msg>, views: Views) -> impl FnMut(Event<'_>) + '_ {
     let mut last_snapshot: Option<Instant> = None;
     let mut last_progress: Option<(Instant, usize)> = None;
     move |event: Event<'_>| match event {
@@ -118,9 +147,18 @@ fn observer(tx: &Sender<Msg>, live: bool) -> impl FnMut(Event<'_>) + '_ {
         Event::Step {
             iteration, world, ..
         } => {
-            let snapshot = if live && last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL)
-            {
-                last_snapshot = Some(Instant::now());
+            let due = match &views {
+                Views::Off => false,
+                Views::Timed => {
+                    let due = last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL);
+                    if due {
+                        last_snapshot = Some(Instant::now());
+                    }
+                    due
+                }
+                Views::Asked(flag) => flag.swap(false, Ordering::Relaxed),
+            };
+            let snapshot = if due {
                 // A graph erodes its nodes: show them through the fast Gaussian surface.
                 let heights = world
                     .graph_preview()
@@ -181,10 +219,11 @@ fn last_message(run: std::thread::Result<Result<Prepared, OrogenError>>) -> Msg 
 }
 
 /// A worker thread's frame: its own rayon pool, `job` run in it with the observer of
-/// `observer(live)`, a panic caught, and the last message sent.
-pub fn on_worker<F>(threads: usize, live: bool, tx: Sender<Msg>, job: F)
+/// `observer(views)` and a line to the main thread, a panic caught, and the last message
+/// sent.
+pub fn on_worker<F>(threads: usize, views: Views, tx: Sender<Msg>, job: F)
 where
-    F: FnOnce(&mut dyn FnMut(Event<'_>)) -> Result<Prepared, OrogenError> + Send,
+    F: FnOnce(&mut dyn FnMut(Event<'_>), &Sender<Msg>) -> Result<Prepared, OrogenError> + Send,
 {
     let _alive = LiveThread::enter();
     let pool = match make_pool(threads) {
@@ -194,9 +233,9 @@ where
             return;
         }
     };
-    let mut observer = observer(&tx, live);
+    let mut observer = observer(&tx, views);
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pool.install(|| job(&mut observer))
+        pool.install(|| job(&mut observer, &tx))
     }));
     drop(pool);
     let msg = last_message(run);
@@ -204,7 +243,8 @@ where
     let _ = tx.send(msg);
 }
 
-/// The worker thread of a run: the recipe, then its result prepared for the terrain.
+/// The worker thread of a run: the GPU opened where the recipe's `device` asks (the first
+/// time in this process), the recipe, then its result prepared for the terrain.
 pub fn work(
     recipe: Recipe,
     base_dir: PathBuf,
@@ -214,8 +254,20 @@ pub fn work(
     cancel: Arc<AtomicBool>,
     tx: Sender<Msg>,
 ) {
-    on_worker(threads, live, tx, move |observer| {
-        run_recipe(&recipe, &base_dir, &cancel, observer)
-            .map(|out| Prepared::new(out.world, target).with_stages(out.timings))
+    let views = if live { Views::Timed } else { Views::Off };
+    on_worker(threads, views, tx, move |observer, tx| {
+        let opened = super::device::open(recipe.device)?;
+        let devices = opened.devices(recipe.device);
+        let out = run_recipe_on(
+            &recipe,
+            &base_dir,
+            &cancel,
+            observer,
+            devices.accelerator,
+            devices.missing,
+        )?;
+        let used = super::device::summary(out.timings.iter().map(|t| t.device.as_str()));
+        let _ = tx.send(Msg::Device(used));
+        Ok(Prepared::new(out.world, target).with_stages(out.timings))
     });
 }

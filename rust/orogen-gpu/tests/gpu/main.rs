@@ -3,6 +3,7 @@
 
 mod common;
 mod lakes;
+mod live;
 mod recipe;
 mod slope_exponent;
 mod stream_power;
