@@ -28,18 +28,25 @@ impl GpuBackend {
     /// names `device` and says which adapter was passed over.
     pub fn for_auto() -> Result<Self> {
         let gpu = GpuBackend::new()?;
-        if gpu.ctx.is_software() && std::env::var_os("OROGEN_GPU_SOFTWARE").is_none_or(|v| v != "1")
-        {
-            return Err(orogen_core::OrogenError::invalid(
+        match gpu.refused_under_auto() {
+            Some(e) => Err(e),
+            None => Ok(gpu),
+        }
+    }
+
+    /// Why `device: Auto` passes over this adapter (see [`GpuBackend::for_auto`]), if it does.
+    pub fn refused_under_auto(&self) -> Option<orogen_core::OrogenError> {
+        let allowed = std::env::var_os("OROGEN_GPU_SOFTWARE").is_some_and(|v| v == "1");
+        (self.ctx.is_software() && !allowed).then(|| {
+            orogen_core::OrogenError::invalid(
                 "device",
                 format!(
                     "the only adapter is a software one, {}, slower than the CPU \
                      (OROGEN_GPU_SOFTWARE=1 uses it)",
-                    gpu.ctx.describe()
+                    self.ctx.describe()
                 ),
-            ));
-        }
-        Ok(gpu)
+            )
+        })
     }
 
     /// The GPU it runs on.

@@ -33,10 +33,17 @@ pub fn open(device: Device) -> Result<Opened, OrogenError> {
         });
     }
     match gpu() {
-        Ok(a) => Ok(Opened {
-            accelerator: Some(a),
-            missing: String::new(),
-        }),
+        Ok(a) => match auto_refusal(device) {
+            // Auto passes over a software adapter (orogen_gpu::GpuBackend::for_auto).
+            Some(why) => Ok(Opened {
+                accelerator: None,
+                missing: why,
+            }),
+            None => Ok(Opened {
+                accelerator: Some(a),
+                missing: String::new(),
+            }),
+        },
         Err(e) if device == Device::Gpu => Err(e),
         Err(OrogenError::InvalidParameter { reason, .. }) => Ok(Opened {
             accelerator: None,
@@ -60,10 +67,30 @@ pub fn summary<'a>(devices: impl Iterator<Item = &'a str> + Clone) -> String {
         .to_string()
 }
 
+/// The GPU opened in this process, shared by every run.
+#[cfg(feature = "gpu")]
+static GPU: std::sync::OnceLock<orogen_gpu::GpuBackend> = std::sync::OnceLock::new();
+
+/// Why `Auto` does not take the opened GPU (a software adapter), if it does not.
+#[cfg(feature = "gpu")]
+fn auto_refusal(device: Device) -> Option<String> {
+    if device != Device::Auto {
+        return None;
+    }
+    match GPU.get()?.refused_under_auto()? {
+        OrogenError::InvalidParameter { reason, .. } => Some(reason),
+        e => Some(e.to_string()),
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn auto_refusal(_: Device) -> Option<String> {
+    None
+}
+
 #[cfg(feature = "gpu")]
 fn gpu() -> Result<&'static dyn Accelerator, OrogenError> {
-    use std::sync::{Mutex, OnceLock};
-    static GPU: OnceLock<orogen_gpu::GpuBackend> = OnceLock::new();
+    use std::sync::Mutex;
     // One open at a time (two simulators starting together open one GPU).
     static OPENING: Mutex<()> = Mutex::new(());
     if let Some(g) = GPU.get() {
