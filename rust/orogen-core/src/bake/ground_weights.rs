@@ -50,7 +50,7 @@ pub const GW_HIGH_SLOPE_DEG: f32 = 6.0;
 /// Aspect counts from these slopes, degrees.
 pub const GW_SHADE_SLOPE_DEG: [f32; 2] = [3.0, 12.0];
 pub const GW_CLIFF_DEG: [f32; 2] = [46.0, 56.0];
-pub const GW_ROCK_DEG: [f32; 2] = [31.0, 45.0];
+pub const GW_ROCK_DEG: [f32; 2] = [34.0, 42.0];
 /// Rock on ridges and spurs: weight, convexity (1/m) and slope edges, and its share low down.
 pub const GW_RIDGE_ROCK: f32 = 0.6;
 pub const GW_RIDGE_CURV: [f32; 2] = [0.02, 0.08];
@@ -75,7 +75,7 @@ pub const GW_MOIST_SHADE: f32 = 0.1;
 /// everywhere as a wetness of 0 (no drainage at all) would.
 pub const GW_WETNESS_UNKNOWN: f32 = 0.35;
 /// Plants hold on slopes up to these.
-pub const GW_PLANTS_DEG: [f32; 2] = [28.0, 42.0];
+pub const GW_PLANTS_DEG: [f32; 2] = [30.0, 38.0];
 /// Grass: base and moisture gain; its share up high and low down.
 pub const GW_GRASS_MOIST: [f32; 2] = [0.4, 1.2];
 pub const GW_GRASS_ALPINE: [f32; 2] = [0.2, 0.8];
