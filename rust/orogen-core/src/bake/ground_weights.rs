@@ -53,8 +53,8 @@ pub const GW_CLIFF_DEG: [f32; 2] = [46.0, 56.0];
 pub const GW_ROCK_DEG: [f32; 2] = [34.0, 42.0];
 /// Rock on ridges and spurs: weight, convexity (1/m) and slope edges, and its share low down.
 pub const GW_RIDGE_ROCK: f32 = 0.6;
-pub const GW_RIDGE_CURV: [f32; 2] = [0.01, 0.05];
-pub const GW_RIDGE_ROCK_DEG: [f32; 2] = [22.0, 32.0];
+pub const GW_RIDGE_CURV: [f32; 2] = [0.02, 0.08];
+pub const GW_RIDGE_ROCK_DEG: [f32; 2] = [24.0, 36.0];
 pub const GW_RIDGE_ROCK_LOW: f32 = 0.3;
 pub const GW_SCREE_FROM_DEG: [f32; 2] = [28.0, 34.0];
 pub const GW_SCREE_TO_DEG: [f32; 2] = [40.0, 46.0];

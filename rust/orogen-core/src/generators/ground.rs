@@ -159,17 +159,20 @@ fn rock(u: f64, v: f64) -> Sample {
     let blotch = fbm(u, v, 2, 4, 0.6, 14);
     let fine = fbm(u, v, 32, 3, 0.55, 15);
     let plate = hash2(cracks.id, 7, 19) - 0.5;
+    // Tone: blotches a third of a tile across, each crack-bounded plate its own shade, and
+    // rust and grey staining, strong enough to read at 50-300 m, where one tile is a few pixels.
+    let stain = fbm(u, v, 3, 3, 0.5, 27);
     let grey =
-        (0.13 + 0.05 * blotch + 0.035 * fine + 0.05 * (height - 0.5) + 0.02 * plate).max(0.02);
+        (0.13 + 0.09 * blotch + 0.05 * fine + 0.08 * (height - 0.5) + 0.035 * plate).max(0.02);
     let colour = [
-        grey * (1.18 + 0.08 * blotch),
-        grey * 1.02,
-        grey * (0.8 - 0.06 * blotch),
+        grey * (1.16 + 0.12 * blotch + 0.14 * stain),
+        grey * (1.02 + 0.03 * stain),
+        grey * (0.82 - 0.08 * blotch - 0.12 * stain),
     ];
     let lichen = smooth(0.25, 0.45, fbm(u, v, 16, 4, 0.6, 20)) * (1.0 - crack);
-    let colour = mix3(colour, [0.2, 0.2, 0.13], 0.5 * lichen);
+    let colour = mix3(colour, [0.2, 0.2, 0.13], 0.6 * lichen);
     Sample {
-        colour: scale(colour, 1.0 - 0.55 * crack),
+        colour: scale(colour, 1.0 - 0.65 * crack),
         height,
         roughness: 0.1 * crack - 0.05 * lichen,
     }
@@ -206,22 +209,25 @@ fn cliff(u: f64, v: f64) -> Sample {
     }
 }
 
-/// Scree: stones of two sizes (Worley cells, each a dome of its own tone) in grit.
+/// Scree: stones of two sizes (Worley cells, each a dome of its own tone) in grit; small (a
+/// twentieth and a fiftieth of a tile), so a slope of scree reads as gravel from 40 m, not as
+/// paving stones.
 fn scree(u: f64, v: f64) -> Sample {
-    let big = worley(u, v, 12, 31);
-    let small = worley(u, v, 28, 32);
+    let big = worley(u, v, 20, 31);
+    let small = worley(u, v, 48, 32);
     let dome = |w: &Cell, edge: f64| smooth(0.0, edge, w.f2 - w.f1).sqrt();
     let big_h = dome(&big, 0.45);
     let small_h = dome(&small, 0.4);
     let grit = fbm(u, v, 64, 2, 0.5, 33);
     let height = (0.55 * big_h + 0.35 * small_h + 0.1 * grit).clamp(0.0, 1.0);
-    let tone = 0.5 * (hash2(big.id, 1, 34) - 0.5) + 0.3 * (hash2(small.id, 2, 35) - 0.5);
-    let grey = (0.13 + 0.05 * tone + 0.04 * height).max(0.02);
+    let tone = 0.8 * (hash2(big.id, 1, 34) - 0.5) + 0.5 * (hash2(small.id, 2, 35) - 0.5);
+    let patch = fbm(u, v, 3, 3, 0.5, 37);
+    let grey = (0.13 + 0.06 * tone + 0.04 * height + 0.04 * patch).max(0.02);
     let warm = 0.05 * (hash2(big.id, 3, 36) - 0.5);
     Sample {
         colour: scale(
             [grey * (1.12 + warm), grey, grey * (0.86 - warm)],
-            0.6 + 0.4 * height,
+            0.7 + 0.3 * height,
         ),
         height,
         roughness: -0.05 * height,
@@ -269,12 +275,24 @@ fn grass(u: f64, v: f64, dark: [f64; 3], light: [f64; 3], seed: u64) -> Sample {
     );
     let b2 = fbm(u, v, 256, 1, 0.5, 55 + seed);
     let blades = math::powf((0.5 + 0.5 * (0.7 * b1 + 0.3 * b2)).clamp(0.0, 1.0), 1.5);
-    let height = (0.2 + 0.6 * blades + 0.2 * (0.5 + 0.5 * clumps)).clamp(0.0, 1.0);
-    let t = (0.5 + 0.6 * clumps).clamp(0.0, 1.0);
+    // Clumps: tufts a twentieth of a tile across standing over darker, barer gaps, and patches
+    // of other tones (yellower, bluer) a third of a tile across, so grass has contrast at a
+    // grazing angle and from a few hundred metres.
+    let tufts = worley(u, v, 20, 56 + seed);
+    let tuft = 1.0 - smooth(0.1, 1.0, tufts.f1 + 0.4 * fbm(u, v, 40, 2, 0.5, 59 + seed));
+    let tuft_tone = hash2(tufts.id, 1, 57 + seed) - 0.5;
+    let hue = fbm(u, v, 3, 3, 0.5, 58 + seed);
+    let height = (0.1 + 0.45 * blades + 0.3 * tuft + 0.15 * (0.5 + 0.5 * clumps)).clamp(0.0, 1.0);
+    let t = (0.5 + 0.8 * clumps + 0.3 * tuft_tone).clamp(0.0, 1.0);
     let colour = scale(
         mix3(dark, light, t * 0.7 + 0.3 * blades),
-        0.45 + 0.75 * blades,
+        (0.45 + 0.9 * blades) * (0.75 + 0.45 * tuft) * (1.0 + 0.3 * clumps),
     );
+    let colour = [
+        colour[0] * (1.0 + 0.3 * hue),
+        colour[1] * (1.0 + 0.08 * hue),
+        colour[2] * (1.0 - 0.2 * hue),
+    ];
     Sample {
         colour,
         height,
