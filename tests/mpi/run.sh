@@ -6,6 +6,7 @@
 #   3. `mpirun --oversubscribe -np 4 orogen bake tests/mpi/tiled.ron --tiles 2x2` (and 4x1)
 #      writes every file the whole-map bake writes, with the same bytes (bake.json's
 #      timings, devices and tiles_* figures aside), and the same as the tiles over threads;
+#      the same for lakes carved and filled, and for the default recipe (its Hydrology stage);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -133,6 +134,17 @@ for lakes in Carve "Fill()"; do
         bad "mpirun -np 4 --tiles 2x2, lakes: $lakes: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-$name.log" 2>/dev/null))"
     fi
 done
+
+# The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
+# Hydrology stage is written by rank 0 from the gathered heights.
+if "$BIN" bake --out "$WORK/whole-default" -q --set "size=(97,83)" &&
+    "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-default" --tiles 2x2 -q \
+        --set "size=(97,83)" >"$WORK/mpi-default.log" 2>&1 &&
+    same_files "$WORK/whole-default" "$WORK/mpi-default"; then
+    ok "mpirun -np 4 --tiles 2x2, the default recipe: the whole-map bake's bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, the default recipe: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-default.log" 2>/dev/null))"
+fi
 
 # Refusals, exit code 2, naming the flag or the field; no rank hangs.
 refused() { # what, needle, command...

@@ -4,7 +4,9 @@
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
 //! `schedule: Fine`, no `tolerance`, an open border) and `Thermal` (any talus but
-//! `Material`). Anything else is refused before any work, naming the stage and field.
+//! `Material`), and `Hydrology` (routing reads the whole map and changes no height, so rank
+//! 0 writes its maps from the gathered heights, as the whole-map stage does). Anything
+//! else is refused before any work, naming the stage and field.
 //!
 //! The start world (terrain, uplift, `k`, precipitation, a thermal stage's talus tangents)
 //! is computed whole on every rank and cut to its tile; after each stage the tiles'
@@ -63,10 +65,12 @@ pub fn check_recipe(recipe: &Recipe) -> Result<()> {
                     return refuse(format!("{field}.talus"), "Material is not tiled yet");
                 }
             }
+            Stage::Hydrology(p) => p.validate(&field)?,
             _ => {
                 return refuse(
                     field,
-                    "this stage is not tiled yet (tiled runs take StreamPower and Thermal)",
+                    "this stage is not tiled yet (tiled runs take StreamPower, Thermal and \
+                     Hydrology)",
                 )
             }
         }
@@ -185,6 +189,21 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
         let start = Instant::now();
         let name = stage.name();
         let field = format!("stages[{index}].{name}");
+        if let Stage::Hydrology(p) = stage {
+            // Routing reads the whole map and changes no height: rank 0 writes the maps
+            // from the heights it gathered after the last stage, exactly as the whole-map
+            // stage does; the other ranks have nothing to do.
+            if let Some(world) = root.as_mut() {
+                write_hydrology_maps(world, p, s.base_dir, &field)?;
+                timings.push(StageTiming {
+                    stage: name.to_string(),
+                    seconds: start.elapsed().as_secs_f64(),
+                    figures: std::mem::take(&mut world.figures),
+                    device: "cpu, whole map on rank 0".into(),
+                });
+            }
+            continue;
+        }
         let before = comm.bytes_sent();
         let mut steps = 0u64;
         let tile_heights = match stage {
@@ -228,7 +247,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
             _ => {
                 return Err(OrogenError::invalid(
                     field,
-                    "this stage is not tiled yet (tiled runs take StreamPower and Thermal)",
+                    "this stage is not tiled yet (tiled runs take StreamPower, Thermal and \
+                     Hydrology)",
                 ))
             }
         };

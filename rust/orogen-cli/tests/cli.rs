@@ -1122,6 +1122,60 @@ fn bake_json_without_timings(dir: &Path) -> serde_json::Value {
     json
 }
 
+/// Bakes `args` (a recipe and its `--set`s) whole and tiled 2×2 and 3×3 over threads in
+/// `dir`, and asserts every tiled folder holds the whole bake's files with the same bytes
+/// (bake.json without its timings). Returns the tiled bakes' bake.json.
+fn assert_tiled_bakes_equal_the_whole(
+    dir: &Path,
+    case: &str,
+    args: &[&str],
+) -> Vec<serde_json::Value> {
+    let bake = |out: &str, extra: &[&str]| {
+        let mut v = vec!["bake", "--out", out, "-q"];
+        v.extend_from_slice(args);
+        v.extend_from_slice(extra);
+        let o = orogen(dir, &v);
+        assert!(o.status.success(), "{case} {extra:?}: {}", stderr(&o));
+        dir.join(out)
+    };
+    let whole = bake(&format!("{case}-whole"), &[]);
+    let names = files_of(&whole);
+    assert!(names.contains(&"drainage.exr".to_string()), "{names:?}");
+    let mut jsons = Vec::new();
+    for tiles in ["2x2", "3x3"] {
+        let dir = bake(&format!("{case}-tiles-{tiles}"), &["--tiles", tiles]);
+        assert_eq!(files_of(&dir), names, "{case} --tiles {tiles}");
+        for name in names.iter().filter(|n| *n != "bake.json") {
+            let (a, b) = (
+                std::fs::read(whole.join(name)).unwrap(),
+                std::fs::read(dir.join(name)).unwrap(),
+            );
+            assert!(
+                a == b,
+                "{case} --tiles {tiles}: {name} differs from the whole map's"
+            );
+        }
+        assert_eq!(
+            bake_json_without_timings(&dir),
+            bake_json_without_timings(&whole),
+            "{case} --tiles {tiles}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+        let sp = &json["stages"][1];
+        assert_eq!(
+            sp["device"],
+            format!(
+                "cpu, tiles {tiles} over threads ({} ranks)",
+                if tiles == "2x2" { 4 } else { 9 }
+            )
+        );
+        assert!(sp["figures"]["tiles_bytes_per_step"].as_f64().unwrap() > 0.0);
+        jsons.push(json);
+    }
+    jsons
+}
+
 #[test]
 fn tiled_bakes_over_threads_write_the_whole_map_bakes_bytes() {
     // Test profile: about 4 s for the twelve bakes. Lakes carved and filled and n = 2 cross
@@ -1135,62 +1189,31 @@ fn tiled_bakes_over_threads_write_the_whole_map_bakes_bytes() {
         ("fill", Some("stages[0].lakes=Fill()")),
         ("n2", Some("stages[0].n=2.0")),
     ] {
-        let with = |args: &[&str]| {
-            let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            if let Some(set) = set {
-                v.extend(["--set".to_string(), set.to_string()]);
-            }
-            v
-        };
-        let whole_out = format!("{case}-whole");
-        let args = with(&["bake", recipe, "--out", &whole_out, "-q"]);
-        let o = orogen(
-            tmp.path(),
-            &args.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-        );
-        assert!(o.status.success(), "{case}: {}", stderr(&o));
-        let whole = tmp.path().join(&whole_out);
-        let names = files_of(&whole);
-        assert!(names.contains(&"drainage.exr".to_string()), "{names:?}");
-        for tiles in ["2x2", "3x3"] {
-            let out = format!("{case}-tiles-{tiles}");
-            let args = with(&["bake", recipe, "--out", &out, "--tiles", tiles, "-q"]);
-            let o = orogen(
-                tmp.path(),
-                &args.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            );
-            assert!(o.status.success(), "{case} --tiles {tiles}: {}", stderr(&o));
-            let dir = tmp.path().join(&out);
-            assert_eq!(files_of(&dir), names, "{case} --tiles {tiles}");
-            for name in names.iter().filter(|n| *n != "bake.json") {
-                let (a, b) = (
-                    std::fs::read(whole.join(name)).unwrap(),
-                    std::fs::read(dir.join(name)).unwrap(),
-                );
-                assert!(
-                    a == b,
-                    "{case} --tiles {tiles}: {name} differs from the whole map's"
-                );
-            }
-            assert_eq!(
-                bake_json_without_timings(&dir),
-                bake_json_without_timings(&whole),
-                "{case} --tiles {tiles}"
-            );
-            let json: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap())
-                    .unwrap();
-            let sp = &json["stages"][1];
-            assert_eq!(
-                sp["device"],
-                format!(
-                    "cpu, tiles {tiles} over threads ({} ranks)",
-                    if tiles == "2x2" { 4 } else { 9 }
-                )
-            );
-            assert!(sp["figures"]["tiles_bytes_per_step"].as_f64().unwrap() > 0.0);
+        let mut args = vec![recipe];
+        if let Some(set) = set {
+            args.extend(["--set", set]);
         }
+        assert_tiled_bakes_equal_the_whole(tmp.path(), case, &args);
     }
+}
+
+#[test]
+fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
+    // Issue #41: `orogen recipe default` (StreamPower, Thermal, Hydrology with its river
+    // curves), at 97×83: its Hydrology stage is written by rank 0 from the gathered heights.
+    let tmp = tempfile::tempdir().unwrap();
+    let jsons =
+        assert_tiled_bakes_equal_the_whole(tmp.path(), "default", &["--set", "size=(97,83)"]);
+    for json in jsons {
+        let stages = json["stages"].as_array().unwrap();
+        assert_eq!(stages[3]["stage"], "Hydrology", "{stages:?}");
+        assert_eq!(stages[3]["device"], "cpu, whole map on rank 0");
+    }
+    // Rivers to compare: some cells are rivers, most are not.
+    let rivers =
+        orogen_core::io::read_gray_image(&tmp.path().join("default-whole/rivers.png")).unwrap();
+    let wet = rivers.data.iter().filter(|&&v| v > 0.5).count();
+    assert!(wet > 0 && wet < rivers.data.len() / 2, "{wet} river cells");
 }
 
 #[test]
@@ -1221,8 +1244,8 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
             "`stages[1].Thermal.talus`: Material",
         ),
         (
-            "stages=[Hydrology()]",
-            "`stages[0].Hydrology`: this stage is not tiled yet",
+            "stages=[Hydraulic()]",
+            "`stages[0].Hydraulic`: this stage is not tiled yet",
         ),
     ];
     for (set, needle) in refusals {

@@ -193,8 +193,12 @@ pub struct ThreadComm {
     stopped_by: Option<usize>,
 }
 
-/// How long a receive waits before it reports the sender as stuck.
-pub const RECV_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a receive waits before it reports the sender as stuck. Every rank that fails
+/// says so at once, so this only catches a rank stuck by a bug; it is long because a rank
+/// may legitimately work alone for minutes (each rank still computes a big world's start
+/// maps whole: a 2049² bake tiled 4×4 on a loaded 2-core machine left rank 1 waiting over
+/// 120 s for rank 0's message of tag 20, a thermal halo or the lake labels).
+pub const RECV_TIMEOUT: Duration = Duration::from_secs(1800);
 
 impl ThreadComm {
     /// `size` connected ranks.

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Issue #41's equality cases and scale figures for tiled bakes, measured once (not in CI):
+# each case is baked whole and tiled, and every file of the tiled folder is compared with
+# `cmp` to the whole bake's (bake.json without its timings, devices and tiles_* figures).
+#
+#   scripts/bench-tiles.sh equal [BIN]   # the equality table (threads; about an hour on 2 busy cores)
+#   scripts/bench-tiles.sh scale [BIN]   # 4097² (and SIZES="4097 8193") on 4 MPI ranks
+#
+# BIN defaults to target/debug/orogen (the test profile: optimised). `scale` needs an orogen
+# built with `--features orogen-cli/mpi` (tests/mpi/run.sh leaves one at
+# target/mpi-test/orogen-mpi) and mpirun. Environment:
+#   ITER=20       StreamPower iterations of the 2049² cases (the default recipe's 100 at 1025²)
+#   TILES="2x2 3x3 4x4"
+#   SIZES=4097    the scale runs' sizes; SCALE_ITER="4 12" their StreamPower iterations
+#                 (the CPU time per step is the difference of two runs over their steps)
+#   WORK=/tmp/bench-tiles   scratch folder (deleted case by case)
+# Each run's CPU time (user+sys, all ranks or threads) and peak RSS come from /usr/bin/time.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+mode=${1:-equal}
+BIN=${2:-target/debug/orogen}
+BIN=$(realpath "$BIN")
+WORK=${WORK:-/tmp/bench-tiles}
+ITER=${ITER:-20}
+TILES=${TILES:-"2x2 3x3 4x4"}
+SIZES=${SIZES:-4097}
+SCALE_ITER=${SCALE_ITER:-"4 12"}
+mkdir -p "$WORK"
+
+normal_json() {
+    jq -S 'del(.total_seconds)
+        | .stages |= map(del(.seconds, .device)
+            | if .figures then .figures |= with_entries(select(.key | startswith("tiles_") | not)) else . end
+            | if .figures == {} then del(.figures) else . end)' "$1"
+}
+
+# "equal/total" files of $2 with the bytes of $1's, then the names that differ.
+compare() {
+    local a=$1 b=$2 f name same=0 total=0 differ=""
+    for f in "$a"/*; do
+        name=$(basename "$f")
+        total=$((total + 1))
+        if [[ $name == bake.json ]]; then
+            diff -q <(normal_json "$f") <(normal_json "$b/$name") >/dev/null && same=$((same + 1)) || differ+=" $name"
+        elif cmp -s "$f" "$b/$name"; then
+            same=$((same + 1))
+        else
+            differ+=" $name"
+        fi
+    done
+    [[ "$(ls "$a")" == "$(ls "$b")" ]] || differ+=" (file lists differ)"
+    echo "$same/$total${differ:+ differ:$differ}"
+}
+
+# Runs "$@" under /usr/bin/time; prints "CPU_S MAXRSS_MIB" (the largest process's RSS).
+timed() {
+    local t="$WORK/time.txt"
+    /usr/bin/time -f "%U %S %M" -o "$t" "$@" || return 1
+    awk '{printf "%.1f %.0f", $1 + $2, $3 / 1024}' "$t"
+}
+
+if [[ $mode == equal ]]; then
+    echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ), $BIN"
+    echo "| recipe | tiles | files equal (cmp) | whole CPU s | tiled CPU s |"
+    echo "|---|---|---|---|---|"
+    cases=(
+        "default 1025²|--set size=(1025,1025)"
+        "2049² Carve n=1|--set size=(2049,2049) --set stages[0].iterations=$ITER --set stages[0].lakes=Carve --set stages[0].n=1.0"
+        "2049² Carve n=2|--set size=(2049,2049) --set stages[0].iterations=$ITER --set stages[0].lakes=Carve --set stages[0].n=2.0"
+        "2049² Fill n=1|--set size=(2049,2049) --set stages[0].iterations=$ITER --set stages[0].lakes=Fill() --set stages[0].n=1.0"
+        "2049² Fill n=2|--set size=(2049,2049) --set stages[0].iterations=$ITER --set stages[0].lakes=Fill() --set stages[0].n=2.0"
+    )
+    for c in "${cases[@]}"; do
+        name=${c%%|*}
+        read -r -a sets <<<"${c#*|}"
+        rm -rf "$WORK/whole"
+        whole=$(timed "$BIN" bake --out "$WORK/whole" -q "${sets[@]}") || { echo "| $name | whole | FAILED | | |"; continue; }
+        for tiles in $TILES; do
+            rm -rf "$WORK/tiled"
+            if tiled=$(timed "$BIN" bake --out "$WORK/tiled" -q --tiles "$tiles" "${sets[@]}"); then
+                echo "| $name | $tiles | $(compare "$WORK/whole" "$WORK/tiled") | ${whole% *} | ${tiled% *} |"
+            else
+                echo "| $name | $tiles | FAILED | | |"
+            fi
+        done
+    done
+    rm -rf "$WORK/whole" "$WORK/tiled"
+elif [[ $mode == scale ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(free -g | awk '/Mem/ {print $2 " GiB"}'), $(date -u +%Y-%m-%dT%H:%MZ), $BIN"
+    for size in $SIZES; do
+      for iter in $SCALE_ITER; do
+        sets=(--set "size=($size,$size)" --set "stages[0].iterations=$iter" --set "stages[1].iterations=10")
+        rm -rf "$WORK/whole"
+        echo "== $size², StreamPower $iter steps, Thermal 10 steps, Hydrology =="
+        echo "whole: CPU s, peak RSS MiB: $(timed "$BIN" bake --out "$WORK/whole" -q "${sets[@]}")"
+        jq -c '.stages[] | {stage, seconds}' "$WORK/whole/bake.json"
+        rm -rf "$WORK/tiled"
+        # Each rank under its own /usr/bin/time: its CPU time and peak RSS.
+        mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np 4 \
+            bash -c '/usr/bin/time -f "rank $OMPI_COMM_WORLD_RANK: %U user %S sys %M KiB" -o "$0/rank$OMPI_COMM_WORLD_RANK.time" "$@"' \
+            "$WORK" "$BIN" bake --out "$WORK/tiled" -q --tiles 2x2 "${sets[@]}" || echo "mpirun failed"
+        cat "$WORK"/rank*.time
+        awk '{u += $3; s += $5} END {printf "tiled, all ranks: %.1f CPU s\n", u + s}' "$WORK"/rank*.time
+        jq -c '.stages[] | {stage, seconds, device, figures}' "$WORK/tiled/bake.json"
+        echo "files equal (cmp): $(compare "$WORK/whole" "$WORK/tiled")"
+        rm -rf "$WORK/whole" "$WORK/tiled" "$WORK"/rank*.time
+      done
+    done
+else
+    echo "usage: scripts/bench-tiles.sh equal|scale [BIN]" >&2
+    exit 2
+fi
