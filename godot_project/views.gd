@@ -223,8 +223,8 @@ func _check_view(view: String, lit: Image) -> void:
 	env.background_color = Color(0.0, 1.0, 0.0)
 	env.fog_enabled = false
 	var material: ShaderMaterial = terrain.get_terrain_material()
-	if check_snow:
-		material.set_shader_parameter("debug_view", 5)
+	# 6: the ground unshaded (only where it is counts here); 5: also the snowline.
+	material.set_shader_parameter("debug_view", 5 if check_snow else 6)
 	# The camera has not moved since the lit frame: the next frame drawn shows the change.
 	var t0: int = Time.get_ticks_msec()
 	var keyed: Image = await grab(0)
