@@ -56,39 +56,6 @@ func recipe_on(device: String, hillslope: bool = true) -> TerrainRecipe:
 	return r
 
 
-func make_scene(recipe: TerrainRecipe) -> TerrainWorld:
-	var terrain: TerrainWorld = TerrainWorld.new()
-	terrain.recipe = recipe
-	var sim: ErosionSimulator = ErosionSimulator.new()
-	sim.name = "Simulator"
-	sim.terrain = NodePath("..")
-	terrain.add_child(sim)
-	root.add_child(terrain)
-	return terrain
-
-
-func sim_of(terrain: TerrainWorld) -> ErosionSimulator:
-	return terrain.get_node("Simulator") as ErosionSimulator
-
-
-func wait_done(sim: ErosionSimulator, timeout_ms: int) -> bool:
-	var start: int = Time.get_ticks_msec()
-	while is_instance_valid(sim) and sim.is_running():
-		if Time.get_ticks_msec() - start > timeout_ms:
-			return false
-		await process_frame
-	return true
-
-
-func floats_of(img: Image) -> PackedFloat32Array:
-	var copy: Image = img
-	if img.get_format() != Image.FORMAT_RF:
-		copy = Image.new()
-		copy.copy_from(img)
-		copy.convert(Image.FORMAT_RF)
-	return copy.get_data().to_float32_array()
-
-
 ## Runs gpu.ron on `device` to the end; the terrain (its heights in `data`), or null.
 func run_on(device: String) -> TerrainWorld:
 	var terrain: TerrainWorld = make_scene(recipe_on(device))

@@ -86,42 +86,6 @@ func recipe_from(file: String) -> TerrainRecipe:
 	return r
 
 
-## A TerrainWorld with an ErosionSimulator child, in the tree.
-func make_scene(recipe: TerrainRecipe) -> TerrainWorld:
-	var terrain: TerrainWorld = TerrainWorld.new()
-	terrain.recipe = recipe
-	var sim: ErosionSimulator = ErosionSimulator.new()
-	sim.name = "Simulator"
-	sim.terrain = NodePath("..")
-	terrain.add_child(sim)
-	root.add_child(terrain)
-	return terrain
-
-
-func sim_of(terrain: TerrainWorld) -> ErosionSimulator:
-	return terrain.get_node("Simulator") as ErosionSimulator
-
-
-## Waits until `sim` stops running (finished or failed) or `timeout_ms` passes; true if it stopped.
-func wait_done(sim: ErosionSimulator, timeout_ms: int) -> bool:
-	var start: int = Time.get_ticks_msec()
-	while is_instance_valid(sim) and sim.is_running():
-		if Time.get_ticks_msec() - start > timeout_ms:
-			return false
-		await process_frame
-	return true
-
-
-## Waits until no worker or pool thread is alive (or `timeout_ms`); true if none is.
-func floats_of(img: Image) -> PackedFloat32Array:
-	var copy: Image = img
-	if img.get_format() != Image.FORMAT_RF:
-		copy = Image.new()
-		copy.copy_from(img)
-		copy.convert(Image.FORMAT_RF)
-	return copy.get_data().to_float32_array()
-
-
 # --- tests -------------------------------------------------------------------------------
 
 func test_classes_register() -> void:
