@@ -160,7 +160,8 @@ func _load_bases() -> void:
 			tokens.append(m.get_string())
 
 
-## `base`'s recipe at `w`×`h` cells with one to four iterations a stage, as RON text ("" and
+## `base`'s recipe at `w`×`h` cells with one to four iterations a stage (at least a
+## CoarseToFine schedule's levels), as RON text ("" and
 ## a failure when the base does not take the edits).
 func _shrink(base: Dictionary, w: int, h: int, rng: RandomNumberGenerator) -> String:
 	var r: TerrainRecipe = TerrainRecipe.new()
@@ -192,7 +193,13 @@ func _shrink(base: Dictionary, w: int, h: int, rng: RandomNumberGenerator) -> St
 	for i: int in range(stages.size()):
 		var body: Variant = (stages[i] as Dictionary).values()[0]
 		if body is Dictionary and (body as Dictionary).has("iterations"):
-			var e: String = r.set_value("stages[%d].iterations" % i, str(rng.randi_range(1, 4)))
+			# A CoarseToFine schedule needs an iteration for each of its levels (the base
+			# must finish; fewer is an error naming `schedule.refine`).
+			var low: int = 1
+			var schedule: Variant = (body as Dictionary).get("schedule")
+			if schedule is Dictionary and (schedule as Dictionary).has("CoarseToFine"):
+				low = int((schedule["CoarseToFine"] as Dictionary).get("levels", 2))
+			var e: String = r.set_value("stages[%d].iterations" % i, str(rng.randi_range(low, maxi(low, 4))))
 			err = e if err.is_empty() else err
 	if not err.is_empty():
 		check(false, "%s does not shrink: %s" % [base["name"], err])
