@@ -42,6 +42,9 @@ func _ready() -> void:
 	painter.radius = 3500.0
 	painter.strength = 0.6
 	painter.value = 0.0015
+	# A soft brush: the uplift fades over its whole radius, so a stroke rises as a ridge with
+	# foothills, not a plateau with walls (at 0.5 the S-range came out flat-topped).
+	painter.falloff = 1.0
 	_frame_camera()
 	simulator.failed.connect(func(message: String) -> void:
 		status.text = "Orogen failed: " + message
