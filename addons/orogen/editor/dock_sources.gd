@@ -150,6 +150,10 @@ func _build_uplift(src: Variant, noise_fields: Array, source_fields: Dictionary)
 				_rate(g, "uplift.Image.max", "White", info, float(m.get("max", 0.0)))
 		"Planet":
 			_readonly(g, "Region", "A region of the recipe's planet: edit with Edit RON…", str(inner))
+	var fade: Dictionary = source_fields.get("uplift_fade_m", {}).duplicate()
+	fade["label"] = "Fade at borders"
+	_number(g, "uplift_fade_m", fade,
+			float(Context.dict_of(_ctx.recipe()).get("uplift_fade_m", 0.0)))
 
 
 ## A rate field (uplift, m/yr in the recipe) labelled `label`.

@@ -99,6 +99,7 @@ pub fn initial_world_observed(
                 .resolve_cancellable(grid, recipe.seed ^ UPLIFT_SEED, base_dir, cancel)?
         }
     };
+    crate::stages::source::fade_at_borders(&mut world.uplift, recipe.uplift_fade_m);
     world.planet = planet;
     cancelled()?;
     if let Some(strata) = &recipe.strata {

@@ -532,6 +532,14 @@ const SOURCE_FIELDS: &[FieldInfo] = &[
         "Tectonic uplift rate, metres per year (≥ 0): how fast the rock rises under the rivers; 1 mm/yr is a young mountain range.",
     ),
     FieldInfo::new(
+        "uplift_fade_m",
+        "m",
+        0.0,
+        20000.0,
+        FieldKind::Number,
+        "Metres inside the map's borders over which the uplift fades to 0, so the range rises from lowlands and coasts rather than from walls at the borders; 0: no fade.",
+    ),
+    FieldInfo::new(
         "height",
         "m",
         -1000.0,

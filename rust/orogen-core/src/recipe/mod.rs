@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{OrogenError, Result};
+use crate::error::{check_range, OrogenError, Result};
 use crate::field::{CellSize, Grid};
 pub use crate::io::resolve_path;
 use crate::planet::PlanetParams;
@@ -114,6 +114,11 @@ pub struct Recipe {
     /// Tectonic uplift rate, m/yr. Default: none (0).
     #[serde(default)]
     pub uplift: ScalarSource,
+    /// Metres inside the map's borders over which the uplift fades to 0 (a smoothstep),
+    /// so the range rises from lowlands and coasts rather than from walls at the borders
+    /// (held at base level, they stand at the talus angle). 0 (the default): no fade.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uplift_fade_m: f32,
     /// Stages run in order.
     #[serde(default)]
     pub stages: Vec<Stage>,
@@ -156,6 +161,10 @@ pub struct Recipe {
         skip_serializing_if = "is_default_river_curves"
     )]
     pub river_curves: Option<RiverCurveParams>,
+}
+
+fn is_zero(v: &f32) -> bool {
+    *v == 0.0
 }
 
 fn default_river_curves() -> Option<RiverCurveParams> {
@@ -278,6 +287,7 @@ impl Recipe {
             plane.validate_on("terrain.Plane", grid)?;
         }
         self.uplift.validate("uplift")?;
+        check_range("uplift_fade_m", self.uplift_fade_m as f64, 0.0, 1.0e7)?;
         if let Some(p) = &self.planet {
             p.validate("planet")?;
         }

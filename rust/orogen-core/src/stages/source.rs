@@ -318,6 +318,41 @@ impl ScalarSource {
     }
 }
 
+/// The factor by which a recipe's `uplift_fade_m` scales the uplift of cell `(x, y)` of
+/// `grid`: a smoothstep from 0 on the border to 1 at `fade_m` metres inside, along each
+/// axis, the two multiplied (so the corners round off rather than crease). 1 everywhere
+/// when `fade_m` is 0. Per cell, from the whole grid's coordinates, so a tile of a tiled
+/// run gets the whole map's values.
+pub fn border_fade(grid: Grid, x: usize, y: usize, fade_m: f32) -> f32 {
+    if fade_m <= 0.0 {
+        return 1.0;
+    }
+    let along = |i: usize, n: usize, d: f32| {
+        let from_border = i.min(n.saturating_sub(1).saturating_sub(i)) as f32 * d;
+        let t = (from_border / fade_m).clamp(0.0, 1.0);
+        t * t * (3.0 - 2.0 * t)
+    };
+    along(x, grid.width, grid.cell_size) * along(y, grid.height, grid.cell_size_y)
+}
+
+/// Scales `map` (a resolved uplift) by [`border_fade`] of `fade_m`: the range rises from
+/// lowlands (or a coast) at the map's borders rather than from walls at the borders held
+/// at base level.
+pub fn fade_at_borders(map: &mut ScalarMap, fade_m: f32) {
+    if fade_m <= 0.0 {
+        return;
+    }
+    let grid = map.grid;
+    map.data
+        .par_chunks_mut(grid.width.max(1))
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, v) in row.iter_mut().enumerate() {
+                *v *= border_fade(grid, x, y, fade_m);
+            }
+        });
+}
+
 /// The source as a map over `grid`. `seed` drives noise; relative image paths are
 /// resolved against `base_dir` (the recipe file's folder). Validates the source first,
 /// so an invalid value is an error naming its field under `source`.

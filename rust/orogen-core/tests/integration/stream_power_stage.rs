@@ -444,3 +444,66 @@ fn numerical_and_precipitation_errors_name_the_stage() {
         .in_field("stages[3].StreamPower");
     assert!(e.to_string().contains("`stages[3].StreamPower`"), "{e}");
 }
+
+/// `uplift_fade_m`: the uplift is 0 on the border, the recipe's own from `uplift_fade_m`
+/// inside, and rises monotonically between; eroded, the range then rises from lowlands
+/// instead of from walls at the base-level border (the sides of the demo scenes).
+#[test]
+fn uplift_fading_at_the_borders_leaves_no_walls() {
+    let stage = "StreamPower(iterations: 40, dt: 50000.0)";
+    let walled = recipe(65, 1e-3, stage);
+    let mut faded = walled.clone();
+    faded.uplift_fade_m = 1500.0;
+    let (w0, _) = run(&walled);
+    let (w1, _) = run(&faded);
+    let side = 65usize;
+    // The faded uplift along the row through the middle, from the west border inwards.
+    let row: Vec<f32> = (0..side).map(|x| w1.uplift.data[32 * side + x]).collect();
+    assert_eq!(row[0], 0.0, "no uplift on the border");
+    assert!(
+        row.windows(2).take(16).all(|p| p[1] >= p[0]),
+        "rises inwards: {row:?}"
+    );
+    assert!(
+        (row[15] - 1e-3).abs() < 1e-9 && (row[32] - 1e-3).abs() < 1e-9,
+        "the recipe's own 15 cells (1500 m) in: {row:?}"
+    );
+    assert!(w0.uplift.data.iter().all(|&u| u == 1e-3), "no fade by default");
+    // The steepest rise from a border cell to the cell inside it, metres per cell.
+    let border_step = |w: &orogen_core::World| {
+        let h = &w.height.data;
+        (1..side - 1)
+            .flat_map(|i| {
+                [
+                    h[side + i] - h[i],
+                    h[(side - 2) * side + i] - h[(side - 1) * side + i],
+                    h[i * side + 1] - h[i * side],
+                    h[i * side + side - 2] - h[i * side + side - 1],
+                ]
+            })
+            .fold(0.0f32, f32::max)
+    };
+    let (steep0, steep1) = (border_step(&w0), border_step(&w1));
+    assert!(
+        steep1 < 0.25 * steep0,
+        "the border step should fall well below the walled range's: {steep1} m against {steep0} m"
+    );
+    // The interior still rises into a range.
+    let max = |w: &orogen_core::World| w.height.data.iter().copied().fold(f32::MIN, f32::max);
+    assert!(max(&w1) > 0.5 * max(&w0), "{} against {}", max(&w1), max(&w0));
+}
+
+#[test]
+fn a_bad_uplift_fade_names_its_field() {
+    for bad in ["-1.0", "NaN", "inf"] {
+        let text = format!(
+            "(size: (33, 33), cell_size: 100.0, seed: 1, terrain: Flat(0.0), \
+             uplift_fade_m: {bad})"
+        );
+        let e = match Recipe::from_ron_str(&text, "<test>") {
+            Err(e) => e.to_string(),
+            Ok(r) => r.validate().expect_err(bad).to_string(),
+        };
+        assert!(e.contains("uplift_fade_m"), "{bad}: {e}");
+    }
+}
