@@ -1,9 +1,12 @@
 //! The sea: a flat water plane at `sea_level` reaching past the horizon (the shader draws
 //! the terrain under it as sea floor, with sand along its shores).
 
-use godot::classes::base_material_3d::Transparency;
-use godot::classes::{MeshInstance3D, PlaneMesh, StandardMaterial3D};
+use godot::classes::{MeshInstance3D, PlaneMesh, Shader, ShaderMaterial};
 use godot::prelude::*;
+
+/// The sea's shader (also at `addons/orogen/runtime/sea.gdshader`): colour and opacity by
+/// the water's depth over the ground behind it.
+const SEA_SHADER: &str = include_str!("../../../../addons/orogen/runtime/sea.gdshader");
 
 /// The sea plane, an internal child of the terrain while `sea_enabled`.
 #[derive(Default)]
@@ -32,11 +35,10 @@ impl Sea {
         // sea ends at the horizon, never at its own edge.
         let extent = extent.map(|e| e.x.max(e.y)).unwrap_or(25_600.0);
         let made = if self.plane.is_none() {
-            let mut material = StandardMaterial3D::new_gd();
-            material.set_transparency(Transparency::ALPHA);
-            material.set_albedo(Color::from_rgba(0.04, 0.13, 0.22, 0.92));
-            material.set_specular(0.35);
-            material.set_roughness(0.15);
+            let mut shader = Shader::new_gd();
+            shader.set_code(SEA_SHADER);
+            let mut material = ShaderMaterial::new_gd();
+            material.set_shader(&shader);
             let mut plane = PlaneMesh::new_gd();
             plane.set_material(&material);
             let mut mi = MeshInstance3D::new_alloc();
