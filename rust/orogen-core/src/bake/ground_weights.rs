@@ -91,7 +91,7 @@ pub const GW_SAND_WET: [f32; 2] = [0.8, 0.95];
 /// below the steepest it holds on over which it fades out, and its weight.
 pub const GW_SNOW_PATCH_M: f32 = 60.0;
 pub const GW_SNOW_FADE_M: f32 = 120.0;
-pub const GW_SNOW_SLOPE_FADE_DEG: f32 = 8.0;
+pub const GW_SNOW_SLOPE_FADE_DEG: f32 = 14.0;
 pub const GW_SNOW_GAIN: f32 = 4.0;
 
 /// Every `GW_*` constant by name, as the shader declares them (`const float` or `const vec2`).
@@ -157,7 +157,7 @@ impl Default for GroundParams {
         GroundParams {
             snowline_m: 1800.0,
             snowline_aspect_m: 300.0,
-            snow_max_slope_deg: 42.0,
+            snow_max_slope_deg: 52.0,
             shore_m: 2.0,
             sea_level: -1.0e9,
         }
