@@ -174,7 +174,7 @@ refused() { # what, needle, command...
     fi
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
-    "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q
+    "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q
 refused "mpirun -np 4, a tolerance is refused naming the field" "stages[0].StreamPower.tolerance" \
     "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q \
     --set "stages[0].tolerance=Some(0.1)"

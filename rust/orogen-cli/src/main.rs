@@ -582,8 +582,12 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     if let Ok(grid) = recipe.grid() {
         target.check(grid).map_err(Failure::from_core)?;
     }
-    orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
-        .map_err(Failure::from_core)?;
+    // The estimate is the whole map's: a tiled run's ranks each hold their tile, unless
+    // --merge gathers the whole maps at rank 0.
+    if args.tiles.is_none() || args.merge {
+        orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
+            .map_err(Failure::from_core)?;
+    }
     let tiles = match &args.tiles {
         Some(spec) => Some(tiles_of(&recipe, spec, args.merge)?),
         None => None,

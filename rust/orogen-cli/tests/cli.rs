@@ -1301,6 +1301,15 @@ fn a_tiled_bake_without_merge_writes_tiles_that_assemble_to_the_whole_maps() {
         let want = orogen_core::field::finite_min_max(&height);
         assert_eq!((lo, hi), want, "{tiles}");
     }
+    // The memory check is the whole map's: it holds a --merge bake, not the tiles.
+    let small = ["--tiles", "2x2", "--max-memory", "100000"];
+    let mut args = vec!["bake", recipe, "--out", "small", "-q"];
+    args.extend_from_slice(&["--set", "stages[0].hydrology=false"]);
+    args.extend_from_slice(&small);
+    let o = orogen(tmp.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    args.push("--merge");
+    assert_eq!(orogen(tmp.path(), &args).status.code(), Some(2));
     // The same folder baked again with --merge: the whole maps, no tile left over.
     let dir = bake("tiles-2x2", &["--tiles", "2x2", "--merge"]);
     assert_eq!(files_of(&dir), files_of(&whole));
