@@ -4,14 +4,16 @@
 # `cmp` to the whole bake's (bake.json without its timings, devices and tiles_* figures).
 #
 #   scripts/bench-tiles.sh equal [BIN]   # the equality table (threads; about an hour on 2 busy cores)
-#   scripts/bench-tiles.sh scale [BIN]   # 4097² (and SIZES="4097 8193") on 4 MPI ranks
+#   scripts/bench-tiles.sh scale [BIN]   # 4097² (and SIZES="4097 8193") on 4 MPI ranks:
+#                                        # whole, tiled 2x2 writing tiles, tiled 2x2 --merge
 #
 # BIN defaults to target/debug/orogen (the test profile: optimised). `scale` needs an orogen
 # built with `--features orogen-cli/mpi` (tests/mpi/run.sh leaves one at
 # target/mpi-test/orogen-mpi) and mpirun. Environment:
 #   ITER=20       StreamPower iterations of the 2049² cases (the default recipe's 100 at 1025²)
 #   TILES="2x2 3x3 4x4"
-#   SIZES=4097    the scale runs' sizes; SCALE_ITER="4 12" their StreamPower iterations
+#   SIZES=4097    the scale runs' sizes; SCALE_ITER="4 12" their StreamPower iterations;
+#                 MERGE=0 skips the --merge run
 #                 (the CPU time per step is the difference of two runs over their steps)
 #   WORK=/tmp/bench-tiles   scratch folder (deleted case by case)
 # Each run's CPU time (user+sys, all ranks or threads) and peak RSS come from /usr/bin/time.
@@ -78,7 +80,7 @@ if [[ $mode == equal ]]; then
         whole=$(timed "$BIN" bake --out "$WORK/whole" -q "${sets[@]}") || { echo "| $name | whole | FAILED | | |"; continue; }
         for tiles in $TILES; do
             rm -rf "$WORK/tiled"
-            if tiled=$(timed "$BIN" bake --out "$WORK/tiled" -q --tiles "$tiles" "${sets[@]}"); then
+            if tiled=$(timed "$BIN" bake --out "$WORK/tiled" -q --tiles "$tiles" --merge "${sets[@]}"); then
                 echo "| $name | $tiles | $(compare "$WORK/whole" "$WORK/tiled") | ${whole% *} | ${tiled% *} |"
             else
                 echo "| $name | $tiles | FAILED | | |"
@@ -89,23 +91,39 @@ if [[ $mode == equal ]]; then
 elif [[ $mode == scale ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(free -g | awk '/Mem/ {print $2 " GiB"}'), $(date -u +%Y-%m-%dT%H:%MZ), $BIN"
-    for size in $SIZES; do
-      for iter in $SCALE_ITER; do
-        sets=(--set "size=($size,$size)" --set "stages[0].iterations=$iter" --set "stages[1].iterations=10")
-        rm -rf "$WORK/whole"
-        echo "== $size², StreamPower $iter steps, Thermal 10 steps, Hydrology =="
-        echo "whole: CPU s, peak RSS MiB: $(timed "$BIN" bake --out "$WORK/whole" -q "${sets[@]}")"
-        jq -c '.stages[] | {stage, seconds}' "$WORK/whole/bake.json"
-        rm -rf "$WORK/tiled"
-        # Each rank under its own /usr/bin/time: its CPU time and peak RSS.
+    # 4 MPI ranks, each under its own /usr/bin/time: its CPU time and peak RSS.
+    ranks() { # out, bake args...
+        local out=$1
+        shift
+        rm -rf "$WORK/$out" "$WORK"/rank*.time
         mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np 4 \
             bash -c '/usr/bin/time -f "rank $OMPI_COMM_WORLD_RANK: %U user %S sys %M KiB" -o "$0/rank$OMPI_COMM_WORLD_RANK.time" "$@"' \
-            "$WORK" "$BIN" bake --out "$WORK/tiled" -q --tiles 2x2 "${sets[@]}" || echo "mpirun failed"
+            "$WORK" "$BIN" bake --out "$WORK/$out" -q --tiles 2x2 "$@" || echo "mpirun failed"
         cat "$WORK"/rank*.time
-        awk '{u += $3; s += $5} END {printf "tiled, all ranks: %.1f CPU s\n", u + s}' "$WORK"/rank*.time
-        jq -c '.stages[] | {stage, seconds, device, figures}' "$WORK/tiled/bake.json"
-        echo "files equal (cmp): $(compare "$WORK/whole" "$WORK/tiled")"
-        rm -rf "$WORK/whole" "$WORK/tiled" "$WORK"/rank*.time
+        awk '{u += $3; s += $5} END {printf "all ranks: %.1f CPU s\n", u + s}' "$WORK"/rank*.time
+        jq -c '.stages[] | {stage, seconds, device, figures}' "$WORK/$out/bake.json"
+    }
+    for size in $SIZES; do
+      for iter in $SCALE_ITER; do
+        # The default recipe without its Hydrology stage (its maps need the whole map):
+        # StreamPower, then Thermal 10 steps; whole, then tiled 2x2 writing tiles.
+        stages="[StreamPower(iterations: $iter, dt: 50000.0, k: Constant(5e-6), hydrology: false), Thermal(iterations: 10, talus: Noise(min_deg: 25.0, max_deg: 45.0, wavelength: 3000.0))]"
+        sets=(--set "size=($size,$size)" --set "stages=$stages" --set 'outputs=["erosion"]')
+        echo "== $size², StreamPower $iter steps, Thermal 10 steps =="
+        rm -rf "$WORK/whole"
+        echo "whole: CPU s, peak RSS MiB: $(timed "$BIN" bake --out "$WORK/whole" -q "${sets[@]}")"
+        jq -c '.stages[] | {stage, seconds}' "$WORK/whole/bake.json"
+        echo "-- tiled 2x2, each rank writes its tiles --"
+        ranks tiled "${sets[@]}"
+        ls "$WORK/tiled"
+        # The same with --merge (rank 0 gathers and writes the whole maps): the whole
+        # bake's files, byte for byte.
+        if [[ ${MERGE:-1} == 1 ]]; then
+            echo "-- tiled 2x2 --merge --"
+            ranks merged --merge "${sets[@]}"
+            echo "files equal (cmp), --merge against whole: $(compare "$WORK/whole" "$WORK/merged")"
+        fi
+        rm -rf "$WORK/whole" "$WORK/tiled" "$WORK/merged" "$WORK"/rank*.time
       done
     done
 else

@@ -3,10 +3,12 @@
 #
 #   1. scripts/install-mpi.sh installs Open MPI and libclang (apt) when missing;
 #   2. the CLI is built in the test profile with the `mpi` feature (rsmpi) and copied aside;
-#   3. `mpirun --oversubscribe -np 4 orogen bake tests/mpi/tiled.ron --tiles 2x2` (and 4x1)
-#      writes every file the whole-map bake writes, with the same bytes (bake.json's
-#      timings, devices and tiles_* figures aside), and the same as the tiles over threads;
-#      the same for lakes carved and filled, and for the default recipe (its Hydrology stage);
+#   3. `mpirun --oversubscribe -np 4 orogen bake tests/mpi/tiled.ron --tiles 2x2 --merge`
+#      (and 4x1) writes every file the whole-map bake writes, with the same bytes
+#      (bake.json's timings, devices and tiles_* figures aside), and the same as the tiles
+#      over threads; the same for lakes carved and filled, and for the default recipe (its
+#      Hydrology stage); without --merge each rank writes its own tiles, the same files
+#      with the same bytes as the tiles over threads;
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -99,7 +101,7 @@ fi
 
 for tiles in 2x2 4x1; do
     log="$WORK/mpi-$tiles.log"
-    if "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-$tiles" --tiles "$tiles" -q >"$log" 2>&1; then
+    if "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-$tiles" --tiles "$tiles" --merge -q >"$log" 2>&1; then
         if same_files "$WORK/whole" "$WORK/mpi-$tiles"; then
             ok "mpirun -np 4 --tiles $tiles: the whole-map bake's bytes"
         else
@@ -114,7 +116,7 @@ for tiles in 2x2 4x1; do
     else
         bad "mpirun -np 4 --tiles $tiles (exit $?): $(tail -n 5 "$log")"
     fi
-    if "$BIN" bake "$RECIPE" --out "$WORK/threads-$tiles" --tiles "$tiles" -q &&
+    if "$BIN" bake "$RECIPE" --out "$WORK/threads-$tiles" --tiles "$tiles" --merge -q &&
         same_files "$WORK/threads-$tiles" "$WORK/mpi-$tiles"; then
         ok "--tiles $tiles: MPI ranks and threads give the same bytes"
     else
@@ -126,7 +128,7 @@ done
 for lakes in Carve "Fill()"; do
     name=${lakes%%(*}
     if "$BIN" bake "$RECIPE" --out "$WORK/whole-$name" -q --set "stages[0].lakes=$lakes" &&
-        "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-$name" --tiles 2x2 -q \
+        "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-$name" --tiles 2x2 --merge -q \
             --set "stages[0].lakes=$lakes" >"$WORK/mpi-$name.log" 2>&1 &&
         same_files "$WORK/whole-$name" "$WORK/mpi-$name"; then
         ok "mpirun -np 4 --tiles 2x2, lakes: $lakes: the whole-map bake's bytes"
@@ -138,12 +140,25 @@ done
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
 # Hydrology stage is written by rank 0 from the gathered heights.
 if "$BIN" bake --out "$WORK/whole-default" -q --set "size=(97,83)" &&
-    "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-default" --tiles 2x2 -q \
+    "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-default" --tiles 2x2 --merge -q \
         --set "size=(97,83)" >"$WORK/mpi-default.log" 2>&1 &&
     same_files "$WORK/whole-default" "$WORK/mpi-default"; then
     ok "mpirun -np 4 --tiles 2x2, the default recipe: the whole-map bake's bytes"
 else
     bad "mpirun -np 4 --tiles 2x2, the default recipe: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-default.log" 2>/dev/null))"
+fi
+
+# Without --merge: each rank writes its own tiles (height_rR_cC.exr, erosion_rR_cC.exr)
+# into the one folder, and rank 0 bake.json; the same files and bytes as over threads.
+NOHYD=(--set "stages[0].hydrology=false")
+if "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-tiles" --tiles 2x2 -q "${NOHYD[@]}" \
+        >"$WORK/mpi-tiles.log" 2>&1 &&
+    "$BIN" bake "$RECIPE" --out "$WORK/threads-tiles" --tiles 2x2 -q "${NOHYD[@]}" &&
+    [[ $(ls "$WORK/mpi-tiles" | grep -c '_r[0-9]*_c[0-9]*\.exr$') -eq 8 ]] &&
+    same_files "$WORK/threads-tiles" "$WORK/mpi-tiles"; then
+    ok "mpirun -np 4 --tiles 2x2 without --merge: every rank's tiles, the threads' bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2 without --merge: every rank's tiles, the threads' bytes ($(tail -n 3 "$WORK/mpi-tiles.log" 2>/dev/null))"
 fi
 
 # Refusals, exit code 2, naming the flag or the field; no rank hangs.
@@ -159,9 +174,9 @@ refused() { # what, needle, command...
     fi
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
-    "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q
+    "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q
 refused "mpirun -np 4, a tolerance is refused naming the field" "stages[0].StreamPower.tolerance" \
-    "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 -q \
+    "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q \
     --set "stages[0].tolerance=Some(0.1)"
 
 finish

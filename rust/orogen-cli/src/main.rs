@@ -125,12 +125,18 @@ struct BakeArgs {
     #[arg(long, value_enum, value_name = "DEVICE")]
     device: Option<DeviceArg>,
     /// Run the recipe cut into COLUMNSxROWS tiles (e.g. 2x2), one rank each, exchanging
-    /// only what crosses tile edges; the outputs are the whole-map bake's bytes. Under
-    /// `mpirun -np N` (N = the tiles; an orogen built with the `mpi` feature) each MPI rank
-    /// runs one tile and rank 0 writes; otherwise the tiles run on threads. Takes
-    /// StreamPower (lakes: None, n = 1) and Thermal stages; others are refused.
+    /// only what crosses tile edges. Under `mpirun -np N` (N = the tiles; an orogen built
+    /// with the `mpi` feature) each MPI rank runs one tile; otherwise the tiles run on
+    /// threads. Each rank writes its tiles (height_rR_cC.exr) into the output folder; with
+    /// --merge, rank 0 writes the whole-map bake's files instead, the same bytes. Takes
+    /// StreamPower and Thermal stages (and Hydrology with --merge); others are refused.
     #[arg(long, value_name = "NxM")]
     tiles: Option<String>,
+    /// With --tiles: gather the whole maps at rank 0 and write the whole-map bake's files
+    /// (byte for byte), instead of one file per tile; needed for hydrology maps, river
+    /// curves and --target terrain3d or hterrain. Rank 0 then holds the whole maps.
+    #[arg(long, requires = "tiles")]
+    merge: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -576,12 +582,23 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     if let Ok(grid) = recipe.grid() {
         target.check(grid).map_err(Failure::from_core)?;
     }
-    orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
-        .map_err(Failure::from_core)?;
+    // The estimate is the whole map's: a tiled run's ranks each hold their tile, unless
+    // --merge gathers the whole maps at rank 0.
+    if args.tiles.is_none() || args.merge {
+        orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
+            .map_err(Failure::from_core)?;
+    }
     let tiles = match &args.tiles {
-        Some(spec) => Some(tiles_of(&recipe, spec)?),
+        Some(spec) => Some(tiles_of(&recipe, spec, args.merge)?),
         None => None,
     };
+    if tiles.is_some() && !args.merge && target != orogen_core::bake::Target::Maps {
+        return Err(Failure::usage(
+            "--target: a tiled bake writes its tiles as Orogen's maps; add --merge to write \
+             the whole map for this target"
+                .to_string(),
+        ));
+    }
     // Under mpirun: MPI started, and its ranks checked against the tiles.
     let mpi = start_mpi(tiles.as_ref())?;
     if mpi.as_ref().is_none_or(|m| m.rank() == 0) {
@@ -611,11 +628,32 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
 
     let mut reporter = progress::Reporter::new(std::io::stderr().is_terminal(), args.quiet);
     let run = match tiles {
-        Some(layout) => match run_tiled(&recipe, &base_dir, &layout, mpi)? {
-            Some(output) => Ok(output),
-            // Another MPI rank than 0: its tile is done and rank 0 writes.
-            None => return Ok(()),
-        },
+        Some(layout) => {
+            let how = Tiled {
+                recipe: &recipe,
+                base_dir: &base_dir,
+                layout: &layout,
+                merge: args.merge,
+                out: &args.out,
+                recipe_path: args.recipe.as_deref(),
+            };
+            match run_tiled(&how, mpi)? {
+                TiledDone::Merged(output) => Ok(*output),
+                TiledDone::Written(files) => {
+                    if !args.quiet {
+                        println!("wrote {} files to {}:", files.len(), args.out.display());
+                        for f in &files {
+                            let name = f.file_name().map(|n| n.to_string_lossy());
+                            println!("  {}", name.unwrap_or_default());
+                        }
+                        println!("total {:.2} s", start.elapsed().as_secs_f64());
+                    }
+                    return Ok(());
+                }
+                // Another MPI rank than 0: its tile is done and rank 0 writes.
+                TiledDone::Nothing => return Ok(()),
+            }
+        }
         None => orogen_core::runner::run_recipe_on(
             &recipe,
             &base_dir,
@@ -712,14 +750,18 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
 
 /// The tiling `--tiles` asks for over the recipe's grid, after checking that the recipe's
 /// stages tile; errors name the flag or the stage's field (exit 2).
-fn tiles_of(recipe: &Recipe, spec: &str) -> Result<orogen_core::tiles::TileLayout, Failure> {
+fn tiles_of(
+    recipe: &Recipe,
+    spec: &str,
+    merge: bool,
+) -> Result<orogen_core::tiles::TileLayout, Failure> {
     let grid = recipe.grid().map_err(|e| {
         Failure::usage(format!(
             "--tiles needs a recipe whose size is known before the run: {e}"
         ))
     })?;
     let layout = tiled::layout(grid, spec).map_err(Failure::from_core)?;
-    tiled::check_recipe(recipe).map_err(Failure::from_core)?;
+    tiled::check_recipe(recipe, merge).map_err(Failure::from_core)?;
     Ok(layout)
 }
 
@@ -798,47 +840,73 @@ fn start_mpi(tiles: Option<&orogen_core::tiles::TileLayout>) -> Result<Option<Mp
     Ok(None)
 }
 
-/// A tiled run: the initial world whole, then the stages over the tiles (MPI ranks, or
-/// threads). Rank 0 returns the run's output; other MPI ranks `None`. A rank that fails
+/// What a tiled run is asked to do.
+struct Tiled<'a> {
+    recipe: &'a Recipe,
+    base_dir: &'a Path,
+    layout: &'a orogen_core::tiles::TileLayout,
+    merge: bool,
+    out: &'a Path,
+    recipe_path: Option<&'a Path>,
+}
+
+/// How a tiled run ended on this rank.
+enum TiledDone {
+    /// `--merge`, rank 0: the whole-map output, to write as a whole-map bake does.
+    Merged(Box<orogen_core::runner::RunOutput>),
+    /// Rank 0 wrote the tiles' folder: its files.
+    Written(Vec<std::path::PathBuf>),
+    /// Another MPI rank.
+    Nothing,
+}
+
+/// One rank's whole tiled run: its tile's start world, the stages, and without `--merge`
+/// its tiles written (rank 0 also `bake.json`, then the folder put in place).
+fn run_rank_and_write<C: orogen_core::tiles::Comm>(
+    comm: &mut C,
+    shared: &tiled::Shared,
+    how: &Tiled,
+) -> orogen_core::Result<Option<TiledDone>> {
+    let out = tiled::run_rank(comm, shared)?;
+    if how.merge {
+        return out
+            .root
+            .map(|root| tiled::finish(how.recipe, root).map(|o| TiledDone::Merged(Box::new(o))))
+            .transpose();
+    }
+    let rank = comm.rank();
+    let files = tiled::write_tiles(comm, shared, out, how.out, how.recipe_path)?;
+    Ok((rank == 0).then_some(TiledDone::Written(files)))
+}
+
+/// A tiled run: every rank makes its own tile of the start world, then the stages over the
+/// tiles (MPI ranks, or threads), then the outputs (see `tiled`). A rank that fails
 /// mid-run under MPI stops every rank (`MPI_Abort`) after printing its error.
-fn run_tiled(
-    recipe: &Recipe,
-    base_dir: &Path,
-    layout: &orogen_core::tiles::TileLayout,
-    mpi: Option<Mpi>,
-) -> Result<Option<orogen_core::runner::RunOutput>, Failure> {
-    let start = Instant::now();
-    let world = orogen_core::runner::initial_world_cancellable(recipe, base_dir, &CANCEL)
-        .map_err(Failure::from_core)?;
-    let initial_seconds = start.elapsed().as_secs_f64();
-    let start_heights = world.height.data.clone();
+fn run_tiled(how: &Tiled, mpi: Option<Mpi>) -> Result<TiledDone, Failure> {
+    #[allow(unused_mut)]
     let mut shared = tiled::Shared {
-        recipe,
-        base_dir,
-        layout,
-        world: &world,
+        recipe: how.recipe,
+        base_dir: how.base_dir,
+        layout: how.layout,
         transport: "threads",
+        merge: how.merge,
+        cancel: &CANCEL,
     };
-    let root = match mpi {
+    let done = match mpi {
         #[cfg(feature = "mpi")]
         Some((universe, mut comm)) => {
             use orogen_core::tiles::Comm;
             shared.transport = "mpi";
-            match tiled::run_rank(&mut comm, &shared) {
-                Ok(Some(out)) => {
-                    drop(comm);
-                    drop(universe);
-                    out
-                }
-                Ok(None) => {
+            match run_rank_and_write(&mut comm, &shared, how) {
+                Ok(done) => {
                     // Every send completed, then MPI finalized.
                     drop(comm);
                     drop(universe);
-                    return Ok(None);
+                    done
                 }
                 Err(e) => {
                     let f = Failure::from_core(e);
-                    let tile = layout.tile(comm.rank());
+                    let tile = how.layout.tile(comm.rank());
                     eprintln!(
                         "error: rank {} (tile column {}, row {}): {}",
                         tile.rank, tile.col, tile.row, f.message
@@ -850,20 +918,19 @@ fn run_tiled(
         #[cfg(not(feature = "mpi"))]
         Some(never) => match never {},
         None => {
-            shared.transport = "threads";
-            let out = orogen_core::tiles::run_threads(layout.count(), |comm| {
-                tiled::run_rank(comm, &shared)
+            let out = orogen_core::tiles::run_threads(how.layout.count(), |comm| {
+                run_rank_and_write(comm, &shared, how)
             })
             .map_err(Failure::from_core)?;
-            out.into_iter()
-                .flatten()
-                .next()
-                .ok_or_else(|| Failure::runtime("tiled run: rank 0 returned no output"))?
+            Some(
+                out.into_iter()
+                    .flatten()
+                    .next()
+                    .ok_or_else(|| Failure::runtime("tiled run: rank 0 returned no output"))?,
+            )
         }
     };
-    tiled::finish(recipe, root, &start_heights, initial_seconds)
-        .map(Some)
-        .map_err(Failure::from_core)
+    Ok(done.unwrap_or(TiledDone::Nothing))
 }
 
 fn info(file: &Path, size: Option<(u32, u32)>) -> Result<(), Failure> {

@@ -4,46 +4,90 @@
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
 //! `schedule: Fine`, no `tolerance`, an open border) and `Thermal` (any talus but
-//! `Material`), and `Hydrology` (routing reads the whole map and changes no height, so rank
-//! 0 writes its maps from the gathered heights, as the whole-map stage does). Anything
-//! else is refused before any work, naming the stage and field.
+//! `Material`), and, with `--merge`, `Hydrology` (routing reads the whole map and changes
+//! no height, so rank 0 writes its maps from the gathered heights, as the whole-map stage
+//! does). Anything else is refused before any work, naming the stage and field.
 //!
-//! The start world (terrain, uplift, `k`, precipitation, a thermal stage's talus tangents)
-//! is computed whole on every rank and cut to its tile; after each stage the tiles'
-//! heights are gathered at rank 0 and sent whole to every rank. So each rank holds a few
-//! whole maps: fine at the sizes one machine bakes, not yet the issue's worlds bigger than
-//! one machine. Rank 0 writes the hydrology maps a `StreamPower` stage ends with (whole
-//! map, from the gathered heights), the river curves and the outputs.
+//! No rank holds a whole map unless `--merge` asks for one:
+//! - each rank makes only its own tile of the start world (terrain, uplift, `k`,
+//!   precipitation, a thermal stage's talus tangents), evaluating noise and planes at the
+//!   tile's whole-map positions ([`TerrainSource::build_window`],
+//!   [`ScalarSource::resolve_window`]); a noise map's normalisation takes the whole map's
+//!   lowest and highest value, reduced over the ranks; an image or heightmap file is read
+//!   whole (the file is the whole map) and only the tile's cells are kept;
+//! - the stages hand each other the tiles' heights (each tiled stage exchanges its halos);
+//! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`, and
+//!   `erosion_rR_cC.exr` when the recipe asks for `erosion`) into the one staging folder,
+//!   and rank 0 writes `bake.json` (listing the tiles) and puts the folder in place;
+//! - with `--merge` rank 0 gathers the heights whole when a hydrology map needs them and
+//!   at the end, and writes the whole-map bake's files, byte for byte.
+//!
+//! Measured 2026-12-07, 2×2 over 4 MPI ranks oversubscribed on 2 cores (the default
+//! recipe's StreamPower 4 steps and Thermal 10, no hydrology; docs/performance.md, "Tiled
+//! runs"): peak RSS per rank 432–519 MiB at 4097² (the whole-map bake 1,203 MiB; before
+//! this, rank 0 1,455 MiB and ranks 1–3 728–748 MiB), 1,542–1,801 MiB at 8193² (the
+//! whole-map bake is refused there by its memory estimate). Per own cell a tile still takes
+//! 96–130 B against the whole map's 75 B (the tiled stages' state).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use orogen_core::eroders::stream_power::Inputs;
-use orogen_core::eroders::thermal::{TalusAngle, Thermal};
-use orogen_core::neighbourhood::RasterGrid;
+use orogen_core::bake::tiled::TileEntry;
+use orogen_core::eroders::thermal::{talus_tangents_window, TalusAngle};
 use orogen_core::recipe::Device;
 use orogen_core::runner::StageTiming;
 use orogen_core::stages::domain::Domain;
 use orogen_core::stages::hydrology::write_hydrology_maps;
-use orogen_core::stages::source::{ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED};
+use orogen_core::stages::source::{
+    border_fade, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
+};
 use orogen_core::stages::stream_power::{Schedule, StreamPowerParams};
 use orogen_core::stages::{Stage, StageKind};
-use orogen_core::tiles::comm::{Reader, Writer};
+use orogen_core::tiles::comm::Reader;
 use orogen_core::tiles::{
-    gather_map, Comm, TileInputs, TileLayout, TileStreamPower, TileThermal, ROOT,
+    all_max, gather_map, Comm, TileInputs, TileLayout, TileStreamPower, TileThermal, ROOT,
 };
 use orogen_core::world::World;
 use orogen_core::{OrogenError, Recipe, Result};
 
 /// Message tags of the driver (the tile processes use tags below 100).
 const TAG_GATHER: u32 = 200;
-const TAG_WHOLE: u32 = 201;
 const TAG_BYTES: u32 = 202;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
 /// field (`stages[0].StreamPower.tolerance: is not tiled yet`).
-pub fn check_recipe(recipe: &Recipe) -> Result<()> {
+/// Without `merge` (`--merge`), what needs a whole map at rank 0 is refused too: the
+/// hydrology maps (so the river curves, drawn from them, draw nothing), outputs but
+/// `erosion`.
+pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     let refuse = |field: String, why: &str| Err(OrogenError::invalid(field, why.to_string()));
+    const WHOLE: &str = "is made from the whole map at rank 0: add --merge (rank 0 then \
+                         holds the whole maps)";
+    if !merge {
+        for (i, name) in recipe.outputs.iter().enumerate() {
+            if name != "erosion" {
+                return refuse(
+                    format!("outputs[{i}]"),
+                    "a tiled bake writes `erosion` per tile; other outputs need --merge",
+                );
+            }
+        }
+        for (i, stage) in recipe.stages.iter().enumerate() {
+            let field = format!("stages[{i}].{}", stage.name());
+            match stage {
+                Stage::Hydrology(_) => return refuse(field, WHOLE),
+                Stage::StreamPower(p) if p.hydrology => {
+                    return refuse(
+                        format!("{field}.hydrology"),
+                        "the stage's hydrology maps are made from the whole map at rank 0: \
+                         add --merge, or set hydrology: false",
+                    )
+                }
+                _ => {}
+            }
+        }
+    }
     if matches!(recipe.domain, Domain::Graph(_)) {
         return refuse("domain".into(), "Graph is not tiled (tiled runs take Grid)");
     }
@@ -113,51 +157,117 @@ pub struct Shared<'a> {
     pub recipe: &'a Recipe,
     pub base_dir: &'a Path,
     pub layout: &'a TileLayout,
-    /// The initial world (terrain and uplift), whole.
-    pub world: &'a World,
     /// How the ranks talk, for bake.json: `threads` or `mpi`.
     pub transport: &'static str,
+    /// `--merge`: rank 0 gathers the whole maps and returns the whole-map world.
+    pub merge: bool,
+    pub cancel: &'a AtomicBool,
 }
 
-/// Rank 0's result: the world as the whole-map run leaves it after the stages, and the
-/// stages' timings (each stage's `device` says the tiling and its figures hold the bytes
-/// exchanged).
+/// Rank 0's result: the stages' timings (each stage's `device` says the tiling and its
+/// figures hold the bytes exchanged) and, with `--merge`, the world as the whole-map run
+/// leaves it after the stages.
 pub struct RootOutput {
-    pub world: World,
+    pub world: Option<World>,
+    /// With `--merge` and an `erosion` output: the start heights, whole.
+    pub start: Option<Vec<f32>>,
     pub timings: Vec<StageTiming>,
+    pub initial_seconds: f64,
 }
 
-/// The stage's inputs on the whole map, as `StreamPowerParams::start` makes them.
-fn stream_power_inputs(p: &StreamPowerParams, world: &World, base_dir: &Path) -> Result<Inputs> {
-    let grid = world.grid();
-    let k = world.at_nodes(p.k.resolve(grid, world.seed ^ ERODIBILITY_SEED, base_dir)?);
-    let uplift = world
-        .node_uplift()
-        .iter()
-        .map(|u| u * p.uplift_scale)
-        .collect();
+/// Every rank's result: its tile's heights at the start and the end (row-major over its
+/// interior), and rank 0's part.
+pub struct RankOutput {
+    pub start: Vec<f32>,
+    pub heights: Vec<f32>,
+    pub root: Option<RootOutput>,
+}
+
+/// Tags of the reductions of noise maps' ranges (two each: the maximum's gather and
+/// scatter), from this one up.
+const TAG_RANGE: u32 = 300;
+
+/// Makes the global `(lo, hi)` of every rank's `(lo, hi)`, through the root; each call takes
+/// the next pair of tags.
+struct Ranges<'c, C: Comm> {
+    comm: &'c mut C,
+    tag: u32,
+}
+
+impl<C: Comm> Ranges<'_, C> {
+    fn reduce(&mut self, lo: f32, hi: f32) -> Result<(f32, f32)> {
+        // Negation is exact, so the largest −lo is −(the smallest lo).
+        let lo = -all_max(self.comm, ROOT, self.tag, -lo)?;
+        let hi = all_max(self.comm, ROOT, self.tag + 2, hi)?;
+        self.tag += 4;
+        Ok((lo, hi))
+    }
+}
+
+/// The stage's inputs on this rank's tile, as `StreamPowerParams::start` makes them on the
+/// whole map (the heights left empty, for the caller).
+fn stream_power_inputs<C: Comm>(
+    p: &StreamPowerParams,
+    s: &Shared,
+    uplift: &[f32],
+    ranges: &mut Ranges<C>,
+) -> Result<TileInputs> {
+    let grid = s.layout.grid();
+    let window = s.layout.tile(ranges.comm.rank()).interior;
+    let seed = s.recipe.seed;
+    let k = p.k.resolve_window(
+        grid,
+        window,
+        seed ^ ERODIBILITY_SEED,
+        s.base_dir,
+        s.cancel,
+        &mut |lo, hi| ranges.reduce(lo, hi),
+    )?;
+    let uplift = uplift.iter().map(|u| u * p.uplift_scale).collect();
     let precipitation = match &p.precipitation {
-        Some(src) => {
-            Some(world.at_nodes(src.resolve(grid, world.seed ^ PRECIPITATION_SEED, base_dir)?))
-        }
+        Some(src) => Some(src.resolve_window(
+            grid,
+            window,
+            seed ^ PRECIPITATION_SEED,
+            s.base_dir,
+            s.cancel,
+            &mut |lo, hi| ranges.reduce(lo, hi),
+        )?),
         None => None,
     };
-    Ok(Inputs {
+    Ok(TileInputs {
+        heights: Vec::new(),
         k,
         uplift,
         precipitation,
     })
 }
 
-fn put_f32s(values: &[f32]) -> Vec<u8> {
-    let mut w = Writer::with_capacity(std::mem::size_of_val(values));
-    values.iter().for_each(|&v| w.f32(v));
-    w.into_bytes()
+/// Rank 0's whole world (`--merge`) with the heights gathered from every tile; `None` on
+/// the other ranks. The first call makes the world.
+fn gather_world<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    tile: &[f32],
+    world: &mut Option<World>,
+) -> Result<()> {
+    let layout = s.layout;
+    let Some(whole) = gather_map(comm, layout, ROOT, TAG_GATHER, tile, "heights")? else {
+        return Ok(());
+    };
+    match world.as_mut() {
+        Some(w) => w.height.data = whole,
+        None => {
+            let height =
+                orogen_core::field::Heightfield::from_vec(layout.grid(), whole, "heights")?;
+            *world = Some(World::new(height, s.recipe.seed));
+        }
+    }
+    Ok(())
 }
 
-/// Runs every stage of `s.recipe` on this rank's tile; every rank calls it together. Rank
-/// 0 returns the world and timings, the others `None`.
-pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>> {
+/// Runs every stage of `s.recipe` on this rank's tile; every rank calls it together.
+pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     let (rank, layout) = (comm.rank(), s.layout);
     let grid = layout.grid();
     let (nx, ny) = layout.shape();
@@ -171,28 +281,51 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
             ),
         ));
     }
-    check_recipe(s.recipe)?;
-    if s.world.nodata_mask().is_some() {
-        return Err(OrogenError::invalid(
-            "terrain",
-            "a terrain with nodata cells is not tiled yet",
-        ));
+    s.recipe.validate()?;
+    check_recipe(s.recipe, s.merge)?;
+    let started = Instant::now();
+    let window = layout.tile(rank).interior;
+    // This tile's start world, as `runner::initial_world` makes the whole map's.
+    let mut heights =
+        s.recipe
+            .terrain
+            .build_window(grid, window, s.recipe.seed, s.base_dir, s.cancel)?;
+    let mut ranges = Ranges {
+        comm,
+        tag: TAG_RANGE,
+    };
+    let mut uplift = s.recipe.uplift.resolve_window(
+        grid,
+        window,
+        s.recipe.seed ^ UPLIFT_SEED,
+        s.base_dir,
+        s.cancel,
+        &mut |lo, hi| ranges.reduce(lo, hi),
+    )?;
+    // The recipe's fade at the borders, from the whole grid's coordinates.
+    if s.recipe.uplift_fade_m > 0.0 {
+        for (i, u) in uplift.iter_mut().enumerate() {
+            let (x, y) = (window.x0 + i % window.w, window.y0 + i / window.w);
+            *u *= border_fade(grid, x, y, s.recipe.uplift_fade_m);
+        }
     }
-    let mut heights = s.world.height.data.clone();
-    let mut root = (rank == ROOT).then(|| {
-        let mut w = s.world.clone();
-        w.figures.clear();
-        w
-    });
+    let start = heights.clone();
+    let initial_seconds = started.elapsed().as_secs_f64();
+    // Rank 0's whole world, with --merge only.
+    let mut root: Option<World> = None;
     let mut timings = Vec::with_capacity(s.recipe.stages.len());
     for (index, stage) in s.recipe.stages.iter().enumerate() {
+        if s.cancel.load(Ordering::Relaxed) {
+            return Err(OrogenError::Cancelled);
+        }
         let start = Instant::now();
         let name = stage.name();
         let field = format!("stages[{index}].{name}");
         if let Stage::Hydrology(p) = stage {
             // Routing reads the whole map and changes no height: rank 0 writes the maps
-            // from the heights it gathered after the last stage, exactly as the whole-map
-            // stage does; the other ranks have nothing to do.
+            // from the gathered heights, exactly as the whole-map stage does (--merge only:
+            // check_recipe refuses it otherwise).
+            gather_world(ranges.comm, s, &heights, &mut root)?;
             if let Some(world) = root.as_mut() {
                 write_hydrology_maps(world, p, s.base_dir, &field)?;
                 timings.push(StageTiming {
@@ -204,14 +337,14 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
             }
             continue;
         }
-        let before = comm.bytes_sent();
+        let before = ranges.comm.bytes_sent();
         let mut steps = 0u64;
-        let tile_heights = match stage {
+        heights = match stage {
             Stage::StreamPower(p) => {
                 p.validate(&field)?;
-                let inputs = stream_power_inputs(p, s.world, s.base_dir)?;
-                let cut = TileInputs::cut(layout, rank, &heights, &inputs)?;
-                drop(inputs);
+                let mut cut = stream_power_inputs(p, s, &uplift, &mut ranges)?;
+                cut.heights = std::mem::take(&mut heights);
+                let comm = &mut *ranges.comm;
                 let mut tile =
                     TileStreamPower::new(layout, rank, &p.outlets, &p.process(), cut, &field)?;
                 for _ in 0..p.iterations {
@@ -222,20 +355,20 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
             }
             Stage::Thermal(p) => {
                 p.validate(&field)?;
-                // The talus tangents over the whole map (a noise talus reads positions, a
-                // height talus the stage's start heights), as the whole-map stage has them.
-                let whole = Thermal::new(
-                    RasterGrid::new(grid, &[]),
-                    p.process(),
-                    s.world.seed ^ THERMAL_SEED,
+                // The talus tangents of this tile (a noise talus reads positions, a height
+                // talus the stage's start heights), as the whole-map stage has them there.
+                let process = p.process();
+                let tangents = talus_tangents_window(
+                    &process.talus,
+                    grid,
+                    window,
                     &heights,
-                    &field,
-                )?;
-                let tangents = layout.cut(rank, whole.tangents(), "talus tangents")?;
-                drop(whole);
-                let own = layout.cut(rank, &heights, "heights")?;
+                    s.recipe.seed ^ THERMAL_SEED,
+                );
+                let comm = &mut *ranges.comm;
                 let mut tile =
-                    TileThermal::new(layout, rank, &p.process(), &own, &tangents, &field)?;
+                    TileThermal::new(layout, rank, &process, &heights, &tangents, &field)?;
+                drop(tangents);
                 for _ in 0..p.iterations {
                     steps += 1;
                     if tile.step(comm)? <= p.tolerance {
@@ -252,25 +385,29 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
                 ))
             }
         };
+        let comm = &mut *ranges.comm;
         let exchanged = comm.bytes_sent() - before;
-        // The stage's heights, whole, on every rank (the next stage cuts its inputs from
-        // whole maps).
-        let whole = gather_map(comm, layout, ROOT, TAG_GATHER, &tile_heights, "heights")?;
-        let parts = match &whole {
-            Some(h) => vec![put_f32s(h); comm.size()],
-            None => Vec::new(),
-        };
-        let bytes = comm.scatter(ROOT, TAG_WHOLE, parts)?;
-        let mut r = Reader::new(&bytes, "whole heights", ROOT);
-        for h in heights.iter_mut() {
-            *h = r.f32()?;
+        if let Some((i, value)) = heights.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(OrogenError::Numerical {
+                field,
+                reason: format!(
+                    "the stage left {value} in `height` at cell ({}, {}): values beyond the \
+                     range of 32-bit floats; reduce the size of {}",
+                    window.x0 + i % window.w,
+                    window.y0 + i / window.w,
+                    stage.kind().drivers()
+                ),
+            });
         }
-        r.finish()?;
         // Every rank's bytes of the stage's steps, at the root.
         let all = comm.gather(ROOT, TAG_BYTES, exchanged.to_le_bytes().to_vec())?;
-        let Some(world) = root.as_mut() else {
+        let hydrology = matches!(stage, Stage::StreamPower(p) if p.hydrology);
+        if hydrology {
+            gather_world(comm, s, &heights, &mut root)?;
+        }
+        if rank != ROOT {
             continue;
-        };
+        }
         let mut per_rank = Vec::with_capacity(all.len());
         for (from, b) in all.iter().enumerate() {
             let mut r = Reader::new(b, "bytes exchanged", from);
@@ -279,25 +416,25 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
             r.finish()?;
             per_rank.push(lo | hi << 32);
         }
-        world.height.data.copy_from_slice(&heights);
-        if let Stage::StreamPower(p) = stage {
+        let mut figures = Default::default();
+        if let (Stage::StreamPower(p), Some(world)) = (stage, root.as_mut()) {
             if p.hydrology {
                 write_hydrology_maps(world, &p.hydrology_params(), s.base_dir, &field)?;
+                if let Some((what, cell, value)) = world.first_non_finite() {
+                    return Err(OrogenError::Numerical {
+                        field,
+                        reason: format!(
+                            "the stage left {value} in `{what}` at cell ({}, {}): values \
+                             beyond the range of 32-bit floats; reduce the size of {}",
+                            cell % grid.width,
+                            cell / grid.width,
+                            stage.kind().drivers()
+                        ),
+                    });
+                }
             }
+            figures = std::mem::take(&mut world.figures);
         }
-        if let Some((what, cell, value)) = world.first_non_finite() {
-            return Err(OrogenError::Numerical {
-                field,
-                reason: format!(
-                    "the stage left {value} in `{what}` at cell ({}, {}): values beyond the \
-                     range of 32-bit floats; reduce the size of {}",
-                    cell % grid.width,
-                    cell / grid.width,
-                    stage.kind().drivers()
-                ),
-            });
-        }
-        let mut figures = std::mem::take(&mut world.figures);
         let steps_f = steps.max(1) as f64;
         let total: u64 = per_rank.iter().sum();
         figures.insert("tiles_bytes_per_step", total as f64 / steps_f);
@@ -316,19 +453,44 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<Option<RootOutput>>
             ),
         });
     }
-    Ok(root.map(|world| RootOutput { world, timings }))
+    let comm = ranges.comm;
+    let mut start_whole = None;
+    if s.merge {
+        gather_world(comm, s, &heights, &mut root)?;
+        // The start heights, whole at rank 0, for the erosion map (made after the river
+        // curves, which may carve).
+        if s.recipe.outputs.iter().any(|o| o == "erosion") {
+            start_whole = gather_map(comm, layout, ROOT, TAG_GATHER, &start, "start heights")?;
+        }
+    }
+    Ok(RankOutput {
+        start,
+        heights,
+        root: (rank == ROOT).then(|| RootOutput {
+            world: root.take().map(|mut w| {
+                w.figures.clear();
+                w
+            }),
+            start: start_whole,
+            timings,
+            initial_seconds,
+        }),
+    })
 }
 
-/// The whole-map runner's last steps over rank 0's world (`run_recipe_on` after its
-/// stages): the `initial terrain` timing first, the requested state outputs and the
-/// `erosion` map against the start heights.
-pub fn finish(
-    recipe: &Recipe,
-    out: RootOutput,
-    start_heights: &[f32],
-    initial_seconds: f64,
-) -> Result<orogen_core::runner::RunOutput> {
-    let RootOutput { mut world, timings } = out;
+/// `--merge`: the whole-map runner's last steps over rank 0's world (`run_recipe_on` after
+/// its stages): the `initial terrain` timing first, the river curves, the requested state
+/// outputs and the `erosion` map against the start heights.
+pub fn finish(recipe: &Recipe, out: RootOutput) -> Result<orogen_core::runner::RunOutput> {
+    let RootOutput {
+        world,
+        start,
+        timings,
+        initial_seconds,
+    } = out;
+    let mut world = world.ok_or_else(|| {
+        OrogenError::invalid("--merge", "rank 0 has no whole map to write".to_string())
+    })?;
     let mut all = vec![StageTiming {
         stage: "initial terrain".into(),
         seconds: initial_seconds,
@@ -353,13 +515,13 @@ pub fn finish(
             world.export_state(name, &format!("outputs[{i}]"))?;
         }
     }
-    if recipe.outputs.iter().any(|o| o == "erosion") {
+    if let Some(start) = start {
         let grid = world.grid();
         let data = world
             .height
             .data
             .iter()
-            .zip(start_heights)
+            .zip(&start)
             .map(|(a, b)| a - b)
             .collect();
         world.maps.insert(
@@ -372,4 +534,138 @@ pub fn finish(
         world,
         timings: all,
     })
+}
+
+/// Tags of the tiled writing.
+const TAG_STAGED: u32 = 210;
+const TAG_ENTRY: u32 = 211;
+const TAG_RANGE_OUT: u32 = 220;
+
+/// Without `--merge`: every rank writes its own tiles into the bake's one staging folder
+/// (made by rank 0, its path sent to every rank: the ranks need one file system), then
+/// rank 0 writes `bake.json` and puts the folder in place of `out_dir`, so the folder is
+/// all-new or all-old: a rank that fails stops the run before the swap, and its staging
+/// folder is removed by the next bake into `out_dir` (`bake::folder::recover`). Every rank
+/// calls it together; rank 0 returns the paths written.
+pub fn write_tiles<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    out: RankOutput,
+    out_dir: &Path,
+    recipe_path: Option<&Path>,
+) -> Result<Vec<PathBuf>> {
+    let (rank, layout) = (comm.rank(), s.layout);
+    let tile = layout.tile(rank);
+    // The heights' range over the whole map, for bake.json.
+    let (lo, hi) = orogen_core::field::finite_min_max(&out.heights);
+    let lo = -all_max(comm, ROOT, TAG_RANGE_OUT, -lo)?;
+    let hi = all_max(comm, ROOT, TAG_RANGE_OUT + 2, hi)?;
+    let staged = if rank == ROOT {
+        Some(orogen_core::bake::folder::stage(out_dir)?)
+    } else {
+        None
+    };
+    let result = write_staged(comm, s, &out, staged.as_deref(), out_dir, tile);
+    let entries = match result {
+        Ok(e) => e,
+        Err(e) => {
+            if let Some(dir) = &staged {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            return Err(e);
+        }
+    };
+    let (Some(staged), Some(root)) = (staged, out.root) else {
+        return Ok(Vec::new());
+    };
+    let mut timings = vec![StageTiming {
+        stage: "initial terrain".into(),
+        seconds: root.initial_seconds,
+        figures: Default::default(),
+        device: format!("cpu, tiles {}x{}", layout.shape().0, layout.shape().1),
+    }];
+    timings.extend(root.timings);
+    let mut files: Vec<PathBuf> = entries
+        .iter()
+        .flat_map(|e| e.files.iter().map(|f| out_dir.join(f)))
+        .collect();
+    let json = orogen_core::bake::tiled::write_tiled_bake_json(
+        &staged,
+        out_dir,
+        s.recipe,
+        layout.grid(),
+        (lo, hi),
+        &timings,
+        recipe_path,
+        layout.shape(),
+        &entries,
+    );
+    match json.and_then(|j| orogen_core::bake::folder::commit(&staged, out_dir).map(|_| j)) {
+        Ok(j) => files.push(j),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staged);
+            return Err(e);
+        }
+    }
+    Ok(files)
+}
+
+/// The collective part of [`write_tiles`]: the staging folder's path to every rank, each
+/// rank's tile files, their entries at rank 0 (in rank order).
+fn write_staged<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    out: &RankOutput,
+    staged: Option<&Path>,
+    out_dir: &Path,
+    tile: orogen_core::tiles::Tile,
+) -> Result<Vec<TileEntry>> {
+    let parts = match staged {
+        Some(p) => vec![p.to_string_lossy().as_bytes().to_vec(); comm.size()],
+        None => Vec::new(),
+    };
+    let path = comm.scatter(ROOT, TAG_STAGED, parts)?;
+    let path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+    let erosion: Option<Vec<f32>> = s.recipe.outputs.iter().any(|o| o == "erosion").then(|| {
+        out.heights
+            .iter()
+            .zip(&out.start)
+            .map(|(a, b)| a - b)
+            .collect()
+    });
+    let mut maps: Vec<(&str, &[f32])> = vec![("height", &out.heights)];
+    if let Some(e) = &erosion {
+        maps.push(("erosion", e));
+    }
+    let entry = orogen_core::bake::tiled::write_tile_maps(
+        &path,
+        out_dir,
+        s.layout.grid(),
+        tile.interior,
+        (tile.row, tile.col),
+        &maps,
+    )?;
+    // Each rank's file names (its place is known from its rank).
+    let text = entry.files.join("\n");
+    let all = comm.gather(ROOT, TAG_ENTRY, text.into_bytes())?;
+    Ok(all
+        .iter()
+        .enumerate()
+        .map(|(r, names)| {
+            let t = s.layout.tile(r);
+            TileEntry {
+                row: t.row,
+                col: t.col,
+                x0: t.interior.x0,
+                y0: t.interior.y0,
+                width: t.interior.w,
+                height: t.interior.h,
+                files: String::from_utf8_lossy(names)
+                    .split('\n')
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect(),
+            }
+        })
+        .collect())
 }

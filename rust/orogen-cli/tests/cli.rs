@@ -1122,9 +1122,9 @@ fn bake_json_without_timings(dir: &Path) -> serde_json::Value {
     json
 }
 
-/// Bakes `args` (a recipe and its `--set`s) whole and tiled 2×2 and 3×3 over threads in
-/// `dir`, and asserts every tiled folder holds the whole bake's files with the same bytes
-/// (bake.json without its timings). Returns the tiled bakes' bake.json.
+/// Bakes `args` (a recipe and its `--set`s) whole and tiled 2×2 and 3×3 over threads with
+/// `--merge` in `dir`, and asserts every tiled folder holds the whole bake's files with the
+/// same bytes (bake.json without its timings). Returns the tiled bakes' bake.json.
 fn assert_tiled_bakes_equal_the_whole(
     dir: &Path,
     case: &str,
@@ -1143,7 +1143,10 @@ fn assert_tiled_bakes_equal_the_whole(
     assert!(names.contains(&"drainage.exr".to_string()), "{names:?}");
     let mut jsons = Vec::new();
     for tiles in ["2x2", "3x3"] {
-        let dir = bake(&format!("{case}-tiles-{tiles}"), &["--tiles", tiles]);
+        let dir = bake(
+            &format!("{case}-tiles-{tiles}"),
+            &["--tiles", tiles, "--merge"],
+        );
         assert_eq!(files_of(&dir), names, "{case} --tiles {tiles}");
         for name in names.iter().filter(|n| *n != "bake.json") {
             let (a, b) = (
@@ -1216,6 +1219,102 @@ fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
     assert!(wet > 0 && wet < rivers.data.len() / 2, "{wet} river cells");
 }
 
+/// The whole map from a tiled bake's tiles of `map` (`{map}_rR_cC.exr`, placed by
+/// bake.json's `tiles`).
+fn assemble_tiles(dir: &Path, map: &str) -> Vec<f32> {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+    let (w, h) = (
+        json["size"][0].as_u64().unwrap() as usize,
+        json["size"][1].as_u64().unwrap() as usize,
+    );
+    let mut out = vec![f32::NAN; w * h];
+    for t in json["tiles"]["tiles"].as_array().unwrap() {
+        let at = |k: &str| t[k].as_u64().unwrap() as usize;
+        let (row, col) = (at("row"), at("col"));
+        let file = format!("{map}_r{row}_c{col}.exr");
+        assert!(
+            t["files"].as_array().unwrap().iter().any(|f| f == &file),
+            "{file} not listed: {t}"
+        );
+        let tile = orogen_core::io::exr::read_exr(&dir.join(&file)).unwrap();
+        assert_eq!(
+            (tile.grid.width, tile.grid.height),
+            (at("width"), at("height"))
+        );
+        for (y, r) in tile.data.chunks_exact(at("width")).enumerate() {
+            let start = (at("y0") + y) * w + at("x0");
+            out[start..start + r.len()].copy_from_slice(r);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_tiled_bake_without_merge_writes_tiles_that_assemble_to_the_whole_maps() {
+    // Issue #41: no rank holds a whole map; each writes its tiles. Their values, put
+    // together, are the whole bake's heights and erosion bit for bit, for 2x2 and 3x3
+    // tiles; a later bake into the folder drops the tiles with the earlier bake.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = tiled_recipe();
+    let recipe = recipe.to_str().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "bake",
+            recipe,
+            "--out",
+            out,
+            "-q",
+            "--set",
+            "stages[0].hydrology=false",
+        ];
+        args.extend_from_slice(extra);
+        let o = orogen(tmp.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        tmp.path().join(out)
+    };
+    let whole = bake("whole", &[]);
+    let read = |m: &str| orogen_core::io::exr::read_exr(&whole.join(m)).unwrap().data;
+    let (height, erosion) = (read("height.exr"), read("erosion.exr"));
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for (tiles, count) in [("2x2", 4), ("3x3", 9)] {
+        let dir = bake(&format!("tiles-{tiles}"), &["--tiles", tiles]);
+        let mut names = files_of(&dir);
+        names.retain(|n| n != "bake.json");
+        assert_eq!(names.len(), 2 * count, "{names:?}");
+        assert_eq!(
+            bits(&assemble_tiles(&dir, "height")),
+            bits(&height),
+            "{tiles}"
+        );
+        assert_eq!(
+            bits(&assemble_tiles(&dir, "erosion")),
+            bits(&erosion),
+            "{tiles}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+        let (lo, hi) = (
+            json["height_min"].as_f64().unwrap() as f32,
+            json["height_max"].as_f64().unwrap() as f32,
+        );
+        let want = orogen_core::field::finite_min_max(&height);
+        assert_eq!((lo, hi), want, "{tiles}");
+    }
+    // The memory check is the whole map's: it holds a --merge bake, not the tiles.
+    let small = ["--tiles", "2x2", "--max-memory", "100000"];
+    let mut args = vec!["bake", recipe, "--out", "small", "-q"];
+    args.extend_from_slice(&["--set", "stages[0].hydrology=false"]);
+    args.extend_from_slice(&small);
+    let o = orogen(tmp.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    args.push("--merge");
+    assert_eq!(orogen(tmp.path(), &args).status.code(), Some(2));
+    // The same folder baked again with --merge: the whole maps, no tile left over.
+    let dir = bake("tiles-2x2", &["--tiles", "2x2", "--merge"]);
+    assert_eq!(files_of(&dir), files_of(&whole));
+}
+
 #[test]
 fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1249,7 +1348,36 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
         ),
     ];
     for (set, needle) in refusals {
-        assert_bad_input(&bake(&["--tiles", "2x2", "--set", set]), &[needle]);
+        assert_bad_input(
+            &bake(&["--tiles", "2x2", "--merge", "--set", set]),
+            &[needle],
+        );
+    }
+    // Without --merge, what needs a whole map at rank 0 is refused, naming its field.
+    for (extra, needle) in [
+        (&[][..], "`stages[0].StreamPower.hydrology`"),
+        (
+            &[
+                "--set",
+                "stages[0].hydrology=false",
+                "--set",
+                "stages=[Hydrology()]",
+            ][..],
+            "`stages[0].Hydrology`",
+        ),
+        (
+            &[
+                "--set",
+                "stages[0].hydrology=false",
+                "--target",
+                "terrain3d",
+            ][..],
+            "--target",
+        ),
+    ] {
+        let mut args = vec!["--tiles", "2x2"];
+        args.extend_from_slice(extra);
+        assert_bad_input(&bake(&args), &[needle, "--merge"]);
     }
     assert!(
         !tmp.path().join("out").exists(),

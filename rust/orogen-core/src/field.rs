@@ -12,6 +12,58 @@ pub const MAX_SIDE: usize = 16385;
 /// Largest accepted `cell_size`, metres.
 pub const MAX_CELL_SIZE: f64 = 1e5;
 
+/// A rectangle of cells: columns `x0..x0 + w`, rows `y0..y0 + h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rect {
+    pub x0: usize,
+    pub y0: usize,
+    pub w: usize,
+    pub h: usize,
+}
+
+impl Rect {
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.w * self.h
+    }
+
+    /// True when the rectangle has no cell.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when `(x, y)` lies inside.
+    #[inline]
+    pub fn contains(&self, x: usize, y: usize) -> bool {
+        x >= self.x0 && y >= self.y0 && x < self.x0 + self.w && y < self.y0 + self.h
+    }
+
+    /// Row-major index of `(x, y)` inside the rectangle (which must contain it).
+    #[inline]
+    pub fn index(&self, x: usize, y: usize) -> usize {
+        (y - self.y0) * self.w + (x - self.x0)
+    }
+
+    /// The cells both rectangles hold, if any.
+    pub fn intersect(&self, o: &Rect) -> Option<Rect> {
+        let (x0, y0) = (self.x0.max(o.x0), self.y0.max(o.y0));
+        let x1 = (self.x0 + self.w).min(o.x0 + o.w);
+        let y1 = (self.y0 + self.h).min(o.y0 + o.h);
+        (x1 > x0 && y1 > y0).then(|| Rect {
+            x0,
+            y0,
+            w: x1 - x0,
+            h: y1 - y0,
+        })
+    }
+
+    /// True for a cell on the rectangle's own border ring (which it must contain).
+    #[inline]
+    pub fn on_ring(&self, x: usize, y: usize) -> bool {
+        x == self.x0 || y == self.y0 || x + 1 == self.x0 + self.w || y + 1 == self.y0 + self.h
+    }
+}
+
 /// The shape of a regular grid: cell counts and spacing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Grid {
@@ -28,6 +80,16 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// The whole grid as a [`Rect`].
+    pub fn rect(&self) -> Rect {
+        Rect {
+            x0: 0,
+            y0: 0,
+            w: self.width,
+            h: self.height,
+        }
+    }
+
     /// A validated grid of square cells: each side in `1..=MAX_SIDE`, `cell_size` finite
     /// and > 0.
     pub fn new(width: usize, height: usize, cell_size: f32) -> Result<Self> {
@@ -361,6 +423,34 @@ impl Field<f32> {
         let a = self.data[y0 * w + x0] * (1.0 - tx) + self.data[y0 * w + x1] * tx;
         let b = self.data[y1 * w + x0] * (1.0 - tx) + self.data[y1 * w + x1] * tx;
         a * (1.0 - ty) + b * ty
+    }
+
+    /// The cells of `window` of [`Field::resampled`] to `target` (row-major over the
+    /// window), the same values bit for bit (a tiled run's tile, issue #41).
+    pub fn resampled_window(&self, target: Grid, window: Rect) -> Vec<f32> {
+        let same = target.width == self.grid.width && target.height == self.grid.height;
+        let sx = if target.width > 1 {
+            (self.grid.width - 1) as f32 / (target.width - 1) as f32
+        } else {
+            0.0
+        };
+        let sy = if target.height > 1 {
+            (self.grid.height - 1) as f32 / (target.height - 1) as f32
+        } else {
+            0.0
+        };
+        let mut data = Vec::with_capacity(window.len());
+        for y in window.y0..window.y0 + window.h {
+            if same {
+                let at = y * self.grid.width + window.x0;
+                data.extend_from_slice(&self.data[at..at + window.w]);
+                continue;
+            }
+            for x in window.x0..window.x0 + window.w {
+                data.push(self.sample_bilinear(x as f32 * sx, y as f32 * sy));
+            }
+        }
+        data
     }
 
     /// Bilinear resample to another grid shape (corner-aligned). Identity when shapes match.

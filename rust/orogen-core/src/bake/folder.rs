@@ -244,6 +244,20 @@ fn written_by_bake_json(dir: &Path) -> Option<BTreeSet<String>> {
             names.insert(f.to_string());
         }
     }
+    // A tiled bake's tiles (issue #41): `tiles.tiles[i].files`, plain file names.
+    for f in json
+        .pointer("/tiles/tiles")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("files")?.as_array())
+        .flatten()
+        .filter_map(|f| f.as_str())
+    {
+        if !f.contains(['/', '\\']) {
+            names.insert(f.to_string());
+        }
+    }
     // `rivers.json`, named by its own key (a plain file name).
     if let Some(f) = json.get("rivers").and_then(|f| f.as_str()) {
         if !f.contains(['/', '\\']) {
@@ -408,6 +422,27 @@ mod tests {
         assert_eq!(read(&out.join("notes.txt")), "mine");
         // Only the output folder is left in its parent: no staging or aside folder.
         assert_eq!(names(root.path()), ["out"]);
+    }
+
+    #[test]
+    fn a_later_bake_drops_the_tiles_an_earlier_tiled_bake_listed() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        write(
+            &out.join("bake.json"),
+            r#"{"maps": [], "tiles": {"tiles": [{"files": ["height_r0_c0.exr"]},
+                {"files": ["height_r0_c1.exr", "erosion_r0_c1.exr"]}]}}"#,
+        );
+        for f in ["height_r0_c0.exr", "height_r0_c1.exr", "erosion_r0_c1.exr"] {
+            write(&out.join(f), "old");
+        }
+        write(&out.join("notes.txt"), "mine");
+        let staged = stage(&out).unwrap();
+        write(&staged.join("bake.json"), r#"{"maps": []}"#);
+        write(&staged.join("height.exr"), "new");
+        commit(&staged, &out).unwrap();
+        assert_eq!(names(&out), ["bake.json", "height.exr", "notes.txt"]);
     }
 
     #[test]

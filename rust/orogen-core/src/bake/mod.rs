@@ -28,6 +28,7 @@ pub mod lake_surface;
 pub mod preview;
 pub mod skirt;
 pub mod textures;
+pub mod tiled;
 pub mod water_display;
 mod write;
 

@@ -26,6 +26,7 @@ use crate::field::Grid;
 use crate::neighbourhood::raster::{ring8, rows3, DIAGONAL};
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::state::{buffer, TerrainMut};
+use glam::DVec2;
 
 /// Talus angle of a noise-driven talus (Cordonnier 2016: "3D Perlin noise with a high
 /// persistence ... minimal and maximal slope angles 6° and 54°").
@@ -356,6 +357,39 @@ pub fn fill_talus_tangents<N: Neighbourhood>(
     seed: u64,
     out: &mut [f32],
 ) {
+    fill_talus_tangents_at(talus, heights, &|i| nb.position(i), seed, out)
+}
+
+/// The talus tangents of the cells of `window` of a whole map over `grid` (`heights` and
+/// the result row-major over the window): the values [`fill_talus_tangents`] gives those
+/// cells over the whole map, bit for bit (a tiled run's tile, issue #41).
+pub fn talus_tangents_window(
+    talus: &TalusAngle,
+    grid: Grid,
+    window: crate::field::Rect,
+    heights: &[f32],
+    seed: u64,
+) -> Vec<f32> {
+    let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
+    let w = window.w.max(1);
+    let mut out = vec![0.0; heights.len()];
+    let position = |i: usize| {
+        DVec2::new(
+            (window.x0 + i % w) as f64 * dx,
+            (window.y0 + i / w) as f64 * dy,
+        )
+    };
+    fill_talus_tangents_at(talus, heights, &position, seed, &mut out);
+    out
+}
+
+fn fill_talus_tangents_at(
+    talus: &TalusAngle,
+    heights: &[f32],
+    position: &(dyn Fn(usize) -> DVec2 + Sync),
+    seed: u64,
+    out: &mut [f32],
+) {
     match talus {
         TalusAngle::Constant(deg) => {
             let t = math::tan((*deg as f64).to_radians()) as f32;
@@ -408,7 +442,7 @@ pub fn fill_talus_tangents<N: Neighbourhood>(
                 .enumerate()
                 .for_each(|(i, (t, &z))| {
                     use noise::NoiseFn;
-                    let pos = nb.position(i);
+                    let pos = position(i);
                     let (px, py, pz) = (pos.x, pos.y, z as f64);
                     let mut sum = 0.0;
                     let mut amp = 1.0;

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_range, OrogenError, Result};
-use crate::field::{Grid, Heightfield};
+use crate::field::{Grid, Rect};
 use crate::generators::faults::{FaultSet, Faults};
 
 /// Largest octave count accepted (Godot's inspector offers 1..=10).
@@ -459,17 +459,21 @@ pub(crate) fn not_applicable(field: &str, name: &str, instead: &str) -> OrogenEr
     )
 }
 
-/// Heights `offset + amplitude · get_noise_2d(...)` over `grid`, metres, plus `faults` (drawn
-/// from the recipe `seed`, in metres); `fnl` must be valid.
-pub(crate) fn generate(
+/// Heights `offset + amplitude · get_noise_2d(...)` over the cells of `window` of `grid`
+/// (row-major over the window), each at its whole-map position, metres, plus `faults`
+/// (drawn from the recipe `seed` over the whole map, in metres); `fnl` must be valid. A
+/// tiled run's tile (issue #41) gets the whole map's values bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn generate_window(
     fnl: &FastNoiseLiteParams,
     amplitude: f64,
     offset: f64,
     faults: Option<&Faults>,
     grid: Grid,
+    window: Rect,
     seed: u64,
     cancel: &AtomicBool,
-) -> Result<Heightfield> {
+) -> Result<Vec<f32>> {
     let field = "noise.basis.FastNoiseLite";
     let (sx, sy) = match fnl.coordinates {
         FnlCoordinates::Pixels => (1.0, 1.0),
@@ -491,15 +495,16 @@ pub(crate) fn generate(
     let faults =
         faults.map(|f| FaultSet::draw(f, grid.width as f64 * csx, grid.height as f64 * csy, seed));
     let (amp, off) = (amplitude, offset);
-    let mut data = crate::state::buffer(grid.len(), 0.0f32, "noise height")?;
-    data.par_chunks_mut(grid.width)
+    let mut data = crate::state::buffer(window.len(), 0.0f32, "noise height")?;
+    data.par_chunks_mut(window.w.max(1))
         .enumerate()
         .for_each(|(y, row)| {
             if cancel.load(Ordering::Relaxed) {
                 return;
             }
+            let y = window.y0 + y;
             let py = (y as f64 * sy) as f32;
-            for (x, out) in row.iter_mut().enumerate() {
+            for (x, out) in (window.x0..).zip(row.iter_mut()) {
                 let px = (x as f64 * sx) as f32;
                 let mut h = off + amp * resource.get_noise_2d(px, py) as f64;
                 if let Some(f) = &faults {
@@ -517,7 +522,7 @@ pub(crate) fn generate(
             format!("gives a height of {bad} m: lower amplitude or cellular_jitter"),
         ));
     }
-    Heightfield::from_vec(grid, data, "noise")
+    Ok(data)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, check_positive, check_range, OrogenError, Result};
-use crate::field::{Grid, Heightfield, ScalarMap};
+use crate::field::{Grid, Heightfield, Rect, ScalarMap};
 use crate::generators::fastnoise::{self, FastNoiseLiteParams};
 pub use crate::generators::faults::MAX_HEIGHT;
 use crate::generators::faults::{FaultSet, Faults};
@@ -762,10 +762,46 @@ fn generate_at(
     cancel: &AtomicBool,
     level: Level,
 ) -> Result<Heightfield> {
+    let data = generate_window_at(params, grid, grid.rect(), seed, cancel, level)?;
+    Heightfield::from_vec(grid, data, "noise")
+}
+
+/// The cells of `window` of the noise over `grid` (row-major over the window), bit for bit
+/// the same values as [`generate`] over the whole grid gives there: every point is
+/// evaluated at its whole-map position, with the whole map's extent for the reach check
+/// and the faults. A tiled run (issue #41) makes only its tile this way.
+pub fn generate_window(
+    params: &NoiseParams,
+    grid: Grid,
+    window: Rect,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<Vec<f32>> {
+    generate_window_at(params, grid, window, seed, cancel, Level::best())
+}
+
+fn generate_window_at(
+    params: &NoiseParams,
+    grid: Grid,
+    window: Rect,
+    seed: u64,
+    cancel: &AtomicBool,
+    level: Level,
+) -> Result<Vec<f32>> {
     params.validate("noise")?;
+    check_window(grid, window)?;
     if let NoiseBasis::FastNoiseLite(f) = &params.basis {
         let (amp, off) = (params.amplitude as f64, params.offset as f64);
-        return fastnoise::generate(f, amp, off, params.faults.as_ref(), grid, seed, cancel);
+        return fastnoise::generate_window(
+            f,
+            amp,
+            off,
+            params.faults.as_ref(),
+            grid,
+            window,
+            seed,
+            cancel,
+        );
     }
     let sampler = Sampler::new(params, seed);
     // Cells are `dx × dy` metres (equal for square cells).
@@ -776,15 +812,17 @@ fn generate_at(
         .faults
         .as_ref()
         .map(|f| FaultSet::draw(f, ex, ey, seed));
-    let mut data = crate::state::buffer(grid.len(), 0.0f32, "noise height")?;
-    data.par_chunks_mut(grid.width)
+    let mut data = crate::state::buffer(window.len(), 0.0f32, "noise height")?;
+    data.par_chunks_mut(window.w.max(1))
         .enumerate()
         .for_each(|(y, row)| {
             if cancel.load(Ordering::Relaxed) {
                 return;
             }
-            let py = y as f64 * csy;
-            let xs: Vec<f64> = (0..row.len()).map(|x| x as f64 * csx).collect();
+            let py = (window.y0 + y) as f64 * csy;
+            let xs: Vec<f64> = (0..row.len())
+                .map(|x| (window.x0 + x) as f64 * csx)
+                .collect();
             let ys = vec![py; row.len()];
             let mut hs = vec![0.0; row.len()];
             eval_at(level, &sampler, &xs, &ys, &mut hs);
@@ -799,7 +837,21 @@ fn generate_at(
     if cancel.load(Ordering::Relaxed) {
         return Err(OrogenError::Cancelled);
     }
-    Heightfield::from_vec(grid, data, "noise")
+    Ok(data)
+}
+
+/// Fails unless `window` lies inside `grid`.
+pub(crate) fn check_window(grid: Grid, window: Rect) -> Result<()> {
+    if window.x0 + window.w > grid.width || window.y0 + window.h > grid.height {
+        return Err(OrogenError::invalid(
+            "window",
+            format!(
+                "{}x{} cells at ({}, {}) reach past the {}x{} grid",
+                window.w, window.h, window.x0, window.y0, grid.width, grid.height
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Noise over `grid` normalised to `[0, 1]` (lowest cell 0, highest 1; a flat result is 0
@@ -818,16 +870,21 @@ pub fn generate_normalized_cancellable(
 ) -> Result<ScalarMap> {
     let mut map = generate_cancellable(params, grid, seed, cancel)?;
     let (lo, hi) = map.min_max();
+    normalize_with(&mut map.data, lo, hi);
+    Ok(map)
+}
+
+/// Maps `data` from `[lo, hi]` (the whole map's lowest and highest value) onto `[0, 1]`;
+/// all 0 when the span is not positive and finite.
+pub(crate) fn normalize_with(data: &mut [f32], lo: f32, hi: f32) {
     let span = hi - lo;
     if !span.is_finite() || span <= 0.0 {
-        map.data.iter_mut().for_each(|v| *v = 0.0);
-        return Ok(map);
+        data.iter_mut().for_each(|v| *v = 0.0);
+        return;
     }
     let (lo, inv) = (lo as f64, 1.0 / span as f64);
-    map.data
-        .par_iter_mut()
+    data.par_iter_mut()
         .for_each(|v| *v = (((*v as f64) - lo) * inv).clamp(0.0, 1.0) as f32);
-    Ok(map)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, check_range, OrogenError, Result};
-use crate::field::{Grid, Heightfield, ScalarMap};
+use crate::field::{Grid, Heightfield, Rect, ScalarMap};
 use crate::generators::noise::NoiseParams;
 use crate::io::heightmap::HeightmapSource;
 use crate::stages::planet::PlanetSource;
@@ -104,6 +104,38 @@ impl PlaneParams {
         Ok(())
     }
 
+    /// The cells of `window` of [`PlaneParams::build`]'s plane over `grid`, the same values
+    /// bit for bit (each cell at its whole-map position).
+    fn build_window(
+        &self,
+        grid: Grid,
+        window: Rect,
+        seed: u64,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<f32>> {
+        self.validate_on("terrain.Plane", grid)?;
+        let mut data = match &self.noise {
+            Some(n) => crate::generators::noise::generate_window(n, grid, window, seed, cancel)?,
+            None => vec![0.0; window.len()],
+        };
+        let (w, h) = (grid.width, grid.height);
+        let (cx, cy) = ((w as f64 - 1.0) / 2.0, (h as f64 - 1.0) / 2.0);
+        let (sx, sy) = (
+            self.slope.0 as f64 * grid.dx() as f64,
+            self.slope.1 as f64 * grid.dy() as f64,
+        );
+        let base = self.height as f64;
+        data.par_chunks_mut(window.w.max(1))
+            .enumerate()
+            .for_each(|(y, row)| {
+                let row_h = base + sy * ((window.y0 + y) as f64 - cy);
+                for (x, v) in (window.x0..).zip(row.iter_mut()) {
+                    *v = (*v as f64 + row_h + sx * (x as f64 - cx)) as f32;
+                }
+            });
+        Ok(data)
+    }
+
     /// The plane over `grid`; `seed` drives the noise.
     fn build(&self, grid: Grid, seed: u64, cancel: &AtomicBool) -> Result<Heightfield> {
         self.validate_on("terrain.Plane", grid)?;
@@ -167,6 +199,54 @@ impl TerrainSource {
         base_dir: &Path,
     ) -> Result<(Heightfield, Option<Vec<bool>>)> {
         self.build_cancellable(grid, seed, base_dir, &AtomicBool::new(false))
+    }
+
+    /// The cells of `window` of [`TerrainSource::build`] over `grid` (row-major over the
+    /// window), the same values bit for bit, for a tiled run's tile (issue #41): noise and
+    /// planes are evaluated at the window's whole-map positions only. A heightmap is read
+    /// whole and cut (its file holds the whole map anyway); a heightmap with nodata cells
+    /// and a planet are refused, naming `terrain`.
+    pub fn build_window(
+        &self,
+        grid: Grid,
+        window: Rect,
+        seed: u64,
+        base_dir: &Path,
+        cancel: &AtomicBool,
+    ) -> Result<Vec<f32>> {
+        crate::generators::noise::check_window(grid, window)?;
+        match self {
+            TerrainSource::Flat(h) => Ok(vec![*h; window.len()]),
+            TerrainSource::Noise(params) => {
+                crate::generators::noise::generate_window(params, grid, window, seed, cancel)
+            }
+            TerrainSource::Plane(p) => p.build_window(grid, window, seed, cancel),
+            TerrainSource::Heightmap(src) => {
+                // Not position-local (the file is the whole map, resampled to the grid):
+                // built whole, then cut.
+                let (field, nodata) = src.load_with_nodata(grid, base_dir)?;
+                if nodata.is_some() {
+                    return Err(OrogenError::invalid(
+                        "terrain",
+                        "a terrain with nodata cells is not tiled yet",
+                    ));
+                }
+                if field.grid.width != grid.width || field.grid.height != grid.height {
+                    return Err(OrogenError::invalid(
+                        "terrain.Heightmap",
+                        format!(
+                            "is {}x{}, the tiled grid {}x{}",
+                            field.grid.width, field.grid.height, grid.width, grid.height
+                        ),
+                    ));
+                }
+                Ok(cut_window(&field.data, grid, window))
+            }
+            TerrainSource::Planet(_) => Err(OrogenError::invalid(
+                "terrain.Planet",
+                "a planet is not tiled",
+            )),
+        }
     }
 
     /// [`TerrainSource::build_with_nodata`], giving up with [`OrogenError::Cancelled`]
@@ -353,6 +433,80 @@ pub fn fade_at_borders(map: &mut ScalarMap, fade_m: f32) {
         });
 }
 
+/// The rows of `window` of a whole map over `grid`, row-major over the window.
+fn cut_window(data: &[f32], grid: Grid, window: Rect) -> Vec<f32> {
+    let mut out = Vec::with_capacity(window.len());
+    for y in window.y0..window.y0 + window.h {
+        let at = y * grid.width + window.x0;
+        out.extend_from_slice(&data[at..at + window.w]);
+    }
+    out
+}
+
+impl ScalarSource {
+    /// The cells of `window` of [`ScalarSource::resolve`] over `grid` (row-major over the
+    /// window), the same values bit for bit, for a tiled run's tile (issue #41). Noise is
+    /// evaluated at the window's whole-map positions only; its normalisation needs the
+    /// whole map's lowest and highest value, which `min_max` turns from this window's
+    /// (with `(inf, -inf)` for an empty one) into the whole map's: every tile calls it
+    /// together, e.g. a reduction over the ranks (it is called for noise only, so every
+    /// rank of one recipe calls it the same number of times). Images and painted maps are
+    /// resampled at the window's cells only (the image itself is read whole).
+    pub fn resolve_window(
+        &self,
+        grid: Grid,
+        window: Rect,
+        seed: u64,
+        base_dir: &Path,
+        cancel: &AtomicBool,
+        min_max: &mut dyn FnMut(f32, f32) -> Result<(f32, f32)>,
+    ) -> Result<Vec<f32>> {
+        self.validate("source")?;
+        crate::generators::noise::check_window(grid, window)?;
+        match self {
+            ScalarSource::Constant(v) => Ok(vec![*v; window.len()]),
+            ScalarSource::Image { path, min, max } => {
+                let full = crate::io::resolve_path(base_dir, path);
+                let is_exr = full
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+                let unit = if is_exr {
+                    crate::io::exr::read_exr(&full)?
+                } else {
+                    crate::io::read_gray_image(&full)?
+                };
+                let mut data = unit.resampled_window(grid, window);
+                map_slice_to_range(&mut data, *min, *max);
+                Ok(data)
+            }
+            ScalarSource::Noise { noise, min, max } => {
+                let mut data =
+                    crate::generators::noise::generate_window(noise, grid, window, seed, cancel)?;
+                // `ScalarMap::min_max` (finite values; (0, 0) without any) over the window,
+                // then over the whole map.
+                let (lo, hi) = data
+                    .iter()
+                    .filter(|v| v.is_finite())
+                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                        (lo.min(v), hi.max(v))
+                    });
+                let (lo, hi) = match min_max(lo, hi)? {
+                    (lo, hi) if lo > hi => (0.0, 0.0),
+                    both => both,
+                };
+                crate::generators::noise::normalize_with(&mut data, lo, hi);
+                map_slice_to_range(&mut data, *min, *max);
+                Ok(data)
+            }
+            ScalarSource::Planet(_) => Err(OrogenError::invalid(
+                "source.Planet",
+                "only the recipe's `uplift` (and `terrain`) can come from the planet",
+            )),
+            ScalarSource::Values(map) => Ok(map.resampled_window(grid, window)),
+        }
+    }
+}
+
 /// The source as a map over `grid`. `seed` drives noise; relative image paths are
 /// resolved against `base_dir` (the recipe file's folder). Validates the source first,
 /// so an invalid value is an error naming its field under `source`.
@@ -408,9 +562,12 @@ fn resolve_inner(
 
 /// Maps values in `[0, 1]` linearly onto `[min, max]`, in place.
 fn map_to_range(map: &mut ScalarMap, min: f32, max: f32) {
+    map_slice_to_range(&mut map.data, min, max);
+}
+
+fn map_slice_to_range(data: &mut [f32], min: f32, max: f32) {
     let (lo, span) = (min as f64, max as f64 - min as f64);
-    map.data
-        .par_iter_mut()
+    data.par_iter_mut()
         .for_each(|v| *v = (lo + span * (*v as f64)) as f32);
 }
 
@@ -480,6 +637,113 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_window_of_any_source_is_the_whole_maps_cells_bit_for_bit() {
+        // Issue #41: a tile makes only its own cells of the start world.
+        let opts = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        let g = Grid::with_cells(37, 29, 90.0, 110.0).unwrap();
+        let windows = [
+            g.rect(),
+            Rect {
+                x0: 5,
+                y0: 3,
+                w: 11,
+                h: 7,
+            },
+            Rect {
+                x0: 36,
+                y0: 28,
+                w: 1,
+                h: 1,
+            },
+            Rect {
+                x0: 20,
+                y0: 0,
+                w: 17,
+                h: 29,
+            },
+        ];
+        let cut = |data: &[f32], r: Rect| cut_window(data, g, r);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let never = AtomicBool::new(false);
+        let dir = tempfile::tempdir().unwrap();
+        for text in [
+            "Noise((kind: Ridged, octaves: 5, wavelength: 800.0, amplitude: 30.0, \
+             warp: (strength: 200.0, wavelength: 3000.0), faults: (count: 20, width: 50.0), \
+             stretch: 2.0, stretch_angle: 30.0))",
+            "Plane((height: 5.0, slope: (0.1, -0.05), noise: (wavelength: 500.0, amplitude: 2.0)))",
+            "Noise((amplitude: 50.0, basis: FastNoiseLite((noise_type: Perlin, seed: 7, \
+             frequency: 0.02, fractal_octaves: 4))))",
+            "Flat(3.5)",
+        ] {
+            let src: TerrainSource = opts.from_str(text).unwrap();
+            let whole = src.build(g, 11, dir.path()).unwrap();
+            for r in windows {
+                let part = src.build_window(g, r, 11, dir.path(), &never).unwrap();
+                assert_eq!(bits(&part), bits(&cut(&whole.data, r)), "{text} {r:?}");
+            }
+        }
+        // An image (resampled from 5x3), and noise normalised over the whole map: the
+        // window's range is widened to the whole map's by `min_max`.
+        let mut img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::new(5, 3);
+        for (x, y, p) in img.enumerate_pixels_mut() {
+            p.0[0] = ((x * 7 + y * 13) * 1000) as u16;
+        }
+        img.save(dir.path().join("map.png")).unwrap();
+        for src in [
+            ScalarSource::Image {
+                path: "map.png".into(),
+                min: 2.0,
+                max: -1.0,
+            },
+            ScalarSource::Noise {
+                noise: NoiseParams {
+                    wavelength: 700.0,
+                    ..Default::default()
+                },
+                min: 0.001,
+                max: 0.003,
+            },
+            ScalarSource::Constant(0.25),
+        ] {
+            let whole = resolve(&src, g, 5, dir.path()).unwrap();
+            let raw = crate::generators::noise::generate(
+                &NoiseParams {
+                    wavelength: 700.0,
+                    ..Default::default()
+                },
+                g,
+                5,
+            )
+            .unwrap();
+            let range = raw.min_max();
+            for r in windows {
+                let mut calls = 0;
+                let part = src
+                    .resolve_window(g, r, 5, dir.path(), &never, &mut |lo, hi| {
+                        calls += 1;
+                        assert!(lo >= range.0 && hi <= range.1);
+                        Ok(range)
+                    })
+                    .unwrap();
+                assert_eq!(bits(&part), bits(&cut(&whole.data, r)), "{src:?} {r:?}");
+                let noise = matches!(src, ScalarSource::Noise { .. });
+                assert_eq!(calls, noise as usize);
+            }
+        }
+        // A window past the grid is an error, not a panic.
+        let past = Rect {
+            x0: 30,
+            y0: 0,
+            w: 8,
+            h: 2,
+        };
+        assert!(TerrainSource::Flat(0.0)
+            .build_window(g, past, 1, dir.path(), &never)
+            .is_err());
     }
 
     #[test]

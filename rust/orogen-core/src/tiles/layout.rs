@@ -4,57 +4,7 @@
 use crate::error::{OrogenError, Result};
 use crate::field::Grid;
 
-/// A rectangle of cells: columns `x0..x0 + w`, rows `y0..y0 + h`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rect {
-    pub x0: usize,
-    pub y0: usize,
-    pub w: usize,
-    pub h: usize,
-}
-
-impl Rect {
-    /// Number of cells.
-    pub fn len(&self) -> usize {
-        self.w * self.h
-    }
-
-    /// True when the rectangle has no cell.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// True when `(x, y)` lies inside.
-    #[inline]
-    pub fn contains(&self, x: usize, y: usize) -> bool {
-        x >= self.x0 && y >= self.y0 && x < self.x0 + self.w && y < self.y0 + self.h
-    }
-
-    /// Row-major index of `(x, y)` inside the rectangle (which must contain it).
-    #[inline]
-    pub fn index(&self, x: usize, y: usize) -> usize {
-        (y - self.y0) * self.w + (x - self.x0)
-    }
-
-    /// The cells both rectangles hold, if any.
-    pub fn intersect(&self, o: &Rect) -> Option<Rect> {
-        let (x0, y0) = (self.x0.max(o.x0), self.y0.max(o.y0));
-        let x1 = (self.x0 + self.w).min(o.x0 + o.w);
-        let y1 = (self.y0 + self.h).min(o.y0 + o.h);
-        (x1 > x0 && y1 > y0).then(|| Rect {
-            x0,
-            y0,
-            w: x1 - x0,
-            h: y1 - y0,
-        })
-    }
-
-    /// True for a cell on the rectangle's own border ring (which it must contain).
-    #[inline]
-    pub fn on_ring(&self, x: usize, y: usize) -> bool {
-        x == self.x0 || y == self.y0 || x + 1 == self.x0 + self.w || y + 1 == self.y0 + self.h
-    }
-}
+pub use crate::field::Rect;
 
 /// One tile: its rank (row-major over the tiles), its column and row among the tiles, the
 /// cells it owns (`interior`) and those plus its one-cell halo, clipped to the grid (`halo`).

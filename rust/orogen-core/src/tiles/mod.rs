@@ -24,8 +24,10 @@
 //! whole map's would also move a height; none did in the tests.
 //!
 //! The CLI's `orogen bake --tiles NxM` runs these over threads or, built with its `mpi`
-//! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`). Still to come (issue #41):
-//! `CoarseToFine`, the other stages, a start world and outputs per tile.
+//! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`); each rank makes its own
+//! tile of the start world (`TerrainSource::build_window`, `ScalarSource::resolve_window`)
+//! and writes its own tiles (`bake::tiled`). Still to come (issue #41): `CoarseToFine`, the
+//! other stages, the hydrology maps per tile.
 
 mod basins;
 pub mod comm;

@@ -468,7 +468,10 @@ fn uplift_fading_at_the_borders_leaves_no_walls() {
         (row[15] - 1e-3).abs() < 1e-9 && (row[32] - 1e-3).abs() < 1e-9,
         "the recipe's own 15 cells (1500 m) in: {row:?}"
     );
-    assert!(w0.uplift.data.iter().all(|&u| u == 1e-3), "no fade by default");
+    assert!(
+        w0.uplift.data.iter().all(|&u| u == 1e-3),
+        "no fade by default"
+    );
     // The steepest rise from a border cell to the cell inside it, metres per cell.
     let border_step = |w: &orogen_core::World| {
         let h = &w.height.data;
@@ -490,7 +493,12 @@ fn uplift_fading_at_the_borders_leaves_no_walls() {
     );
     // The interior still rises into a range.
     let max = |w: &orogen_core::World| w.height.data.iter().copied().fold(f32::MIN, f32::max);
-    assert!(max(&w1) > 0.5 * max(&w0), "{} against {}", max(&w1), max(&w0));
+    assert!(
+        max(&w1) > 0.5 * max(&w0),
+        "{} against {}",
+        max(&w1),
+        max(&w0)
+    );
 }
 
 #[test]
