@@ -254,33 +254,13 @@ impl GpuStreamPower {
             |pass| {
                 self.dispatch(pass, &self.descend.0, &self.descend.1);
                 self.control(pass, 4);
-                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
-                self.encode_rounds(pass);
-                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
-                self.control(pass, 0);
-                for r in 0..self.rounds as usize {
-                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
-                    self.end_round(pass, r);
-                }
-                self.gated(pass, &self.finish, &self.solve_groups[0]);
+                self.encode_drainage(pass, true, true);
             },
         );
         self.pending.push(dt);
         self.lake_count = Some(0);
         self.has_drainage = false;
         Ok(())
-    }
-
-    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
-    fn gated(
-        &self,
-        pass: &mut wgpu::ComputePass,
-        pipe: &wgpu::ComputePipeline,
-        group: &wgpu::BindGroup,
-    ) {
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, group, &[]);
-        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
     }
 
     /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
