@@ -24,12 +24,23 @@ use crate::lakes::LakePasses;
 
 mod lake_routing;
 mod levels;
+mod profile;
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
 
 /// The side of tiles.wgsl's tiles (`TILE`), cells: a workgroup per tile.
 const TILE: u32 = 16;
+
+/// The phases of an n = 1 step after its receivers, as [`GpuStreamPower::profile_step`]
+/// names them.
+pub const PHASES: [&str; 5] = [
+    "tiles: in-tile drainage, exits listed (tile_a, link_a)",
+    "exits: drainage rounds (exits.wgsl)",
+    "tiles: drainage with inflow, in-tile maps (tile_b, link_b)",
+    "exits: solve rounds (solve.wgsl)",
+    "heights (solve_b)",
+];
 
 /// Speculative steps submitted at most before their skip count is read.
 const MAX_PENDING: usize = 32;
@@ -969,27 +980,46 @@ impl GpuStreamPower {
     /// the implicit solve for n = 1 the same way. `gated`: the dispatches of a speculative
     /// step, emptied by control.wgsl's `gate` where it is skipped.
     fn encode_drainage(&self, pass: &mut wgpu::ComputePass, gated: bool, solve: bool) {
-        self.tiles(pass, 0, gated);
-        self.control(pass, 8);
-        self.tiles(pass, 1, gated);
-        for r in 0..self.rounds as usize {
-            let g = &self.x_groups[r % 2];
-            self.dispatch_round(pass, &self.x_copy, g);
-            self.dispatch_round(pass, &self.x_scatter, g);
-            self.end_round(pass, r);
-        }
+        self.encode_phase(pass, 0, gated);
+        self.encode_phase(pass, 1, gated);
         if !solve {
             self.tiles(pass, 3, gated);
             return;
         }
-        self.tiles(pass, 2, gated);
-        self.tiles(pass, 4, gated);
-        self.control(pass, 9);
-        for r in 0..self.rounds as usize {
-            self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
-            self.end_round(pass, r);
+        for k in 2..PHASES.len() {
+            self.encode_phase(pass, k, gated);
         }
-        self.tiles(pass, 5, gated);
+    }
+
+    /// Phase `k` of [`PHASES`] after the receivers (the n = 1 step's drainage and solve).
+    fn encode_phase(&self, pass: &mut wgpu::ComputePass, k: usize, gated: bool) {
+        match k {
+            0 => {
+                self.tiles(pass, 0, gated);
+                self.control(pass, 8);
+                self.tiles(pass, 1, gated);
+            }
+            1 => {
+                for r in 0..self.rounds as usize {
+                    let g = &self.x_groups[r % 2];
+                    self.dispatch_round(pass, &self.x_copy, g);
+                    self.dispatch_round(pass, &self.x_scatter, g);
+                    self.end_round(pass, r);
+                }
+            }
+            2 => {
+                self.tiles(pass, 2, gated);
+                self.tiles(pass, 4, gated);
+                self.control(pass, 9);
+            }
+            3 => {
+                for r in 0..self.rounds as usize {
+                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+                    self.end_round(pass, r);
+                }
+            }
+            _ => self.tiles(pass, 5, gated),
+        }
     }
 
     /// Records `f`'s dispatches in one compute pass (after `before`'s commands) and
