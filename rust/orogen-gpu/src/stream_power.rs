@@ -201,6 +201,10 @@ pub struct GpuStreamPower {
     /// Pointer-jumping rounds at most: `ceil(log2 n)`, enough for the longest possible
     /// chain, rounded up to even (rounds run in pairs; control.wgsl stops them early).
     rounds: u32,
+    /// The exits' rounds a speculative step encodes (even, at most `rounds`): learnt at
+    /// each settle from the pairs the steps ran (`rounds` after a step they did not
+    /// suffice for).
+    spec_rounds: u32,
     groups: (u32, u32),
     params: ShaderParams,
     /// The drainage sums' scale, `2^scale_exp`.
@@ -220,8 +224,9 @@ pub struct GpuStreamPower {
     /// The `dt` of the speculative steps submitted since the last look at the skip count.
     pending: Vec<f32>,
     /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round`,
-    /// `arm_fill`, `arm_exits` and `arm_x` of control.wgsl, and their bind group.
-    control: [wgpu::ComputePipeline; 10],
+    /// `arm_fill`, `arm_exits`, `arm_x` and `rounds_done` of control.wgsl, and their bind
+    /// group.
+    control: [wgpu::ComputePipeline; 11],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     /// accumulate.wgsl's full-grid rounds (carve.wgsl's marking).
@@ -463,9 +468,13 @@ impl GpuStreamPower {
             storage("jump b", 4 * n64, io),
         ];
         let live = storage("live", 4, wgpu::BufferUsages::empty());
+        // The `live` of the exits' first round of a pair, never read.
+        let sink = storage("live sink", 4, wgpu::BufferUsages::empty());
+        let lives = [&sink, &live];
+        // control.wgsl's nine words.
         let args = storage(
             "round arguments",
-            32,
+            36,
             wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
         );
         let maps = [
@@ -482,7 +491,9 @@ impl GpuStreamPower {
         // [0] the candidates found, [1] set when the receivers leave a pit, [2] the
         // speculative steps skipped for a pit, [3] 1 while the current one is skipped, [4]
         // set when a Borůvka round hooked some component, [5] the lakes (pits) found.
-        let counter = storage("candidate count", 24, io);
+        // [6] the most pairs of exit rounds a speculative step ran, [7] the speculative
+        // steps skipped for too few rounds.
+        let counter = storage("candidate count", 32, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
         let gate_args = storage("step arguments", 32, wgpu::BufferUsages::INDIRECT);
         // tiles.wgsl: each cell's exit, each exit's id and the list of exits, their count;
@@ -622,7 +633,7 @@ impl GpuStreamPower {
                     &jumps[s],
                     x_sums[d],
                     &jumps[d],
-                    &live,
+                    lives[s],
                 ],
             )
         });
@@ -639,7 +650,7 @@ impl GpuStreamPower {
                     x_maps[d],
                     &jumps[d],
                     &xcount,
-                    &live,
+                    lives[s],
                 ],
             )
         });
@@ -760,6 +771,7 @@ impl GpuStreamPower {
                 "arm_fill",
                 "arm_exits",
                 "arm_x",
+                "rounds_done",
             ]
             .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
@@ -787,6 +799,7 @@ impl GpuStreamPower {
             field: field.to_string(),
             n,
             rounds,
+            spec_rounds: rounds,
             groups,
             params,
             scale_exp,
@@ -991,6 +1004,17 @@ impl GpuStreamPower {
         }
     }
 
+    /// The exits' rounds encoded: every round (`ceil(log2 n)`), or in a speculative step
+    /// (`gated`) as many as the steps settled last needed and a pair more
+    /// (control.wgsl's `rounds_done` skips a step they do not suffice for).
+    fn rounds_of(&self, gated: bool) -> u32 {
+        if gated {
+            self.spec_rounds
+        } else {
+            self.rounds
+        }
+    }
+
     /// Phase `k` of [`PHASES`] after the receivers (the n = 1 step's drainage and solve).
     fn encode_phase(&self, pass: &mut wgpu::ComputePass, k: usize, gated: bool) {
         match k {
@@ -1000,11 +1024,18 @@ impl GpuStreamPower {
                 self.tiles(pass, 1, gated);
             }
             1 => {
-                for r in 0..self.rounds as usize {
+                // A plan after each pair only: the pair's first round (bind group 0) sets
+                // a sink, not `live`, so no reset is needed between.
+                for r in 0..self.rounds_of(gated) as usize {
                     let g = &self.x_groups[r % 2];
                     self.dispatch_round(pass, &self.x_copy, g);
                     self.dispatch_round(pass, &self.x_scatter, g);
-                    self.end_round(pass, r);
+                    if r % 2 == 1 {
+                        self.control(pass, 2);
+                    }
+                }
+                if gated {
+                    self.control(pass, 10);
                 }
             }
             2 => {
@@ -1013,9 +1044,11 @@ impl GpuStreamPower {
                 self.control(pass, 9);
             }
             3 => {
-                for r in 0..self.rounds as usize {
+                for r in 0..self.rounds_of(gated) as usize {
                     self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
-                    self.end_round(pass, r);
+                    if r % 2 == 1 {
+                        self.control(pass, 2);
+                    }
                 }
             }
             _ => self.tiles(pass, 5, gated),
@@ -1071,7 +1104,7 @@ impl GpuStreamPower {
             self.write_params();
             let counter = &self.counter;
             self.run(
-                |e| e.clear_buffer(counter, 0, Some(24)),
+                |e| e.clear_buffer(counter, 0, Some(32)),
                 |pass| {
                     self.dispatch(pass, &self.descend.0, &self.descend.1);
                     self.encode_keys(pass);

@@ -19,7 +19,8 @@
 @group(0) @binding(6) var<storage, read_write> xcount: array<u32>;
 
 // args: [0..3] a round's dispatch, [3..5] the size of the current phase's rounds (plan
-// restores it), [5..8] a dispatch over the exits.
+// restores it), [5..8] a dispatch over the exits, [8] the pairs of rounds the current phase
+// has run (arm_exits starts it, plan counts).
 fn set_size(gx: u32, gy: u32, full: bool) {
     args[3] = gx;
     args[4] = gy;
@@ -54,7 +55,11 @@ fn reset() {
 // After the second round of a pair.
 @compute @workgroup_size(1)
 fn plan() {
-    set_size(args[3], args[4], atomicLoad(&live[0]) != 0u);
+    let more = atomicLoad(&live[0]) != 0u;
+    set_size(args[3], args[4], more);
+    if (more) {
+        args[8] = args[8] + 1u;
+    }
     atomicStore(&live[0], 0u);
 }
 
@@ -73,7 +78,33 @@ fn arm_exits() {
     args[5] = select(0u, gx, full);
     args[6] = select(0u, gy, full);
     args[7] = 1u;
+    args[8] = 1u;
     atomicStore(&live[0], 0u);
+}
+
+// After a speculative step's drainage rounds over the exits, of which fewer than
+// ceil(log2 n) are encoded (as many as the last steps needed, and a pair more): the pairs
+// run (the most of any step not skipped, flags[6]); where some chain is not done (the last pair left a
+// jump), the step is skipped as for a pit (its later dispatches empty, counted in
+// flags[2], and in flags[7]): the same heights give the same chains, so every later
+// speculative step is skipped too, and the CPU redoes them with every round.
+@compute @workgroup_size(1)
+fn rounds_done() {
+    if (atomicLoad(&flags[3]) != 0u) {
+        return;
+    }
+    atomicMax(&flags[6], args[8]);
+    if (args[0] != 0u) {
+        atomicStore(&flags[3], 1u);
+        atomicAdd(&flags[2], 1u);
+        atomicAdd(&flags[7], 1u);
+        gate_args[0] = 0u;
+        gate_args[1] = 0u;
+        gate_args[4] = 0u;
+        gate_args[5] = 0u;
+        args[5] = 0u;
+        args[6] = 0u;
+    }
 }
 
 // Before the exits' solve rounds (solve.wgsl): the exits' size again.

@@ -270,7 +270,15 @@ impl GpuStreamPower {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
+        // The exits' rounds of the next speculative steps: those the settled ones needed
+        // and a pair more, or every round after a step they did not suffice for.
+        if words[7] > 0 {
+            self.spec_rounds = self.rounds;
+        } else if words[6] > 0 {
+            self.spec_rounds = (2 * (words[6] + 1)).min(self.rounds);
+        }
+        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
         let skipped = (words[2] as usize).min(self.pending.len());
         let redo = self.pending.split_off(self.pending.len() - skipped);
         self.pending.clear();

@@ -68,9 +68,9 @@ impl GpuStreamPower {
             let mut encoder =
                 device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
             encoder.clear_buffer(&self.counter, 0, Some(8));
-            for k in 0..names.len() {
+            for (k, name) in names.iter().enumerate() {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(names[k]),
+                    label: Some(name),
                     timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
                         query_set: &set,
                         beginning_of_pass_write_index: Some(2 * k as u32),
