@@ -204,10 +204,13 @@ fn run() -> Result<(), String> {
             }
         }
         gpu.wait().map_err(|e| e.to_string())?;
+        let encoded = gpu.dispatches_encoded();
         let t = Instant::now();
         for _ in 0..steps {
             gpu.step(dt).map_err(|e| e.to_string())?;
         }
+        let dispatches = (gpu.dispatches_encoded() - encoded) as f64 / steps as f64;
+        let exit_rounds = gpu.exit_rounds();
         gpu.wait().map_err(|e| e.to_string())?;
         let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
         let g = gpu.heights().map_err(|e| e.to_string())?;
@@ -225,7 +228,14 @@ fn run() -> Result<(), String> {
                 }
             }
             let receivers = gpu.receivers().map_err(|e| e.to_string())?;
-            profiles.push((side, sum, timed, chains(&receivers, side)));
+            profiles.push((
+                side,
+                sum,
+                timed,
+                chains(&receivers, side),
+                dispatches,
+                exit_rounds,
+            ));
         }
         // The same step without the solve: receivers and drainage only.
         let t = Instant::now();
@@ -243,16 +253,21 @@ fn run() -> Result<(), String> {
             mean(&g)
         );
     }
-    for (side, sum, timed, (cells, exits)) in profiles {
+    // Pointer-jumping rounds run for a longest chain of `l` links: ceil(log2 l), in pairs.
+    let run = |l: u32| (u32::BITS - l.max(1).saturating_sub(1).leading_zeros()).next_multiple_of(2);
+    for (side, sum, timed, (cells, exits), dispatches, exit_rounds) in profiles {
         println!();
         println!(
             "{side}²: ms per phase ({}), mean of {steps} steps; longest chain {cells} cells, \
-             {exits} tile exits",
+             {exits} tile exits; rounds run over the exits {} (a full-grid pass each before \
+             the tiles: {}), encoded {exit_rounds}; {dispatches:.1} dispatches per timed step",
             if timed {
                 "GPU timestamps"
             } else {
                 "wall clock, a wait after each phase"
-            }
+            },
+            run(exits),
+            run(cells),
         );
         let total: f64 = sum.iter().map(|s| s.1).sum();
         for (name, ms) in sum {

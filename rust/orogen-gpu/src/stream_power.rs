@@ -19,6 +19,8 @@ use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::neighbourhood::Side;
 use orogen_core::{math, Grid, OrogenError, Result};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::context::GpuContext;
 use crate::lakes::LakePasses;
 
@@ -296,6 +298,9 @@ pub struct GpuStreamPower {
     live: wgpu::Buffer,
     /// True once the heights were set.
     has_heights: bool,
+    /// Dispatches encoded so far (receivers, drainage, solve and control; not the lakes'),
+    /// for the bench's count per step.
+    encoded: AtomicU64,
     /// True once drainage was accumulated on the current receivers.
     has_drainage: bool,
 }
@@ -856,6 +861,7 @@ impl GpuStreamPower {
             live,
             has_heights: false,
             has_drainage: false,
+            encoded: AtomicU64::new(0),
         };
         let validation = pollster::block_on(device.pop_error_scope());
         let memory = pollster::block_on(device.pop_error_scope());
@@ -917,6 +923,7 @@ impl GpuStreamPower {
         pipe: &wgpu::ComputePipeline,
         group: &wgpu::BindGroup,
     ) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(pipe);
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
@@ -925,6 +932,7 @@ impl GpuStreamPower {
     /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
     /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
@@ -937,6 +945,7 @@ impl GpuStreamPower {
         pipe: &wgpu::ComputePipeline,
         group: &wgpu::BindGroup,
     ) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(pipe);
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups_indirect(&self.args, 0);
@@ -977,6 +986,7 @@ impl GpuStreamPower {
     /// solve_b): a workgroup per tile (0, 2, 3), per exit (1, 4) or per cell (5); `gated`
     /// sizes the tile and cell dispatches by control.wgsl's `gate` (a speculative step).
     fn tiles(&self, pass: &mut wgpu::ComputePass, k: usize, gated: bool) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(&self.tiles[k]);
         pass.set_bind_group(0, &self.tiles_group, &[]);
         match (k, gated) {
@@ -1034,9 +1044,9 @@ impl GpuStreamPower {
                         self.control(pass, 2);
                     }
                 }
-                if gated {
-                    self.control(pass, 10);
-                }
+                // Counts the pairs run (every step), skips a speculative step they do not
+                // suffice for.
+                self.control(pass, 10);
             }
             2 => {
                 self.tiles(pass, 2, gated);
@@ -1297,6 +1307,19 @@ impl GpuStreamPower {
                 Ok(words[5] as usize)
             }
         }
+    }
+
+    /// Dispatches of the step's own phases encoded so far (receivers, drainage, the n = 1
+    /// solve and their control dispatches, empty or not; the lake routing's are not
+    /// counted): the bench's dispatches per step.
+    pub fn dispatches_encoded(&self) -> u64 {
+        self.encoded.load(Ordering::Relaxed)
+    }
+
+    /// The exits' pointer-jumping rounds a speculative step encodes now (learnt from the
+    /// steps settled last; `ceil(log2 n)` at first).
+    pub fn exit_rounds(&self) -> u32 {
+        self.spec_rounds
     }
 
     /// The GPU this step runs on.

@@ -2,9 +2,9 @@
 // (a tile's flow resolved inside it, then only the links between tiles globally; orogen-core's
 // tiles/ does it across ranks). A workgroup per 16 x 16 tile, one invocation a cell:
 //
-// - tile_a: in workgroup memory, every cell's path inside its tile by pointer jumping (its
-//   exit: the last cell of the path in the tile, whose receiver is in another tile, or a
-//   root) and its in-tile upstream sum; each exit is appended to a compact list (its id in
+// - tile_a: in workgroup memory, every cell walks its path inside its tile (to its exit:
+//   the last cell of the path in the tile, whose receiver is in another tile, or a root),
+//   adding its weight to each cell on it: every cell's in-tile upstream sum; each exit is appended to a compact list (its id in
 //   cid), with its in-tile sum.
 // - link_a: per exit, the exit of its receiver's tile path (the reduced forest's jump).
 // - exits.wgsl's rounds sum the reduced forest: every exit's drainage.
@@ -46,7 +46,6 @@
 const TILE: u32 = 16u;
 
 var<workgroup> w_jump: array<u32, 256>;
-var<workgroup> w_end: array<u32, 256>;
 var<workgroup> w_sum: array<atomic<u32>, 512>;
 var<workgroup> w_map: array<vec4<f32>, 256>;
 var<workgroup> w_count: atomic<u32>;
@@ -82,32 +81,30 @@ fn add64(k: u32, lo: u32, hi: u32) {
     atomicAdd(&w_sum[2u * k + 1u], hi + carry);
 }
 
-// Sums w_sum upstream inside the tile and finds every cell's exit (w_end) by pointer
-// jumping: after round k a cell's sum holds the cells less than 2^k links up, w_jump the
-// cell 2^k links down (NONE past the exit), w_end the lowest cell reached. Reads before a
-// barrier, writes after it: one copy of each array.
-fn tile_sums(l: u32, jump: u32) {
+// Sums (lo, hi) of invocation l into every cell of its path down the tile and returns
+// its exit (local index): a walk of the tile's links in workgroup memory (at most 256),
+// integer atomics, so the sums do not depend on the order of the walks. A walk per cell
+// rather than pointer jumping: no barrier per round, and a tile's paths are mostly short.
+fn walk_sums(l: u32, jump: u32, on_grid: bool, lo: u32, hi: u32) -> u32 {
     w_jump[l] = jump;
-    w_end[l] = select(jump, l, jump == NONE);
+    atomicStore(&w_sum[2u * l], 0u);
+    atomicStore(&w_sum[2u * l + 1u], 0u);
     workgroupBarrier();
-    for (var k = 0u; k < 8u; k = k + 1u) {
-        let j = w_jump[l];
-        var jj = NONE;
-        var e = w_end[l];
-        if (j != NONE) {
-            jj = w_jump[j];
-            e = w_end[j];
+    var cur = l;
+    if (on_grid) {
+        loop {
+            if (lo != 0u || hi != 0u) {
+                add64(cur, lo, hi);
+            }
+            let next = w_jump[cur];
+            if (next == NONE) {
+                break;
+            }
+            cur = next;
         }
-        let lo = atomicLoad(&w_sum[2u * l]);
-        let hi = atomicLoad(&w_sum[2u * l + 1u]);
-        workgroupBarrier();
-        if (j != NONE && (lo != 0u || hi != 0u)) {
-            add64(j, lo, hi);
-        }
-        w_jump[l] = jj;
-        w_end[l] = e;
-        workgroupBarrier();
     }
+    workgroupBarrier();
+    return cur;
 }
 
 @compute @workgroup_size(256)
@@ -122,9 +119,7 @@ fn tile_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         lo = weights[2u * c.i];
         hi = weights[2u * c.i + 1u];
     }
-    atomicStore(&w_sum[2u * l], lo);
-    atomicStore(&w_sum[2u * l + 1u], hi);
-    tile_sums(l, c.jump);
+    let e = walk_sums(l, c.jump, c.i != NONE, lo, hi);
     var slot = 0u;
     let is_exit = c.i != NONE && c.jump == NONE;
     if (is_exit) {
@@ -138,7 +133,6 @@ fn tile_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     if (c.i == NONE) {
         return;
     }
-    let e = w_end[l];
     exit_of[c.i] = (wg.y * TILE + e / TILE) * p.width + wg.x * TILE + e % TILE;
     if (is_exit) {
         let id = w_base + slot;
@@ -239,9 +233,7 @@ fn tile_b_body(wg: vec3<u32>, l: u32, solve: bool) {
             }
         }
     }
-    atomicStore(&w_sum[2u * l], lo);
-    atomicStore(&w_sum[2u * l + 1u], hi);
-    tile_sums(l, c.jump);
+    walk_sums(l, c.jump, c.i != NONE, lo, hi);
     let dlo = atomicLoad(&w_sum[2u * l]);
     let dhi = atomicLoad(&w_sum[2u * l + 1u]);
     if (c.i != NONE) {
@@ -251,29 +243,22 @@ fn tile_b_body(wg: vec3<u32>, l: u32, solve: bool) {
     if (!solve) {
         return;
     }
-    // The maps, composed down the tile path by doubling (FastFlow eq. 4, plus the clamp).
+    // The maps, composed down the tile path (FastFlow eq. 4, plus the clamp), a walk per
+    // cell as the sums.
     var m = vec4<f32>(0.0, 0.0, 0.0, 0.0);
     if (c.i != NONE) {
         m = node_map(c.i, dlo, dhi);
     }
     w_map[l] = m;
-    w_jump[l] = c.jump;
     workgroupBarrier();
-    for (var k = 0u; k < 8u; k = k + 1u) {
-        let j = w_jump[l];
-        var jj = NONE;
-        var g = w_map[l];
-        if (j != NONE) {
-            jj = w_jump[j];
-            g = after(g, w_map[j]);
-        }
-        workgroupBarrier();
-        w_jump[l] = jj;
-        w_map[l] = g;
-        workgroupBarrier();
-    }
     if (c.i != NONE) {
-        pmaps[c.i] = w_map[l];
+        var g = m;
+        var cur = c.jump;
+        while (cur != NONE) {
+            g = after(g, w_map[cur]);
+            cur = w_jump[cur];
+        }
+        pmaps[c.i] = g;
     }
 }
 

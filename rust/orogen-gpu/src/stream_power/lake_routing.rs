@@ -271,21 +271,35 @@ impl GpuStreamPower {
             return Ok(());
         }
         let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
-        // The exits' rounds of the next speculative steps: those the settled ones needed
-        // and a pair more, or every round after a step they did not suffice for.
+        self.learn_rounds(&words);
+        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
+        let skipped = (words[2] as usize).min(self.pending.len());
+        let redo = self.pending.split_off(self.pending.len() - skipped);
+        self.pending.clear();
+        if redo.is_empty() {
+            return Ok(());
+        }
+        for dt in redo {
+            // The full step clears the skip count with the candidate counter.
+            self.submit(dt, true, false)?;
+        }
+        // The redone steps' rounds (every round encoded, the pairs run counted): the next
+        // speculative steps start from the chains as they are now (a second wait, only
+        // where steps were redone).
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
+        self.learn_rounds(&words);
+        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
+        Ok(())
+    }
+
+    /// The exits' rounds of the next speculative steps from the counter's words: those the
+    /// steps since the last look needed (`words[6]`, pairs) and a pair more, or every round
+    /// after a step they did not suffice for (`words[7]`).
+    fn learn_rounds(&mut self, words: &[u32]) {
         if words[7] > 0 {
             self.spec_rounds = self.rounds;
         } else if words[6] > 0 {
             self.spec_rounds = (2 * (words[6] + 1)).min(self.rounds);
         }
-        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
-        let skipped = (words[2] as usize).min(self.pending.len());
-        let redo = self.pending.split_off(self.pending.len() - skipped);
-        self.pending.clear();
-        for dt in redo {
-            // The full step clears the skip count with the candidate counter.
-            self.submit(dt, true, false)?;
-        }
-        Ok(())
     }
 }
