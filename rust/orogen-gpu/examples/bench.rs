@@ -35,6 +35,17 @@ use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
+/// The CPU time of this process so far (user + system, seconds; Linux's /proc/self/stat,
+/// in clock ticks of 10 ms): on a software adapter (lavapipe) the GPU's work itself.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 /// The longest chain of receivers, in cells, and in tile exits (cells whose receiver is in
 /// another 16 x 16 tile, or themselves): tiles.wgsl's rounds run over the second.
 fn chains(receivers: &[u32], width: usize) -> (u32, u32) {
@@ -84,6 +95,7 @@ fn run() -> Result<(), String> {
     let mut dump: Option<std::path::PathBuf> = None;
     let mut profile = false;
     let mut profiles = Vec::new();
+    let mut cpu_times = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--lakes" {
@@ -205,6 +217,7 @@ fn run() -> Result<(), String> {
         }
         gpu.wait().map_err(|e| e.to_string())?;
         let encoded = gpu.dispatches_encoded();
+        let cpu0 = cpu_seconds();
         let t = Instant::now();
         for _ in 0..steps {
             gpu.step(dt).map_err(|e| e.to_string())?;
@@ -213,6 +226,9 @@ fn run() -> Result<(), String> {
         let exit_rounds = gpu.exit_rounds();
         gpu.wait().map_err(|e| e.to_string())?;
         let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
+            cpu_times.push((side, (b - a) * 1e3 / steps as f64));
+        }
         let g = gpu.heights().map_err(|e| e.to_string())?;
         if profile {
             let mut sum: Vec<(&str, f64)> = Vec::new();
@@ -251,6 +267,13 @@ fn run() -> Result<(), String> {
             cpu_ms / gpu_ms,
             mean(&h),
             mean(&g)
+        );
+    }
+    println!();
+    for (side, ms) in cpu_times {
+        println!(
+            "{side}²: {ms:.1} ms of this process's CPU time per timed GPU step (user + \
+             system: on a software adapter, the GPU's work)"
         );
     }
     // Pointer-jumping rounds run for a longest chain of `l` links: ceil(log2 l), in pairs.
