@@ -4,14 +4,14 @@
 //
 // - tile_a: in workgroup memory, every cell walks its path inside its tile (to its exit:
 //   the last cell of the path in the tile, whose receiver is in another tile, or a root),
-//   adding its weight to each cell on it: every cell's in-tile upstream sum; each exit is appended to a compact list (its id in
-//   cid), with its in-tile sum.
+//   adding its weight to each cell on it: every cell's in-tile upstream sum; each exit is
+//   appended to a compact list (its id in cid), with its in-tile sum.
 // - link_a: per exit, the exit of its receiver's tile path (the reduced forest's jump).
 // - exits.wgsl's rounds sum the reduced forest: every exit's drainage.
 // - tile_b: each cell's weight plus the drainage of the exits of other tiles draining into
 //   it, summed again in the tile: every cell's drainage (exact, integers); then every
-//   cell's map (solve_init's h = min(a h_r + b, c)) composed in the tile down to its exit's
-//   receiver, P_i.
+//   cell's map (h = min(a h_r + b, c), as solve_init.wgsl made it before) composed along its
+//   walk down the tile, P_i: its height from its exit's receiver's.
 // - link_b: per exit e, the map z_e = h_new(rec e) = P_(rec e)(z_(exit of rec e)).
 // - solve.wgsl's compose rounds over the exits, then solve_b: h_new(i) = P_i(z_(exit of i)).
 //
