@@ -8,8 +8,8 @@
 //   appended to a compact list (its id in cid), with its in-tile sum.
 // - link_a: per exit, the exit of its receiver's tile path (the reduced forest's jump).
 // - exits.wgsl's rounds sum the reduced forest: every exit's drainage.
-// - tile_b: each cell's weight plus the drainage of the exits of other tiles draining into
-//   it, summed again in the tile: every cell's drainage (exact, integers); then every
+// - tile_b: the drainage of the exits of other tiles draining into a cell walks down its
+//   tile path, added to tile_a's in-tile sums: every cell's drainage (exact, integers); then every
 //   cell's map (h = min(a h_r + b, c), as solve_init.wgsl made it before) composed along its
 //   walk down the tile, P_i: its height from its exit's receiver's.
 // - link_b: per exit e, the map z_e = h_new(rec e) = P_(rec e)(z_(exit of rec e)).
@@ -81,17 +81,18 @@ fn add64(k: u32, lo: u32, hi: u32) {
     atomicAdd(&w_sum[2u * k + 1u], hi + carry);
 }
 
-// Sums (lo, hi) of invocation l into every cell of its path down the tile and returns
-// its exit (local index): a walk of the tile's links in workgroup memory (at most 256),
+// Starts cell l's sum at (lo0, hi0), then adds (lo, hi) to every cell of its path down the
+// tile (every cell walks where `all`, else only those with something to add) and returns
+// its exit (local index, where it walked): a walk of the tile's links in workgroup memory (at most 256),
 // integer atomics, so the sums do not depend on the order of the walks. A walk per cell
 // rather than pointer jumping: no barrier per round, and a tile's paths are mostly short.
-fn walk_sums(l: u32, jump: u32, on_grid: bool, lo: u32, hi: u32) -> u32 {
+fn walk_sums(l: u32, jump: u32, on_grid: bool, all: bool, lo0: u32, hi0: u32, lo: u32, hi: u32) -> u32 {
     w_jump[l] = jump;
-    atomicStore(&w_sum[2u * l], 0u);
-    atomicStore(&w_sum[2u * l + 1u], 0u);
+    atomicStore(&w_sum[2u * l], lo0);
+    atomicStore(&w_sum[2u * l + 1u], hi0);
     workgroupBarrier();
     var cur = l;
-    if (on_grid) {
+    if (on_grid && (all || lo != 0u || hi != 0u)) {
         loop {
             if (lo != 0u || hi != 0u) {
                 add64(cur, lo, hi);
@@ -119,7 +120,7 @@ fn tile_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         lo = weights[2u * c.i];
         hi = weights[2u * c.i + 1u];
     }
-    let e = walk_sums(l, c.jump, c.i != NONE, lo, hi);
+    let e = walk_sums(l, c.jump, c.i != NONE, true, 0u, 0u, lo, hi);
     var slot = 0u;
     let is_exit = c.i != NONE && c.jump == NONE;
     if (is_exit) {
@@ -134,6 +135,9 @@ fn tile_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         return;
     }
     exit_of[c.i] = (wg.y * TILE + e / TILE) * p.width + wg.x * TILE + e % TILE;
+    // The in-tile sum, for tile_b (which writes the drainage over it).
+    sums[2u * c.i] = atomicLoad(&w_sum[2u * l]);
+    sums[2u * c.i + 1u] = atomicLoad(&w_sum[2u * l + 1u]);
     if (is_exit) {
         let id = w_base + slot;
         cid[c.i] = id;
@@ -203,11 +207,14 @@ fn after(g: vec4<f32>, f: vec4<f32>) -> vec4<f32> {
 // Drainage of every cell (with the exits' inflow), then, with `solve`, the maps P_i.
 fn tile_b_body(wg: vec3<u32>, l: u32, solve: bool) {
     let c = cell(wg, l);
+    // The cell's in-tile sum (tile_a), and the inflow from other tiles it walks down.
+    var lo0 = 0u;
+    var hi0 = 0u;
     var lo = 0u;
     var hi = 0u;
     if (c.i != NONE) {
-        lo = weights[2u * c.i];
-        hi = weights[2u * c.i + 1u];
+        lo0 = sums[2u * c.i];
+        hi0 = sums[2u * c.i + 1u];
         // Exits of other tiles draining into this cell: their drainage, final.
         let x = c.i % p.width;
         let y = c.i / p.width;
@@ -233,7 +240,7 @@ fn tile_b_body(wg: vec3<u32>, l: u32, solve: bool) {
             }
         }
     }
-    walk_sums(l, c.jump, c.i != NONE, lo, hi);
+    walk_sums(l, c.jump, c.i != NONE, false, lo0, hi0, lo, hi);
     let dlo = atomicLoad(&w_sum[2u * l]);
     let dhi = atomicLoad(&w_sum[2u * l + 1u]);
     if (c.i != NONE) {
