@@ -47,8 +47,9 @@ fn cpu_seconds() -> Option<f64> {
 }
 
 /// The longest chain of receivers, in cells, and in tile exits (cells whose receiver is in
-/// another 16 x 16 tile, or themselves): tiles.wgsl's rounds run over the second.
-fn chains(receivers: &[u32], width: usize) -> (u32, u32) {
+/// another 16 x 16 tile, or themselves): tiles.wgsl's rounds run over the second; and how
+/// many cells are exits.
+fn chains(receivers: &[u32], width: usize) -> (u32, u32, usize) {
     let n = receivers.len();
     let tile = |i: usize| (i % width / 16, i / width / 16);
     // Depth below the root, in cells and in exits; u32::MAX while not known.
@@ -73,9 +74,16 @@ fn chains(receivers: &[u32], width: usize) -> (u32, u32) {
             exits[j] = exits[r] + u32::from(tile(j) != tile(r));
         }
     }
+    let count = (0..n)
+        .filter(|&i| {
+            let r = receivers[i] as usize;
+            r == i || tile(i) != tile(r)
+        })
+        .count();
     (
         cells.iter().copied().max().unwrap_or(0),
         exits.iter().copied().max().unwrap_or(0),
+        count,
     )
 }
 
@@ -278,17 +286,18 @@ fn run() -> Result<(), String> {
     }
     // Pointer-jumping rounds run for a longest chain of `l` links: ceil(log2 l), in pairs.
     let run = |l: u32| (u32::BITS - l.max(1).saturating_sub(1).leading_zeros()).next_multiple_of(2);
-    for (side, sum, timed, (cells, exits), dispatches, exit_rounds) in profiles {
+    for (side, sum, timed, (cells, exits, count), dispatches, exit_rounds) in profiles {
         println!();
         println!(
             "{side}²: ms per phase ({}), mean of {steps} steps; longest chain {cells} cells, \
-             {exits} tile exits; rounds run over the exits {} (a full-grid pass each before \
+             {exits} tile exits; {count} exits ({:.1} % of the cells); rounds run over the exits {} (a full-grid pass each before \
              the tiles: {}), encoded {exit_rounds}; {dispatches:.1} dispatches per timed step",
             if timed {
                 "GPU timestamps"
             } else {
                 "wall clock, a wait after each phase"
             },
+            100.0 * count as f64 / (side * side) as f64,
             run(exits),
             run(cells),
         );
