@@ -238,7 +238,9 @@ fn run() -> Result<(), String> {
             cpu_times.push((side, (b - a) * 1e3 / steps as f64));
         }
         let g = gpu.heights().map_err(|e| e.to_string())?;
-        if profile {
+        if profile && n_exp != 1.0 {
+            println!("(--profile times the n = 1 step only)");
+        } else if profile {
             let mut sum: Vec<(&str, f64)> = Vec::new();
             let mut timed = false;
             for _ in 0..steps {
