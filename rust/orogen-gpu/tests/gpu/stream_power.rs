@@ -573,3 +573,46 @@ fn too_few_learnt_rounds_are_redone_with_every_round() {
     let moved = (0..n).filter(|&i| got[i] != river[i]).count();
     assert!(moved > n / 2, "only {moved} of {n} nodes moved");
 }
+
+/// `profile_step` runs the step phase by phase (a compute pass each, timed): the same bytes
+/// as `step`, with and without lakes, and a time for each phase.
+#[test]
+fn a_profiled_step_gives_the_steps_bytes() {
+    let ctx = ctx();
+    let (grid, start) = twenty_steps_case(7, 70, 53);
+    let n = grid.len();
+    for lakes in [SinkMode::None, SinkMode::Carve] {
+        let params = Params {
+            m: 0.5,
+            n: 1.0,
+            lakes,
+        };
+        let make = || {
+            let mut g = GpuStreamPower::on_grid(
+                &ctx,
+                grid,
+                &OutletParams::default(),
+                &params,
+                inputs(n, 2e-4, 1e-3),
+                "sp",
+            )
+            .unwrap();
+            g.set_heights(&start).unwrap();
+            g
+        };
+        let (mut stepped, mut profiled) = (make(), make());
+        for _ in 0..3 {
+            stepped.step(1e4).unwrap();
+            let (times, _) = profiled.profile_step(1e4).unwrap();
+            assert_eq!(times.len(), orogen_gpu::PHASES.len() + 1);
+            assert!(times.iter().all(|(_, ms)| ms.is_finite() && *ms >= 0.0));
+        }
+        let (a, b) = (stepped.heights().unwrap(), profiled.heights().unwrap());
+        assert!(
+            a.iter().zip(&start).any(|(x, y)| x != y),
+            "{lakes:?}: no change"
+        );
+        let differ = (0..n).filter(|&i| a[i].to_bits() != b[i].to_bits()).count();
+        assert_eq!(differ, 0, "{lakes:?}: {differ} of {n} heights differ");
+    }
+}
