@@ -5,6 +5,11 @@
 //!   cargo run --release -p orogen-gpu --example bench -- [SIZE...] [--steps N]
 //!       [--lakes none|carve|fill] [--start ramp|noise|uniform] [--n N] [--dump DIR]
 //!
+//! `--profile` then times `N` more GPU steps phase by phase (`GpuStreamPower::profile_step`:
+//! timestamp queries where the adapter has them, else the wall clock with a wait after each
+//! phase) and prints the mean per phase, with the longest chain of receivers in cells and in
+//! tile exits (the pointer-jumping rounds run over about `log2` of each).
+//!
 //! `--dump DIR` writes each size's start as `DIR/start-SIZE.f32` (little-endian f32, rows
 //! north to south), so a peer (scripts/gpu-side-by-side.sh runs fastflowx) starts from the
 //! same heights.
@@ -30,6 +35,58 @@ use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::Grid;
 use orogen_gpu::{GpuContext, GpuStreamPower};
 
+/// The CPU time of this process so far (user + system, seconds; Linux's /proc/self/stat,
+/// in clock ticks of 10 ms): on a software adapter (lavapipe) the GPU's work itself.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// The longest chain of receivers, in cells, and in tile exits (cells whose receiver is in
+/// another 16 x 16 tile, or themselves): tiles.wgsl's rounds run over the second; and how
+/// many cells are exits.
+fn chains(receivers: &[u32], width: usize) -> (u32, u32, usize) {
+    let n = receivers.len();
+    let tile = |i: usize| (i % width / 16, i / width / 16);
+    // Depth below the root, in cells and in exits; u32::MAX while not known.
+    let mut cells = vec![u32::MAX; n];
+    let mut exits = vec![u32::MAX; n];
+    let mut path = Vec::new();
+    for start in 0..n {
+        let mut i = start;
+        while cells[i] == u32::MAX {
+            let r = receivers[i] as usize;
+            if r == i {
+                cells[i] = 1;
+                exits[i] = 1;
+                break;
+            }
+            path.push(i);
+            i = r;
+        }
+        while let Some(j) = path.pop() {
+            let r = receivers[j] as usize;
+            cells[j] = cells[r] + 1;
+            exits[j] = exits[r] + u32::from(tile(j) != tile(r));
+        }
+    }
+    let count = (0..n)
+        .filter(|&i| {
+            let r = receivers[i] as usize;
+            r == i || tile(i) != tile(r)
+        })
+        .count();
+    (
+        cells.iter().copied().max().unwrap_or(0),
+        exits.iter().copied().max().unwrap_or(0),
+        count,
+    )
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("bench: {e}");
@@ -44,6 +101,9 @@ fn run() -> Result<(), String> {
     let mut start_kind = "ramp";
     let mut n_exp = 1.0f32;
     let mut dump: Option<std::path::PathBuf> = None;
+    let mut profile = false;
+    let mut profiles = Vec::new();
+    let mut cpu_times = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--lakes" {
@@ -65,6 +125,8 @@ fn run() -> Result<(), String> {
             n_exp = v
                 .parse()
                 .map_err(|_| format!("--n: `{v}` is not a number"))?;
+        } else if a == "--profile" {
+            profile = true;
         } else if a == "--dump" {
             dump = Some(args.next().ok_or("--dump needs a folder")?.into());
         } else if a == "--steps" {
@@ -162,13 +224,45 @@ fn run() -> Result<(), String> {
             }
         }
         gpu.wait().map_err(|e| e.to_string())?;
+        let encoded = gpu.dispatches_encoded();
+        let cpu0 = cpu_seconds();
         let t = Instant::now();
         for _ in 0..steps {
             gpu.step(dt).map_err(|e| e.to_string())?;
         }
+        let dispatches = (gpu.dispatches_encoded() - encoded) as f64 / steps as f64;
+        let exit_rounds = gpu.exit_rounds();
         gpu.wait().map_err(|e| e.to_string())?;
         let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
+            cpu_times.push((side, (b - a) * 1e3 / steps as f64));
+        }
         let g = gpu.heights().map_err(|e| e.to_string())?;
+        if profile && n_exp != 1.0 {
+            println!("(--profile times the n = 1 step only)");
+        } else if profile {
+            let mut sum: Vec<(&str, f64)> = Vec::new();
+            let mut timed = false;
+            for _ in 0..steps {
+                let (times, t) = gpu.profile_step(dt).map_err(|e| e.to_string())?;
+                timed = t;
+                if sum.is_empty() {
+                    sum = times.iter().map(|&(k, _)| (k, 0.0)).collect();
+                }
+                for (s, (_, ms)) in sum.iter_mut().zip(&times) {
+                    s.1 += ms / steps as f64;
+                }
+            }
+            let receivers = gpu.receivers().map_err(|e| e.to_string())?;
+            profiles.push((
+                side,
+                sum,
+                timed,
+                chains(&receivers, side),
+                dispatches,
+                exit_rounds,
+            ));
+        }
         // The same step without the solve: receivers and drainage only.
         let t = Instant::now();
         for _ in 0..steps {
@@ -184,6 +278,36 @@ fn run() -> Result<(), String> {
             mean(&h),
             mean(&g)
         );
+    }
+    println!();
+    for (side, ms) in cpu_times {
+        println!(
+            "{side}²: {ms:.1} ms of this process's CPU time per timed GPU step (user + \
+             system: on a software adapter, the GPU's work)"
+        );
+    }
+    // Pointer-jumping rounds run for a longest chain of `l` links: ceil(log2 l), in pairs.
+    let run = |l: u32| (u32::BITS - l.max(1).saturating_sub(1).leading_zeros()).next_multiple_of(2);
+    for (side, sum, timed, (cells, exits, count), dispatches, exit_rounds) in profiles {
+        println!();
+        println!(
+            "{side}²: ms per phase ({}), mean of {steps} steps; longest chain {cells} cells, \
+             {exits} tile exits; {count} exits ({:.1} % of the cells); rounds run over the exits {} (a full-grid pass each before \
+             the tiles: {}), encoded {exit_rounds}; {dispatches:.1} dispatches per timed step",
+            if timed {
+                "GPU timestamps"
+            } else {
+                "wall clock, a wait after each phase"
+            },
+            100.0 * count as f64 / (side * side) as f64,
+            run(exits),
+            run(cells),
+        );
+        let total: f64 = sum.iter().map(|s| s.1).sum();
+        for (name, ms) in sum {
+            println!("  {ms:9.3}  {name}");
+        }
+        println!("  {total:9.3}  total");
     }
     Ok(())
 }

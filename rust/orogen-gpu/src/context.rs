@@ -74,7 +74,8 @@ impl GpuContext {
         let required_limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("orogen-gpu"),
-            required_features: wgpu::Features::empty(),
+            // Timestamps for GpuStreamPower::profile_step, where the adapter has them.
+            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
             required_limits,
             ..Default::default()
         }))
@@ -110,6 +111,13 @@ impl GpuContext {
     /// True for a software adapter (lavapipe, WARP): correct, but no faster than the CPU.
     pub fn is_software(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// True where the device takes GPU timestamps (`wgpu::Features::TIMESTAMP_QUERY`).
+    pub fn has_timestamps(&self) -> bool {
+        self.device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     /// The device's limits.

@@ -23,4 +23,4 @@ mod stream_power;
 
 pub use backend::GpuBackend;
 pub use context::{GpuContext, DISABLE_ENV, NO_ADAPTER_HELP};
-pub use stream_power::GpuStreamPower;
+pub use stream_power::{GpuStreamPower, PHASES};

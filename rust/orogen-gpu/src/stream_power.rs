@@ -19,14 +19,30 @@ use orogen_core::flow::{OutletParams, SinkMode};
 use orogen_core::neighbourhood::Side;
 use orogen_core::{math, Grid, OrogenError, Result};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::context::GpuContext;
 use crate::lakes::LakePasses;
 
 mod lake_routing;
 mod levels;
+mod profile;
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;
+
+/// The side of tiles.wgsl's tiles (`TILE`), cells: a workgroup per tile.
+const TILE: u32 = 16;
+
+/// The phases of an n = 1 step after its receivers, as [`GpuStreamPower::profile_step`]
+/// names them.
+pub const PHASES: [&str; 5] = [
+    "tiles: in-tile drainage, exits listed (tile_a, link_a)",
+    "exits: drainage rounds (exits.wgsl)",
+    "tiles: drainage with inflow, in-tile maps (tile_b, link_b)",
+    "exits: solve rounds (solve.wgsl)",
+    "heights (solve_b)",
+];
 
 /// Speculative steps submitted at most before their skip count is read.
 const MAX_PENDING: usize = 32;
@@ -55,6 +71,8 @@ struct ShaderParams {
     keep: u32,
     epsilon: f32,
     slope_exp: f32,
+    tiles_x: u32,
+    tiles_y: u32,
 }
 
 impl ShaderParams {
@@ -79,8 +97,8 @@ impl ShaderParams {
             self.keep,
             self.epsilon.to_bits(),
             self.slope_exp.to_bits(),
-            0,
-            0,
+            self.tiles_x,
+            self.tiles_y,
         ];
         words.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
@@ -185,6 +203,10 @@ pub struct GpuStreamPower {
     /// Pointer-jumping rounds at most: `ceil(log2 n)`, enough for the longest possible
     /// chain, rounded up to even (rounds run in pairs; control.wgsl stops them early).
     rounds: u32,
+    /// The exits' rounds a speculative step encodes (even, at most `rounds`): learnt at
+    /// each settle from the pairs the steps ran (`rounds` after a step they did not
+    /// suffice for).
+    spec_rounds: u32,
     groups: (u32, u32),
     params: ShaderParams,
     /// The drainage sums' scale, `2^scale_exp`.
@@ -203,18 +225,27 @@ pub struct GpuStreamPower {
     gate_args: wgpu::Buffer,
     /// The `dt` of the speculative steps submitted since the last look at the skip count.
     pending: Vec<f32>,
-    /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round` and
-    /// `arm_fill` of control.wgsl, and their bind group.
-    control: [wgpu::ComputePipeline; 8],
+    /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round`,
+    /// `arm_fill`, `arm_exits`, `arm_x` and `rounds_done` of control.wgsl, and their bind
+    /// group.
+    control: [wgpu::ComputePipeline; 11],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
-    acc_init: wgpu::ComputePipeline,
+    /// accumulate.wgsl's full-grid rounds (carve.wgsl's marking).
     acc_copy: wgpu::ComputePipeline,
     acc_scatter: wgpu::ComputePipeline,
     acc_groups: [wgpu::BindGroup; 2],
-    solve_init: (wgpu::ComputePipeline, wgpu::BindGroup),
+    /// tiles.wgsl's `tile_a`, `link_a`, `tile_b`, `tile_b_drain`, `link_b`, `solve_b`, and
+    /// its bind group.
+    tiles: [wgpu::ComputePipeline; 6],
+    tiles_group: wgpu::BindGroup,
+    /// exits.wgsl's `copy` and `scatter` (the exits' drainage rounds), bind groups a → b
+    /// and b → a.
+    x_copy: wgpu::ComputePipeline,
+    x_scatter: wgpu::ComputePipeline,
+    x_groups: [wgpu::BindGroup; 2],
+    /// solve.wgsl's `compose` over the exits.
     compose: wgpu::ComputePipeline,
-    finish: wgpu::ComputePipeline,
     solve_groups: [wgpu::BindGroup; 2],
     /// Lake routing: `None`, `Carve` or `Fill`.
     lakes: SinkMode,
@@ -267,6 +298,9 @@ pub struct GpuStreamPower {
     live: wgpu::Buffer,
     /// True once the heights were set.
     has_heights: bool,
+    /// Dispatches encoded so far (receivers, drainage, solve and control; not the lakes'),
+    /// for the bench's count per step.
+    encoded: AtomicU64,
     /// True once drainage was accumulated on the current receivers.
     has_drainage: bool,
 }
@@ -387,12 +421,16 @@ impl GpuStreamPower {
                 _ => 0.0,
             },
             slope_exp: params.n,
+            tiles_x: 0,
+            tiles_y: 0,
         };
         let groups = n.div_ceil(WORKGROUP as usize) as u32;
         let max_groups = limits.max_compute_workgroups_per_dimension.max(1);
         let gx = groups.min(max_groups);
         let groups = (gx, groups.div_ceil(gx));
         (params.groups_x, params.groups_y) = groups;
+        params.tiles_x = (grid.width as u32).div_ceil(TILE);
+        params.tiles_y = (grid.height as u32).div_ceil(TILE);
         let rounds = (usize::BITS - (n - 1).leading_zeros())
             .max(1)
             .next_multiple_of(2);
@@ -435,9 +473,13 @@ impl GpuStreamPower {
             storage("jump b", 4 * n64, io),
         ];
         let live = storage("live", 4, wgpu::BufferUsages::empty());
+        // The `live` of the exits' first round of a pair, never read.
+        let sink = storage("live sink", 4, wgpu::BufferUsages::empty());
+        let lives = [&sink, &live];
+        // control.wgsl's nine words.
         let args = storage(
             "round arguments",
-            12,
+            36,
             wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
         );
         let maps = [
@@ -454,9 +496,18 @@ impl GpuStreamPower {
         // [0] the candidates found, [1] set when the receivers leave a pit, [2] the
         // speculative steps skipped for a pit, [3] 1 while the current one is skipped, [4]
         // set when a Borůvka round hooked some component, [5] the lakes (pits) found.
-        let counter = storage("candidate count", 24, io);
+        // [6] the most pairs of exit rounds a speculative step ran, [7] the speculative
+        // steps skipped for too few rounds.
+        let counter = storage("candidate count", 32, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
-        let gate_args = storage("step arguments", 12, wgpu::BufferUsages::INDIRECT);
+        let gate_args = storage("step arguments", 32, wgpu::BufferUsages::INDIRECT);
+        // tiles.wgsl: each cell's exit, each exit's id and the list of exits, their count;
+        // the exits' maps' second buffer.
+        let exit_of = storage("exit of", 4 * n64, wgpu::BufferUsages::empty());
+        let cid = storage("exit ids", 4 * n64, wgpu::BufferUsages::empty());
+        let exits = storage("exits", 4 * n64, wgpu::BufferUsages::empty());
+        let xcount = storage("exit count", 8, wgpu::BufferUsages::empty());
+        let exit_maps = storage("exit maps", 16 * n64, wgpu::BufferUsages::empty());
         let lake_keys = storage("lake keys", 4 * n64, wgpu::BufferUsages::empty());
         let lake_masks = storage("lake masks", 4 * n64, wgpu::BufferUsages::empty());
         let comp = storage("components", 4 * n64, wgpu::BufferUsages::empty());
@@ -469,7 +520,8 @@ impl GpuStreamPower {
             |label: &str, body: &str| module(device, label, &format!("{common}\n{body}"));
         let m_descend = with_common("receivers", include_str!("shaders/receivers.wgsl"));
         let m_acc = with_common("accumulate", include_str!("shaders/accumulate.wgsl"));
-        let m_init = with_common("solve_init", include_str!("shaders/solve_init.wgsl"));
+        let m_tiles = with_common("tiles", include_str!("shaders/tiles.wgsl"));
+        let m_exits = with_common("exits", include_str!("shaders/exits.wgsl"));
         let m_solve = with_common("solve", include_str!("shaders/solve.wgsl"));
         let m_control = with_common("control", include_str!("shaders/control.wgsl"));
         let m_basins = with_common("basins", include_str!("shaders/basins.wgsl"));
@@ -485,13 +537,21 @@ impl GpuStreamPower {
             "accumulate",
             &[true, true, false, false, false, false, false],
         );
-        let l_init = layout(
+        let l_tiles = layout(
             device,
-            "solve_init",
-            &[true, true, true, true, true, false, false],
+            "tiles",
+            &[
+                true, true, false, false, false, false, false, false, false, false, true, true,
+                false, false,
+            ],
         );
-        let l_solve = layout(device, "solve", &[false, false, false, false, false, false]);
-        let l_control = layout(device, "control", &[false, false, false, false, false]);
+        let l_exits = layout(device, "exits", &[true, false, false, false, false, false]);
+        let l_solve = layout(device, "solve", &[false, false, false, false, true, false]);
+        let l_control = layout(
+            device,
+            "control",
+            &[false, false, false, false, false, false],
+        );
         let l_boruvka = layout(
             device,
             "boruvka",
@@ -542,23 +602,47 @@ impl GpuStreamPower {
                 ],
             )
         });
-        let solve_init = (
-            pipeline(device, &l_init, &m_init, "main"),
+        // The exits' sums in sums b and maps a, their jumps in jump a and b, their maps in
+        // maps a and the exit maps; each cell's map in maps b.
+        let tiles_group = bind(
+            device,
+            &l_tiles,
+            &[
+                &params_buf,
+                &receivers,
+                &weights,
+                &exit_of,
+                &cid,
+                &exits,
+                &xcount,
+                &sums[1],
+                &jumps[0],
+                &sums[0],
+                &heights,
+                &dists,
+                &coefs,
+                &maps[1],
+                &maps[0],
+            ],
+        );
+        let x_sums = [&sums[1], &maps[0]];
+        let x_groups = [0, 1].map(|s| {
+            let d = 1 - s;
             bind(
                 device,
-                &l_init,
+                &l_exits,
                 &[
                     &params_buf,
-                    &heights,
-                    &receivers,
-                    &dists,
-                    &sums[0],
-                    &coefs,
-                    &maps[0],
-                    &jumps[0],
+                    &xcount,
+                    x_sums[s],
+                    &jumps[s],
+                    x_sums[d],
+                    &jumps[d],
+                    lives[s],
                 ],
-            ),
-        );
+            )
+        });
+        let x_maps = [&maps[0], &exit_maps];
         let solve_groups = [0, 1].map(|s| {
             let d = 1 - s;
             bind(
@@ -566,19 +650,27 @@ impl GpuStreamPower {
                 &l_solve,
                 &[
                     &params_buf,
-                    &maps[s],
+                    x_maps[s],
                     &jumps[s],
-                    &maps[d],
+                    x_maps[d],
                     &jumps[d],
-                    &heights,
-                    &live,
+                    &xcount,
+                    lives[s],
                 ],
             )
         });
         let control_group = bind(
             device,
             &l_control,
-            &[&params_buf, &live, &args, &counter, &lake_args, &gate_args],
+            &[
+                &params_buf,
+                &live,
+                &args,
+                &counter,
+                &lake_args,
+                &gate_args,
+                &xcount,
+            ],
         );
         let basins_group = bind(
             device,
@@ -682,6 +774,9 @@ impl GpuStreamPower {
                 "arm_lakes_rounds",
                 "next_round",
                 "arm_fill",
+                "arm_exits",
+                "arm_x",
+                "rounds_done",
             ]
             .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
@@ -689,15 +784,27 @@ impl GpuStreamPower {
             lake_args,
             gate_args,
             pending: Vec::new(),
-            acc_init: pipeline(device, &l_acc, &m_acc, "init"),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
+            tiles: [
+                "tile_a",
+                "link_a",
+                "tile_b",
+                "tile_b_drain",
+                "link_b",
+                "solve_b",
+            ]
+            .map(|e| pipeline(device, &l_tiles, &m_tiles, e)),
+            tiles_group,
+            x_copy: pipeline(device, &l_exits, &m_exits, "copy"),
+            x_scatter: pipeline(device, &l_exits, &m_exits, "scatter"),
+            x_groups,
             compose: pipeline(device, &l_solve, &m_solve, "compose"),
-            finish: pipeline(device, &l_solve, &m_solve, "finish"),
             ctx: ctx.clone(),
             field: field.to_string(),
             n,
             rounds,
+            spec_rounds: rounds,
             groups,
             params,
             scale_exp,
@@ -707,7 +814,6 @@ impl GpuStreamPower {
             sums,
             descend,
             acc_groups,
-            solve_init,
             solve_groups,
             lakes,
             basins: ["label_init", "label_jump", "label_key", "mask", "emit"]
@@ -755,6 +861,7 @@ impl GpuStreamPower {
             live,
             has_heights: false,
             has_drainage: false,
+            encoded: AtomicU64::new(0),
         };
         let validation = pollster::block_on(device.pop_error_scope());
         let memory = pollster::block_on(device.pop_error_scope());
@@ -816,6 +923,7 @@ impl GpuStreamPower {
         pipe: &wgpu::ComputePipeline,
         group: &wgpu::BindGroup,
     ) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(pipe);
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(self.groups.0, self.groups.1, 1);
@@ -824,6 +932,7 @@ impl GpuStreamPower {
     /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
     /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
@@ -836,6 +945,7 @@ impl GpuStreamPower {
         pipe: &wgpu::ComputePipeline,
         group: &wgpu::BindGroup,
     ) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(pipe);
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups_indirect(&self.args, 0);
@@ -872,21 +982,87 @@ impl GpuStreamPower {
         }
     }
 
-    /// Encodes the drainage accumulation over the current receivers.
-    fn encode_drainage(&self, pass: &mut wgpu::ComputePass) {
-        self.dispatch(pass, &self.acc_init, &self.acc_groups[0]);
-        self.encode_rounds(pass);
+    /// tiles.wgsl's entry `k` (0 tile_a, 1 link_a, 2 tile_b, 3 tile_b_drain, 4 link_b, 5
+    /// solve_b): a workgroup per tile (0, 2, 3), per exit (1, 4) or per cell (5); `gated`
+    /// sizes the tile and cell dispatches by control.wgsl's `gate` (a speculative step).
+    fn tiles(&self, pass: &mut wgpu::ComputePass, k: usize, gated: bool) {
+        self.encoded.fetch_add(1, Ordering::Relaxed);
+        pass.set_pipeline(&self.tiles[k]);
+        pass.set_bind_group(0, &self.tiles_group, &[]);
+        match (k, gated) {
+            (1 | 4, _) => pass.dispatch_workgroups_indirect(&self.args, 20),
+            (5, true) => pass.dispatch_workgroups_indirect(&self.gate_args, 0),
+            (5, false) => pass.dispatch_workgroups(self.groups.0, self.groups.1, 1),
+            (_, true) => pass.dispatch_workgroups_indirect(&self.gate_args, 16),
+            (_, false) => pass.dispatch_workgroups(self.params.tiles_x, self.params.tiles_y, 1),
+        }
     }
 
-    /// Encodes the implicit solve over the current receivers and drainage.
-    fn encode_solve(&self, pass: &mut wgpu::ComputePass) {
-        self.dispatch(pass, &self.solve_init.0, &self.solve_init.1);
-        self.control(pass, 0);
-        for r in 0..self.rounds as usize {
-            self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
-            self.end_round(pass, r);
+    /// Encodes the drainage over the current receivers by tiles (tiles.wgsl: in-tile sums,
+    /// the exits' rounds, in-tile sums again with the exits' inflow), then with `solve`
+    /// the implicit solve for n = 1 the same way. `gated`: the dispatches of a speculative
+    /// step, emptied by control.wgsl's `gate` where it is skipped.
+    fn encode_drainage(&self, pass: &mut wgpu::ComputePass, gated: bool, solve: bool) {
+        self.encode_phase(pass, 0, gated);
+        self.encode_phase(pass, 1, gated);
+        if !solve {
+            self.tiles(pass, 3, gated);
+            return;
         }
-        self.dispatch(pass, &self.finish, &self.solve_groups[0]);
+        for k in 2..PHASES.len() {
+            self.encode_phase(pass, k, gated);
+        }
+    }
+
+    /// The exits' rounds encoded: every round (`ceil(log2 n)`), or in a speculative step
+    /// (`gated`) as many as the steps settled last needed and a pair more
+    /// (control.wgsl's `rounds_done` skips a step they do not suffice for).
+    fn rounds_of(&self, gated: bool) -> u32 {
+        if gated {
+            self.spec_rounds
+        } else {
+            self.rounds
+        }
+    }
+
+    /// Phase `k` of [`PHASES`] after the receivers (the n = 1 step's drainage and solve).
+    fn encode_phase(&self, pass: &mut wgpu::ComputePass, k: usize, gated: bool) {
+        match k {
+            0 => {
+                self.tiles(pass, 0, gated);
+                self.control(pass, 8);
+                self.tiles(pass, 1, gated);
+            }
+            1 => {
+                // A plan after each pair only: the pair's first round (bind group 0) sets
+                // a sink, not `live`, so no reset is needed between.
+                for r in 0..self.rounds_of(gated) as usize {
+                    let g = &self.x_groups[r % 2];
+                    self.dispatch_round(pass, &self.x_copy, g);
+                    self.dispatch_round(pass, &self.x_scatter, g);
+                    if r % 2 == 1 {
+                        self.control(pass, 2);
+                    }
+                }
+                // Counts the pairs run (every step), skips a speculative step they do not
+                // suffice for.
+                self.control(pass, 10);
+            }
+            2 => {
+                self.tiles(pass, 2, gated);
+                self.tiles(pass, 4, gated);
+                self.control(pass, 9);
+            }
+            3 => {
+                for r in 0..self.rounds_of(gated) as usize {
+                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
+                    if r % 2 == 1 {
+                        self.control(pass, 2);
+                    }
+                }
+            }
+            _ => self.tiles(pass, 5, gated),
+        }
     }
 
     /// Records `f`'s dispatches in one compute pass (after `before`'s commands) and
@@ -938,7 +1114,7 @@ impl GpuStreamPower {
             self.write_params();
             let counter = &self.counter;
             self.run(
-                |e| e.clear_buffer(counter, 0, Some(24)),
+                |e| e.clear_buffer(counter, 0, Some(32)),
                 |pass| {
                     self.dispatch(pass, &self.descend.0, &self.descend.1);
                     self.encode_keys(pass);
@@ -967,10 +1143,9 @@ impl GpuStreamPower {
                 } else if fill {
                     self.encode_fill(pass, true);
                 }
-                self.encode_drainage(pass);
-                if solve && self.params.slope_exp == 1.0 {
-                    self.encode_solve(pass);
-                } else if solve {
+                let n1 = self.params.slope_exp == 1.0;
+                self.encode_drainage(pass, false, solve && n1);
+                if solve && !n1 {
                     self.encode_depths(pass);
                 }
             },
@@ -1132,6 +1307,19 @@ impl GpuStreamPower {
                 Ok(words[5] as usize)
             }
         }
+    }
+
+    /// Dispatches of the step's own phases encoded so far (receivers, drainage, the n = 1
+    /// solve and their control dispatches, empty or not; the lake routing's are not
+    /// counted): the bench's dispatches per step.
+    pub fn dispatches_encoded(&self) -> u64 {
+        self.encoded.load(Ordering::Relaxed)
+    }
+
+    /// The exits' pointer-jumping rounds a speculative step encodes now (learnt from the
+    /// steps settled last; `ceil(log2 n)` at first).
+    pub fn exit_rounds(&self) -> u32 {
+        self.spec_rounds
     }
 
     /// The GPU this step runs on.

@@ -29,8 +29,9 @@ struct Params {
     epsilon: f32,
     // The slope exponent n of the stream-power law (solve_n.wgsl; solve.wgsl is n = 1).
     slope_exp: f32,
-    pad1: u32,
-    pad2: u32,
+    // tiles.wgsl's workgroups: tiles of 16 x 16 cells along x and y.
+    tiles_x: u32,
+    tiles_y: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;

@@ -12,18 +12,30 @@
 @group(0) @binding(3) var<storage, read_write> flags: array<atomic<u32>>;
 // The basins' own dispatch arguments (their passes outside the rounds).
 @group(0) @binding(4) var<storage, read_write> lake_args: array<u32>;
-// A speculative step's full-grid dispatches (empty where it is skipped).
+// A speculative step's full-grid dispatches, [0..3], and its tiles' (tiles.wgsl), [4..7]
+// (empty where it is skipped).
 @group(0) @binding(5) var<storage, read_write> gate_args: array<u32>;
+// tiles.wgsl's exits: [0] appended this step, [1] the count the exits' rounds run over.
+@group(0) @binding(6) var<storage, read_write> xcount: array<u32>;
 
-fn set_args(full: bool) {
+// args: [0..3] a round's dispatch, [3..5] the size of the current phase's rounds (plan
+// restores it), [5..8] a dispatch over the exits, [8] the pairs of rounds the current phase
+// has run (arm_exits starts it, plan counts).
+fn set_size(gx: u32, gy: u32, full: bool) {
+    args[3] = gx;
+    args[4] = gy;
     if (full) {
-        args[0] = p.groups_x;
-        args[1] = p.groups_y;
+        args[0] = gx;
+        args[1] = gy;
     } else {
         args[0] = 0u;
         args[1] = 0u;
     }
     args[2] = 1u;
+}
+
+fn set_args(full: bool) {
+    set_size(p.groups_x, p.groups_y, full);
 }
 
 // Before a phase's first round: full-size dispatches, unless the step is skipped
@@ -43,7 +55,62 @@ fn reset() {
 // After the second round of a pair.
 @compute @workgroup_size(1)
 fn plan() {
-    set_args(atomicLoad(&live[0]) != 0u);
+    let more = atomicLoad(&live[0]) != 0u;
+    set_size(args[3], args[4], more);
+    if (more) {
+        args[8] = args[8] + 1u;
+    }
+    atomicStore(&live[0], 0u);
+}
+
+// After tiles.wgsl's tile_a: the exits' rounds and dispatches sized to the exits appended
+// (empty where the step is skipped); the count is zeroed for the next step.
+@compute @workgroup_size(1)
+fn arm_exits() {
+    let count = xcount[0];
+    xcount[0] = 0u;
+    xcount[1] = count;
+    let groups = max(1u, (count + WG - 1u) / WG);
+    let gx = min(groups, p.groups_x);
+    let gy = (groups + gx - 1u) / gx;
+    let full = atomicLoad(&flags[3]) == 0u && count > 0u;
+    set_size(gx, gy, full);
+    args[5] = select(0u, gx, full);
+    args[6] = select(0u, gy, full);
+    args[7] = 1u;
+    args[8] = 1u;
+    atomicStore(&live[0], 0u);
+}
+
+// After a speculative step's drainage rounds over the exits, of which fewer than
+// ceil(log2 n) are encoded (as many as the last steps needed, and a pair more): the pairs
+// run (the most of any step not skipped, flags[6]); where some chain is not done (the last pair left a
+// jump), the step is skipped as for a pit (its later dispatches empty, counted in
+// flags[2], and in flags[7]): the same heights give the same chains, so every later
+// speculative step is skipped too, and the CPU redoes them with every round.
+@compute @workgroup_size(1)
+fn rounds_done() {
+    if (atomicLoad(&flags[3]) != 0u) {
+        return;
+    }
+    atomicMax(&flags[6], args[8]);
+    if (args[0] != 0u) {
+        atomicStore(&flags[3], 1u);
+        atomicAdd(&flags[2], 1u);
+        atomicAdd(&flags[7], 1u);
+        gate_args[0] = 0u;
+        gate_args[1] = 0u;
+        gate_args[4] = 0u;
+        gate_args[5] = 0u;
+        args[5] = 0u;
+        args[6] = 0u;
+    }
+}
+
+// Before the exits' solve rounds (solve.wgsl): the exits' size again.
+@compute @workgroup_size(1)
+fn arm_x() {
+    set_size(args[5], args[6], args[5] != 0u);
     atomicStore(&live[0], 0u);
 }
 
@@ -108,10 +175,15 @@ fn gate() {
         atomicAdd(&flags[2], 1u);
         gate_args[0] = 0u;
         gate_args[1] = 0u;
+        gate_args[4] = 0u;
+        gate_args[5] = 0u;
     } else {
         atomicStore(&flags[3], 0u);
         gate_args[0] = p.groups_x;
         gate_args[1] = p.groups_y;
+        gate_args[4] = p.tiles_x;
+        gate_args[5] = p.tiles_y;
     }
     gate_args[2] = 1u;
+    gate_args[6] = 1u;
 }

@@ -254,33 +254,13 @@ impl GpuStreamPower {
             |pass| {
                 self.dispatch(pass, &self.descend.0, &self.descend.1);
                 self.control(pass, 4);
-                self.gated(pass, &self.acc_init, &self.acc_groups[0]);
-                self.encode_rounds(pass);
-                self.gated(pass, &self.solve_init.0, &self.solve_init.1);
-                self.control(pass, 0);
-                for r in 0..self.rounds as usize {
-                    self.dispatch_round(pass, &self.compose, &self.solve_groups[r % 2]);
-                    self.end_round(pass, r);
-                }
-                self.gated(pass, &self.finish, &self.solve_groups[0]);
+                self.encode_drainage(pass, true, true);
             },
         );
         self.pending.push(dt);
         self.lake_count = Some(0);
         self.has_drainage = false;
         Ok(())
-    }
-
-    /// A full-grid dispatch gated by control.wgsl's `gate` (empty in a skipped step).
-    fn gated(
-        &self,
-        pass: &mut wgpu::ComputePass,
-        pipe: &wgpu::ComputePipeline,
-        group: &wgpu::BindGroup,
-    ) {
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, group, &[]);
-        pass.dispatch_workgroups_indirect(&self.gate_args, 0);
     }
 
     /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
@@ -290,14 +270,36 @@ impl GpuStreamPower {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 12)?);
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
+        self.learn_rounds(&words);
+        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
         let skipped = (words[2] as usize).min(self.pending.len());
         let redo = self.pending.split_off(self.pending.len() - skipped);
         self.pending.clear();
+        if redo.is_empty() {
+            return Ok(());
+        }
         for dt in redo {
             // The full step clears the skip count with the candidate counter.
             self.submit(dt, true, false)?;
         }
+        // The redone steps' rounds (every round encoded, the pairs run counted): the next
+        // speculative steps start from the chains as they are now (a second wait, only
+        // where steps were redone).
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
+        self.learn_rounds(&words);
+        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
         Ok(())
+    }
+
+    /// The exits' rounds of the next speculative steps from the counter's words: those the
+    /// steps since the last look needed (`words[6]`, pairs) and a pair more, or every round
+    /// after a step they did not suffice for (`words[7]`).
+    fn learn_rounds(&mut self, words: &[u32]) {
+        if words[7] > 0 {
+            self.spec_rounds = self.rounds;
+        } else if words[6] > 0 {
+            self.spec_rounds = (2 * (words[6] + 1)).min(self.rounds);
+        }
     }
 }

@@ -479,3 +479,140 @@ fn other_area_exponents_follow_the_cpu_to_1e_3() {
         assert!(eroded > n / 10, "m = {m}: only {eroded} nodes eroded");
     }
 }
+
+/// A serpentine river between walls of 1e4 m on `w` x `h` cells, its mouth at the north
+/// side: one chain of receivers over most of the grid.
+fn serpentine(w: usize, h: usize) -> Vec<f32> {
+    let mut path = vec![0usize; w * h];
+    let mut along = 1usize;
+    for (k, y) in (1..h).step_by(2).enumerate() {
+        let xs: Vec<usize> = if k % 2 == 0 {
+            (1..w - 1).collect()
+        } else {
+            (1..w - 1).rev().collect()
+        };
+        for x in xs {
+            path[y * w + x] = along;
+            along += 1;
+        }
+        if y + 1 < h - 1 {
+            path[(y + 1) * w + if k % 2 == 0 { w - 2 } else { 1 }] = along;
+            along += 1;
+        }
+    }
+    (0..w * h)
+        .map(|i| match path[i] {
+            0 if i < w => 0.0,
+            0 => 1e4,
+            d => d as f32,
+        })
+        .collect()
+}
+
+/// A speculative step encodes only the exits' rounds the last settled steps needed (and a
+/// pair more); a step they do not suffice for is skipped and redone with every round. A
+/// stepper that learnt few rounds on short chains (a cone) and then meets one long chain
+/// (a serpentine river crossing its 16 x 16 tiles some 70 times) gives the bytes of a fresh
+/// stepper, which encodes every round, and follows the CPU.
+#[test]
+fn too_few_learnt_rounds_are_redone_with_every_round() {
+    let ctx = ctx();
+    let (w, h) = (48, 47);
+    let grid = Grid::new(w, h, 10.0).unwrap();
+    let n = grid.len();
+    let outlets = OutletParams {
+        borders: vec![Side::North],
+        sea_level: None,
+    };
+    let carve = Params {
+        m: 0.5,
+        n: 1.0,
+        lakes: SinkMode::Carve,
+    };
+    let make = || {
+        GpuStreamPower::on_grid(&ctx, grid, &outlets, &carve, inputs(n, 2e-4, 1e-3), "sp").unwrap()
+    };
+    // Short chains: a metre per cell from the north side.
+    let cone: Vec<f32> = (0..n)
+        .map(|i| (i / w) as f32 + 0.01 * (i % w) as f32)
+        .collect();
+    let mut learnt = make();
+    learnt.set_heights(&cone).unwrap();
+    for _ in 0..3 {
+        learnt.step(1e4).unwrap();
+    }
+    learnt.wait().unwrap();
+    let river = serpentine(w, h);
+    learnt.set_heights(&river).unwrap();
+    let mut fresh = make();
+    fresh.set_heights(&river).unwrap();
+    let mut cpu =
+        StreamPower::on_grid(grid, &outlets, &carve, inputs(n, 2e-4, 1e-3), false, "sp").unwrap();
+    let mut want = river.clone();
+    for _ in 0..5 {
+        learnt.step(1e4).unwrap();
+        fresh.step(1e4).unwrap();
+        cpu.step_heights(&mut want, 1e4).unwrap();
+    }
+    let got = learnt.heights().unwrap();
+    let other = fresh.heights().unwrap();
+    let differ = (0..n)
+        .filter(|&i| got[i].to_bits() != other[i].to_bits())
+        .count();
+    assert_eq!(
+        differ, 0,
+        "{differ} of {n} heights differ from a fresh stepper's"
+    );
+    let mut worst = 0.0f64;
+    for i in 0..n {
+        let (g, c) = (got[i] as f64, want[i] as f64);
+        worst = worst.max((g - c).abs() / c.abs().max(1.0));
+    }
+    assert!(worst <= 1e-3, "heights differ from the CPU's by {worst:e}");
+    // The river eroded: its mouth's chain carries the whole grid's drainage.
+    let moved = (0..n).filter(|&i| got[i] != river[i]).count();
+    assert!(moved > n / 2, "only {moved} of {n} nodes moved");
+}
+
+/// `profile_step` runs the step phase by phase (a compute pass each, timed): the same bytes
+/// as `step`, with and without lakes, and a time for each phase.
+#[test]
+fn a_profiled_step_gives_the_steps_bytes() {
+    let ctx = ctx();
+    let (grid, start) = twenty_steps_case(7, 70, 53);
+    let n = grid.len();
+    for lakes in [SinkMode::None, SinkMode::Carve] {
+        let params = Params {
+            m: 0.5,
+            n: 1.0,
+            lakes,
+        };
+        let make = || {
+            let mut g = GpuStreamPower::on_grid(
+                &ctx,
+                grid,
+                &OutletParams::default(),
+                &params,
+                inputs(n, 2e-4, 1e-3),
+                "sp",
+            )
+            .unwrap();
+            g.set_heights(&start).unwrap();
+            g
+        };
+        let (mut stepped, mut profiled) = (make(), make());
+        for _ in 0..3 {
+            stepped.step(1e4).unwrap();
+            let (times, _) = profiled.profile_step(1e4).unwrap();
+            assert_eq!(times.len(), orogen_gpu::PHASES.len() + 1);
+            assert!(times.iter().all(|(_, ms)| ms.is_finite() && *ms >= 0.0));
+        }
+        let (a, b) = (stepped.heights().unwrap(), profiled.heights().unwrap());
+        assert!(
+            a.iter().zip(&start).any(|(x, y)| x != y),
+            "{lakes:?}: no change"
+        );
+        let differ = (0..n).filter(|&i| a[i].to_bits() != b[i].to_bits()).count();
+        assert_eq!(differ, 0, "{lakes:?}: {differ} of {n} heights differ");
+    }
+}
