@@ -455,28 +455,15 @@ impl Field<f32> {
 
     /// Bilinear resample to another grid shape (corner-aligned). Identity when shapes match.
     pub fn resampled(&self, target: Grid) -> Field<f32> {
-        if target.width == self.grid.width && target.height == self.grid.height {
-            return Field {
-                grid: target,
-                data: self.data.clone(),
-            };
-        }
-        let sx = if target.width > 1 {
-            (self.grid.width - 1) as f32 / (target.width - 1) as f32
-        } else {
-            0.0
+        let whole = Rect {
+            x0: 0,
+            y0: 0,
+            w: target.width,
+            h: target.height,
         };
-        let sy = if target.height > 1 {
-            (self.grid.height - 1) as f32 / (target.height - 1) as f32
-        } else {
-            0.0
-        };
-        let mut data = Vec::with_capacity(target.len());
-        for y in 0..target.height {
-            for x in 0..target.width {
-                data.push(self.sample_bilinear(x as f32 * sx, y as f32 * sy));
-            }
+        Field {
+            grid: target,
+            data: self.resampled_window(target, whole),
         }
-        Field { grid: target, data }
     }
 }

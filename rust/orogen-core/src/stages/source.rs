@@ -466,16 +466,7 @@ impl ScalarSource {
         match self {
             ScalarSource::Constant(v) => Ok(vec![*v; window.len()]),
             ScalarSource::Image { path, min, max } => {
-                let full = crate::io::resolve_path(base_dir, path);
-                let is_exr = full
-                    .extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
-                let unit = if is_exr {
-                    crate::io::exr::read_exr(&full)?
-                } else {
-                    crate::io::read_gray_image(&full)?
-                };
-                let mut data = unit.resampled_window(grid, window);
+                let mut data = read_image_source(base_dir, path)?.resampled_window(grid, window);
                 map_slice_to_range(&mut data, *min, *max);
                 Ok(data)
             }
@@ -507,6 +498,21 @@ impl ScalarSource {
     }
 }
 
+/// An `Image` source's file at its own size: a grayscale PNG as 0 to 1, or a 32-bit float
+/// EXR (a painted map saved from Godot) with its values exactly (with `min: 0, max: 1`
+/// they are used as they are).
+fn read_image_source(base_dir: &Path, path: &str) -> Result<ScalarMap> {
+    let full = crate::io::resolve_path(base_dir, path);
+    let is_exr = full
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+    if is_exr {
+        crate::io::exr::read_exr(&full)
+    } else {
+        crate::io::read_gray_image(&full)
+    }
+}
+
 /// The source as a map over `grid`. `seed` drives noise; relative image paths are
 /// resolved against `base_dir` (the recipe file's folder). Validates the source first,
 /// so an invalid value is an error naming its field under `source`.
@@ -525,18 +531,7 @@ fn resolve_inner(
     match source {
         ScalarSource::Constant(v) => Ok(ScalarMap::filled(grid, *v)),
         ScalarSource::Image { path, min, max } => {
-            let full = crate::io::resolve_path(base_dir, path);
-            // A 32-bit float EXR (a painted map saved from Godot) keeps its values exactly
-            // (with `min: 0, max: 1` they are used as they are).
-            let is_exr = full
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
-            let unit = if is_exr {
-                crate::io::exr::read_exr(&full)?
-            } else {
-                crate::io::read_gray_image(&full)?
-            };
-            let mut map = unit.resampled(grid);
+            let mut map = read_image_source(base_dir, path)?.resampled(grid);
             map.grid = grid;
             map_to_range(&mut map, *min, *max);
             Ok(map)
