@@ -114,9 +114,10 @@ pub struct Recipe {
     /// Tectonic uplift rate, m/yr. Default: none (0).
     #[serde(default)]
     pub uplift: ScalarSource,
-    /// Metres inside the map's borders over which the uplift fades to 0 (a smoothstep),
-    /// so the range rises from lowlands and coasts rather than from walls at the borders
-    /// (held at base level, they stand at the talus angle). 0 (the default): no fade.
+    /// Metres inside the map's borders over which the uplift fades to 0 (a smoothstep; at
+    /// most a quarter of the map's shorter side), so the range rises from lowlands and
+    /// coasts rather than from walls at the borders (held at base level, they stand at the
+    /// talus angle). 0 (the default): no fade.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub uplift_fade_m: f32,
     /// Stages run in order.

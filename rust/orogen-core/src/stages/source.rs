@@ -399,11 +399,15 @@ impl ScalarSource {
 }
 
 /// The factor by which a recipe's `uplift_fade_m` scales the uplift of cell `(x, y)` of
-/// `grid`: a smoothstep from 0 on the border to 1 at `fade_m` metres inside, along each
-/// axis, the two multiplied (so the corners round off rather than crease). 1 everywhere
-/// when `fade_m` is 0. Per cell, from the whole grid's coordinates, so a tile of a tiled
-/// run gets the whole map's values.
+/// `grid`: a smoothstep from 0 on the border to 1 at `fade_m` metres inside (at most a
+/// quarter of the map's shorter side, so a recipe shrunk in the dock keeps a range in its
+/// middle), along each axis, the two multiplied (so the corners round off rather than
+/// crease). 1 everywhere when `fade_m` is 0. Per cell, from the whole grid's coordinates,
+/// so a tile of a tiled run gets the whole map's values.
 pub fn border_fade(grid: Grid, x: usize, y: usize, fade_m: f32) -> f32 {
+    let extent_x = grid.width.saturating_sub(1) as f32 * grid.cell_size;
+    let extent_y = grid.height.saturating_sub(1) as f32 * grid.cell_size_y;
+    let fade_m = fade_m.min(0.25 * extent_x.min(extent_y));
     if fade_m <= 0.0 {
         return 1.0;
     }

@@ -472,6 +472,12 @@ fn uplift_fading_at_the_borders_leaves_no_walls() {
         w0.uplift.data.iter().all(|&u| u == 1e-3),
         "no fade by default"
     );
+    // A fade wider than the map is held to a quarter of it (1600 m here): the middle keeps
+    // the recipe's uplift.
+    let grid = walled.grid().unwrap();
+    let fade = |x| orogen_core::stages::source::border_fade(grid, x, 32, 1.0e6);
+    assert_eq!(fade(16), 1.0, "16 cells (1600 m) in");
+    assert!(fade(8) > 0.0 && fade(8) < 1.0, "8 cells in: {}", fade(8));
     // The steepest rise from a border cell to the cell inside it, metres per cell.
     let border_step = |w: &orogen_core::World| {
         let h = &w.height.data;
