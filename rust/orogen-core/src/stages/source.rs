@@ -136,31 +136,17 @@ impl PlaneParams {
         Ok(data)
     }
 
-    /// The plane over `grid`; `seed` drives the noise.
+    /// The plane over `grid`; `seed` drives the noise: [`PlaneParams::build_window`] over
+    /// the whole grid.
     fn build(&self, grid: Grid, seed: u64, cancel: &AtomicBool) -> Result<Heightfield> {
-        self.validate_on("terrain.Plane", grid)?;
-        let mut field = match &self.noise {
-            Some(n) => crate::generators::noise::generate_cancellable(n, grid, seed, cancel)?,
-            None => Heightfield::filled(grid, 0.0),
+        let whole = Rect {
+            x0: 0,
+            y0: 0,
+            w: grid.width,
+            h: grid.height,
         };
-        let (w, h) = (grid.width, grid.height);
-        let (cx, cy) = ((w as f64 - 1.0) / 2.0, (h as f64 - 1.0) / 2.0);
-        let (sx, sy) = (
-            self.slope.0 as f64 * grid.dx() as f64,
-            self.slope.1 as f64 * grid.dy() as f64,
-        );
-        let base = self.height as f64;
-        field
-            .data
-            .par_chunks_mut(w.max(1))
-            .enumerate()
-            .for_each(|(y, row)| {
-                let row_h = base + sy * (y as f64 - cy);
-                for (x, v) in row.iter_mut().enumerate() {
-                    *v = (*v as f64 + row_h + sx * (x as f64 - cx)) as f32;
-                }
-            });
-        Ok(field)
+        let data = self.build_window(grid, whole, seed, cancel)?;
+        Ok(Heightfield { grid, data })
     }
 }
 
