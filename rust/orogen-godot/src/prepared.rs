@@ -10,7 +10,7 @@ use orogen_core::bake::collision::{collision_regions, CollisionRegion};
 use orogen_core::bake::ground_weights::{Ground, GroundInputs, GroundParams};
 use orogen_core::bake::lake_display::{drawn_lakes_of, LAKE_DEPTH_MIN};
 use orogen_core::bake::lake_surface::{lake_surface, LakeSurface};
-use orogen_core::bake::skirt::{skirt_with, Edge, Look, Skirt};
+use orogen_core::bake::skirt::{shown_colours, skirt_with, Edge, Look, Skirt};
 use orogen_core::field::Grid;
 use orogen_core::runner::StageTiming;
 use orogen_core::state::Layers;
@@ -72,17 +72,14 @@ impl Prepared {
         // The skirt, while the world has its maps: it carries the terrain's look (the
         // ground weights along the border, a layered terrain's surface colour) outwards.
         let skirt = target.edge.map(|(edge, sea)| {
-            let colours = match world.maps.get(names::SURFACE_COLOUR) {
-                Some(MapData::Rgba(m)) if m.grid == grid => Some(m.data.as_slice()),
-                _ => None,
-            };
+            let shown = shown_colours(&world);
             let look = Look {
                 inputs: GroundInputs::of(&world),
                 ground: Ground {
                     params: target.ground,
                     paint: None,
                 },
-                colours,
+                colours: shown.as_deref(),
             };
             let made = skirt_with(grid, &world.height.data, edge, sea, Some(&look));
             (edge, sea, made)

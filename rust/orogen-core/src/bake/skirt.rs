@@ -24,10 +24,13 @@
 //! The innermost ring lies [`OVERLAP_CELLS`] cells inside the border and a little under the
 //! ground, so the seam is hidden under the terrain from every side.
 
-use crate::bake::ground_weights::{drainage_log_max, shown_weights_at, Ground, GroundInputs};
+use crate::bake::ground_weights::{
+    drainage_log_max, shown_weights_at, smoothstep, Ground, GroundInputs,
+};
 use crate::edit::ground_paint::LAYERS;
 use crate::field::Grid;
 use crate::math;
+use crate::world::{names, MapData, World, STRATA_COLUMN_TEXELS};
 
 /// How a terrain's edge is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,6 +289,60 @@ fn ring_mean(values: &[f32], k: usize) -> Vec<f32> {
             (span(a, a + 2 * k + 1) / (2 * k + 1) as f64) as f32
         })
         .collect()
+}
+
+/// The colour per cell (sRGB) a layered terrain shows from afar, for the skirt to carry
+/// out: its surface colour, and where its beds are drawn as bands (the `strata_position` and
+/// `strata_column` maps) the bed at the bedrock surface, covered as loose sediment thickens
+/// to a metre, as the terrain shader draws them (its `has_strata` branch, on average ground).
+/// (The surface colour alone is the sediment's where beds are drawn: the skirt of `strata`
+/// was a pale sand plain round a red-brown map.) None for a terrain of one material.
+pub fn shown_colours(world: &World) -> Option<Vec<[u8; 4]>> {
+    let grid = world.grid();
+    let n = grid.width * grid.height;
+    // The maps a finished run or saved data holds, else the layers they are made from.
+    let surface = match world.maps.get(names::SURFACE_COLOUR) {
+        Some(MapData::Rgba(m)) if m.data.len() == n => m.data.clone(),
+        _ => world.surface_colours().filter(|c| c.len() == n)?,
+    };
+    let beds = match (
+        world.maps.get(names::STRATA_POSITION),
+        world.maps.get(names::STRATA_COLUMN),
+        world.maps.get(names::SEDIMENT_DEPTH),
+    ) {
+        (Some(MapData::Scalar(p)), Some(MapData::Rgba(c)), Some(MapData::Scalar(s))) => {
+            Some((p.data.clone(), c.data.clone(), s.data.clone()))
+        }
+        _ => world.strata_look().map(|look| {
+            (
+                look.position,
+                look.column,
+                world.layers.thickness(0).to_vec(),
+            )
+        }),
+    };
+    let Some((position, column, sediment)) =
+        beds.filter(|(p, c, s)| p.len() == n && s.len() == n && c.len() == STRATA_COLUMN_TEXELS)
+    else {
+        return Some(surface);
+    };
+    let texels = column.len();
+    Some(
+        (0..n)
+            .map(|i| {
+                let t = (position[i].clamp(0.0, 1.0) * texels as f32) as usize;
+                let band = column[t.min(texels - 1)];
+                let cover = smoothstep(0.4, 0.6, smoothstep(0.0, 1.0, sediment[i].max(0.0)));
+                let mut c = [0u8; 4];
+                for k in 0..3 {
+                    let v = band[k] as f32 + (surface[i][k] as f32 - band[k] as f32) * cover;
+                    c[k] = v.round().clamp(0.0, 255.0) as u8;
+                }
+                c[3] = 255;
+                c
+            })
+            .collect(),
+    )
 }
 
 /// The skirt of a terrain with heights `height` on `grid` for `edge` (empty for
@@ -585,6 +642,65 @@ mod tests {
             })
             .collect();
         (grid, h)
+    }
+
+    /// Where beds are drawn as bands, the skirt carries the bed showing at the bedrock
+    /// surface, covered by loose sediment from half a metre to a metre thick; without the
+    /// beds, the surface colour as it is; one material, nothing.
+    #[test]
+    fn a_layered_terrain_shows_its_beds_through_thin_sediment() {
+        use crate::field::Field;
+        let grid = Grid::new(4, 1, 10.0).unwrap();
+        let mut world = World::new(Field::from_vec(grid, vec![0.0; 4], "h").unwrap(), 1);
+        assert!(shown_colours(&world).is_none());
+        let sand = [220, 200, 150, 255];
+        world.maps.insert(
+            names::SURFACE_COLOUR.into(),
+            MapData::Rgba(Field::from_vec(grid, vec![sand; 4], "c").unwrap()),
+        );
+        assert_eq!(shown_colours(&world), Some(vec![sand; 4]));
+        // Two beds: red below the column's middle, grey above it.
+        let column: Vec<[u8; 4]> = (0..STRATA_COLUMN_TEXELS)
+            .map(|t| {
+                if t < STRATA_COLUMN_TEXELS / 2 {
+                    [200, 60, 40, 255]
+                } else {
+                    [90, 90, 90, 255]
+                }
+            })
+            .collect();
+        let row = Grid {
+            width: STRATA_COLUMN_TEXELS,
+            height: 1,
+            cell_size: 1.0,
+            cell_size_y: 1.0,
+        };
+        world.maps.insert(
+            names::STRATA_COLUMN.into(),
+            MapData::Rgba(Field::from_vec(row, column, "column").unwrap()),
+        );
+        world.maps.insert(
+            names::STRATA_POSITION.into(),
+            MapData::Scalar(Field::from_vec(grid, vec![0.25, 0.75, 0.25, 0.25], "p").unwrap()),
+        );
+        world.maps.insert(
+            names::SEDIMENT_DEPTH.into(),
+            MapData::Scalar(Field::from_vec(grid, vec![0.0, 0.0, 0.5, 2.0], "s").unwrap()),
+        );
+        let shown = shown_colours(&world).unwrap();
+        assert_eq!(shown[0], [200, 60, 40, 255], "bare red bed");
+        assert_eq!(shown[1], [90, 90, 90, 255], "bare grey bed");
+        // Half a metre: half covered (smoothstep(0.4, 0.6, 0.5) = 0.5).
+        let red = [200.0f32, 60.0, 40.0];
+        for k in 0..3 {
+            let half = 0.5 * (red[k] + f32::from(sand[k]));
+            assert!(
+                (f32::from(shown[2][k]) - half).abs() <= 1.0,
+                "{:?}",
+                shown[2]
+            );
+        }
+        assert_eq!(shown[3], sand, "buried under two metres of sand");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! What a terrain shows beyond its border (`TerrainWorld.edge`): orogen-core's
-//! `bake::skirt` as a mesh, drawn with `addons/orogen/runtime/skirt.gdshader`.
+//! `bake::skirt` as a mesh, drawn with the terrain's own shader compiled with `SKIRT`
+//! defined (`addons/orogen/runtime/terrain.gdshader`) and given the terrain material's
+//! uniforms, so the ground reads the same on both sides of the border.
 
 use godot::classes::image::Format;
 use godot::classes::{Image, ImageTexture, MeshInstance3D, ShaderMaterial};
@@ -8,8 +10,40 @@ use orogen_core::bake::skirt::Skirt;
 
 use super::mesh_node::{array_mesh_with, MeshNode};
 
-/// The skirt shader (also at `addons/orogen/runtime/skirt.gdshader`).
-const SKIRT_SHADER: &str = include_str!("../../../../addons/orogen/runtime/skirt.gdshader");
+/// The skirt's shader: the terrain's, with `SKIRT` defined and both faces drawn (the seam
+/// under the terrain's border is seen from below from low viewpoints outside the map).
+/// (A separate shader, not a per-instance uniform: the Compatibility renderer has none.)
+pub fn skirt_shader_code() -> Result<String, String> {
+    let code = super::material::SHADER;
+    let (header, mode) = ("shader_type spatial;", "cull_back");
+    if code.matches(header).count() != 1 || code.matches(mode).count() != 1 {
+        return Err(format!(
+            "terrain.gdshader must hold `{header}` and `{mode}` once each for the skirt's shader"
+        ));
+    }
+    Ok(code
+        .replacen(header, &format!("{header}\n#define SKIRT"), 1)
+        .replacen(mode, "cull_disabled", 1))
+}
+
+/// Copies every uniform of the terrain's material (`from`) onto the skirt's (`to`), whose
+/// shader has the same ones and a few of its own.
+pub fn copy_uniforms(from: &Gd<ShaderMaterial>, to: &mut Gd<ShaderMaterial>) {
+    let Some(shader) = from.get_shader() else {
+        return;
+    };
+    let key = "name".to_variant();
+    for entry in shader.get_shader_uniform_list().iter_shared() {
+        let Ok(dict) = entry.try_to::<VarDictionary>() else {
+            continue;
+        };
+        let Some(name) = dict.get(&key).and_then(|n| n.try_to::<GString>().ok()) else {
+            continue;
+        };
+        let name = StringName::from(&name);
+        to.set_shader_parameter(&name, &from.get_shader_parameter(&name));
+    }
+}
 
 /// What `TerrainWorld` draws beyond its border.
 #[derive(GodotConvert, Var, Export, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -53,7 +87,11 @@ struct Look {
 
 impl Default for SkirtMesh {
     fn default() -> Self {
-        SkirtMesh(MeshNode::new("Skirt", SKIRT_SHADER), Look::default(), None)
+        let code = skirt_shader_code().unwrap_or_else(|e| {
+            godot_error!("TerrainWorld: {e}");
+            String::new()
+        });
+        SkirtMesh(MeshNode::with_code("Skirt", code), Look::default(), None)
     }
 }
 
@@ -61,15 +99,13 @@ impl SkirtMesh {
     /// Shows `skirt` with the ground textures of `terrain_material` (the terrain's shader
     /// material), or removes the mesh when it is empty. A skirt that carries no look (made
     /// from the heights alone: `edge` or the sea changed, a sculpt stroke ended) keeps the
-    /// look the last one carried when it has as many vertices (the same grid). `half_size`
-    /// is half the terrain's extent in metres. A mesh node made now is returned, for the
-    /// terrain to add as its child.
+    /// look the last one carried when it has as many vertices (the same grid). A mesh node
+    /// made now is returned, for the terrain to add as its child.
     pub fn update(
         &mut self,
         skirt: &Skirt,
         terrain_material: Option<&Gd<ShaderMaterial>>,
         sea_level: f32,
-        half_size: Vector2,
     ) -> Option<Gd<MeshInstance3D>> {
         if skirt.indices.is_empty() {
             self.0.remove();
@@ -110,25 +146,7 @@ impl SkirtMesh {
         let made = self.0.show(&mesh);
         if let Some(mut m) = self.0.material() {
             if let Some(t) = terrain_material {
-                for name in [
-                    "ground_albedo",
-                    "has_ground",
-                    "snowline_m",
-                    "shore_m",
-                    "cliff_darkening",
-                    "macro_strength",
-                    "tile_m",
-                    "far_tile_m",
-                    "far_tile_from_m",
-                    "mean_from_m",
-                    "blend_depth",
-                ] {
-                    let v = t.get_shader_parameter(name);
-                    // (A uniform the terrain never set reads null: the skirt keeps its default.)
-                    if !v.is_nil() {
-                        m.set_shader_parameter(name, &v);
-                    }
-                }
+                copy_uniforms(t, &mut m);
             }
             m.set_shader_parameter("sea_level", &sea_level.to_variant());
             if self.2.is_none() {
@@ -141,10 +159,35 @@ impl SkirtMesh {
             if let Some(probe) = &self.2 {
                 m.set_shader_parameter("srgb_probe", &probe.to_variant());
             }
-            m.set_shader_parameter("has_look", &has_look.to_variant());
-            m.set_shader_parameter("has_colour", &has_colour.to_variant());
-            m.set_shader_parameter("half_size_m", &half_size.to_variant());
+            m.set_shader_parameter("skirt_has_look", &has_look.to_variant());
+            m.set_shader_parameter("skirt_has_colour", &has_colour.to_variant());
         }
         made
+    }
+
+    /// Gives the skirt the terrain material's uniforms again (its ground textures changed).
+    pub fn sync(&self, terrain_material: &Gd<ShaderMaterial>) {
+        if let Some(mut m) = self.0.material() {
+            copy_uniforms(terrain_material, &mut m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The skirt's shader is the terrain's, not a copy that drifts from it: the same code but
+    /// for the define and the culling.
+    #[test]
+    fn the_skirt_draws_with_the_terrain_shader_and_both_faces() {
+        let terrain = super::super::material::SHADER;
+        let skirt = super::skirt_shader_code().expect("the skirt's shader");
+        assert!(skirt.contains("shader_type spatial;\n#define SKIRT\n"));
+        assert!(skirt.contains("cull_disabled") && !skirt.contains("cull_back"));
+        let back =
+            skirt
+                .replacen("\n#define SKIRT", "", 1)
+                .replacen("cull_disabled", "cull_back", 1);
+        assert_eq!(back, terrain);
+        assert!(terrain.contains("#ifdef SKIRT"));
     }
 }

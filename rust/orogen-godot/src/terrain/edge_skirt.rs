@@ -7,9 +7,8 @@ use godot::classes::image::Format;
 use godot::classes::node::InternalMode;
 use godot::prelude::*;
 use orogen_core::bake::ground_weights::{Ground, GroundInputs};
-use orogen_core::bake::skirt::{skirt_with, Edge, Look, Skirt};
-use orogen_core::world::names;
-use orogen_core::{MapData, World};
+use orogen_core::bake::skirt::{shown_colours, skirt_with, Edge, Look, Skirt};
+use orogen_core::World;
 
 use super::mesher::extent;
 use super::TerrainWorld;
@@ -59,17 +58,14 @@ impl TerrainWorld {
         let edge = self.edge.resolve(self.sea_enabled);
         let grid = world.grid();
         let (params, paint) = self.ground_for_export(grid);
-        let colours = match world.maps.get(names::SURFACE_COLOUR) {
-            Some(MapData::Rgba(m)) if m.grid == grid => Some(m.data.as_slice()),
-            _ => None,
-        };
+        let shown = shown_colours(world);
         let look = Look {
             inputs: GroundInputs::of(world),
             ground: Ground {
                 params,
                 paint: paint.as_ref(),
             },
-            colours,
+            colours: shown.as_deref(),
         };
         let skirt = skirt_with(grid, &world.height.data, edge, self.sea_level, Some(&look));
         self.show_skirt(&skirt);
@@ -77,15 +73,11 @@ impl TerrainWorld {
 
     pub(super) fn show_skirt(&mut self, skirt: &Skirt) {
         let material = self.material.get();
-        let half = self
-            .mesher
-            .grid()
-            .map_or(Vector2::ZERO, |g| extent(g) * 0.5);
         // Sand along the sea only where there is a sea (as the terrain shader has it).
         let sea_on = self.sea_enabled
             || self.edge.resolve(self.sea_enabled) == orogen_core::bake::skirt::Edge::Coast;
         let sea = if sea_on { self.sea_level } else { -1.0e9 };
-        if let Some(mi) = self.skirt.update(skirt, material.as_ref(), sea, half) {
+        if let Some(mi) = self.skirt.update(skirt, material.as_ref(), sea) {
             self.base_mut()
                 .add_child_ex(&mi)
                 .internal(InternalMode::BACK)

@@ -17,7 +17,7 @@ use crate::clipmap::Layout;
 use crate::convert;
 
 /// The terrain shader (also at `addons/orogen/runtime/terrain.gdshader`).
-const SHADER: &str = include_str!("../../../../addons/orogen/runtime/terrain.gdshader");
+pub(super) const SHADER: &str = include_str!("../../../../addons/orogen/runtime/terrain.gdshader");
 
 /// The painted ground's two RGBA8 planes: layers 0–3 and 4–7, one pixel per cell.
 pub type GroundPlanes = (Vec<[u8; 4]>, Vec<[u8; 4]>);

@@ -6,11 +6,12 @@ use godot::classes::mesh::{ArrayCustomFormat, ArrayFormat, ArrayType, PrimitiveT
 use godot::classes::{ArrayMesh, MeshInstance3D, Shader, ShaderMaterial};
 use godot::obj::EngineBitfield;
 use godot::prelude::*;
+use std::borrow::Cow;
 
 /// A child mesh node drawn with one shader.
 pub struct MeshNode {
     name: &'static str,
-    shader: &'static str,
+    shader: Cow<'static, str>,
     node: Option<Gd<MeshInstance3D>>,
 }
 
@@ -18,7 +19,16 @@ impl MeshNode {
     pub const fn new(name: &'static str, shader: &'static str) -> Self {
         MeshNode {
             name,
-            shader,
+            shader: Cow::Borrowed(shader),
+            node: None,
+        }
+    }
+
+    /// [`MeshNode::new`] with shader code made at run time.
+    pub fn with_code(name: &'static str, shader: String) -> Self {
+        MeshNode {
+            name,
+            shader: Cow::Owned(shader),
             node: None,
         }
     }
@@ -35,7 +45,7 @@ impl MeshNode {
     pub fn show(&mut self, mesh: &Gd<ArrayMesh>) -> Option<Gd<MeshInstance3D>> {
         let made = if self.node.is_none() {
             let mut shader = Shader::new_gd();
-            shader.set_code(self.shader);
+            shader.set_code(self.shader.as_ref());
             let mut material = ShaderMaterial::new_gd();
             material.set_shader(&shader);
             let mut mi = MeshInstance3D::new_alloc();

@@ -744,6 +744,7 @@ impl TerrainWorld {
         if let Err(e) = ground::bind(&mut m, textures) {
             godot_error!("TerrainWorld: {e}");
         }
+        self.skirt.sync(&m);
     }
 
     /// The data decoded whole (maps included) with the Graph domain's rivers and nodes, the
