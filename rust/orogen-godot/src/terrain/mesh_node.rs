@@ -2,6 +2,7 @@
 //! child `MeshInstance3D` with a shader of its own, made on first use and freed when empty,
 //! and the `ArrayMesh` of plain vertex lists.
 
+use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::mesh::{ArrayCustomFormat, ArrayFormat, ArrayType, PrimitiveType};
 use godot::classes::{ArrayMesh, MeshInstance3D, Shader, ShaderMaterial};
 use godot::obj::EngineBitfield;
@@ -51,6 +52,11 @@ impl MeshNode {
             let mut mi = MeshInstance3D::new_alloc();
             mi.set_name(self.name);
             mi.set_material_override(&material);
+            // No shadows: the lakes' water and the skirt go on a little under the ground (the
+            // lakes' ring under the bank, the skirt's first ring under the border), and from
+            // there their shadow leaked onto the ground just above them: a dark band with
+            // stepped edges round every lake (the ring ends at cell edges).
+            mi.set_cast_shadows_setting(ShadowCastingSetting::OFF);
             self.node = Some(mi.clone());
             Some(mi)
         } else {
