@@ -226,9 +226,9 @@ pub struct GpuStreamPower {
     /// The `dt` of the speculative steps submitted since the last look at the skip count.
     pending: Vec<f32>,
     /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round`,
-    /// `arm_fill`, `arm_exits`, `arm_x` and `rounds_done` of control.wgsl, and their bind
-    /// group.
-    control: [wgpu::ComputePipeline; 11],
+    /// `arm_fill`, `arm_exits`, `arm_x`, `rounds_done` and `enter` of control.wgsl, and
+    /// their bind group.
+    control: [wgpu::ComputePipeline; 12],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
     /// accumulate.wgsl's full-grid rounds (carve.wgsl's marking).
@@ -303,6 +303,10 @@ pub struct GpuStreamPower {
     encoded: AtomicU64,
     /// True once drainage was accumulated on the current receivers.
     has_drainage: bool,
+    /// Speculative steps skipped so far (for a pit or too few exit rounds, or after
+    /// another skipped step), and how `settle` ran them again: as full steps with the
+    /// lakes routed, or speculatively again (the bench's count).
+    redone: [u64; 3],
 }
 
 impl GpuStreamPower {
@@ -500,7 +504,7 @@ impl GpuStreamPower {
         // steps skipped for too few rounds.
         let counter = storage("candidate count", 32, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
-        let gate_args = storage("step arguments", 32, wgpu::BufferUsages::INDIRECT);
+        let gate_args = storage("step arguments", 48, wgpu::BufferUsages::INDIRECT);
         // tiles.wgsl: each cell's exit, each exit's id and the list of exits, their count;
         // the exits' maps' second buffer.
         let exit_of = storage("exit of", 4 * n64, wgpu::BufferUsages::empty());
@@ -777,6 +781,7 @@ impl GpuStreamPower {
                 "arm_exits",
                 "arm_x",
                 "rounds_done",
+                "enter",
             ]
             .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
@@ -862,6 +867,7 @@ impl GpuStreamPower {
             has_heights: false,
             has_drainage: false,
             encoded: AtomicU64::new(0),
+            redone: [0; 3],
         };
         let validation = pollster::block_on(device.pop_error_scope());
         let memory = pollster::block_on(device.pop_error_scope());
@@ -930,12 +936,25 @@ impl GpuStreamPower {
     }
 
     /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
-    /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill).
+    /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill, 8 arm_exits, 9 arm_x,
+    /// 10 rounds_done, 11 enter).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// A speculative step's receivers: control.wgsl's `enter` (skips the step at once where
+    /// an earlier one since the last settle was skipped), the receivers sized by it, then
+    /// `gate` (skips the step where they left a pit).
+    fn encode_speculative_receivers(&self, pass: &mut wgpu::ComputePass) {
+        self.control(pass, 11);
+        self.encoded.fetch_add(1, Ordering::Relaxed);
+        pass.set_pipeline(&self.descend.0);
+        pass.set_bind_group(0, &self.descend.1, &[]);
+        pass.dispatch_workgroups_indirect(&self.gate_args, 32);
+        self.control(pass, 4);
     }
 
     /// A round's dispatch, sized by control.wgsl (empty once every chain is done).
@@ -1314,6 +1333,12 @@ impl GpuStreamPower {
     /// counted): the bench's dispatches per step.
     pub fn dispatches_encoded(&self) -> u64 {
         self.encoded.load(Ordering::Relaxed)
+    }
+
+    /// Speculative steps skipped so far, and of them those `settle` ran again as full steps
+    /// (lakes routed, every exit round) and those it ran again speculatively.
+    pub fn steps_redone(&self) -> [u64; 3] {
+        self.redone
     }
 
     /// The exits' pointer-jumping rounds a speculative step encodes now (learnt from the

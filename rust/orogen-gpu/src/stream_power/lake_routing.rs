@@ -252,8 +252,7 @@ impl GpuStreamPower {
         self.run(
             |e| e.clear_buffer(counter, 0, Some(8)),
             |pass| {
-                self.dispatch(pass, &self.descend.0, &self.descend.1);
-                self.control(pass, 4);
+                self.encode_speculative_receivers(pass);
                 self.encode_drainage(pass, true, true);
             },
         );
@@ -263,32 +262,37 @@ impl GpuStreamPower {
         Ok(())
     }
 
-    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
-    /// and redoes those, the last ones, with the lakes routed (on the GPU, without waiting).
-    /// Every reader of results calls it first.
+    /// Reads how many of the speculative steps were skipped (a wait for the GPU) and redoes
+    /// those, the last ones: the first with the lakes routed (a full step, on the GPU, no
+    /// further wait), the others speculatively again, as the pits that skipped them are
+    /// mostly gone a step later; then reads again, doubling the full steps each time, until
+    /// none is skipped. Every reader of results calls it first.
     pub(super) fn settle(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
+        let mut full = 1;
+        // True while full steps were redone and not read since (their rounds to learn).
+        let mut unread = false;
+        while !self.pending.is_empty() || unread {
+            let words: Vec<u32> =
+                bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
+            self.learn_rounds(&words);
+            self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
+            let skipped = (words[2] as usize).min(self.pending.len());
+            let mut redo = self.pending.split_off(self.pending.len() - skipped);
+            self.pending.clear();
+            unread = !redo.is_empty();
+            let again = redo.split_off(full.min(redo.len()));
+            self.redone[0] += skipped as u64;
+            self.redone[1] += redo.len() as u64;
+            self.redone[2] += again.len() as u64;
+            for dt in redo {
+                // The full step clears the skip count with the candidate counter.
+                self.submit(dt, true, false)?;
+            }
+            for dt in again {
+                self.speculate(dt)?;
+            }
+            full *= 2;
         }
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
-        self.learn_rounds(&words);
-        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
-        let skipped = (words[2] as usize).min(self.pending.len());
-        let redo = self.pending.split_off(self.pending.len() - skipped);
-        self.pending.clear();
-        if redo.is_empty() {
-            return Ok(());
-        }
-        for dt in redo {
-            // The full step clears the skip count with the candidate counter.
-            self.submit(dt, true, false)?;
-        }
-        // The redone steps' rounds (every round encoded, the pairs run counted): the next
-        // speculative steps start from the chains as they are now (a second wait, only
-        // where steps were redone).
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
-        self.learn_rounds(&words);
-        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
         Ok(())
     }
 
