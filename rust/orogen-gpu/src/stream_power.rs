@@ -231,6 +231,8 @@ pub struct GpuStreamPower {
     control: [wgpu::ComputePipeline; 12],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
+    /// receivers.wgsl's `quotients` (the slope division alone, for the tests).
+    quotients: wgpu::ComputePipeline,
     /// accumulate.wgsl's full-grid rounds (carve.wgsl's marking).
     acc_copy: wgpu::ComputePipeline,
     acc_scatter: wgpu::ComputePipeline,
@@ -465,7 +467,7 @@ impl GpuStreamPower {
         });
         let heights = storage("heights", 4 * n64, io);
         let receivers = storage("receivers", 4 * n64, io);
-        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::COPY_SRC);
+        let dists = storage("dists", 4 * n64, io);
         let weights = init("weights", bytemuck::cast_slice(&fixed));
         let coefs = init("coefs", bytemuck::cast_slice(&coefs));
         let sums = [
@@ -817,6 +819,7 @@ impl GpuStreamPower {
             heights,
             receivers,
             sums,
+            quotients: pipeline(device, &l_descend, &m_descend, "quotients"),
             descend,
             acc_groups,
             solve_groups,
@@ -1262,6 +1265,34 @@ impl GpuStreamPower {
         let bytes = staging.slice(..).get_mapped_range().to_vec();
         staging.unmap();
         Ok(bytes)
+    }
+
+    /// The receivers' slope division on the GPU (receivers.wgsl's `div_near`): the bits of
+    /// `a[i] / d[i]`, one pair per node, for finite `a > 0` and normal `d > 0`. For the
+    /// tests, which compare it with the CPU's correctly rounded division; it overwrites the
+    /// heights with `a` (and the receivers and link lengths).
+    #[doc(hidden)]
+    pub fn quotient_bits(&mut self, a: &[f32], d: &[f32]) -> Result<Vec<u32>> {
+        if a.len() != self.n || d.len() != self.n {
+            return Err(OrogenError::invalid(
+                "quotients",
+                format!(
+                    "need {} values each, got {} and {}",
+                    self.n,
+                    a.len(),
+                    d.len()
+                ),
+            ));
+        }
+        self.set_heights(a)?;
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.dists, 0, bytemuck::cast_slice(d));
+        self.write_params();
+        self.run(
+            |_| {},
+            |pass| self.dispatch(pass, &self.quotients, &self.descend.1),
+        );
+        Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
     }
 
     /// The heights on the GPU, metres (after the last step).
