@@ -99,13 +99,10 @@ fn div_near(a: f32, d: f32, inv_d: f32) -> u32 {
     let ed = i32(db >> 23u);
     let eq = i32(q0 >> 23u);
     let k = ea - ed - eq + 151;
-    if (ea == 0 || ed == 0 || eq == 0 || eq >= 255 || k < 16 || k > 31) {
-        return div_rn(ab, db);
-    }
     let ma = (ab & 0x7fffffu) | 0x800000u;
     let md = (db & 0x7fffffu) | 0x800000u;
     var mq = (q0 & 0x7fffffu) | 0x800000u;
-    var r = bitcast<i32>((ma << u32(k)) - 2u * mq * md);
+    var r = bitcast<i32>((ma << u32(clamp(k, 0, 31))) - 2u * mq * md);
     let imd = i32(md);
     for (var t = 0; t < 4; t = t + 1) {
         if (r > imd) {
@@ -125,10 +122,12 @@ fn div_near(a: f32, d: f32, inv_d: f32) -> u32 {
         }
         r = -r;
     }
-    if (r > imd || r < -imd || mq <= 0x800000u || mq >= 0x1000000u) {
-        return div_rn(ab, db);
+    let normal = ea != 0 && ed != 0 && eq != 0 && eq < 255 && k >= 16 && k <= 31;
+    let inside = r <= imd && r >= -imd && mq > 0x800000u && mq < 0x1000000u;
+    if (normal && inside) {
+        return (u32(eq) << 23u) | (mq & 0x7fffffu);
     }
-    return (u32(eq) << 23u) | (mq & 0x7fffffu);
+    return div_rn(ab, db);
 }
 
 @compute @workgroup_size(256)
