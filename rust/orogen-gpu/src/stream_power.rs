@@ -225,6 +225,11 @@ pub struct GpuStreamPower {
     gate_args: wgpu::Buffer,
     /// The `dt` of the speculative steps submitted since the last look at the skip count.
     pending: Vec<f32>,
+    /// The skip count after each speculative step in flight, copied to a mappable buffer
+    /// and mapped without waiting (with the map's state: 0 pending, 1 mapped, 2 failed),
+    /// and the buffers free for reuse.
+    probes: std::collections::VecDeque<(wgpu::Buffer, std::sync::Arc<std::sync::atomic::AtomicU8>)>,
+    spare_probes: Vec<wgpu::Buffer>,
     /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round`,
     /// `arm_fill`, `arm_exits`, `arm_x`, `rounds_done` and `enter` of control.wgsl, and
     /// their bind group.
@@ -305,6 +310,8 @@ pub struct GpuStreamPower {
     encoded: AtomicU64,
     /// True once drainage was accumulated on the current receivers.
     has_drainage: bool,
+    /// The parameters' bytes last written to `params_buf`.
+    written: std::sync::Mutex<Option<Vec<u8>>>,
     /// Speculative steps skipped so far (for a pit or too few exit rounds, or after
     /// another skipped step), and how `settle` ran them again: as full steps with the
     /// lakes routed, or speculatively again (the bench's count).
@@ -791,6 +798,8 @@ impl GpuStreamPower {
             lake_args,
             gate_args,
             pending: Vec::new(),
+            probes: Default::default(),
+            spare_probes: Vec::new(),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
             tiles: [
@@ -871,6 +880,7 @@ impl GpuStreamPower {
             has_drainage: false,
             encoded: AtomicU64::new(0),
             redone: [0; 3],
+            written: std::sync::Mutex::new(None),
         };
         let validation = pollster::block_on(device.pop_error_scope());
         let memory = pollster::block_on(device.pop_error_scope());
@@ -909,6 +919,7 @@ impl GpuStreamPower {
             .write_buffer(&self.heights, 0, bytemuck::cast_slice(heights));
         // Steps not settled yet were on the old heights: forgotten, with their skip count.
         self.pending.clear();
+        self.probes.clear();
         self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
         self.has_heights = true;
         self.has_drainage = false;
@@ -1109,10 +1120,15 @@ impl GpuStreamPower {
         self.ctx.queue.submit([encoder.finish()]);
     }
 
+    /// Writes the shader parameters where they changed since the last write (a write is a
+    /// copy before the next submission's work).
     fn write_params(&self) {
-        self.ctx
-            .queue
-            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+        let bytes = self.params.bytes();
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        if written.as_deref() != Some(&bytes[..]) {
+            self.ctx.queue.write_buffer(&self.params_buf, 0, &bytes);
+            *written = Some(bytes);
+        }
     }
 
     /// One step (`solve`) or route: receivers, lakes, drainage, then the solve. The lakes'
@@ -1209,7 +1225,9 @@ impl GpuStreamPower {
             ));
         }
         if self.lakes != SinkMode::None && self.params.slope_exp == 1.0 {
-            if self.pending.len() >= MAX_PENDING {
+            // Settled at once where a step in flight is known skipped (the later ones
+            // would be too), or where too many are in flight.
+            if self.pending.len() >= MAX_PENDING || (!self.pending.is_empty() && self.skip_seen()) {
                 self.settle()?;
             }
             return self.speculate(dt as f32);

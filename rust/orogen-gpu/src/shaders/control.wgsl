@@ -169,9 +169,12 @@ fn arm_fill() {
 // start from the same heights (a skipped step leaves them), so meet the same pits or
 // chains. Its receivers' dispatch (gate_args[8..11]) and every later one are empty, and it
 // is counted in flags[2]; the CPU redoes the skipped steps (settle). Else the receivers run
-// at full size and `gate` decides.
+// at full size and `gate` decides. It also clears the step's flags[0] and flags[1].
 @compute @workgroup_size(1)
 fn enter() {
+    // The step's pit flag (and candidate count), cleared here rather than by a copy.
+    atomicStore(&flags[0], 0u);
+    atomicStore(&flags[1], 0u);
     let skip = atomicLoad(&flags[2]) != 0u;
     if (skip) {
         atomicStore(&flags[3], 1u);
