@@ -104,6 +104,7 @@ fn run() -> Result<(), String> {
     let mut profile = false;
     let mut profiles = Vec::new();
     let mut cpu_times = Vec::new();
+    let mut redos = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--lakes" {
@@ -225,6 +226,7 @@ fn run() -> Result<(), String> {
         }
         gpu.wait().map_err(|e| e.to_string())?;
         let encoded = gpu.dispatches_encoded();
+        let redone0 = gpu.steps_redone();
         let cpu0 = cpu_seconds();
         let t = Instant::now();
         for _ in 0..steps {
@@ -234,6 +236,13 @@ fn run() -> Result<(), String> {
         let exit_rounds = gpu.exit_rounds();
         gpu.wait().map_err(|e| e.to_string())?;
         let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        let redone1 = gpu.steps_redone();
+        redos.push((
+            side,
+            redone1[0] - redone0[0],
+            redone1[1] - redone0[1],
+            redone1[2] - redone0[2],
+        ));
         if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
             cpu_times.push((side, (b - a) * 1e3 / steps as f64));
         }
@@ -284,6 +293,13 @@ fn run() -> Result<(), String> {
         println!(
             "{side}²: {ms:.1} ms of this process's CPU time per timed GPU step (user + \
              system: on a software adapter, the GPU's work)"
+        );
+    }
+    for (side, skipped, full, again) in redos {
+        println!(
+            "{side}²: {skipped} speculative steps skipped in the timed run (a pit, too few \
+             exit rounds, or after a skipped one), run again: {full} as full steps, {again} \
+             speculatively"
         );
     }
     // Pointer-jumping rounds run for a longest chain of `l` links: ceil(log2 l), in pairs.

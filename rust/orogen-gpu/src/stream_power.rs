@@ -225,12 +225,19 @@ pub struct GpuStreamPower {
     gate_args: wgpu::Buffer,
     /// The `dt` of the speculative steps submitted since the last look at the skip count.
     pending: Vec<f32>,
+    /// The skip count after each speculative step in flight, copied to a mappable buffer
+    /// and mapped without waiting (with the map's state: 0 pending, 1 mapped, 2 failed),
+    /// and the buffers free for reuse.
+    probes: std::collections::VecDeque<(wgpu::Buffer, std::sync::Arc<std::sync::atomic::AtomicU8>)>,
+    spare_probes: Vec<wgpu::Buffer>,
     /// `arm`, `reset`, `plan`, `arm_lakes`, `gate`, `arm_lakes_rounds`, `next_round`,
-    /// `arm_fill`, `arm_exits`, `arm_x` and `rounds_done` of control.wgsl, and their bind
-    /// group.
-    control: [wgpu::ComputePipeline; 11],
+    /// `arm_fill`, `arm_exits`, `arm_x`, `rounds_done` and `enter` of control.wgsl, and
+    /// their bind group.
+    control: [wgpu::ComputePipeline; 12],
     control_group: wgpu::BindGroup,
     descend: (wgpu::ComputePipeline, wgpu::BindGroup),
+    /// receivers.wgsl's `quotients` (the slope division alone, for the tests).
+    quotients: wgpu::ComputePipeline,
     /// accumulate.wgsl's full-grid rounds (carve.wgsl's marking).
     acc_copy: wgpu::ComputePipeline,
     acc_scatter: wgpu::ComputePipeline,
@@ -303,6 +310,12 @@ pub struct GpuStreamPower {
     encoded: AtomicU64,
     /// True once drainage was accumulated on the current receivers.
     has_drainage: bool,
+    /// The parameters' bytes last written to `params_buf`.
+    written: std::sync::Mutex<Option<Vec<u8>>>,
+    /// Speculative steps skipped so far (for a pit or too few exit rounds, or after
+    /// another skipped step), and how `settle` ran them again: as full steps with the
+    /// lakes routed, or speculatively again (the bench's count).
+    redone: [u64; 3],
 }
 
 impl GpuStreamPower {
@@ -461,7 +474,7 @@ impl GpuStreamPower {
         });
         let heights = storage("heights", 4 * n64, io);
         let receivers = storage("receivers", 4 * n64, io);
-        let dists = storage("dists", 4 * n64, wgpu::BufferUsages::COPY_SRC);
+        let dists = storage("dists", 4 * n64, io);
         let weights = init("weights", bytemuck::cast_slice(&fixed));
         let coefs = init("coefs", bytemuck::cast_slice(&coefs));
         let sums = [
@@ -500,7 +513,7 @@ impl GpuStreamPower {
         // steps skipped for too few rounds.
         let counter = storage("candidate count", 32, io);
         let lake_args = storage("lake arguments", 12, wgpu::BufferUsages::INDIRECT);
-        let gate_args = storage("step arguments", 32, wgpu::BufferUsages::INDIRECT);
+        let gate_args = storage("step arguments", 48, wgpu::BufferUsages::INDIRECT);
         // tiles.wgsl: each cell's exit, each exit's id and the list of exits, their count;
         // the exits' maps' second buffer.
         let exit_of = storage("exit of", 4 * n64, wgpu::BufferUsages::empty());
@@ -777,6 +790,7 @@ impl GpuStreamPower {
                 "arm_exits",
                 "arm_x",
                 "rounds_done",
+                "enter",
             ]
             .map(|e| pipeline(device, &l_control, &m_control, e)),
             control_group,
@@ -784,6 +798,8 @@ impl GpuStreamPower {
             lake_args,
             gate_args,
             pending: Vec::new(),
+            probes: Default::default(),
+            spare_probes: Vec::new(),
             acc_copy: pipeline(device, &l_acc, &m_acc, "copy"),
             acc_scatter: pipeline(device, &l_acc, &m_acc, "scatter"),
             tiles: [
@@ -812,6 +828,7 @@ impl GpuStreamPower {
             heights,
             receivers,
             sums,
+            quotients: pipeline(device, &l_descend, &m_descend, "quotients"),
             descend,
             acc_groups,
             solve_groups,
@@ -862,6 +879,8 @@ impl GpuStreamPower {
             has_heights: false,
             has_drainage: false,
             encoded: AtomicU64::new(0),
+            redone: [0; 3],
+            written: std::sync::Mutex::new(None),
         };
         let validation = pollster::block_on(device.pop_error_scope());
         let memory = pollster::block_on(device.pop_error_scope());
@@ -900,6 +919,7 @@ impl GpuStreamPower {
             .write_buffer(&self.heights, 0, bytemuck::cast_slice(heights));
         // Steps not settled yet were on the old heights: forgotten, with their skip count.
         self.pending.clear();
+        self.probes.clear();
         self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
         self.has_heights = true;
         self.has_drainage = false;
@@ -930,12 +950,25 @@ impl GpuStreamPower {
     }
 
     /// One workgroup of control.wgsl's entry `k` (0 arm, 1 reset, 2 plan, 3 arm_lakes,
-    /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill).
+    /// 4 gate, 5 arm_lakes_rounds, 6 next_round, 7 arm_fill, 8 arm_exits, 9 arm_x,
+    /// 10 rounds_done, 11 enter).
     fn control(&self, pass: &mut wgpu::ComputePass, k: usize) {
         self.encoded.fetch_add(1, Ordering::Relaxed);
         pass.set_pipeline(&self.control[k]);
         pass.set_bind_group(0, &self.control_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// A speculative step's receivers: control.wgsl's `enter` (skips the step at once where
+    /// an earlier one since the last settle was skipped), the receivers sized by it, then
+    /// `gate` (skips the step where they left a pit).
+    fn encode_speculative_receivers(&self, pass: &mut wgpu::ComputePass) {
+        self.control(pass, 11);
+        self.encoded.fetch_add(1, Ordering::Relaxed);
+        pass.set_pipeline(&self.descend.0);
+        pass.set_bind_group(0, &self.descend.1, &[]);
+        pass.dispatch_workgroups_indirect(&self.gate_args, 32);
+        self.control(pass, 4);
     }
 
     /// A round's dispatch, sized by control.wgsl (empty once every chain is done).
@@ -1087,10 +1120,15 @@ impl GpuStreamPower {
         self.ctx.queue.submit([encoder.finish()]);
     }
 
+    /// Writes the shader parameters where they changed since the last write (a write is a
+    /// copy before the next submission's work).
     fn write_params(&self) {
-        self.ctx
-            .queue
-            .write_buffer(&self.params_buf, 0, &self.params.bytes());
+        let bytes = self.params.bytes();
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        if written.as_deref() != Some(&bytes[..]) {
+            self.ctx.queue.write_buffer(&self.params_buf, 0, &bytes);
+            *written = Some(bytes);
+        }
     }
 
     /// One step (`solve`) or route: receivers, lakes, drainage, then the solve. The lakes'
@@ -1187,7 +1225,9 @@ impl GpuStreamPower {
             ));
         }
         if self.lakes != SinkMode::None && self.params.slope_exp == 1.0 {
-            if self.pending.len() >= MAX_PENDING {
+            // Settled at once where a step in flight is known skipped (the later ones
+            // would be too), or where too many are in flight.
+            if self.pending.len() >= MAX_PENDING || (!self.pending.is_empty() && self.skip_seen()) {
                 self.settle()?;
             }
             return self.speculate(dt as f32);
@@ -1243,6 +1283,34 @@ impl GpuStreamPower {
         let bytes = staging.slice(..).get_mapped_range().to_vec();
         staging.unmap();
         Ok(bytes)
+    }
+
+    /// The receivers' slope division on the GPU (receivers.wgsl's `div_near`): the bits of
+    /// `a[i] / d[i]`, one pair per node, for finite `a > 0` and normal `d > 0`. For the
+    /// tests, which compare it with the CPU's correctly rounded division; it overwrites the
+    /// heights with `a` (and the receivers and link lengths).
+    #[doc(hidden)]
+    pub fn quotient_bits(&mut self, a: &[f32], d: &[f32]) -> Result<Vec<u32>> {
+        if a.len() != self.n || d.len() != self.n {
+            return Err(OrogenError::invalid(
+                "quotients",
+                format!(
+                    "need {} values each, got {} and {}",
+                    self.n,
+                    a.len(),
+                    d.len()
+                ),
+            ));
+        }
+        self.set_heights(a)?;
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.dists, 0, bytemuck::cast_slice(d));
+        self.write_params();
+        self.run(
+            |_| {},
+            |pass| self.dispatch(pass, &self.quotients, &self.descend.1),
+        );
+        Ok(bytemuck::pod_collect_to_vec(&self.read(&self.receivers)?))
     }
 
     /// The heights on the GPU, metres (after the last step).
@@ -1314,6 +1382,12 @@ impl GpuStreamPower {
     /// counted): the bench's dispatches per step.
     pub fn dispatches_encoded(&self) -> u64 {
         self.encoded.load(Ordering::Relaxed)
+    }
+
+    /// Speculative steps skipped so far, and of them those `settle` ran again as full steps
+    /// (lakes routed, every exit round) and those it ran again speculatively.
+    pub fn steps_redone(&self) -> [u64; 3] {
+        self.redone
     }
 
     /// The exits' pointer-jumping rounds a speculative step encodes now (learnt from the

@@ -12,8 +12,8 @@
 @group(0) @binding(3) var<storage, read_write> flags: array<atomic<u32>>;
 // The basins' own dispatch arguments (their passes outside the rounds).
 @group(0) @binding(4) var<storage, read_write> lake_args: array<u32>;
-// A speculative step's full-grid dispatches, [0..3], and its tiles' (tiles.wgsl), [4..7]
-// (empty where it is skipped).
+// A speculative step's full-grid dispatches, [0..3], its tiles' (tiles.wgsl), [4..7], and
+// its receivers', [8..11] (empty where it is skipped).
 @group(0) @binding(5) var<storage, read_write> gate_args: array<u32>;
 // tiles.wgsl's exits: [0] appended this step, [1] the count the exits' rounds run over.
 @group(0) @binding(6) var<storage, read_write> xcount: array<u32>;
@@ -164,11 +164,46 @@ fn arm_fill() {
     set_lake_args(atomicLoad(&flags[1]) != 0u);
 }
 
-// A speculative step (lakes, as if no pit were left), after its receivers: where they left
-// a pit the step is skipped (its drainage and solve dispatches empty, heights unchanged)
-// and counted in flags[2]; the CPU later redoes it with the lakes routed.
+// A speculative step, before its receivers: where an earlier speculative step since the
+// CPU last looked was skipped (flags[2] != 0), this one is skipped too, at once: it would
+// start from the same heights (a skipped step leaves them), so meet the same pits or
+// chains. Its receivers' dispatch (gate_args[8..11]) and every later one are empty, and it
+// is counted in flags[2]; the CPU redoes the skipped steps (settle). Else the receivers run
+// at full size and `gate` decides. It also clears the step's flags[0] and flags[1].
+@compute @workgroup_size(1)
+fn enter() {
+    // The step's pit flag (and candidate count), cleared here rather than by a copy.
+    atomicStore(&flags[0], 0u);
+    atomicStore(&flags[1], 0u);
+    let skip = atomicLoad(&flags[2]) != 0u;
+    if (skip) {
+        atomicStore(&flags[3], 1u);
+        atomicAdd(&flags[2], 1u);
+        gate_args[0] = 0u;
+        gate_args[1] = 0u;
+        gate_args[4] = 0u;
+        gate_args[5] = 0u;
+        gate_args[8] = 0u;
+        gate_args[9] = 0u;
+    } else {
+        atomicStore(&flags[3], 0u);
+        gate_args[8] = p.groups_x;
+        gate_args[9] = p.groups_y;
+    }
+    gate_args[2] = 1u;
+    gate_args[6] = 1u;
+    gate_args[10] = 1u;
+}
+
+// A speculative step (lakes, as if no pit were left), after its receivers (and `enter`):
+// where they left a pit the step is skipped (its drainage and solve dispatches empty,
+// heights unchanged) and counted in flags[2]; the CPU later redoes it with the lakes routed.
 @compute @workgroup_size(1)
 fn gate() {
+    if (atomicLoad(&flags[3]) != 0u) {
+        // Skipped by `enter`.
+        return;
+    }
     let pits = atomicLoad(&flags[1]) != 0u;
     if (pits) {
         atomicStore(&flags[3], 1u);

@@ -6,6 +6,8 @@
 // Slopes are the CPU's bits: the subtraction is correctly rounded in WGSL, the division is
 // done in integers (div_rn) because WGSL allows 2.5 ulp for `/`, and they are compared as
 // bits (positive floats order as their bits), which no flush of subnormals can change.
+// div_near gets div_rn's bits from a product and an integer remainder, most often without
+// the long division.
 // With p.keep (Fill's descent over the filled surface) a node keeps its carved receiver
 // where it has no lower neighbour, and a node that receives itself stays a root.
 
@@ -79,6 +81,55 @@ fn div_rn(a: u32, b: u32) -> u32 {
     return (u32(e - 1) << 23u) + m;
 }
 
+// The same bits as div_rn(bitcast<u32>(a), bitcast<u32>(d)) for finite a > 0 and a normal
+// d > 0, most often without the long division: the product a * inv_d (inv_d about 1 / d;
+// WGSL's `*` is correctly rounded, its `/` within 2.5 ulp) is within a few ulp of a / d,
+// and is corrected to the correctly rounded quotient by its remainder, exact in integers.
+// With significands ma, md, mq in [2^23, 2^24), R = ma·2^k − 2·mq·md (k from the
+// exponents) is 2·md times the quotient's distance from mq in ulps; it is small (a few
+// md, under 2^31), so the wrapping u32 arithmetic gives it exactly. mq is right when
+// |R| ≤ md (a tie, |R| = md, goes to the even mq). Where a or the estimate is not normal,
+// or the result leaves the estimate's binade (or sits at its lower edge, where the ulp
+// below is half), div_rn decides.
+fn div_near(a: f32, d: f32, inv_d: f32) -> u32 {
+    let ab = bitcast<u32>(a);
+    let db = bitcast<u32>(d);
+    let q0 = bitcast<u32>(a * inv_d);
+    let ea = i32(ab >> 23u);
+    let ed = i32(db >> 23u);
+    let eq = i32(q0 >> 23u);
+    let k = ea - ed - eq + 151;
+    let ma = (ab & 0x7fffffu) | 0x800000u;
+    let md = (db & 0x7fffffu) | 0x800000u;
+    var mq = (q0 & 0x7fffffu) | 0x800000u;
+    var r = bitcast<i32>((ma << u32(clamp(k, 0, 31))) - 2u * mq * md);
+    let imd = i32(md);
+    for (var t = 0; t < 4; t = t + 1) {
+        if (r > imd) {
+            mq = mq + 1u;
+            r = r - 2 * imd;
+        } else if (r < -imd) {
+            mq = mq - 1u;
+            r = r + 2 * imd;
+        }
+    }
+    if ((r == imd || r == -imd) && (mq & 1u) == 1u) {
+        // A tie: to the even neighbour.
+        if (r > 0) {
+            mq = mq + 1u;
+        } else {
+            mq = mq - 1u;
+        }
+        r = -r;
+    }
+    let normal = ea != 0 && ed != 0 && eq != 0 && eq < 255 && k >= 16 && k <= 31;
+    let inside = r <= imd && r >= -imd && mq > 0x800000u && mq < 0x1000000u;
+    if (normal && inside) {
+        return (u32(eq) << 23u) | (mq & 0x7fffffu);
+    }
+    return div_rn(ab, db);
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = node_index(gid, nwg);
@@ -98,6 +149,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var best = 0u;
     var best_j = i;
     var best_d = 0.0;
+    let inv = vec3<f32>(1.0 / p.dx, 1.0 / p.dy, 1.0 / p.diag);
     for (var k = 0; k < 8; k = k + 1) {
         // OFFSETS[k]: (-1,-1) (0,-1) (1,-1) (-1,0) (1,0) (-1,1) (0,1) (1,1).
         var ox = k - 1;
@@ -123,12 +175,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             continue;
         }
         var d = p.dy;
+        var inv_d = inv.y;
         if (ox != 0 && oy != 0) {
             d = p.diag;
+            inv_d = inv.z;
         } else if (ox != 0) {
             d = p.dx;
+            inv_d = inv.x;
         }
-        let s = div_rn(bitcast<u32>(diff), bitcast<u32>(d));
+        let s = div_near(diff, d, inv_d);
         if (s > best) {
             best = s;
             best_j = j;
@@ -145,4 +200,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     receivers[i] = best_j;
     dists[i] = best_d;
+}
+
+// For the tests: receivers[i] = the bits of heights[i] / dists[i] as div_near rounds it
+// (finite heights > 0, normal dists > 0), to compare with the CPU's correctly rounded `/`.
+@compute @workgroup_size(256)
+fn quotients(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = node_index(gid, nwg);
+    if (i >= p.n) {
+        return;
+    }
+    let d = dists[i];
+    receivers[i] = div_near(heights[i], d, 1.0 / d);
 }

@@ -5,6 +5,9 @@
 //! The tests' reference, `route_with_cpu_tree`, reads the candidate passes back and takes
 //! the tree on the CPU ([`crate::lakes`]).
 
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
 use orogen_core::{OrogenError, Result};
 
 use super::{bind, GpuStreamPower, CANDIDATE_BYTES};
@@ -248,47 +251,111 @@ impl GpuStreamPower {
         self.params.count = 0;
         self.params.keep = 0;
         self.write_params();
-        let counter = &self.counter;
-        self.run(
-            |e| e.clear_buffer(counter, 0, Some(8)),
-            |pass| {
-                self.dispatch(pass, &self.descend.0, &self.descend.1);
-                self.control(pass, 4);
-                self.encode_drainage(pass, true, true);
-            },
-        );
+        let device = &self.ctx.device;
+        let probe = self.spare_probes.pop().unwrap_or_else(|| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("skip probe"),
+                size: 4,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("speculative step"),
+                timestamp_writes: None,
+            });
+            self.encode_speculative_receivers(&mut pass);
+            self.encode_drainage(&mut pass, true, true);
+        }
+        // The skip count after this step, read without waiting (`skip_seen`).
+        encoder.copy_buffer_to_buffer(&self.counter, 8, &probe, 0, 4);
+        self.ctx.queue.submit([encoder.finish()]);
+        let state = Arc::new(AtomicU8::new(0));
+        let set = state.clone();
+        probe.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            set.store(if r.is_ok() { 1 } else { 2 }, Ordering::Release);
+        });
+        self.probes.push_back((probe, state));
         self.pending.push(dt);
         self.lake_count = Some(0);
         self.has_drainage = false;
         Ok(())
     }
 
-    /// Reads how many of the speculative steps were skipped for pits (a wait for the GPU)
-    /// and redoes those, the last ones, with the lakes routed (on the GPU, without waiting).
-    /// Every reader of results calls it first.
+    /// Whether a speculative step submitted since the last settle is known to have been
+    /// skipped, from the probes the GPU has filled so far (no wait: a non-blocking poll).
+    /// Every later speculative step is skipped too, so `step` settles at once rather than
+    /// submit more of them.
+    pub(super) fn skip_seen(&mut self) -> bool {
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        while let Some((probe, state)) = self.probes.front() {
+            match state.load(Ordering::Acquire) {
+                0 => return false,
+                1 => {
+                    let skipped = {
+                        let bytes = probe.slice(..).get_mapped_range();
+                        u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+                    };
+                    probe.unmap();
+                    let (probe, _) = self.probes.pop_front().expect("a probe");
+                    self.spare_probes.push(probe);
+                    if skipped > 0 {
+                        return true;
+                    }
+                }
+                _ => {
+                    self.probes.pop_front();
+                }
+            }
+        }
+        false
+    }
+
+    /// Forgets the probes in flight (after a wait their maps are done: kept for reuse).
+    pub(super) fn drop_probes(&mut self) {
+        for (probe, state) in self.probes.drain(..) {
+            if state.load(Ordering::Acquire) == 1 {
+                probe.unmap();
+                self.spare_probes.push(probe);
+            }
+        }
+    }
+
+    /// Reads how many of the speculative steps were skipped (a wait for the GPU) and redoes
+    /// those, the last ones: the first with the lakes routed (a full step, on the GPU, no
+    /// further wait), the others speculatively again, as the pits that skipped them are
+    /// mostly gone a step later; then reads again, doubling the full steps each time, until
+    /// none is skipped. Every reader of results calls it first.
     pub(super) fn settle(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
+        let mut full = 1;
+        // True while full steps were redone and not read since (their rounds to learn).
+        let mut unread = false;
+        while !self.pending.is_empty() || unread {
+            let words: Vec<u32> =
+                bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
+            self.drop_probes();
+            self.learn_rounds(&words);
+            self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
+            let skipped = (words[2] as usize).min(self.pending.len());
+            let mut redo = self.pending.split_off(self.pending.len() - skipped);
+            self.pending.clear();
+            unread = !redo.is_empty();
+            let again = redo.split_off(full.min(redo.len()));
+            self.redone[0] += skipped as u64;
+            self.redone[1] += redo.len() as u64;
+            self.redone[2] += again.len() as u64;
+            for dt in redo {
+                // The full step clears the skip count with the candidate counter.
+                self.submit(dt, true, false)?;
+            }
+            for dt in again {
+                self.speculate(dt)?;
+            }
+            full *= 2;
         }
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
-        self.learn_rounds(&words);
-        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
-        let skipped = (words[2] as usize).min(self.pending.len());
-        let redo = self.pending.split_off(self.pending.len() - skipped);
-        self.pending.clear();
-        if redo.is_empty() {
-            return Ok(());
-        }
-        for dt in redo {
-            // The full step clears the skip count with the candidate counter.
-            self.submit(dt, true, false)?;
-        }
-        // The redone steps' rounds (every round encoded, the pairs run counted): the next
-        // speculative steps start from the chains as they are now (a second wait, only
-        // where steps were redone).
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_range(&self.counter, 32)?);
-        self.learn_rounds(&words);
-        self.ctx.queue.write_buffer(&self.counter, 24, &[0; 8]);
         Ok(())
     }
 

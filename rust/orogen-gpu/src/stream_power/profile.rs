@@ -9,7 +9,7 @@ use orogen_core::{OrogenError, Result};
 use super::{GpuStreamPower, PHASES};
 
 /// The receivers' phase (with lakes, also control.wgsl's `gate`), before [`PHASES`].
-pub const RECEIVERS: &str = "receivers (receivers.wgsl, gate)";
+pub const RECEIVERS: &str = "receivers (receivers.wgsl; with lakes enter and gate)";
 
 impl GpuStreamPower {
     /// Runs one step of `dt` years (n = 1) phase by phase and returns each phase's time in
@@ -40,11 +40,10 @@ impl GpuStreamPower {
         let gated = self.lakes != SinkMode::None;
         let names: Vec<&'static str> = std::iter::once(RECEIVERS).chain(PHASES).collect();
         let phase = |gp: &Self, pass: &mut wgpu::ComputePass, k: usize| {
-            if k == 0 {
+            if k == 0 && gated {
+                gp.encode_speculative_receivers(pass);
+            } else if k == 0 {
                 gp.dispatch(pass, &gp.descend.0, &gp.descend.1);
-                if gated {
-                    gp.control(pass, 4);
-                }
             } else {
                 gp.encode_phase(pass, k - 1, gated);
             }

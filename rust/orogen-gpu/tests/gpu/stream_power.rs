@@ -152,6 +152,75 @@ fn receivers_equal_the_cpu_routers() {
     }
 }
 
+/// receivers.wgsl's slope division (a product corrected by its remainder, exact in
+/// integers; the long division where that cannot decide) gives the CPU's correctly rounded
+/// f32 quotient bit for bit: drops of many magnitudes (subnormal ones and quotients that
+/// overflow included), drops that are the product of a random quotient and the distance,
+/// one ulp either side (the exact quotient then sits close to a float or to halfway between
+/// two), over the distances of square and non-square cells and random ones.
+#[test]
+fn the_slopes_division_is_correctly_rounded() {
+    let ctx = ctx();
+    let grid = Grid::new(1024, 512, 100.0).unwrap();
+    let n = grid.len();
+    let mut gpu = GpuStreamPower::on_grid(
+        &ctx,
+        grid,
+        &OutletParams::default(),
+        &NO_LAKES,
+        inputs(n, 2e-4, 1e-3),
+        "sp",
+    )
+    .unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let fixed = [
+        100.0f32,
+        100.0 * std::f32::consts::SQRT_2,
+        1.0,
+        std::f32::consts::SQRT_2,
+        30.0,
+        50.0,
+        0.3,
+        3.0e-3,
+    ];
+    let (mut a, mut d) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let di = if i % 3 == 0 {
+            f32::from_bits(rng.random_range(0x3c00_0000u32..0x4600_0000))
+        } else {
+            fixed[rng.random_range(0..fixed.len())]
+        };
+        let ai = match i % 5 {
+            // Any drop from 2^-40 to 2^40.
+            0 => f32::from_bits(rng.random_range(0x2b80_0000u32..0x5380_0000)),
+            // Subnormal drops, and quotients near f32::MAX or past it.
+            1 if i % 10 == 1 => f32::from_bits(rng.random_range(1u32..0x0080_0000)),
+            1 => f32::from_bits(rng.random_range(0x7e80_0000u32..0x7f80_0000)),
+            // A random quotient times the distance, and one ulp either side.
+            k => {
+                let q = f32::from_bits(rng.random_range(0x3000_0000u32..0x4f00_0000));
+                let p = (q * di).to_bits();
+                f32::from_bits(p + 2 - k as u32 + 1)
+            }
+        };
+        a.push(ai);
+        d.push(di);
+    }
+    let got = gpu.quotient_bits(&a, &d).unwrap();
+    let differ: Vec<usize> = (0..n)
+        .filter(|&i| got[i] != (a[i] / d[i]).to_bits())
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{} of {n} quotients differ, first {} / {}: GPU {:#x}, CPU {:#x}",
+        differ.len(),
+        a[differ[0]],
+        d[differ[0]],
+        got[differ[0]],
+        (a[differ[0]] / d[differ[0]]).to_bits()
+    );
+}
+
 #[test]
 fn drainage_equals_the_cpus_and_repeats_bit_for_bit() {
     let ctx = ctx();
