@@ -35,6 +35,9 @@ const TAG_SOLVE_DOWN: u32 = 5;
 /// A local receiver that lies in another tile.
 const EXIT: u32 = u32::MAX;
 
+/// The direction of a cell that receives itself (no neighbour; distance 0).
+const NO_DIR: u8 = 8;
+
 /// One tile's per-cell inputs, row-major over its interior.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TileInputs {
@@ -130,14 +133,17 @@ pub struct TileStreamPower {
     k: Vec<f32>,
     uplift: Vec<f32>,
     weights: Vec<f64>,
-    /// Per interior cell: its receiver (global index) and the distance to it.
+    /// Per interior cell: its receiver (global index) and the direction to it (its place
+    /// in [`OFFSETS`], [`NO_DIR`] for a cell that receives itself).
     receivers: Vec<u32>,
-    dist: Vec<f32>,
+    dir: Vec<u8>,
     /// Per interior cell: its receiver's interior index, itself for a root, or [`EXIT`].
     local: Vec<u32>,
-    offsets: Vec<u32>,
-    donors: Vec<u32>,
-    /// Interior cells, receivers before donors.
+    /// Per interior cell: bit `j` set when its neighbour at `OFFSETS[j]` drains into it
+    /// (bits in increasing index order, so donors come out as a CSR list would give them).
+    masks: Vec<u8>,
+    /// Interior cells, receivers before donors: one breadth-first block per tree (exits and
+    /// roots by index), so a walk down a tree stays in a small part of memory.
     order: Vec<u32>,
     /// Per interior cell: the exit (global index) its path leaves the tile by, or NONE.
     term: Vec<u32>,
@@ -250,10 +256,9 @@ impl TileStreamPower {
             uplift: inputs.uplift,
             weights,
             receivers: vec![0; n_cells],
-            dist: vec![0.0; n_cells],
+            dir: vec![NO_DIR; n_cells],
             local: vec![0; n_cells],
-            offsets: vec![0; n_cells + 1],
-            donors: vec![0; n_cells],
+            masks: vec![0; n_cells],
             order: Vec::with_capacity(n_cells),
             term: vec![NONE; n_cells],
             exits: Vec::new(),
@@ -381,7 +386,7 @@ impl TileStreamPower {
         let rows = self
             .receivers
             .par_chunks_mut(w)
-            .zip(self.dist.par_chunks_mut(w));
+            .zip(self.dir.par_chunks_mut(w));
         let rows = rows.zip(self.local.par_chunks_mut(w)).enumerate();
         rows.for_each(|(row, ((rs, ds), ls))| {
             let y = interior.y0 + row;
@@ -422,14 +427,14 @@ impl TileStreamPower {
                         continue;
                     }
                     *r = g.index(x, y) as u32;
-                    *d = 0.0;
+                    *d = NO_DIR;
                     *l = (row * w + col) as u32;
                     continue;
                 }
                 let (dx, dy) = OFFSETS[best_k];
                 let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
                 *r = g.index(nx, ny) as u32;
-                *d = dists[best_k];
+                *d = best_k as u8;
                 *l = if interior.contains(nx, ny) {
                     interior.index(nx, ny) as u32
                 } else {
@@ -439,44 +444,56 @@ impl TileStreamPower {
         });
     }
 
-    /// Donors and a breadth-first order from the tile's roots and exits (over the local
-    /// receivers [`TileStreamPower::descend`] wrote); each cell's exit (the one its path
-    /// leaves the tile by).
+    /// A breadth-first order from each of the tile's exits and roots in turn (over the local
+    /// receivers [`TileStreamPower::descend`] wrote), donors by index as bit masks, and each
+    /// cell's exit (the one its path leaves the tile by) and its place among `exits`.
+    /// Each tree's cells come out together, so the walks over `order` (drainage, solve)
+    /// touch a tree's part of memory at a time; a node's donors come in index order as
+    /// before, so each node's sums add the same terms in the same order.
     fn build_order(&mut self) -> Result<()> {
         let n = self.tile.interior.len();
-        let (offsets, donors) = (&mut self.offsets, &mut self.donors);
-        offsets.fill(0);
-        for (i, &r) in self.local.iter().enumerate() {
+        let w = self.tile.interior.w as isize;
+        // Interior index offset of the donor in bit j (at `OFFSETS[j]` from its receiver).
+        let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
+        let (local, dir, masks) = (&self.local[..], &self.dir[..], &mut self.masks[..]);
+        masks.fill(0);
+        for (i, &r) in local.iter().enumerate() {
             if r != EXIT && r as usize != i {
-                offsets[r as usize + 1] += 1;
+                // The donor lies at the opposite of its own direction to the receiver.
+                masks[r as usize] |= 1 << (7 - dir[i]);
             }
         }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut fill = offsets.clone();
-        for (i, &r) in self.local.iter().enumerate() {
-            if r != EXIT && r as usize != i {
-                donors[fill[r as usize] as usize] = i as u32;
-                fill[r as usize] += 1;
-            }
-        }
-        let order = &mut self.order;
+        let (order, exits) = (&mut self.order, &mut self.exits);
+        let (term, term_slot) = (&mut self.term[..], &mut self.term_slot[..]);
+        let (interior, g) = (self.tile.interior, self.layout.grid());
         order.clear();
-        self.exits.clear();
-        for (i, &r) in self.local.iter().enumerate() {
+        exits.clear();
+        for (i, &r) in local.iter().enumerate() {
             if r == EXIT {
-                self.exits.push(i as u32);
-                order.push(i as u32);
+                term[i] =
+                    g.index(interior.x0 + i % interior.w, interior.y0 + i / interior.w) as u32;
+                term_slot[i] = exits.len() as u32;
+                exits.push(i as u32);
             } else if r as usize == i {
-                order.push(i as u32);
+                (term[i], term_slot[i]) = (NONE, NONE);
+            } else {
+                continue;
             }
-        }
-        let mut head = 0;
-        while head < order.len() {
-            let c = order[head] as usize;
-            head += 1;
-            order.extend_from_slice(&donors[offsets[c] as usize..offsets[c + 1] as usize]);
+            let mut head = order.len();
+            order.push(i as u32);
+            while head < order.len() {
+                let c = order[head] as usize;
+                head += 1;
+                let (t, s) = (term[c], term_slot[c]);
+                let mut m = masks[c];
+                while m != 0 {
+                    let j = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let d = (c as isize + delta[j]) as usize;
+                    order.push(d as u32);
+                    (term[d], term_slot[d]) = (t, s);
+                }
+            }
         }
         if order.len() != n {
             return Err(OrogenError::Numerical {
@@ -487,20 +504,7 @@ impl TileStreamPower {
                 ),
             });
         }
-        for k in 0..n {
-            let c = self.order[k] as usize;
-            (self.term[c], self.term_slot[c]) = match self.local[c] {
-                EXIT => (self.global(c), self.slot_of(c)),
-                r if r as usize == c => (NONE, NONE),
-                r => (self.term[r as usize], self.term_slot[r as usize]),
-            };
-        }
         Ok(())
-    }
-
-    /// The place of exit cell `li` among `exits` (increasing).
-    fn slot_of(&self, li: usize) -> u32 {
-        self.exits.partition_point(|&e| (e as usize) < li) as u32
     }
 
     /// How the chain of crossings is solved (default: [`ChainSolve::Exact`]).
@@ -607,7 +611,10 @@ impl TileStreamPower {
                 continue;
             }
             let h_up = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
-            let d = self.dist[c] as f64;
+            let d = match self.dir[c] {
+                NO_DIR => 0.0,
+                k => self.dists[k as usize] as f64,
+            };
             let f = if d > 0.0 {
                 erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
             } else {
