@@ -21,6 +21,7 @@ use crate::flow::router::SinkMode;
 use crate::neighbourhood::raster::OFFSETS;
 use crate::neighbourhood::{OutletParams, RasterGrid, Side};
 
+mod hydrology;
 mod lakes;
 
 /// The rank that solves the crossing graphs.
