@@ -151,8 +151,9 @@ pub struct TileStreamPower {
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
-    /// Per interior cell whose path leaves the tile: its erosion factor and its map
-    /// `(a, b, c)` composed down to the new height of its exit's receiver.
+    /// Per interior cell whose path leaves the tile: its erosion factor and (the affine
+    /// chain only; empty otherwise) its map `(a, b, c)` composed down to the new height of
+    /// its exit's receiver.
     factors: Vec<f64>,
     maps: Vec<[f64; 3]>,
     /// Cells whose path leaves the tile, in flow order (receivers first).
@@ -174,6 +175,9 @@ pub struct TileStreamPower {
     ring: Vec<u32>,
     /// Interior indices of the entry cells the root named in this step.
     entries: Vec<u32>,
+    /// [`TileStreamPower::add_inflows`]' cells below an entry and their donors to wait for.
+    touched: Vec<u32>,
+    pending_donors: Vec<u8>,
     /// Per interior cell (exits only): its receiver's new height, from the root.
     exit_heights: Vec<f32>,
     /// The root's crossing graph (used on [`ROOT`] only).
@@ -266,8 +270,10 @@ impl TileStreamPower {
             sums: vec![0.0; n_cells],
             drainage: vec![0.0; n_cells],
             factors: vec![0.0; n_cells],
-            maps: vec![[0.0; 3]; n_cells],
+            maps: Vec::new(),
             entries: Vec::new(),
+            touched: Vec::new(),
+            pending_donors: Vec::new(),
             pending: Vec::new(),
             term_slot: vec![NONE; n_cells],
             bucket_start: Vec::new(),
@@ -297,13 +303,20 @@ impl TileStreamPower {
 
     /// This tile's heights, row-major over its interior.
     pub fn heights(&self) -> Vec<f32> {
+        let mut out = Vec::with_capacity(self.tile.interior.len());
+        self.heights_into(&mut out);
+        out
+    }
+
+    /// [`TileStreamPower::heights`] into `out` (cleared first; no allocation once it has
+    /// room).
+    fn heights_into(&self, out: &mut Vec<f32>) {
         let r = self.tile.interior;
-        let mut out = Vec::with_capacity(r.len());
+        out.clear();
         for y in r.y0..r.y0 + r.h {
             let at = self.tile.halo.index(r.x0, y);
             out.extend_from_slice(&self.heights[at..at + r.w]);
         }
-        out
     }
 
     /// Receivers (global indices) of the last routing, row-major over the interior.
@@ -534,6 +547,75 @@ impl TileStreamPower {
         }
     }
 
+    /// The sums again with `inflow` at the entry cells, as [`TileStreamPower::sum_local`]
+    /// would make them, but only where they change: the cells below an entry, each summed
+    /// as the full pass sums it (its weight, its inflows, then its donors' sums from the last
+    /// donor to the first) once its donors below an entry are done. The same bits as the
+    /// full pass, without walking the whole tile again.
+    fn add_inflows(&mut self, inflow: &[f64]) {
+        let (local, masks) = (&self.local[..], &self.masks[..]);
+        let w = self.tile.interior.w as isize;
+        let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
+        // Per cell below an entry: 1 + its donors below an entry not summed yet (0 above).
+        let (pending, touched) = (&mut self.pending_donors, &mut self.touched);
+        pending.resize(local.len(), 0);
+        touched.clear();
+        for &e in &self.entries {
+            let mut c = e as usize;
+            if pending[c] != 0 {
+                continue;
+            }
+            pending[c] = 1;
+            touched.push(c as u32);
+            loop {
+                let r = local[c];
+                if r == EXIT || r as usize == c {
+                    break;
+                }
+                let r = r as usize;
+                let seen = pending[r] != 0;
+                pending[r] += if seen { 1 } else { 2 };
+                if seen {
+                    break;
+                }
+                touched.push(r as u32);
+                c = r;
+            }
+        }
+        let sums = &mut self.sums;
+        for &c in touched.iter() {
+            sums[c as usize] = self.weights[c as usize];
+        }
+        for (&e, &f) in self.entries.iter().zip(inflow) {
+            sums[e as usize] += f;
+        }
+        // Cells whose donors are done, summed in turn (Kahn's order: donors first).
+        let mut ready: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&c| pending[c as usize] == 1)
+            .collect();
+        while let Some(c) = ready.pop() {
+            let c = c as usize;
+            let mut m = masks[c];
+            while m != 0 {
+                // The last donor first, as the full pass adds them.
+                let j = 7 - m.leading_zeros() as usize;
+                m &= !(1 << j);
+                sums[c] += sums[(c as isize + delta[j]) as usize];
+            }
+            pending[c] = 0;
+            let r = local[c];
+            if r != EXIT && r as usize != c {
+                let r = r as usize;
+                pending[r] -= 1;
+                if pending[r] == 1 {
+                    ready.push(r as u32);
+                }
+            }
+        }
+    }
+
     /// Drainage: local sums, the crossing graph at the root, the inflows added.
     fn accumulate(&mut self, comm: &mut impl Comm) -> Result<()> {
         self.entries.clear();
@@ -576,7 +658,7 @@ impl TileStreamPower {
         }
         rd.finish()?;
         if !inflow.is_empty() {
-            self.sum_local(&inflow);
+            self.add_inflows(&inflow);
         }
         self.drainage
             .iter_mut()
@@ -599,9 +681,11 @@ impl TileStreamPower {
         // get their new height in the first walk, the others their map, then their height
         // once the root has sent their exits' receivers.
         let mut h = std::mem::take(&mut self.scratch);
-        h.clear();
-        h.extend_from_slice(&self.heights());
+        self.heights_into(&mut h);
         self.pending.clear();
+        if self.chain == ChainSolve::Affine {
+            self.maps.resize(self.order.len(), [0.0; 3]);
+        }
         for k in 0..self.order.len() {
             let c = self.order[k] as usize;
             let r = self.local[c];
@@ -639,6 +723,9 @@ impl TileStreamPower {
             self.pending.push(c as u32);
             self.factors[c] = f;
             h[c] = h_up;
+            if self.chain != ChainSolve::Affine {
+                continue;
+            }
             let up = h_up as f64;
             let own = if f == 0.0 {
                 [0.0, up, up]

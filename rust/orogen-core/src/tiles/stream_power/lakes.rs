@@ -252,8 +252,7 @@ impl TileStreamPower {
     /// through the root; the heights become the surface.
     pub(super) fn fill(&mut self, comm: &mut impl Comm, epsilon: f32) -> Result<()> {
         let mut h = std::mem::take(&mut self.scratch);
-        h.clear();
-        h.extend_from_slice(&self.heights());
+        self.heights_into(&mut h);
         self.pending.clear();
         for k in 0..self.order.len() {
             let c = self.order[k] as usize;
