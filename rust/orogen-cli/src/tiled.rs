@@ -29,7 +29,8 @@
 //! runs"): peak RSS per rank 432–519 MiB at 4097² (the whole-map bake 1,203 MiB; before
 //! this, rank 0 1,455 MiB and ranks 1–3 728–748 MiB), 1,542–1,801 MiB at 8193² (the
 //! whole-map bake is refused there by its memory estimate). Per own cell a tile still takes
-//! 96–130 B against the whole map's 75 B (the tiled stages' state).
+//! 96–130 B against the whole map's 75 B (the tiled stages' state); the stream-power tile
+//! alone 96–99 B since the affine chain's maps went (2026-12-07, StreamPower only).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

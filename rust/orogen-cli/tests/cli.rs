@@ -1221,6 +1221,28 @@ fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
     assert!(wet > 0 && wet < rivers.data.len() / 2, "{wet} river cells");
 }
 
+#[test]
+fn a_heightmap_terrain_bakes_tiled_to_the_whole_maps_bytes() {
+    // Issue #41: a Heightmap terrain is read whole by every rank and cut to its tile: the
+    // tiled bakes (2x2 and 3x3, --merge) write the whole bake's bytes. One of another size
+    // than the grid (the whole bake resamples it) is refused, naming the field.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = tiled_recipe();
+    let recipe = recipe.to_str().unwrap();
+    let o = orogen(tmp.path(), &["bake", recipe, "--out", "source", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dem = tmp.path().join("source/height.exr");
+    let terrain = format!(
+        "terrain=Heightmap(path: \"{}\", height_range: (0.0, 400.0))",
+        dem.display()
+    );
+    assert_tiled_bakes_equal_the_whole(tmp.path(), "dem", &[recipe, "--set", &terrain]);
+    let other = [recipe, "--set", &terrain, "--set", "size=(71,64)"];
+    let bake = ["bake", "--out", "o", "--tiles", "2x2", "--merge"];
+    let o = orogen(tmp.path(), &[&bake[..], &other].concat());
+    assert_bad_input(&o, &["`terrain.Heightmap`", "97x83", "71x64"]);
+}
+
 /// The whole map from a tiled bake's tiles of `map` (`{map}_rR_cC.exr`, placed by
 /// bake.json's `tiles`).
 fn assemble_tiles(dir: &Path, map: &str) -> Vec<f32> {
