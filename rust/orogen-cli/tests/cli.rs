@@ -1214,6 +1214,21 @@ fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
         let device = stages[3]["device"].as_str().unwrap();
         assert!(device.starts_with("cpu, tiles "), "{device}");
     }
+    // Rain on the Hydrology stage (a noise map, made per tile at the tiles' positions with
+    // the whole map's range) and a water-surface slope over filled lakes.
+    let rain = "stages[2].precipitation=Some(Noise(noise: (kind: Fbm, octaves: 3, wavelength: \
+                5000.0), min: 0.5, max: 2.0))";
+    let args = [
+        "--set",
+        "size=(97,83)",
+        "--set",
+        rain,
+        "--set",
+        "stages[2].lakes=Fill(epsilon: 0.01)",
+        "--set",
+        "stages[2].epsilon=0.002",
+    ];
+    assert_tiled_bakes_equal_the_whole(tmp.path(), "rain", &args);
     // Rivers to compare: some cells are rivers, most are not.
     let rivers =
         orogen_core::io::read_gray_image(&tmp.path().join("default-whole/rivers.png")).unwrap();
