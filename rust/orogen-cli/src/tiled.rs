@@ -30,7 +30,7 @@
 //! this, rank 0 1,455 MiB and ranks 1–3 728–748 MiB), 1,542–1,801 MiB at 8193² (the
 //! whole-map bake is refused there by its memory estimate). Per own cell a tile still takes
 //! 96–130 B against the whole map's 75 B (the tiled stages' state); the stream-power tile
-//! alone 96–99 B since the affine chain's maps went (2026-12-07, StreamPower only).
+//! alone 84–86 B since its per-cell buffers were slimmed (2026-12-07, StreamPower only).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

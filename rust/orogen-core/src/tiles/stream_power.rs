@@ -133,7 +133,10 @@ pub struct TileStreamPower {
     heights: Vec<f32>,
     k: Vec<f32>,
     uplift: Vec<f32>,
-    weights: Vec<f64>,
+    /// Each cell's weight (area × precipitation, m³/yr) when there is precipitation; else
+    /// every cell weighs `area` (m²).
+    weights: Option<Vec<f64>>,
+    area: f64,
     /// Per interior cell: its receiver (global index) and the direction to it (its place
     /// in [`OFFSETS`], [`NO_DIR`] for a cell that receives itself).
     receivers: Vec<u32>,
@@ -146,8 +149,6 @@ pub struct TileStreamPower {
     /// Interior cells, receivers before donors: one breadth-first block per tree (exits and
     /// roots by index), so a walk down a tree stays in a small part of memory.
     order: Vec<u32>,
-    /// Per interior cell: the exit (global index) its path leaves the tile by, or NONE.
-    term: Vec<u32>,
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
@@ -178,7 +179,7 @@ pub struct TileStreamPower {
     /// [`TileStreamPower::add_inflows`]' cells below an entry and their donors to wait for.
     touched: Vec<u32>,
     pending_donors: Vec<u8>,
-    /// Per interior cell (exits only): its receiver's new height, from the root.
+    /// Per exit (its place among `exits`): its receiver's new height, from the root.
     exit_heights: Vec<f32>,
     /// The root's crossing graph (used on [`ROOT`] only).
     cross: CrossGraph,
@@ -232,9 +233,9 @@ impl TileStreamPower {
         let weights = match &inputs.precipitation {
             Some(p) => {
                 check("precipitation", p, false)?;
-                p.iter().map(|&r| area * r as f64).collect()
+                Some(p.iter().map(|&r| area * r as f64).collect())
             }
-            None => vec![area; n_cells],
+            None => None,
         };
         let raster = RasterGrid::new(grid, &outlets.borders);
         let mut open = [false; 4];
@@ -260,12 +261,12 @@ impl TileStreamPower {
             k: inputs.k,
             uplift: inputs.uplift,
             weights,
+            area,
             receivers: vec![0; n_cells],
             dir: vec![NO_DIR; n_cells],
             local: vec![0; n_cells],
             masks: vec![0; n_cells],
             order: Vec::with_capacity(n_cells),
-            term: vec![NONE; n_cells],
             exits: Vec::new(),
             sums: vec![0.0; n_cells],
             drainage: vec![0.0; n_cells],
@@ -289,7 +290,7 @@ impl TileStreamPower {
                     r.on_ring(r.x0 + li % r.w, r.y0 + li / r.w)
                 })
                 .collect(),
-            exit_heights: vec![0.0; n_cells],
+            exit_heights: Vec::new(),
             cross: CrossGraph::default(),
             lakes: params.lakes,
             lake_root: LakeRoot::default(),
@@ -478,18 +479,15 @@ impl TileStreamPower {
             }
         }
         let (order, exits) = (&mut self.order, &mut self.exits);
-        let (term, term_slot) = (&mut self.term[..], &mut self.term_slot[..]);
-        let (interior, g) = (self.tile.interior, self.layout.grid());
+        let term_slot = &mut self.term_slot[..];
         order.clear();
         exits.clear();
         for (i, &r) in local.iter().enumerate() {
             if r == EXIT {
-                term[i] =
-                    g.index(interior.x0 + i % interior.w, interior.y0 + i / interior.w) as u32;
                 term_slot[i] = exits.len() as u32;
                 exits.push(i as u32);
             } else if r as usize == i {
-                (term[i], term_slot[i]) = (NONE, NONE);
+                term_slot[i] = NONE;
             } else {
                 continue;
             }
@@ -498,14 +496,14 @@ impl TileStreamPower {
             while head < order.len() {
                 let c = order[head] as usize;
                 head += 1;
-                let (t, s) = (term[c], term_slot[c]);
+                let s = term_slot[c];
                 let mut m = masks[c];
                 while m != 0 {
                     let j = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let d = (c as isize + delta[j]) as usize;
                     order.push(d as u32);
-                    (term[d], term_slot[d]) = (t, s);
+                    term_slot[d] = s;
                 }
             }
         }
@@ -526,6 +524,15 @@ impl TileStreamPower {
         self.chain = chain;
     }
 
+    /// The exit (global index) the path of interior cell `li` leaves the tile by, or NONE.
+    #[inline]
+    fn term(&self, li: usize) -> u32 {
+        match self.term_slot[li] {
+            NONE => NONE,
+            s => self.global(self.exits[s as usize] as usize),
+        }
+    }
+
     /// The global index of interior cell `li`.
     #[inline]
     fn global(&self, li: usize) -> u32 {
@@ -535,7 +542,10 @@ impl TileStreamPower {
 
     /// Sums the weights down the tile's trees from `inflow` at the entry cells.
     fn sum_local(&mut self, inflow: &[f64]) {
-        self.sums.copy_from_slice(&self.weights);
+        match &self.weights {
+            Some(w) => self.sums.copy_from_slice(w),
+            None => self.sums.fill(self.area),
+        }
         for (&e, &f) in self.entries.iter().zip(inflow) {
             self.sums[e as usize] += f;
         }
@@ -584,7 +594,7 @@ impl TileStreamPower {
         }
         let sums = &mut self.sums;
         for &c in touched.iter() {
-            sums[c as usize] = self.weights[c as usize];
+            sums[c as usize] = self.weights.as_ref().map_or(self.area, |w| w[c as usize]);
         }
         for (&e, &f) in self.entries.iter().zip(inflow) {
             sums[e as usize] += f;
@@ -631,7 +641,7 @@ impl TileStreamPower {
         w.u32(ring.len() as u32);
         for &c in ring {
             w.u32(self.global(c as usize));
-            w.u32(self.term[c as usize]);
+            w.u32(self.term(c as usize));
         }
         let reply = through_root(
             comm,
@@ -715,7 +725,7 @@ impl TileStreamPower {
                     ),
                 });
             }
-            if self.term[c] == NONE {
+            if self.term_slot[c] == NONE {
                 h[c] =
                     settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
@@ -777,7 +787,7 @@ impl TileStreamPower {
         for &e in &self.entries {
             let e = e as usize;
             // A path that ends in the tile: the new height itself.
-            let map = match self.term[e] {
+            let map = match self.term_slot[e] {
                 NONE => [0.0, h[e] as f64, h[e] as f64],
                 _ => self.maps[e],
             };
@@ -791,8 +801,9 @@ impl TileStreamPower {
             |all| self.cross.solve(all),
         )?;
         let mut rd = Reader::new(&reply, "exit heights", ROOT);
-        for &e in &self.exits {
-            self.exit_heights[e as usize] = rd.f32()?;
+        self.exit_heights.clear();
+        for _ in 0..self.exits.len() {
+            self.exit_heights.push(rd.f32()?);
         }
         rd.finish()?;
         // h holds each pending cell's uplifted height; receivers come first.
@@ -800,7 +811,7 @@ impl TileStreamPower {
             let c = c as usize;
             let r = self.local[c];
             let h_r = if r == EXIT {
-                self.exit_heights[c]
+                self.exit_heights[self.term_slot[c] as usize]
             } else {
                 h[r as usize]
             };
@@ -819,6 +830,8 @@ impl TileStreamPower {
         fill: Option<f32>,
     ) -> Result<()> {
         let slots = self.exits.len();
+        self.exit_heights.clear();
+        self.exit_heights.resize(slots, 0.0);
         let by_slot =
             |cells: &[u32], slot: &dyn Fn(u32) -> u32, start: &mut Vec<u32>, out: &mut Vec<u32>| {
                 start.clear();
@@ -887,20 +900,20 @@ impl TileStreamPower {
             let mut next = Vec::new();
             for _ in 0..count {
                 let (slot, h_r) = (rd.u32()? as usize, rd.f32()?);
-                let exit = *self.exits.get(slot).ok_or_else(|| {
-                    OrogenError::invalid(
+                if slot >= slots {
+                    return Err(OrogenError::invalid(
                         format!("tiles rank {}", self.tile.rank),
                         format!("the root names exit {slot} of {slots}"),
-                    )
-                })? as usize;
-                self.exit_heights[exit] = h_r;
+                    ));
+                }
+                self.exit_heights[slot] = h_r;
                 let cells = &self.bucket
                     [self.bucket_start[slot] as usize..self.bucket_start[slot + 1] as usize];
                 for &c in cells {
                     let c = c as usize;
                     let r = self.local[c];
                     let h_r = if r == EXIT {
-                        self.exit_heights[c]
+                        self.exit_heights[self.term_slot[c] as usize]
                     } else {
                         h[r as usize]
                     };

@@ -101,7 +101,7 @@ impl TileStreamPower {
         w.u32(self.ring.len() as u32);
         for &c in &self.ring {
             w.u32(self.global(c as usize));
-            w.u32(self.term[c as usize]);
+            w.u32(self.term(c as usize));
             w.u32(node[c as usize]);
         }
         let reply = through_root(comm, ROOT, tags, w.into_bytes(), |all| {
@@ -175,8 +175,8 @@ impl TileStreamPower {
         for p in passes {
             if inside(p.from) {
                 let li = interior.index(p.from as usize % g.width, p.from as usize / g.width);
-                if self.term[li] != NONE {
-                    exits.push(self.term[li]);
+                if self.term_slot[li] != NONE {
+                    exits.push(self.term(li));
                 }
                 local.push((p.from, p.to));
             } else {
@@ -260,7 +260,7 @@ impl TileStreamPower {
             if r as usize == c {
                 continue;
             }
-            if self.term[c] == NONE {
+            if self.term_slot[c] == NONE {
                 h[c] = h[c].max(h[r as usize] + epsilon);
             } else {
                 self.pending.push(c as u32);
