@@ -8,7 +8,8 @@
 #      (bake.json's timings, devices and tiles_* figures aside), and the same as the tiles
 #      over threads; the same for lakes carved and filled, and for the default recipe (its
 #      Hydrology stage); without --merge each rank writes its own tiles, the same files
-#      with the same bytes as the tiles over threads;
+#      with the same bytes as the tiles over threads, also the default recipe's hydrology
+#      tiles (river curves off);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -138,7 +139,7 @@ for lakes in Carve "Fill()"; do
 done
 
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
-# Hydrology stage is written by rank 0 from the gathered heights.
+# Hydrology maps are made per tile and gathered by rank 0, which draws the river curves.
 if "$BIN" bake --out "$WORK/whole-default" -q --set "size=(97,83)" &&
     "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-default" --tiles 2x2 --merge -q \
         --set "size=(97,83)" >"$WORK/mpi-default.log" 2>&1 &&
@@ -159,6 +160,20 @@ if "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-tiles" --tiles 2x2 -q
     ok "mpirun -np 4 --tiles 2x2 without --merge: every rank's tiles, the threads' bytes"
 else
     bad "mpirun -np 4 --tiles 2x2 without --merge: every rank's tiles, the threads' bytes ($(tail -n 3 "$WORK/mpi-tiles.log" 2>/dev/null))"
+fi
+
+# The default recipe without --merge (its river curves off: they are drawn over the whole
+# map): every rank writes its tiles of the heights and of the hydrology maps (drainage,
+# water_surface, lake_depth .exr; rivers, basins .png), the threads' bytes.
+NOCURVES=(--set "size=(97,83)" --set "river_curves=None")
+if "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-hydro" --tiles 2x2 -q "${NOCURVES[@]}" \
+        >"$WORK/mpi-hydro.log" 2>&1 &&
+    "$BIN" bake --out "$WORK/threads-hydro" --tiles 2x2 -q "${NOCURVES[@]}" &&
+    [[ $(ls "$WORK/mpi-hydro" | grep -c '_r[0-9]*_c[0-9]*\.\(exr\|png\)$') -eq 24 ]] &&
+    same_files "$WORK/threads-hydro" "$WORK/mpi-hydro"; then
+    ok "mpirun -np 4 --tiles 2x2, the default recipe without --merge: hydrology tiles, the threads' bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, the default recipe without --merge: hydrology tiles, the threads' bytes ($(tail -n 3 "$WORK/mpi-hydro.log" 2>/dev/null))"
 fi
 
 # Refusals, exit code 2, naming the flag or the field; no rank hangs.

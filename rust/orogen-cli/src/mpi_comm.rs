@@ -1,11 +1,18 @@
 //! [`MpiComm`]: the tiles' [`Comm`] over MPI (rsmpi), one rank per tile. Built with the
 //! `mpi` feature; `orogen bake --tiles NxM` uses it when started by `mpirun -np N·M`.
 
-use mpi::point_to_point::{Destination, Source};
+use std::time::{Duration, Instant};
+
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use orogen_core::tiles::Comm;
 use orogen_core::{OrogenError, Result};
+
+/// How long a receive polls before it starts sleeping between probes, and its longest
+/// sleep.
+const SPIN: Duration = Duration::from_micros(200);
+const MAX_NAP: Duration = Duration::from_millis(1);
 
 /// A send in flight: MPI reads the buffer until the request completes, then it is freed.
 struct InFlight {
@@ -137,11 +144,24 @@ impl Comm for MpiComm {
         }
         let tag = tag_of(rank, tag)?;
         self.reap();
-        let (data, _) = self
-            .world
-            .process_at_rank(from as i32)
-            .receive_vec_with_tag::<u8>(tag);
-        Ok(data)
+        // Probe, spinning briefly, then sleeping between probes (20 µs doubling to 1 ms):
+        // Open MPI's blocking receive polls, and with more ranks than cores (`mpirun
+        // --oversubscribe`) a waiting rank then takes the core from the rank it waits for.
+        let process = self.world.process_at_rank(from as i32);
+        let spin_until = Instant::now() + SPIN;
+        let mut nap = Duration::from_micros(20);
+        loop {
+            if let Some(matched) = process.immediate_matched_probe_with_tag(tag) {
+                let (data, _) = matched.matched_receive_vec::<u8>();
+                return Ok(data);
+            }
+            if Instant::now() < spin_until {
+                std::hint::spin_loop();
+                continue;
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(MAX_NAP);
+        }
     }
 
     fn bytes_sent(&self) -> u64 {

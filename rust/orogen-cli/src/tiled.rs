@@ -3,10 +3,12 @@
 //! feature), giving the whole-map bake's bytes.
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
-//! `schedule: Fine`, no `tolerance`, an open border) and `Thermal` (any talus but
-//! `Material`), and, with `--merge`, `Hydrology` (routing reads the whole map and changes
-//! no height, so rank 0 writes its maps from the gathered heights, as the whole-map stage
-//! does). Anything else is refused before any work, naming the stage and field.
+//! `schedule: Fine`, no `tolerance`, an open border), `Thermal` (any talus but
+//! `Material`), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
+//! border; each rank routes its tile with the tiles' router and writes its tiles of the
+//! maps, [`TileStreamPower::hydrology`]). Anything else is refused before any work, naming
+//! the stage and field; without `--merge` also the river curves, which are drawn over the
+//! whole map (`river_curves: None` turns them off).
 //!
 //! No rank holds a whole map unless `--merge` asks for one:
 //! - each rank makes only its own tile of the start world (terrain, uplift, `k`,
@@ -19,26 +21,28 @@
 //! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`, and
 //!   `erosion_rR_cC.exr` when the recipe asks for `erosion`) into the one staging folder,
 //!   and rank 0 writes `bake.json` (listing the tiles) and puts the folder in place;
-//! - with `--merge` rank 0 gathers the heights whole when a hydrology map needs them and
-//!   at the end, and writes the whole-map bake's files, byte for byte.
+//! - with `--merge` rank 0 gathers the heights and the tiles' hydrology maps whole, and
+//!   writes the whole-map bake's files, byte for byte.
 //!
 //! Measured 2026-12-07, 2×2 over 4 MPI ranks oversubscribed on 2 cores (the default
 //! recipe's StreamPower 4 steps and Thermal 10, no hydrology; docs/performance.md, "Tiled
 //! runs"): peak RSS per rank 432–519 MiB at 4097² (the whole-map bake 1,203 MiB; before
 //! this, rank 0 1,455 MiB and ranks 1–3 728–748 MiB), 1,542–1,801 MiB at 8193² (the
 //! whole-map bake is refused there by its memory estimate). Per own cell a tile still takes
-//! 96–130 B against the whole map's 75 B (the tiled stages' state).
+//! 96–130 B against the whole map's 75 B (the tiled stages' state); the stream-power tile
+//! alone 84–86 B since its per-cell buffers were slimmed (2026-12-07, StreamPower only).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use orogen_core::bake::tiled::TileEntry;
+use orogen_core::bake::tiled::{TileEntry, TileMap};
 use orogen_core::eroders::thermal::{talus_tangents_window, TalusAngle};
+use orogen_core::flow::hydrology::HydrologyMaps;
 use orogen_core::recipe::Device;
 use orogen_core::runner::StageTiming;
 use orogen_core::stages::domain::Domain;
-use orogen_core::stages::hydrology::write_hydrology_maps;
+use orogen_core::stages::hydrology::HydrologyParams;
 use orogen_core::stages::source::{
     border_fade, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
 };
@@ -48,22 +52,23 @@ use orogen_core::tiles::comm::Reader;
 use orogen_core::tiles::{
     all_max, gather_map, Comm, TileInputs, TileLayout, TileStreamPower, TileThermal, ROOT,
 };
-use orogen_core::world::World;
+use orogen_core::world::{names, MapData, World};
 use orogen_core::{OrogenError, Recipe, Result};
 
 /// Message tags of the driver (the tile processes use tags below 100).
 const TAG_GATHER: u32 = 200;
+/// The hydrology maps' gathers (`--merge`): drainage, surface, depth, rivers, basins,
+/// receivers.
+const TAG_HYDROLOGY: u32 = 230;
 const TAG_BYTES: u32 = 202;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
 /// field (`stages[0].StreamPower.tolerance: is not tiled yet`).
-/// Without `merge` (`--merge`), what needs a whole map at rank 0 is refused too: the
-/// hydrology maps (so the river curves, drawn from them, draw nothing), outputs but
-/// `erosion`.
+/// Without `merge` (`--merge`), what needs a whole map at rank 0 is refused too: the river
+/// curves where a stage makes hydrology maps (they are drawn from them over the whole map),
+/// outputs but `erosion`.
 pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     let refuse = |field: String, why: &str| Err(OrogenError::invalid(field, why.to_string()));
-    const WHOLE: &str = "is made from the whole map at rank 0: add --merge (rank 0 then \
-                         holds the whole maps)";
     if !merge {
         for (i, name) in recipe.outputs.iter().enumerate() {
             if name != "erosion" {
@@ -73,19 +78,16 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
                 );
             }
         }
-        for (i, stage) in recipe.stages.iter().enumerate() {
-            let field = format!("stages[{i}].{}", stage.name());
-            match stage {
-                Stage::Hydrology(_) => return refuse(field, WHOLE),
-                Stage::StreamPower(p) if p.hydrology => {
-                    return refuse(
-                        format!("{field}.hydrology"),
-                        "the stage's hydrology maps are made from the whole map at rank 0: \
-                         add --merge, or set hydrology: false",
-                    )
-                }
-                _ => {}
-            }
+        let hydrology = recipe.stages.iter().any(|stage| {
+            matches!(stage, Stage::Hydrology(_))
+                || matches!(stage, Stage::StreamPower(p) if p.hydrology)
+        });
+        if hydrology && recipe.river_curves.is_some() {
+            return refuse(
+                "river_curves".into(),
+                "are drawn over the whole map's rivers at rank 0: add --merge (rank 0 then \
+                 holds the whole maps), or set river_curves: None",
+            );
         }
     }
     if matches!(recipe.domain, Domain::Graph(_)) {
@@ -109,7 +111,16 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
                     return refuse(format!("{field}.talus"), "Material is not tiled yet");
                 }
             }
-            Stage::Hydrology(p) => p.validate(&field)?,
+            Stage::Hydrology(p) => {
+                p.validate(&field)?;
+                if p.outlets.borders.is_empty() {
+                    return refuse(
+                        format!("{field}.outlets.borders"),
+                        "a tiled run needs an open border (a closed map's outlet is a \
+                         whole-map choice)",
+                    );
+                }
+            }
             _ => {
                 return refuse(
                     field,
@@ -176,10 +187,11 @@ pub struct RootOutput {
 }
 
 /// Every rank's result: its tile's heights at the start and the end (row-major over its
-/// interior), and rank 0's part.
+/// interior), the last hydrology maps of its tile, and rank 0's part.
 pub struct RankOutput {
     pub start: Vec<f32>,
     pub heights: Vec<f32>,
+    pub hydrology: Option<HydrologyMaps>,
     pub root: Option<RootOutput>,
 }
 
@@ -266,6 +278,96 @@ fn gather_world<C: Comm>(
     Ok(())
 }
 
+/// This tile's hydrology maps of `heights` (the whole-map `write_hydrology_maps` cut to the
+/// tile) and its routed receivers (global indices): the tiles' router, as each rank's part
+/// of one routing of the whole map.
+fn tile_hydrology<C: Comm>(
+    p: &HydrologyParams,
+    s: &Shared,
+    heights: &[f32],
+    field: &str,
+    ranges: &mut Ranges<C>,
+) -> Result<(HydrologyMaps, Vec<u32>)> {
+    p.validate(field)?;
+    let (grid, rank) = (s.layout.grid(), ranges.comm.rank());
+    let window = s.layout.tile(rank).interior;
+    let rain = match &p.precipitation {
+        Some(src) => Some(src.resolve_window(
+            grid,
+            window,
+            s.recipe.seed ^ PRECIPITATION_SEED,
+            s.base_dir,
+            s.cancel,
+            &mut |lo, hi| ranges.reduce(lo, hi),
+        )?),
+        None => None,
+    };
+    let comm = &mut *ranges.comm;
+    let mut tile = TileStreamPower::router(
+        s.layout,
+        rank,
+        &p.outlets,
+        p.lakes,
+        heights.to_vec(),
+        rain,
+        field,
+    )?;
+    let maps = tile.hydrology(comm, &p.process())?;
+    Ok((maps, tile.receivers().to_vec()))
+}
+
+/// `--merge`: the tiles' hydrology maps and receivers into rank 0's whole world (its
+/// heights gathered first), as `write_hydrology_maps` leaves them there.
+fn merge_hydrology<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    heights: &[f32],
+    (maps, receivers): &(HydrologyMaps, Vec<u32>),
+    root: &mut Option<World>,
+) -> Result<()> {
+    gather_world(comm, s, heights, root)?;
+    let (layout, t) = (s.layout, TAG_HYDROLOGY);
+    let drainage = gather_map(comm, layout, ROOT, t, &maps.drainage, "drainage")?;
+    let surface = gather_map(
+        comm,
+        layout,
+        ROOT,
+        t + 1,
+        &maps.water_surface,
+        "water surface",
+    )?;
+    let depth = gather_map(comm, layout, ROOT, t + 2, &maps.lake_depth, "lake depth")?;
+    let rivers = gather_map(comm, layout, ROOT, t + 3, &maps.rivers, "rivers")?;
+    let basins = gather_map(comm, layout, ROOT, t + 4, &maps.basins, "basins")?;
+    let receivers = gather_map(comm, layout, ROOT, t + 5, receivers, "receivers")?;
+    let (Some(world), Some(d), Some(w), Some(l), Some(r), Some(b), Some(rcv)) = (
+        root.as_mut(),
+        drainage,
+        surface,
+        depth,
+        rivers,
+        basins,
+        receivers,
+    ) else {
+        return Ok(());
+    };
+    let grid = layout.grid();
+    let scalar = |data| MapData::Scalar(orogen_core::field::ScalarMap { grid, data });
+    let field = |data| orogen_core::field::Field { grid, data };
+    world.maps.insert(names::DRAINAGE.into(), scalar(d));
+    world.maps.insert(names::WATER_SURFACE.into(), scalar(w));
+    world.maps.insert(names::LAKE_DEPTH.into(), scalar(l));
+    world
+        .maps
+        .insert(names::RIVERS.into(), MapData::Mask(field(r)));
+    world.maps.insert(
+        names::BASINS.into(),
+        MapData::Labels(orogen_core::field::Field { grid, data: b }),
+    );
+    world.stream_receivers = Some(rcv.as_slice().into());
+    Ok(())
+}
+
 /// Runs every stage of `s.recipe` on this rank's tile; every rank calls it together.
 pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     let (rank, layout) = (comm.rank(), s.layout);
@@ -313,6 +415,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     let initial_seconds = started.elapsed().as_secs_f64();
     // Rank 0's whole world, with --merge only.
     let mut root: Option<World> = None;
+    // The tile's last hydrology maps.
+    let mut hydrology: Option<HydrologyMaps> = None;
     let mut timings = Vec::with_capacity(s.recipe.stages.len());
     for (index, stage) in s.recipe.stages.iter().enumerate() {
         if s.cancel.load(Ordering::Relaxed) {
@@ -321,22 +425,6 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         let start = Instant::now();
         let name = stage.name();
         let field = format!("stages[{index}].{name}");
-        if let Stage::Hydrology(p) = stage {
-            // Routing reads the whole map and changes no height: rank 0 writes the maps
-            // from the gathered heights, exactly as the whole-map stage does (--merge only:
-            // check_recipe refuses it otherwise).
-            gather_world(ranges.comm, s, &heights, &mut root)?;
-            if let Some(world) = root.as_mut() {
-                write_hydrology_maps(world, p, s.base_dir, &field)?;
-                timings.push(StageTiming {
-                    stage: name.to_string(),
-                    seconds: start.elapsed().as_secs_f64(),
-                    figures: std::mem::take(&mut world.figures),
-                    device: "cpu, whole map on rank 0".into(),
-                });
-            }
-            continue;
-        }
         let before = ranges.comm.bytes_sent();
         let mut steps = 0u64;
         heights = match stage {
@@ -353,6 +441,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 }
                 tile.heights()
             }
+            // Routing changes no height: the maps come below.
+            Stage::Hydrology(_) => std::mem::take(&mut heights),
             Stage::Thermal(p) => {
                 p.validate(&field)?;
                 // The talus tangents of this tile (a noise talus reads positions, a height
@@ -385,6 +475,17 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 ))
             }
         };
+        // The stage's hydrology maps, per tile (a `Hydrology` stage, or a StreamPower stage's
+        // `hydrology: true`).
+        let hydrology_params = match stage {
+            Stage::Hydrology(p) => Some(p.clone()),
+            Stage::StreamPower(p) if p.hydrology => Some(p.hydrology_params()),
+            _ => None,
+        };
+        let mut made = None;
+        if let Some(p) = &hydrology_params {
+            made = Some(tile_hydrology(p, s, &heights, &field, &mut ranges)?);
+        }
         let comm = &mut *ranges.comm;
         let exchanged = comm.bytes_sent() - before;
         if let Some((i, value)) = heights.iter().enumerate().find(|(_, v)| !v.is_finite()) {
@@ -401,9 +502,11 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         }
         // Every rank's bytes of the stage's steps, at the root.
         let all = comm.gather(ROOT, TAG_BYTES, exchanged.to_le_bytes().to_vec())?;
-        let hydrology = matches!(stage, Stage::StreamPower(p) if p.hydrology);
-        if hydrology {
-            gather_world(comm, s, &heights, &mut root)?;
+        if let Some(made) = made {
+            if s.merge {
+                merge_hydrology(comm, s, &heights, &made, &mut root)?;
+            }
+            hydrology = Some(made.0);
         }
         if rank != ROOT {
             continue;
@@ -417,21 +520,18 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
             per_rank.push(lo | hi << 32);
         }
         let mut figures = Default::default();
-        if let (Stage::StreamPower(p), Some(world)) = (stage, root.as_mut()) {
-            if p.hydrology {
-                write_hydrology_maps(world, &p.hydrology_params(), s.base_dir, &field)?;
-                if let Some((what, cell, value)) = world.first_non_finite() {
-                    return Err(OrogenError::Numerical {
-                        field,
-                        reason: format!(
-                            "the stage left {value} in `{what}` at cell ({}, {}): values \
-                             beyond the range of 32-bit floats; reduce the size of {}",
-                            cell % grid.width,
-                            cell / grid.width,
-                            stage.kind().drivers()
-                        ),
-                    });
-                }
+        if let (Some(_), Some(world)) = (&hydrology_params, root.as_mut()) {
+            if let Some((what, cell, value)) = world.first_non_finite() {
+                return Err(OrogenError::Numerical {
+                    field,
+                    reason: format!(
+                        "the stage left {value} in `{what}` at cell ({}, {}): values beyond \
+                         the range of 32-bit floats; reduce the size of {}",
+                        cell % grid.width,
+                        cell / grid.width,
+                        stage.kind().drivers()
+                    ),
+                });
             }
             figures = std::mem::take(&mut world.figures);
         }
@@ -466,6 +566,7 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     Ok(RankOutput {
         start,
         heights,
+        hydrology,
         root: (rank == ROOT).then(|| RootOutput {
             world: root.take().map(|mut w| {
                 w.figures.clear();
@@ -633,9 +734,18 @@ fn write_staged<C: Comm>(
             .map(|(a, b)| a - b)
             .collect()
     });
-    let mut maps: Vec<(&str, &[f32])> = vec![("height", &out.heights)];
+    let mut maps: Vec<(&str, TileMap)> = vec![("height", TileMap::Scalar(&out.heights))];
     if let Some(e) = &erosion {
-        maps.push(("erosion", e));
+        maps.push(("erosion", TileMap::Scalar(e)));
+    }
+    if let Some(h) = &out.hydrology {
+        maps.extend([
+            (names::DRAINAGE, TileMap::Scalar(&h.drainage)),
+            (names::WATER_SURFACE, TileMap::Scalar(&h.water_surface)),
+            (names::LAKE_DEPTH, TileMap::Scalar(&h.lake_depth)),
+            (names::RIVERS, TileMap::Mask(&h.rivers)),
+            (names::BASINS, TileMap::Labels(&h.basins)),
+        ]);
     }
     let entry = orogen_core::bake::tiled::write_tile_maps(
         &path,

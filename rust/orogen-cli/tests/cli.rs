@@ -1203,15 +1203,32 @@ fn tiled_bakes_over_threads_write_the_whole_map_bakes_bytes() {
 #[test]
 fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
     // Issue #41: `orogen recipe default` (StreamPower, Thermal, Hydrology with its river
-    // curves), at 97×83: its Hydrology stage is written by rank 0 from the gathered heights.
+    // curves), at 97×83: its Hydrology maps are made per tile and gathered by rank 0, which
+    // draws the river curves.
     let tmp = tempfile::tempdir().unwrap();
     let jsons =
         assert_tiled_bakes_equal_the_whole(tmp.path(), "default", &["--set", "size=(97,83)"]);
     for json in jsons {
         let stages = json["stages"].as_array().unwrap();
         assert_eq!(stages[3]["stage"], "Hydrology", "{stages:?}");
-        assert_eq!(stages[3]["device"], "cpu, whole map on rank 0");
+        let device = stages[3]["device"].as_str().unwrap();
+        assert!(device.starts_with("cpu, tiles "), "{device}");
     }
+    // Rain on the Hydrology stage (a noise map, made per tile at the tiles' positions with
+    // the whole map's range) and a water-surface slope over filled lakes.
+    let rain = "stages[2].precipitation=Some(Noise(noise: (kind: Fbm, octaves: 3, wavelength: \
+                5000.0), min: 0.5, max: 2.0))";
+    let args = [
+        "--set",
+        "size=(97,83)",
+        "--set",
+        rain,
+        "--set",
+        "stages[2].lakes=Fill(epsilon: 0.01)",
+        "--set",
+        "stages[2].epsilon=0.002",
+    ];
+    assert_tiled_bakes_equal_the_whole(tmp.path(), "rain", &args);
     // Rivers to compare: some cells are rivers, most are not.
     let rivers =
         orogen_core::io::read_gray_image(&tmp.path().join("default-whole/rivers.png")).unwrap();
@@ -1219,9 +1236,43 @@ fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
     assert!(wet > 0 && wet < rivers.data.len() / 2, "{wet} river cells");
 }
 
+#[test]
+fn a_heightmap_terrain_bakes_tiled_to_the_whole_maps_bytes() {
+    // Issue #41: a Heightmap terrain is read whole by every rank and cut to its tile: the
+    // tiled bakes (2x2 and 3x3, --merge) write the whole bake's bytes. One of another size
+    // than the grid (the whole bake resamples it) is refused, naming the field.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = tiled_recipe();
+    let recipe = recipe.to_str().unwrap();
+    let o = orogen(tmp.path(), &["bake", recipe, "--out", "source", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dem = tmp.path().join("source/height.exr");
+    let terrain = format!(
+        "terrain=Heightmap(path: \"{}\", height_range: (0.0, 400.0))",
+        dem.display()
+    );
+    assert_tiled_bakes_equal_the_whole(tmp.path(), "dem", &[recipe, "--set", &terrain]);
+    let other = [recipe, "--set", &terrain, "--set", "size=(71,64)"];
+    let bake = ["bake", "--out", "o", "--tiles", "2x2", "--merge"];
+    let o = orogen(tmp.path(), &[&bake[..], &other].concat());
+    assert_bad_input(&o, &["`terrain.Heightmap`", "97x83", "71x64"]);
+}
+
 /// The whole map from a tiled bake's tiles of `map` (`{map}_rR_cC.exr`, placed by
 /// bake.json's `tiles`).
 fn assemble_tiles(dir: &Path, map: &str) -> Vec<f32> {
+    assemble_tiles_of(dir, map, "exr", |p| {
+        orogen_core::io::exr::read_exr(p).unwrap()
+    })
+}
+
+/// [`assemble_tiles`] of `{map}_rR_cC.{ext}`, each tile read by `read`.
+fn assemble_tiles_of(
+    dir: &Path,
+    map: &str,
+    ext: &str,
+    read: impl Fn(&Path) -> orogen_core::field::ScalarMap,
+) -> Vec<f32> {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
     let (w, h) = (
@@ -1232,12 +1283,12 @@ fn assemble_tiles(dir: &Path, map: &str) -> Vec<f32> {
     for t in json["tiles"]["tiles"].as_array().unwrap() {
         let at = |k: &str| t[k].as_u64().unwrap() as usize;
         let (row, col) = (at("row"), at("col"));
-        let file = format!("{map}_r{row}_c{col}.exr");
+        let file = format!("{map}_r{row}_c{col}.{ext}");
         assert!(
             t["files"].as_array().unwrap().iter().any(|f| f == &file),
             "{file} not listed: {t}"
         );
-        let tile = orogen_core::io::exr::read_exr(&dir.join(&file)).unwrap();
+        let tile = read(&dir.join(&file));
         assert_eq!(
             (tile.grid.width, tile.grid.height),
             (at("width"), at("height"))
@@ -1316,6 +1367,60 @@ fn a_tiled_bake_without_merge_writes_tiles_that_assemble_to_the_whole_maps() {
 }
 
 #[test]
+fn a_tiled_bake_without_merge_writes_the_hydrology_maps_per_tile() {
+    // Issue #41: the default recipe (its Hydrology stage; the river curves, drawn over the
+    // whole map, turned off) tiles without --merge: each rank routes its own tile (lakes
+    // carved across tiles). The tiles of drainage, water surface and lake depth (EXR) and of
+    // rivers and basins (PNG, as the whole map's) put together are the whole bake's, bit
+    // for bit and pixel for pixel.
+    let tmp = tempfile::tempdir().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", "--out", out, "-q", "--set", "size=(97,83)"];
+        args.extend_from_slice(&["--set", "river_curves=None"]);
+        args.extend_from_slice(extra);
+        let o = orogen(tmp.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        tmp.path().join(out)
+    };
+    let whole = bake("whole", &[]);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let gray = |p: &Path| orogen_core::io::read_gray_image(p).unwrap();
+    // An RGB PNG's pixels as 0xRRGGBB (exact in f32).
+    let rgb = |p: &Path| {
+        let img = image::open(p).unwrap().to_rgb8();
+        let grid = orogen_core::Grid::new(img.width() as usize, img.height() as usize, 1.0);
+        let data = img.pixels().map(|q| {
+            let [r, g, b] = q.0;
+            (u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b)) as f32
+        });
+        orogen_core::field::ScalarMap {
+            grid: grid.unwrap(),
+            data: data.collect(),
+        }
+    };
+    let rivers = gray(&whole.join("rivers.png")).data;
+    let wet = rivers.iter().filter(|&&v| v > 0.5).count();
+    assert!(wet > 50 && wet < rivers.len() / 2, "{wet} river cells");
+    let depth = orogen_core::io::exr::read_exr(&whole.join("lake_depth.exr")).unwrap();
+    let lakes = depth.data.iter().filter(|&&d| d > 0.0).count();
+    assert!(lakes > 0, "no lake cell to compare");
+    for tiles in ["2x2", "3x1"] {
+        let dir = bake(&format!("tiles-{tiles}"), &["--tiles", tiles]);
+        for map in ["height", "drainage", "water_surface", "lake_depth"] {
+            let want = orogen_core::io::exr::read_exr(&whole.join(format!("{map}.exr"))).unwrap();
+            let got = assemble_tiles(&dir, map);
+            assert!(bits(&got) == bits(&want.data), "{tiles}: {map}");
+        }
+        let want = gray(&whole.join("rivers.png")).data;
+        let got = assemble_tiles_of(&dir, "rivers", "png", gray);
+        assert!(bits(&got) == bits(&want), "{tiles}: rivers");
+        let want = rgb(&whole.join("basins.png")).data;
+        let got = assemble_tiles_of(&dir, "basins", "png", rgb);
+        assert!(bits(&got) == bits(&want), "{tiles}: basins");
+    }
+}
+
+#[test]
 fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     let tmp = tempfile::tempdir().unwrap();
     let recipe = tiled_recipe();
@@ -1353,18 +1458,21 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
             &[needle],
         );
     }
+    // A closed map's outlet is a whole-map choice.
+    assert_bad_input(
+        &bake(&[
+            "--tiles",
+            "2x2",
+            "--merge",
+            "--set",
+            "stages=[Hydrology(outlets: (borders: []))]",
+        ]),
+        &["`stages[0].Hydrology.outlets.borders`"],
+    );
     // Without --merge, what needs a whole map at rank 0 is refused, naming its field.
     for (extra, needle) in [
-        (&[][..], "`stages[0].StreamPower.hydrology`"),
-        (
-            &[
-                "--set",
-                "stages[0].hydrology=false",
-                "--set",
-                "stages=[Hydrology()]",
-            ][..],
-            "`stages[0].Hydrology`",
-        ),
+        (&[][..], "`river_curves`"),
+        (&["--set", "stages=[Hydrology()]"][..], "`river_curves`"),
         (
             &[
                 "--set",

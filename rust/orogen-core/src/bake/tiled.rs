@@ -4,7 +4,8 @@
 //! files, and puts the folder in place ([`super::folder::commit`]): all-new or all-old.
 //!
 //! Names: `{map}_r{row}_c{col}.exr` (row and column among the tiles, from 0), 32-bit float
-//! EXR over the tile's own cells; `bake.json`'s `tiles` says where each tile lies in the
+//! EXR over the tile's own cells, or `.png` for a mask (`rivers`) or labels (`basins`),
+//! encoded as the whole map's; `bake.json`'s `tiles` says where each tile lies in the
 //! whole grid (`x0`, `y0`, `width`, `height` in cells).
 
 use std::fs::File;
@@ -14,13 +15,34 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{OrogenError, Result};
-use crate::field::{Grid, Rect, ScalarMap};
+use crate::field::{Field, Grid, Rect, ScalarMap};
 use crate::recipe::Recipe;
 use crate::runner::StageTiming;
 
-/// The file of tile (`row`, `col`)'s map `map`.
+/// The file of tile (`row`, `col`)'s map `map` (a 32-bit float EXR).
 pub fn tile_file_name(map: &str, row: usize, col: usize) -> String {
     format!("{map}_r{row}_c{col}.exr")
+}
+
+/// One map of a tile, row-major over the tile's cells.
+#[derive(Clone, Copy, Debug)]
+pub enum TileMap<'a> {
+    /// Values, as a 32-bit float EXR ([`tile_file_name`]).
+    Scalar(&'a [f32]),
+    /// 0 or 1, as a grey PNG (`{map}_rR_cC.png`), encoded as the whole map's `rivers.png`.
+    Mask(&'a [u8]),
+    /// Ids, as an RGB PNG with one colour per id, encoded as the whole map's `basins.png`.
+    Labels(&'a [u32]),
+}
+
+impl TileMap<'_> {
+    fn len(&self) -> usize {
+        match self {
+            TileMap::Scalar(v) => v.len(),
+            TileMap::Mask(v) => v.len(),
+            TileMap::Labels(v) => v.len(),
+        }
+    }
 }
 
 /// One tile of a tiled bake, as `bake.json` lists it.
@@ -47,43 +69,66 @@ pub fn write_tile_maps(
     grid: Grid,
     rect: Rect,
     (row, col): (usize, usize),
-    maps: &[(&str, &[f32])],
+    maps: &[(&str, TileMap)],
 ) -> Result<TileEntry> {
     let tile_grid = Grid::with_cells(rect.w, rect.h, grid.dx(), grid.dy())?;
     let mut files = Vec::with_capacity(maps.len());
-    for (name, values) in maps {
-        let file = tile_file_name(name, row, col);
+    for &(name, map) in maps {
+        let file = match map {
+            TileMap::Scalar(_) => tile_file_name(name, row, col),
+            _ => format!("{name}_r{row}_c{col}.png"),
+        };
         let path = staged.join(&file);
         let shown = shown.join(&file);
-        if values.len() != rect.len() {
+        if map.len() != rect.len() {
             return Err(OrogenError::invalid(
                 file,
                 format!(
                     "{} values for the tile's {}x{} cells",
-                    values.len(),
+                    map.len(),
                     rect.w,
                     rect.h
                 ),
             ));
         }
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(OrogenError::Numerical {
-                field: file,
-                reason: format!(
-                    "has {} at cell ({}, {}); a map with NaN or inf is not written",
-                    values[i],
-                    rect.x0 + i % rect.w,
-                    rect.y0 + i / rect.w
-                ),
-            });
+        if let TileMap::Scalar(values) = map {
+            if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                return Err(OrogenError::Numerical {
+                    field: file,
+                    reason: format!(
+                        "has {} at cell ({}, {}); a map with NaN or inf is not written",
+                        values[i],
+                        rect.x0 + i % rect.w,
+                        rect.y0 + i / rect.w
+                    ),
+                });
+            }
         }
-        let map = ScalarMap {
-            grid: tile_grid,
-            data: values.to_vec(),
-        };
         let f = File::create(&path).map_err(|e| OrogenError::io("cannot create", &shown, e))?;
         let mut w = BufWriter::new(f);
-        crate::io::exr::encode_exr(&map, &mut w, &shown)?;
+        match map {
+            TileMap::Scalar(values) => {
+                let m = ScalarMap {
+                    grid: tile_grid,
+                    data: values.to_vec(),
+                };
+                crate::io::exr::encode_exr(&m, &mut w, &shown)?
+            }
+            TileMap::Mask(values) => {
+                let m = Field {
+                    grid: tile_grid,
+                    data: values.to_vec(),
+                };
+                crate::io::png16::encode_mask_png(&m, &mut w, &shown)?
+            }
+            TileMap::Labels(values) => {
+                let m = Field {
+                    grid: tile_grid,
+                    data: values.to_vec(),
+                };
+                crate::io::png16::encode_labels_png(&m, &mut w, &shown)?
+            }
+        }
         let f = w
             .into_inner()
             .map_err(|e| OrogenError::io("cannot write", &shown, e.into_error()))?;
@@ -196,7 +241,7 @@ mod tests {
             grid,
             rect,
             (1, 1),
-            &[("height", &values)],
+            &[("height", TileMap::Scalar(&values))],
         )
         .unwrap();
         assert_eq!(entry.files, ["height_r1_c1.exr"]);
@@ -212,7 +257,7 @@ mod tests {
             grid,
             rect,
             (1, 1),
-            &[("height", &bad)],
+            &[("height", TileMap::Scalar(&bad))],
         )
         .unwrap_err()
         .to_string();

@@ -393,6 +393,9 @@ impl Writer {
     pub fn with_capacity(bytes: usize) -> Self {
         Writer(Vec::with_capacity(bytes))
     }
+    pub fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
     pub fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
@@ -442,6 +445,9 @@ impl<'a> Reader<'a> {
         self.at += N;
         Ok(bytes)
     }
+    pub fn u8(&mut self) -> Result<u8> {
+        self.take().map(u8::from_le_bytes)
+    }
     pub fn u32(&mut self) -> Result<u32> {
         self.take().map(u32::from_le_bytes)
     }
@@ -479,6 +485,15 @@ impl Wire for u32 {
     }
     fn get(r: &mut Reader) -> Result<Self> {
         r.u32()
+    }
+}
+
+impl Wire for u8 {
+    fn put(self, w: &mut Writer) {
+        w.u8(self)
+    }
+    fn get(r: &mut Reader) -> Result<Self> {
+        r.u8()
     }
 }
 

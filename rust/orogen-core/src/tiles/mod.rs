@@ -6,8 +6,9 @@
 //!   ([`ThreadComm`], [`run_threads`]) and the message codec; an MPI implementation
 //!   (rsmpi) is the same trait;
 //! - [`stream_power`]: one tile of the stream-power step (every lake mode, any n), equal
-//!   to the whole map's; `root` holds the root rank's part (the graph of edge crossings),
-//!   `basins` the lakes' (the basin graph reduced per tile and solved at the root);
+//!   to the whole map's, and of the hydrology maps ([`TileStreamPower::hydrology`]);
+//!   `root` holds the root rank's part (the graph of edge crossings), `basins` the lakes'
+//!   (the basin graph reduced per tile and solved at the root);
 //! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
 //!   whole map's.
 //!
@@ -27,7 +28,7 @@
 //! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`); each rank makes its own
 //! tile of the start world (`TerrainSource::build_window`, `ScalarSource::resolve_window`)
 //! and writes its own tiles (`bake::tiled`). Still to come (issue #41): `CoarseToFine`, the
-//! other stages, the hydrology maps per tile.
+//! other stages, the river curves per tile.
 
 mod basins;
 pub mod comm;

@@ -21,6 +21,7 @@ use crate::flow::router::SinkMode;
 use crate::neighbourhood::raster::OFFSETS;
 use crate::neighbourhood::{OutletParams, RasterGrid, Side};
 
+mod hydrology;
 mod lakes;
 
 /// The rank that solves the crossing graphs.
@@ -34,6 +35,9 @@ const TAG_SOLVE_DOWN: u32 = 5;
 
 /// A local receiver that lies in another tile.
 const EXIT: u32 = u32::MAX;
+
+/// The direction of a cell that receives itself (no neighbour; distance 0).
+const NO_DIR: u8 = 8;
 
 /// One tile's per-cell inputs, row-major over its interior.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,23 +133,28 @@ pub struct TileStreamPower {
     heights: Vec<f32>,
     k: Vec<f32>,
     uplift: Vec<f32>,
-    weights: Vec<f64>,
-    /// Per interior cell: its receiver (global index) and the distance to it.
+    /// Each cell's weight (area × precipitation, m³/yr) when there is precipitation; else
+    /// every cell weighs `area` (m²).
+    weights: Option<Vec<f64>>,
+    area: f64,
+    /// Per interior cell: its receiver (global index) and the direction to it (its place
+    /// in [`OFFSETS`], [`NO_DIR`] for a cell that receives itself).
     receivers: Vec<u32>,
-    dist: Vec<f32>,
+    dir: Vec<u8>,
     /// Per interior cell: its receiver's interior index, itself for a root, or [`EXIT`].
     local: Vec<u32>,
-    offsets: Vec<u32>,
-    donors: Vec<u32>,
-    /// Interior cells, receivers before donors.
+    /// Per interior cell: bit `j` set when its neighbour at `OFFSETS[j]` drains into it
+    /// (bits in increasing index order, so donors come out as a CSR list would give them).
+    masks: Vec<u8>,
+    /// Interior cells, receivers before donors: one breadth-first block per tree (exits and
+    /// roots by index), so a walk down a tree stays in a small part of memory.
     order: Vec<u32>,
-    /// Per interior cell: the exit (global index) its path leaves the tile by, or NONE.
-    term: Vec<u32>,
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
-    /// Per interior cell whose path leaves the tile: its erosion factor and its map
-    /// `(a, b, c)` composed down to the new height of its exit's receiver.
+    /// Per interior cell whose path leaves the tile: its erosion factor and (the affine
+    /// chain only; empty otherwise) its map `(a, b, c)` composed down to the new height of
+    /// its exit's receiver.
     factors: Vec<f64>,
     maps: Vec<[f64; 3]>,
     /// Cells whose path leaves the tile, in flow order (receivers first).
@@ -167,7 +176,10 @@ pub struct TileStreamPower {
     ring: Vec<u32>,
     /// Interior indices of the entry cells the root named in this step.
     entries: Vec<u32>,
-    /// Per interior cell (exits only): its receiver's new height, from the root.
+    /// [`TileStreamPower::add_inflows`]' cells below an entry and their donors to wait for.
+    touched: Vec<u32>,
+    pending_donors: Vec<u8>,
+    /// Per exit (its place among `exits`): its receiver's new height, from the root.
     exit_heights: Vec<f32>,
     /// The root's crossing graph (used on [`ROOT`] only).
     cross: CrossGraph,
@@ -221,9 +233,9 @@ impl TileStreamPower {
         let weights = match &inputs.precipitation {
             Some(p) => {
                 check("precipitation", p, false)?;
-                p.iter().map(|&r| area * r as f64).collect()
+                Some(p.iter().map(|&r| area * r as f64).collect())
             }
-            None => vec![area; n_cells],
+            None => None,
         };
         let raster = RasterGrid::new(grid, &outlets.borders);
         let mut open = [false; 4];
@@ -249,19 +261,20 @@ impl TileStreamPower {
             k: inputs.k,
             uplift: inputs.uplift,
             weights,
+            area,
             receivers: vec![0; n_cells],
-            dist: vec![0.0; n_cells],
+            dir: vec![NO_DIR; n_cells],
             local: vec![0; n_cells],
-            offsets: vec![0; n_cells + 1],
-            donors: vec![0; n_cells],
+            masks: vec![0; n_cells],
             order: Vec::with_capacity(n_cells),
-            term: vec![NONE; n_cells],
             exits: Vec::new(),
             sums: vec![0.0; n_cells],
             drainage: vec![0.0; n_cells],
             factors: vec![0.0; n_cells],
-            maps: vec![[0.0; 3]; n_cells],
+            maps: Vec::new(),
             entries: Vec::new(),
+            touched: Vec::new(),
+            pending_donors: Vec::new(),
             pending: Vec::new(),
             term_slot: vec![NONE; n_cells],
             bucket_start: Vec::new(),
@@ -277,7 +290,7 @@ impl TileStreamPower {
                     r.on_ring(r.x0 + li % r.w, r.y0 + li / r.w)
                 })
                 .collect(),
-            exit_heights: vec![0.0; n_cells],
+            exit_heights: Vec::new(),
             cross: CrossGraph::default(),
             lakes: params.lakes,
             lake_root: LakeRoot::default(),
@@ -291,13 +304,20 @@ impl TileStreamPower {
 
     /// This tile's heights, row-major over its interior.
     pub fn heights(&self) -> Vec<f32> {
+        let mut out = Vec::with_capacity(self.tile.interior.len());
+        self.heights_into(&mut out);
+        out
+    }
+
+    /// [`TileStreamPower::heights`] into `out` (cleared first; no allocation once it has
+    /// room).
+    fn heights_into(&self, out: &mut Vec<f32>) {
         let r = self.tile.interior;
-        let mut out = Vec::with_capacity(r.len());
+        out.clear();
         for y in r.y0..r.y0 + r.h {
             let at = self.tile.halo.index(r.x0, y);
             out.extend_from_slice(&self.heights[at..at + r.w]);
         }
-        out
     }
 
     /// Receivers (global indices) of the last routing, row-major over the interior.
@@ -381,7 +401,7 @@ impl TileStreamPower {
         let rows = self
             .receivers
             .par_chunks_mut(w)
-            .zip(self.dist.par_chunks_mut(w));
+            .zip(self.dir.par_chunks_mut(w));
         let rows = rows.zip(self.local.par_chunks_mut(w)).enumerate();
         rows.for_each(|(row, ((rs, ds), ls))| {
             let y = interior.y0 + row;
@@ -422,14 +442,14 @@ impl TileStreamPower {
                         continue;
                     }
                     *r = g.index(x, y) as u32;
-                    *d = 0.0;
+                    *d = NO_DIR;
                     *l = (row * w + col) as u32;
                     continue;
                 }
                 let (dx, dy) = OFFSETS[best_k];
                 let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
                 *r = g.index(nx, ny) as u32;
-                *d = dists[best_k];
+                *d = best_k as u8;
                 *l = if interior.contains(nx, ny) {
                     interior.index(nx, ny) as u32
                 } else {
@@ -439,44 +459,53 @@ impl TileStreamPower {
         });
     }
 
-    /// Donors and a breadth-first order from the tile's roots and exits (over the local
-    /// receivers [`TileStreamPower::descend`] wrote); each cell's exit (the one its path
-    /// leaves the tile by).
+    /// A breadth-first order from each of the tile's exits and roots in turn (over the local
+    /// receivers [`TileStreamPower::descend`] wrote), donors by index as bit masks, and each
+    /// cell's exit (the one its path leaves the tile by) and its place among `exits`.
+    /// Each tree's cells come out together, so the walks over `order` (drainage, solve)
+    /// touch a tree's part of memory at a time; a node's donors come in index order as
+    /// before, so each node's sums add the same terms in the same order.
     fn build_order(&mut self) -> Result<()> {
         let n = self.tile.interior.len();
-        let (offsets, donors) = (&mut self.offsets, &mut self.donors);
-        offsets.fill(0);
-        for (i, &r) in self.local.iter().enumerate() {
+        let w = self.tile.interior.w as isize;
+        // Interior index offset of the donor in bit j (at `OFFSETS[j]` from its receiver).
+        let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
+        let (local, dir, masks) = (&self.local[..], &self.dir[..], &mut self.masks[..]);
+        masks.fill(0);
+        for (i, &r) in local.iter().enumerate() {
             if r != EXIT && r as usize != i {
-                offsets[r as usize + 1] += 1;
+                // The donor lies at the opposite of its own direction to the receiver.
+                masks[r as usize] |= 1 << (7 - dir[i]);
             }
         }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut fill = offsets.clone();
-        for (i, &r) in self.local.iter().enumerate() {
-            if r != EXIT && r as usize != i {
-                donors[fill[r as usize] as usize] = i as u32;
-                fill[r as usize] += 1;
-            }
-        }
-        let order = &mut self.order;
+        let (order, exits) = (&mut self.order, &mut self.exits);
+        let term_slot = &mut self.term_slot[..];
         order.clear();
-        self.exits.clear();
-        for (i, &r) in self.local.iter().enumerate() {
+        exits.clear();
+        for (i, &r) in local.iter().enumerate() {
             if r == EXIT {
-                self.exits.push(i as u32);
-                order.push(i as u32);
+                term_slot[i] = exits.len() as u32;
+                exits.push(i as u32);
             } else if r as usize == i {
-                order.push(i as u32);
+                term_slot[i] = NONE;
+            } else {
+                continue;
             }
-        }
-        let mut head = 0;
-        while head < order.len() {
-            let c = order[head] as usize;
-            head += 1;
-            order.extend_from_slice(&donors[offsets[c] as usize..offsets[c + 1] as usize]);
+            let mut head = order.len();
+            order.push(i as u32);
+            while head < order.len() {
+                let c = order[head] as usize;
+                head += 1;
+                let s = term_slot[c];
+                let mut m = masks[c];
+                while m != 0 {
+                    let j = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let d = (c as isize + delta[j]) as usize;
+                    order.push(d as u32);
+                    term_slot[d] = s;
+                }
+            }
         }
         if order.len() != n {
             return Err(OrogenError::Numerical {
@@ -487,25 +516,21 @@ impl TileStreamPower {
                 ),
             });
         }
-        for k in 0..n {
-            let c = self.order[k] as usize;
-            (self.term[c], self.term_slot[c]) = match self.local[c] {
-                EXIT => (self.global(c), self.slot_of(c)),
-                r if r as usize == c => (NONE, NONE),
-                r => (self.term[r as usize], self.term_slot[r as usize]),
-            };
-        }
         Ok(())
-    }
-
-    /// The place of exit cell `li` among `exits` (increasing).
-    fn slot_of(&self, li: usize) -> u32 {
-        self.exits.partition_point(|&e| (e as usize) < li) as u32
     }
 
     /// How the chain of crossings is solved (default: [`ChainSolve::Exact`]).
     pub fn set_chain(&mut self, chain: ChainSolve) {
         self.chain = chain;
+    }
+
+    /// The exit (global index) the path of interior cell `li` leaves the tile by, or NONE.
+    #[inline]
+    fn term(&self, li: usize) -> u32 {
+        match self.term_slot[li] {
+            NONE => NONE,
+            s => self.global(self.exits[s as usize] as usize),
+        }
     }
 
     /// The global index of interior cell `li`.
@@ -517,7 +542,10 @@ impl TileStreamPower {
 
     /// Sums the weights down the tile's trees from `inflow` at the entry cells.
     fn sum_local(&mut self, inflow: &[f64]) {
-        self.sums.copy_from_slice(&self.weights);
+        match &self.weights {
+            Some(w) => self.sums.copy_from_slice(w),
+            None => self.sums.fill(self.area),
+        }
         for (&e, &f) in self.entries.iter().zip(inflow) {
             self.sums[e as usize] += f;
         }
@@ -525,6 +553,75 @@ impl TileStreamPower {
             let r = self.local[c as usize];
             if r != EXIT && r != c {
                 self.sums[r as usize] += self.sums[c as usize];
+            }
+        }
+    }
+
+    /// The sums again with `inflow` at the entry cells, as [`TileStreamPower::sum_local`]
+    /// would make them, but only where they change: the cells below an entry, each summed
+    /// as the full pass sums it (its weight, its inflows, then its donors' sums from the last
+    /// donor to the first) once its donors below an entry are done. The same bits as the
+    /// full pass, without walking the whole tile again.
+    fn add_inflows(&mut self, inflow: &[f64]) {
+        let (local, masks) = (&self.local[..], &self.masks[..]);
+        let w = self.tile.interior.w as isize;
+        let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
+        // Per cell below an entry: 1 + its donors below an entry not summed yet (0 above).
+        let (pending, touched) = (&mut self.pending_donors, &mut self.touched);
+        pending.resize(local.len(), 0);
+        touched.clear();
+        for &e in &self.entries {
+            let mut c = e as usize;
+            if pending[c] != 0 {
+                continue;
+            }
+            pending[c] = 1;
+            touched.push(c as u32);
+            loop {
+                let r = local[c];
+                if r == EXIT || r as usize == c {
+                    break;
+                }
+                let r = r as usize;
+                let seen = pending[r] != 0;
+                pending[r] += if seen { 1 } else { 2 };
+                if seen {
+                    break;
+                }
+                touched.push(r as u32);
+                c = r;
+            }
+        }
+        let sums = &mut self.sums;
+        for &c in touched.iter() {
+            sums[c as usize] = self.weights.as_ref().map_or(self.area, |w| w[c as usize]);
+        }
+        for (&e, &f) in self.entries.iter().zip(inflow) {
+            sums[e as usize] += f;
+        }
+        // Cells whose donors are done, summed in turn (Kahn's order: donors first).
+        let mut ready: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&c| pending[c as usize] == 1)
+            .collect();
+        while let Some(c) = ready.pop() {
+            let c = c as usize;
+            let mut m = masks[c];
+            while m != 0 {
+                // The last donor first, as the full pass adds them.
+                let j = 7 - m.leading_zeros() as usize;
+                m &= !(1 << j);
+                sums[c] += sums[(c as isize + delta[j]) as usize];
+            }
+            pending[c] = 0;
+            let r = local[c];
+            if r != EXIT && r as usize != c {
+                let r = r as usize;
+                pending[r] -= 1;
+                if pending[r] == 1 {
+                    ready.push(r as u32);
+                }
             }
         }
     }
@@ -544,7 +641,7 @@ impl TileStreamPower {
         w.u32(ring.len() as u32);
         for &c in ring {
             w.u32(self.global(c as usize));
-            w.u32(self.term[c as usize]);
+            w.u32(self.term(c as usize));
         }
         let reply = through_root(
             comm,
@@ -571,7 +668,7 @@ impl TileStreamPower {
         }
         rd.finish()?;
         if !inflow.is_empty() {
-            self.sum_local(&inflow);
+            self.add_inflows(&inflow);
         }
         self.drainage
             .iter_mut()
@@ -594,9 +691,11 @@ impl TileStreamPower {
         // get their new height in the first walk, the others their map, then their height
         // once the root has sent their exits' receivers.
         let mut h = std::mem::take(&mut self.scratch);
-        h.clear();
-        h.extend_from_slice(&self.heights());
+        self.heights_into(&mut h);
         self.pending.clear();
+        if self.chain == ChainSolve::Affine {
+            self.maps.resize(self.order.len(), [0.0; 3]);
+        }
         for k in 0..self.order.len() {
             let c = self.order[k] as usize;
             let r = self.local[c];
@@ -607,7 +706,10 @@ impl TileStreamPower {
                 continue;
             }
             let h_up = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
-            let d = self.dist[c] as f64;
+            let d = match self.dir[c] {
+                NO_DIR => 0.0,
+                k => self.dists[k as usize] as f64,
+            };
             let f = if d > 0.0 {
                 erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
             } else {
@@ -623,7 +725,7 @@ impl TileStreamPower {
                     ),
                 });
             }
-            if self.term[c] == NONE {
+            if self.term_slot[c] == NONE {
                 h[c] =
                     settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
@@ -631,6 +733,9 @@ impl TileStreamPower {
             self.pending.push(c as u32);
             self.factors[c] = f;
             h[c] = h_up;
+            if self.chain != ChainSolve::Affine {
+                continue;
+            }
             let up = h_up as f64;
             let own = if f == 0.0 {
                 [0.0, up, up]
@@ -682,7 +787,7 @@ impl TileStreamPower {
         for &e in &self.entries {
             let e = e as usize;
             // A path that ends in the tile: the new height itself.
-            let map = match self.term[e] {
+            let map = match self.term_slot[e] {
                 NONE => [0.0, h[e] as f64, h[e] as f64],
                 _ => self.maps[e],
             };
@@ -696,8 +801,9 @@ impl TileStreamPower {
             |all| self.cross.solve(all),
         )?;
         let mut rd = Reader::new(&reply, "exit heights", ROOT);
-        for &e in &self.exits {
-            self.exit_heights[e as usize] = rd.f32()?;
+        self.exit_heights.clear();
+        for _ in 0..self.exits.len() {
+            self.exit_heights.push(rd.f32()?);
         }
         rd.finish()?;
         // h holds each pending cell's uplifted height; receivers come first.
@@ -705,7 +811,7 @@ impl TileStreamPower {
             let c = c as usize;
             let r = self.local[c];
             let h_r = if r == EXIT {
-                self.exit_heights[c]
+                self.exit_heights[self.term_slot[c] as usize]
             } else {
                 h[r as usize]
             };
@@ -724,6 +830,8 @@ impl TileStreamPower {
         fill: Option<f32>,
     ) -> Result<()> {
         let slots = self.exits.len();
+        self.exit_heights.clear();
+        self.exit_heights.resize(slots, 0.0);
         let by_slot =
             |cells: &[u32], slot: &dyn Fn(u32) -> u32, start: &mut Vec<u32>, out: &mut Vec<u32>| {
                 start.clear();
@@ -792,20 +900,20 @@ impl TileStreamPower {
             let mut next = Vec::new();
             for _ in 0..count {
                 let (slot, h_r) = (rd.u32()? as usize, rd.f32()?);
-                let exit = *self.exits.get(slot).ok_or_else(|| {
-                    OrogenError::invalid(
+                if slot >= slots {
+                    return Err(OrogenError::invalid(
                         format!("tiles rank {}", self.tile.rank),
                         format!("the root names exit {slot} of {slots}"),
-                    )
-                })? as usize;
-                self.exit_heights[exit] = h_r;
+                    ));
+                }
+                self.exit_heights[slot] = h_r;
                 let cells = &self.bucket
                     [self.bucket_start[slot] as usize..self.bucket_start[slot + 1] as usize];
                 for &c in cells {
                     let c = c as usize;
                     let r = self.local[c];
                     let h_r = if r == EXIT {
-                        self.exit_heights[c]
+                        self.exit_heights[self.term_slot[c] as usize]
                     } else {
                         h[r as usize]
                     };

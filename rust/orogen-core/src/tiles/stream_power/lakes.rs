@@ -67,6 +67,30 @@ impl TileStreamPower {
                 node[r as usize]
             };
         }
+        let (any_pit, node) =
+            self.spread_labels(comm, (TAG_LABEL_UP, TAG_LABEL_DOWN), has_pit, node)?;
+        if !any_pit {
+            return Ok(None);
+        }
+        let mut labels = vec![NONE; halo.len()];
+        for (c, &v) in node.iter().enumerate() {
+            labels[halo.index(interior.x0 + c % interior.w, interior.y0 + c / interior.w)] = v;
+        }
+        exchange_halo(comm, &self.layout, 1, TAG_LABEL_HALO, &mut labels)?;
+        Ok(Some(labels))
+    }
+
+    /// Each cell's label from `node`, which holds the label of every cell whose path ends
+    /// in the tile (NONE for the others): the root follows the crossings and names the
+    /// label at the end of each exit's path; the others take their exit's. Also whether any
+    /// rank's `has_pit` was set. Every rank calls it together.
+    pub(super) fn spread_labels(
+        &mut self,
+        comm: &mut impl Comm,
+        tags: (u32, u32),
+        has_pit: bool,
+        mut node: Vec<u32>,
+    ) -> Result<(bool, Vec<u32>)> {
         let mut w = Writer::with_capacity(12 + 8 * self.exits.len() + 12 * self.ring.len());
         w.u32(u32::from(has_pit));
         w.u32(self.exits.len() as u32);
@@ -77,35 +101,25 @@ impl TileStreamPower {
         w.u32(self.ring.len() as u32);
         for &c in &self.ring {
             w.u32(self.global(c as usize));
-            w.u32(self.term[c as usize]);
+            w.u32(self.term(c as usize));
             w.u32(node[c as usize]);
         }
-        let reply = through_root(
-            comm,
-            ROOT,
-            (TAG_LABEL_UP, TAG_LABEL_DOWN),
-            w.into_bytes(),
-            |all| self.lake_root.labels(all),
-        )?;
+        let reply = through_root(comm, ROOT, tags, w.into_bytes(), |all| {
+            self.lake_root.labels(all)
+        })?;
         let mut rd = Reader::new(&reply, "basin labels", ROOT);
         let any_pit = rd.u32()? != 0;
         let exit_nodes = (0..self.exits.len())
             .map(|_| rd.u32())
             .collect::<Result<Vec<u32>>>()?;
         rd.finish()?;
-        if !any_pit {
-            return Ok(None);
+        for (c, v) in node.iter_mut().enumerate() {
+            let s = self.term_slot[c];
+            if s != NONE {
+                *v = exit_nodes[s as usize];
+            }
         }
-        let mut labels = vec![NONE; halo.len()];
-        for (c, &v) in node.iter().enumerate() {
-            let v = match self.term_slot[c] {
-                NONE => v,
-                s => exit_nodes[s as usize],
-            };
-            labels[halo.index(interior.x0 + c % interior.w, interior.y0 + c / interior.w)] = v;
-        }
-        exchange_halo(comm, &self.layout, 1, TAG_LABEL_HALO, &mut labels)?;
-        Ok(Some(labels))
+        Ok((any_pit, node))
     }
 
     /// The passes of the lakes whose edge to their parent this tile owns: the tile's basin
@@ -161,8 +175,8 @@ impl TileStreamPower {
         for p in passes {
             if inside(p.from) {
                 let li = interior.index(p.from as usize % g.width, p.from as usize / g.width);
-                if self.term[li] != NONE {
-                    exits.push(self.term[li]);
+                if self.term_slot[li] != NONE {
+                    exits.push(self.term(li));
                 }
                 local.push((p.from, p.to));
             } else {
@@ -219,7 +233,7 @@ impl TileStreamPower {
                 )
             })?;
             self.receivers[li] = prev;
-            self.dist[li] = self.dists[k];
+            self.dir[li] = k as u8;
             self.local[li] = if interior.contains(px, py) {
                 interior.index(px, py) as u32
             } else {
@@ -236,10 +250,9 @@ impl TileStreamPower {
     /// `Fill`: the water surface down the carved receivers (`water_surface`: each cell at
     /// least its receiver's surface + `epsilon`), cells whose path leaves the tile in rounds
     /// through the root; the heights become the surface.
-    fn fill(&mut self, comm: &mut impl Comm, epsilon: f32) -> Result<()> {
+    pub(super) fn fill(&mut self, comm: &mut impl Comm, epsilon: f32) -> Result<()> {
         let mut h = std::mem::take(&mut self.scratch);
-        h.clear();
-        h.extend_from_slice(&self.heights());
+        self.heights_into(&mut h);
         self.pending.clear();
         for k in 0..self.order.len() {
             let c = self.order[k] as usize;
@@ -247,7 +260,7 @@ impl TileStreamPower {
             if r as usize == c {
                 continue;
             }
-            if self.term[c] == NONE {
+            if self.term_slot[c] == NONE {
                 h[c] = h[c].max(h[r as usize] + epsilon);
             } else {
                 self.pending.push(c as u32);
