@@ -18,7 +18,7 @@ use super::support::on_threads;
 /// A terrain that drains to its borders (a dome, 4 m per cell from the nearest border)
 /// under `noise` metres of white noise; with `step` > 0, heights rounded to multiples of
 /// it (flats and tied slopes everywhere).
-fn terrain(grid: Grid, seed: u64, noise: f32, step: f32) -> Vec<f32> {
+pub(super) fn terrain(grid: Grid, seed: u64, noise: f32, step: f32) -> Vec<f32> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (w, h) = (grid.width, grid.height);
     (0..grid.len())

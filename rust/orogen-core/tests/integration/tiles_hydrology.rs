@@ -11,25 +11,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::support::on_threads;
-
-/// A pit-rich dome (4 m per cell from the nearest border, `noise` metres of white noise),
-/// rounded to multiples of `step` when it is > 0 (flats and tied passes).
-fn terrain(grid: Grid, seed: u64, noise: f32, step: f32) -> Vec<f32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (w, h) = (grid.width, grid.height);
-    (0..grid.len())
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            let border = x.min(y).min(w - 1 - x).min(h - 1 - y) as f32;
-            let v = 4.0 * border + rng.random_range(0.0..noise);
-            if step > 0.0 {
-                (v / step).round() * step
-            } else {
-                v
-            }
-        })
-        .collect()
-}
+use super::tiles::terrain;
 
 /// The tiles' maps and receivers, gathered whole at the root.
 fn tiled(

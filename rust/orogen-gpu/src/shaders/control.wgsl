@@ -164,6 +164,17 @@ fn arm_fill() {
     set_lake_args(atomicLoad(&flags[1]) != 0u);
 }
 
+// Marks this step skipped (flags[3]), counts it (flags[2]) and empties its drainage and
+// solve dispatches (gate_args[0..1], [4..5]).
+fn skip_step() {
+    atomicStore(&flags[3], 1u);
+    atomicAdd(&flags[2], 1u);
+    gate_args[0] = 0u;
+    gate_args[1] = 0u;
+    gate_args[4] = 0u;
+    gate_args[5] = 0u;
+}
+
 // A speculative step, before its receivers: where an earlier speculative step since the
 // CPU last looked was skipped (flags[2] != 0), this one is skipped too, at once: it would
 // start from the same heights (a skipped step leaves them), so meet the same pits or
@@ -177,12 +188,7 @@ fn enter() {
     atomicStore(&flags[1], 0u);
     let skip = atomicLoad(&flags[2]) != 0u;
     if (skip) {
-        atomicStore(&flags[3], 1u);
-        atomicAdd(&flags[2], 1u);
-        gate_args[0] = 0u;
-        gate_args[1] = 0u;
-        gate_args[4] = 0u;
-        gate_args[5] = 0u;
+        skip_step();
         gate_args[8] = 0u;
         gate_args[9] = 0u;
     } else {
@@ -206,12 +212,7 @@ fn gate() {
     }
     let pits = atomicLoad(&flags[1]) != 0u;
     if (pits) {
-        atomicStore(&flags[3], 1u);
-        atomicAdd(&flags[2], 1u);
-        gate_args[0] = 0u;
-        gate_args[1] = 0u;
-        gate_args[4] = 0u;
-        gate_args[5] = 0u;
+        skip_step();
     } else {
         atomicStore(&flags[3], 0u);
         gate_args[0] = p.groups_x;
