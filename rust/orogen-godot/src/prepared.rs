@@ -44,8 +44,6 @@ pub struct Prepared {
     pub range: (f32, f32),
     /// ln(1 + largest drainage), for the shader's drainage shading.
     pub drainage_log_max: f32,
-    /// The lake depth as drawn (lakes of a few cells left out).
-    pub lakes: Option<ImageBytes>,
     /// The lakes' water surface mesh (over the lakes as drawn).
     pub lake_surface: Option<LakeSurface>,
     /// The river channel field and flow map (with a `rivers` and a `drainage` map).
@@ -95,7 +93,6 @@ impl Prepared {
             ImageBytes::scalar(grid, &world.uplift.data),
         )];
         let mut drainage_log_max = 1.0;
-        let mut lakes = None;
         let mut surface = None;
         let mut has_water = false;
         for (name, map) in produced {
@@ -110,7 +107,6 @@ impl Prepared {
                         drawn,
                         LAKE_DEPTH_MIN,
                     ));
-                    lakes = Some(ImageBytes::scalar(grid, drawn));
                 }
             }
             has_water |= name == names::WATER_DEPTH;
@@ -129,7 +125,6 @@ impl Prepared {
             maps,
             range,
             drainage_log_max,
-            lakes,
             lake_surface: surface,
             river_display,
             skirt,

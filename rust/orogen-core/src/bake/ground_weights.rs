@@ -391,6 +391,21 @@ fn bilinear(data: &[f32], w: usize, h: usize, cx: f32, cy: f32) -> f32 {
     a + (b - a) * ty
 }
 
+/// The shader's `log_drainage`: ln(1 + drainage) interpolated bilinearly between the cells'
+/// logs (the log of the interpolated drainage steps at every cell next to a river: a river
+/// cell's drainage is thousands of times its neighbours').
+fn log_drainage(data: &[f32], w: usize, h: usize, cx: f32, cy: f32) -> f32 {
+    let cx = cx.clamp(0.0, (w - 1) as f32);
+    let cy = cy.clamp(0.0, (h - 1) as f32);
+    let (fx, fy) = (cx.floor(), cy.floor());
+    let (tx, ty) = (cx - fx, cy - fy);
+    let (px, py) = (fx as i64, fy as i64);
+    let f = |dx: i64, dy: i64| math::ln(1.0 + fetch(data, w, h, px + dx, py + dy).max(0.0));
+    let a = f(0, 0) + (f(1, 0) - f(0, 0)) * tx;
+    let b = f(0, 1) + (f(1, 1) - f(0, 1)) * tx;
+    a + (b - a) * ty
+}
+
 /// The shader's `filtered`: the mean of four bilinear samples at ± r.
 fn filtered(data: &[f32], w: usize, h: usize, cx: f32, cy: f32, r: f32) -> f32 {
     0.25 * (bilinear(data, w, h, cx - r, cy - r)
@@ -476,7 +491,7 @@ fn cell_weights(
     let curv = (hw + he + hn + hs - 4.0 * hc) / (4.0 * cell);
     let d = match inputs.drainage {
         Some(dr) => {
-            let ld = |cx: f32, cy: f32| math::ln(1.0 + bilinear(dr, w, h, cx, cy).max(0.0));
+            let ld = |cx: f32, cy: f32| log_drainage(dr, w, h, cx, cy);
             0.25 * (ld(x - r, y - r) + ld(x + r, y - r) + ld(x - r, y + r) + ld(x + r, y + r))
                 / log_max.max(1.0e-6)
         }
@@ -587,6 +602,32 @@ mod tests {
         }
         let gw = shader.iter().filter(|(n, _)| n.starts_with("GW_")).count();
         assert_eq!(gw, SHADER_CONSTANTS.len(), "the shader's GW_ constants");
+    }
+
+    #[test]
+    fn wetness_falls_off_smoothly_beside_a_river() {
+        // A river column (drainage 1e6) on ground of drainage 1: across it the wetness must
+        // fall as a ramp, never a step. The log of the interpolated drainage stayed within
+        // ln(100) of the river's log up to 0.99 cells out and dropped to 0 at 1.0: the dark
+        // square drawn beside every river cell.
+        let (w, h) = (9usize, 5usize);
+        let mut d = vec![1.0f32; w * h];
+        for y in 0..h {
+            d[y * w + 4] = 1.0e6;
+        }
+        let (lr, l1) = (math::ln(1.0 + 1.0e6), math::ln(2.0));
+        let mut prev = log_drainage(&d, w, h, 4.0, 2.3);
+        assert!((prev - lr).abs() < 1e-3 * lr);
+        for k in 1..=300 {
+            let x = 4.0 + k as f32 * 0.01;
+            let v = log_drainage(&d, w, h, x, 2.3);
+            assert!(
+                (prev - v).abs() <= (lr - l1) * 0.01 * 1.001,
+                "at x = {x}: {prev} then {v}"
+            );
+            prev = v;
+        }
+        assert!((prev - l1).abs() < 1e-5);
     }
 
     #[test]

@@ -25,7 +25,6 @@ pub struct ApplyJob {
     world: Option<World>,
     range: (f32, f32),
     drainage_log_max: f32,
-    lakes: Option<convert::ImageBytes>,
     lake_surface: Option<LakeSurface>,
     skirt: Option<(Edge, f32, Skirt)>,
     river_display: Option<(convert::ImageBytes, convert::ImageBytes)>,
@@ -55,7 +54,6 @@ impl TerrainWorld {
             world,
             range,
             drainage_log_max,
-            lakes,
             lake_surface,
             skirt,
             river_display,
@@ -67,7 +65,6 @@ impl TerrainWorld {
             world: Some(world),
             range,
             drainage_log_max,
-            lakes,
             lake_surface,
             skirt,
             river_display,
@@ -112,14 +109,12 @@ impl TerrainWorld {
                     1 => {
                         self.material
                             .bind_map("drainage", "has_drainage", map(names::DRAINAGE));
+                    }
+                    2 => {
                         let sediment =
                             map(names::SEDIMENT_DEPTH).filter(|i| i.get_format() == Format::RF);
                         self.material
                             .bind_map("sediment_depth", "has_sediment", sediment);
-                    }
-                    2 => {
-                        let img = job.lakes.take().and_then(|b| b.to_image().ok());
-                        self.material.bind_map("lake_depth", "has_lake_depth", img);
                     }
                     3 => {
                         self.material

@@ -8,7 +8,6 @@ use godot::classes::image::Format;
 use godot::classes::{Image, ImageTexture, Shader, ShaderMaterial};
 use godot::prelude::*;
 use orogen_core::bake::ground_weights::GroundParams;
-use orogen_core::bake::lake_display::drawn_lakes_of;
 use orogen_core::field::Grid;
 use orogen_core::world::names;
 use orogen_core::{MapData, World};
@@ -169,9 +168,6 @@ impl TerrainMaterial {
         let sediment =
             scalar(names::SEDIMENT_DEPTH).and_then(|m| convert::scalar_image(m.grid, &m.data).ok());
         self.bind_map("sediment_depth", "has_sediment", sediment);
-        let lakes = drawn_lakes_of(world)
-            .and_then(|drawn| convert::scalar_image(world.grid(), &drawn).ok());
-        self.bind_map("lake_depth", "has_lake_depth", lakes);
         let rivers = world
             .maps
             .get(names::RIVERS)
