@@ -138,19 +138,36 @@ fn border_look(grid: Grid, ring: &[([f32; 2], [f32; 2])], look: &Look<'_>) -> Ve
     out
 }
 
-/// The whole map's mean look, per channel as [`border_look`] has them: the shown weights
-/// (and colours) averaged over the cells of a lattice of at most about 128 × 128 (every cell
-/// of a map that small).
-fn map_look_means(grid: Grid, look: &Look<'_>) -> Vec<f32> {
+/// The map's mean look, per channel as [`border_look`] has them: the shown weights (and
+/// colours) averaged over the cells of a lattice of at most about 128 × 128 (every cell of a
+/// map that small) that lie no higher than `below` metres, the ground at the skirt's
+/// altitudes (a painted range's snow and rock carried out over the low plain drew white
+/// blotches to the horizon). All of the lattice's cells if fewer than 1 % of them do.
+fn map_look_means(grid: Grid, look: &Look<'_>, below: f32) -> Vec<f32> {
     let (w, h) = (grid.width, grid.height);
     let log_max = drainage_log_max(&look.inputs);
     let colours = look.colours.filter(|c| c.len() == w * h);
     let channels = LAYERS + if colours.is_some() { 4 } else { 0 };
     let stride = w.max(h).div_ceil(128).max(1);
+    let lattice = w.div_ceil(stride) * h.div_ceil(stride);
+    let heights = look.inputs.heights;
+    let low = (0..h)
+        .step_by(stride)
+        .flat_map(|y| (0..w).step_by(stride).map(move |x| y * w + x))
+        .filter(|&i| heights[i] <= below)
+        .count();
+    let limit = if low * 100 >= lattice {
+        below
+    } else {
+        f32::INFINITY
+    };
     let mut sum = vec![0.0f64; channels];
     let mut count = 0usize;
     for y in (0..h).step_by(stride) {
         for x in (0..w).step_by(stride) {
+            if !(heights[y * w + x] <= limit) {
+                continue;
+            }
             let g = shown_weights_at(&look.inputs, &look.ground, log_max, x, y);
             if g.iter().any(|v| !v.is_finite()) {
                 continue;
@@ -462,7 +479,11 @@ pub fn skirt_with(
             && l.inputs.heights.len() == grid.len()
     });
     let channels = look.map_or(Vec::new(), |l| border_look(grid, &ring, l));
-    let channel_means: Vec<f32> = look.map_or(Vec::new(), |l| map_look_means(grid, l));
+    // (The skirt's ground lies at the border's heights; the mean look is the map's at them.)
+    let border_top = edge_h.iter().fold(f32::MIN, |a, &b| a.max(b));
+    let channel_means: Vec<f32> = look.map_or(Vec::new(), |l| {
+        map_look_means(grid, l, border_top + 0.1 * relief.max(0.0))
+    });
     let (cx, cz) = (
         (grid.width - 1) as f32 * 0.5 * dx,
         (grid.height - 1) as f32 * 0.5 * dy,
@@ -882,6 +903,54 @@ mod tests {
         let plain = skirt(grid, &h, Edge::Skirt, 0.0);
         assert!(plain.weights.is_empty() && plain.colours.is_empty());
         assert_eq!(plain.positions, s.positions);
+    }
+
+    /// A snowy peak in the middle of a low map: the skirt's ground lies at the border's
+    /// heights, so far out it carries the look of the map's low ground, not the peak's snow.
+    #[test]
+    fn the_skirt_does_not_carry_a_peaks_snow_out_over_the_plain() {
+        use crate::bake::ground_weights::GroundParams;
+        let grid = Grid::new(65, 49, 50.0).unwrap();
+        let h: Vec<f32> = (0..grid.len())
+            .map(|i| {
+                let (x, y) = ((i % 65) as f32 - 32.0, (i / 65) as f32 - 24.0);
+                100.0 + 600.0 * math::exp(-(x * x + y * y) / 400.0)
+            })
+            .collect();
+        let inputs = GroundInputs {
+            grid,
+            heights: &h,
+            drainage: None,
+            sediment: None,
+        };
+        let ground = Ground {
+            params: GroundParams {
+                snowline_m: 300.0,
+                ..GroundParams::default()
+            },
+            paint: None,
+        };
+        let log_max = drainage_log_max(&inputs);
+        let snow_everywhere = (0..grid.len())
+            .map(|i| shown_weights_at(&inputs, &ground, log_max, i % 65, i / 65)[7])
+            .sum::<f32>()
+            / grid.len() as f32;
+        assert!(
+            snow_everywhere > 0.02,
+            "the peak holds little snow ({snow_everywhere}): the test proves nothing"
+        );
+        let look = Look {
+            inputs,
+            ground,
+            colours: None,
+        };
+        let s = skirt_with(grid, &h, Edge::Skirt, 0.0, Some(&look));
+        let rings = RINGS + 2;
+        let m = s.positions.len() / rings;
+        for i in 0..m {
+            let far = s.weights[(rings - 1) * m + i][7];
+            assert!(far < 1e-4, "snow {far} carried out to the horizon");
+        }
     }
 
     /// The rills scene's fault: a plane falling southwards, cut by troughs everywhere but on
