@@ -374,7 +374,7 @@ fn bench_thermal(sizes: &[usize], steps: usize) -> Result<(), String> {
                 x ^= x >> 29;
                 let noise = (x >> 40) as f32 / (1u64 << 24) as f32 * 3.0;
                 let (cx, cy) = (i as usize % side, i as usize / side);
-                let cliff = if (cx / 9 + cy / 13) % 3 == 0 {
+                let cliff = if (cx / 9 + cy / 13).is_multiple_of(3) {
                     40.0
                 } else {
                     0.0

@@ -187,6 +187,40 @@ fn gpu_refuses_before_any_work_what_the_gpu_step_does_not_run() {
         e.to_string().contains("stages[0].StreamPower") && e.to_string().contains("Graph"),
         "{e}"
     );
+    // A thermal stage on a graph, alone and in a loop: refused under Gpu naming it, run on
+    // the CPU under Auto, saying why.
+    for (stages, field) in [
+        ("Thermal(iterations: 2)", "stages[0].Thermal"),
+        (
+            "TimeLoop(iterations: 2, processes: [Thermal()])",
+            "stages[0].TimeLoop.processes[0].Thermal",
+        ),
+    ] {
+        let r = recipe("Gpu", stages)
+            .apply_override("domain=Graph(spacing: 300.0)")
+            .unwrap();
+        let e = check_devices(&r, devices(Device::Gpu)).unwrap_err();
+        assert!(
+            e.to_string().contains(field) && e.to_string().contains("Graph"),
+            "{e}"
+        );
+        let auto = r.apply_override("device=Auto").unwrap();
+        let out = run_recipe_on(
+            &auto,
+            Path::new("."),
+            &never_ran(),
+            &mut |_| {},
+            Some(&gpu),
+            "",
+        )
+        .unwrap();
+        assert!(
+            out.timings[1].device.contains("cpu (Auto: ")
+                && out.timings[1].device.contains("Graph"),
+            "{:?}",
+            out.timings[1]
+        );
+    }
     // No accelerator: an error naming `device` under Gpu, from the runner as well.
     let never = AtomicBool::new(false);
     let e = orogen_core::run_recipe(
@@ -210,6 +244,10 @@ fn gpu_refuses_before_any_work_what_the_gpu_step_does_not_run() {
         "{:?}",
         auto.timings[1]
     );
+}
+
+fn never_ran() -> AtomicBool {
+    AtomicBool::new(false)
 }
 
 /// Heights handed to and read back from the GPU's steppers, counted.

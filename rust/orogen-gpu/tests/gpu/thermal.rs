@@ -20,7 +20,7 @@ fn rough(w: usize, h: usize, seed: u64) -> Vec<f32> {
         .map(|i| {
             let (x, y) = ((i % w) as f32, (i / w) as f32);
             let r = ((x - w as f32 / 2.0).powi(2) + (y - h as f32 / 2.0).powi(2)).sqrt();
-            let cliff = if (x as usize / 9 + y as usize / 13) % 3 == 0 {
+            let cliff = if (x as usize / 9 + y as usize / 13).is_multiple_of(3) {
                 40.0
             } else {
                 0.0
