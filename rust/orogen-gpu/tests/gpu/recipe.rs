@@ -364,7 +364,7 @@ fn a_time_loop_keeps_the_heights_on_the_gpu_between_its_processes() {
         counts: Arc::default(),
     };
     let never = AtomicBool::new(false);
-    let loop_of = |order: &str| {
+    let loop_of = |order: &str, mode: &str| {
         let sp = STREAM_POWER.replace("iterations: 12, ", "");
         let th = "Thermal(talus: Constant(5.0))";
         let list = if order == "sp" {
@@ -372,10 +372,15 @@ fn a_time_loop_keeps_the_heights_on_the_gpu_between_its_processes() {
         } else {
             format!("{th}, {sp}")
         };
-        format!("TimeLoop(iterations: 10, mode: Every, processes: [{list}])")
+        format!("TimeLoop(iterations: 10, mode: {mode}, processes: [{list}])")
     };
-    for order in ["sp", "thermal"] {
-        let stages = loop_of(order);
+    for (order, mode) in [
+        ("sp", "Every"),
+        ("thermal", "Every"),
+        ("sp", "Proportions([1.0, 2.0])"),
+    ] {
+        let stages = loop_of(order, mode);
+        let label = format!("{order} first, {mode}");
         let run = |device: &str, accel: &dyn Accelerator| {
             run_recipe_on(
                 &recipe(device, &stages),
@@ -391,26 +396,20 @@ fn a_time_loop_keeps_the_heights_on_the_gpu_between_its_processes() {
         counting.counts.reads.store(0, Ordering::Relaxed);
         let g = run("Gpu", &counting);
         // Each process's heights set once at its start; one read-back a loop step (for
-        // progress and cancel), none between the processes.
+        // progress and cancel), none between the processes (with proportions, one
+        // process a step: the reads are still one a step).
         assert_eq!(
             counting.counts.uploads.load(Ordering::Relaxed),
             2,
-            "{order} first"
+            "{label}"
         );
-        assert_eq!(
-            counting.counts.reads.load(Ordering::Relaxed),
-            10,
-            "{order} first"
-        );
+        assert_eq!(counting.counts.reads.load(Ordering::Relaxed), 10, "{label}");
         let c = run("Cpu", &counting);
         let mut worst = 0.0f32;
         for (a, b) in g.world.height.data.iter().zip(&c.world.height.data) {
             worst = worst.max((a - b).abs() / b.abs().max(1.0));
         }
-        assert!(
-            worst <= 1e-3,
-            "{order} first: worst relative difference {worst}"
-        );
+        assert!(worst <= 1e-3, "{label}: worst relative difference {worst}");
         let start = orogen_core::runner::initial_world(&recipe("Cpu", ""), Path::new("."))
             .unwrap()
             .height
@@ -423,7 +422,7 @@ fn a_time_loop_keeps_the_heights_on_the_gpu_between_its_processes() {
             .zip(&start)
             .filter(|(a, b)| (*a - *b).abs() > 0.5)
             .count();
-        assert!(moved > 100, "{order} first: only {moved} cells moved");
-        eprintln!("{order} first: worst relative difference {worst:e}");
+        assert!(moved > 100, "{label}: only {moved} cells moved");
+        eprintln!("{label}: worst relative difference {worst:e}");
     }
 }
