@@ -27,10 +27,12 @@ pub enum Device {
     /// The CPU (all cores): every stage, as before the switch existed.
     #[default]
     Cpu,
-    /// A GPU for every `StreamPower` stage; an error where there is none or a stage needs
-    /// what the GPU step does not do (a graph domain, layered rock, a closed domain, …).
+    /// A GPU for every `StreamPower` and `Thermal` stage; an error where there is none or
+    /// a stage needs what the GPU step does not do (a graph domain, layered rock, a closed
+    /// domain, …).
     Gpu,
-    /// A GPU for the `StreamPower` stages it can run when one is found, else the CPU.
+    /// A GPU for the `StreamPower` and `Thermal` stages it can run when one is found, else
+    /// the CPU.
     Auto,
 }
 
