@@ -143,9 +143,9 @@ struct BakeArgs {
 enum DeviceArg {
     /// The CPU, all cores (the recipe's default).
     Cpu,
-    /// A GPU for every StreamPower stage.
+    /// A GPU for every StreamPower and Thermal stage.
     Gpu,
-    /// A GPU for the StreamPower stages it runs when one is found, else the CPU.
+    /// A GPU for the StreamPower and Thermal stages it runs when one is found, else the CPU.
     Auto,
 }
 

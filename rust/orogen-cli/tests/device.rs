@@ -23,8 +23,9 @@ fn orogen_gpu(dir: &Path, args: &[&str]) -> Output {
         .expect("the orogen binary runs")
 }
 
-/// A small pit-rich grid, lakes carved, 20 steps; `river_curves: None` so the heights are
-/// the stream power's own. `DEVICE` is replaced by a `device:` line or nothing.
+/// A small pit-rich grid: thermal, 20 stream-power steps with lakes carved, then a
+/// `TimeLoop` of both (the heights kept on the GPU between them); `river_curves: None` so
+/// the heights are the processes' own. `DEVICE` is replaced by a `device:` line or nothing.
 const RECIPE: &str = "(
     size: (48, 40),
     cell_size: 100.0,
@@ -35,6 +36,10 @@ const RECIPE: &str = "(
     stages: [
         Thermal(iterations: 2),
         StreamPower(iterations: 20, dt: 10000.0, k: Constant(2e-4), lakes: Carve),
+        TimeLoop(iterations: 4, processes: [
+            StreamPower(dt: 10000.0, k: Constant(2e-4), lakes: Carve),
+            Thermal(talus: Constant(25.0)),
+        ]),
     ],
     river_curves: None,
 )";
@@ -151,13 +156,17 @@ fn gpu_bakes_within_1e3_of_the_cpu_repeats_its_bytes_and_says_what_ran() {
     let json = bake_json(&gpu);
     assert_eq!(json["device"], "Gpu");
     let ran = devices(&gpu);
-    assert_eq!(ran.len(), 3, "{ran:?}");
+    assert_eq!(ran.len(), 4, "{ran:?}");
     assert_eq!(ran[0], "cpu", "initial terrain: {ran:?}");
-    assert_eq!(ran[1], "cpu", "Thermal: {ran:?}");
+    assert!(ran[1].starts_with("gpu: "), "Thermal: {ran:?}");
     assert!(ran[2].starts_with("gpu: "), "StreamPower: {ran:?}");
+    assert!(
+        ran[3].starts_with("processes[0]: gpu: ") && ran[3].contains("; processes[1]: gpu: "),
+        "TimeLoop: {ran:?}"
+    );
     assert_eq!(bake_json(&flag)["device"], "Cpu");
-    assert_eq!(devices(&flag), ["cpu", "cpu", "cpu"]);
-    assert_eq!(devices(&cpu), ["cpu", "cpu", "cpu"]);
+    assert_eq!(devices(&flag), ["cpu", "cpu", "cpu", "cpu"]);
+    assert_eq!(devices(&cpu), ["cpu", "cpu", "cpu", "cpu"]);
 }
 
 /// Asserts exit code 2 and an `error: ` line holding every needle.
@@ -205,14 +214,25 @@ fn a_stage_the_gpu_does_not_run_fails_under_gpu_and_runs_on_the_cpu_under_auto()
     assert_eq!(map_bytes(&out), before);
     assert_eq!(std::fs::read(out.join("bake.json")).unwrap(), json_before);
 
-    // Auto runs the stage on the CPU and says why: the CPU's bytes.
+    // Auto runs the stage on the CPU and says why, the thermal stage on the GPU: within
+    // 1e-3 of the CPU's heights.
     let closed_cpu = bake(dir, "closed.ron", "closed_cpu", &["--device", "cpu"]);
     let auto = bake(dir, "closed.ron", "auto", &["--device", "auto"]);
-    assert_eq!(map_bytes(&auto), map_bytes(&closed_cpu));
+    for (a, c) in heights(&auto).iter().zip(&heights(&closed_cpu)) {
+        assert!(
+            (a - c).abs() <= 1e-3 * c.abs().max(1.0),
+            "Auto {a} m, CPU {c} m"
+        );
+    }
     assert_eq!(bake_json(&auto)["device"], "Auto");
     let ran = devices(&auto);
+    assert!(ran[1].starts_with("gpu: "), "{ran:?}");
     assert!(
         ran[2].starts_with("cpu (Auto: ") && ran[2].contains("outlets.borders"),
+        "{ran:?}"
+    );
+    assert!(
+        ran[3].starts_with("processes[0]: cpu (Auto: ") && ran[3].contains("processes[1]: gpu: "),
         "{ran:?}"
     );
     // Auto with a stage it runs: the GPU's bytes.

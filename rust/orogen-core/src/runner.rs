@@ -15,6 +15,8 @@ use crate::stages::device::{Accelerator, Device, Devices, NO_BACKEND};
 use crate::stages::planet::{PlanetValue, PLANET_SEED};
 use crate::stages::source::{GRAPH_SEED, UPLIFT_SEED};
 use crate::stages::stream_power::StreamPowerParams;
+use crate::stages::thermal::ThermalParams;
+use crate::stages::{LoopProcess, Process};
 use crate::world::World;
 use std::sync::Arc;
 
@@ -486,7 +488,7 @@ pub fn run_recipe(
 }
 
 /// Refuses, before any work, a `device: Gpu` run that cannot be: no accelerator (naming
-/// `device`), or a `StreamPower` stage (a loop's too) the accelerator does not run
+/// `device`), or a `StreamPower` or `Thermal` stage (a loop's too) the accelerator does not run
 /// (naming the stage: `stages[2].StreamPower`). Nodata cells are only known once the
 /// terrain is read; the stage refuses them when it starts. Nothing for `Cpu` and `Auto`.
 pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
@@ -498,25 +500,38 @@ pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
     };
     let graph = matches!(recipe.domain, Domain::Graph(_));
     let layered = recipe.strata.is_some();
+    let grid = recipe.grid()?;
+    type Found<'r> = (
+        String,
+        Option<&'r StreamPowerParams>,
+        Option<&'r ThermalParams>,
+    );
     for (i, stage) in recipe.stages.iter().enumerate() {
-        let found: Vec<(String, &StreamPowerParams)> = match stage {
-            Stage::StreamPower(p) => vec![(format!("stages[{i}].StreamPower"), p)],
-            Stage::TimeLoop(l) => l
-                .processes
-                .iter()
-                .enumerate()
-                .filter_map(|(j, p)| match p {
-                    crate::recipe::Process::StreamPower(p) => Some((
-                        format!("stages[{i}].TimeLoop.processes[{j}].StreamPower"),
-                        p,
-                    )),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        for (field, p) in found {
-            if let Some(e) = p.gpu_refusal(graph, layered, false, accel, &field) {
+        let mut found: Vec<Found> = Vec::new();
+        match stage {
+            Stage::StreamPower(p) => {
+                found.push((format!("stages[{i}].StreamPower"), Some(p), None))
+            }
+            Stage::Thermal(t) => found.push((format!("stages[{i}].Thermal"), None, Some(t))),
+            Stage::TimeLoop(l) => {
+                for (j, p) in l.processes.iter().enumerate() {
+                    let field = format!("stages[{i}].TimeLoop.processes[{j}].{}", p.name());
+                    match p {
+                        Process::StreamPower(p) => found.push((field, Some(p), None)),
+                        Process::Thermal(t) => found.push((field, None, Some(t))),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        for (field, sp, thermal) in found {
+            let refusal = match (sp, thermal) {
+                (Some(p), _) => p.gpu_refusal(graph, layered, false, accel, &field),
+                (None, Some(t)) => t.gpu_refusal(graph, layered, grid, accel, &field),
+                (None, None) => None,
+            };
+            if let Some(e) = refusal {
                 return Err(e);
             }
         }

@@ -23,6 +23,11 @@
 //! every few cells (the first step routes hundreds of lakes per 10,000 cells; later steps
 //! few, as the uplift of 10 m a step fills them).
 //!
+//! `--thermal`: milliseconds per thermal step instead (orogen-core's `Thermal` on all
+//! cores against `GpuThermal`), 30° talus, rate 0.5, no tolerance, 10 m cells, on a rough
+//! start (3 m of noise per cell over cliffs of 40 m every few cells), sizes defaulting to
+//! 1024 2048 4096 8192.
+//!
 //! Sizes default to 512 1024 2048 4096. Each side runs 2 warm-up steps, then N timed steps
 //! (default 10); the GPU's time includes waiting for it, not reading heights back; then
 //! N routes alone (receivers and drainage, no solve). Prints a Markdown table and the mean
@@ -31,9 +36,11 @@
 use std::time::Instant;
 
 use orogen_core::eroders::stream_power::{Inputs, Params, StreamPower};
+use orogen_core::eroders::thermal;
 use orogen_core::flow::{OutletParams, SinkMode};
+use orogen_core::neighbourhood::RasterGrid;
 use orogen_core::Grid;
-use orogen_gpu::{GpuContext, GpuStreamPower};
+use orogen_gpu::{GpuContext, GpuStreamPower, GpuThermal};
 
 /// The CPU time of this process so far (user + system, seconds; Linux's /proc/self/stat,
 /// in clock ticks of 10 ms): on a software adapter (lavapipe) the GPU's work itself.
@@ -102,6 +109,7 @@ fn run() -> Result<(), String> {
     let mut n_exp = 1.0f32;
     let mut dump: Option<std::path::PathBuf> = None;
     let mut profile = false;
+    let mut thermal_mode = false;
     let mut profiles = Vec::new();
     let mut cpu_times = Vec::new();
     let mut redos = Vec::new();
@@ -128,6 +136,8 @@ fn run() -> Result<(), String> {
                 .map_err(|_| format!("--n: `{v}` is not a number"))?;
         } else if a == "--profile" {
             profile = true;
+        } else if a == "--thermal" {
+            thermal_mode = true;
         } else if a == "--dump" {
             dump = Some(args.next().ok_or("--dump needs a folder")?.into());
         } else if a == "--steps" {
@@ -141,6 +151,12 @@ fn run() -> Result<(), String> {
                     .map_err(|_| format!("`{a}` is not a grid side"))?,
             );
         }
+    }
+    if thermal_mode {
+        if sizes.is_empty() {
+            sizes = vec![1024, 2048, 4096, 8192];
+        }
+        return bench_thermal(&sizes, steps);
     }
     if sizes.is_empty() {
         sizes = vec![512, 1024, 2048, 4096];
@@ -324,6 +340,98 @@ fn run() -> Result<(), String> {
             println!("  {ms:9.3}  {name}");
         }
         println!("  {total:9.3}  total");
+    }
+    Ok(())
+}
+
+/// `--thermal`: ms per thermal step, CPU (all cores) against GPU, from the same rough start.
+fn bench_thermal(sizes: &[usize], steps: usize) -> Result<(), String> {
+    let ctx = GpuContext::new().map_err(|e| e.to_string())?;
+    println!(
+        "GPU: {}; CPU: {} threads; thermal, 30° talus, rate 0.5; {steps} steps after 2 warm-up",
+        ctx.describe(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    println!();
+    println!(
+        "| grid | CPU ms/step | GPU ms/step | CPU/GPU | mean h CPU | mean h GPU | max rel. diff |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let params = thermal::Params {
+        talus: thermal::TalusAngle::Constant(30.0),
+        rate: 0.5,
+        tolerance: 0.0,
+    };
+    let mut cpu_times = Vec::new();
+    for &side in sizes {
+        let grid = Grid::new(side, side, 10.0).map_err(|e| e.to_string())?;
+        let n = grid.len();
+        let start: Vec<f32> = (0..n as u64)
+            .map(|i| {
+                let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+                x ^= x >> 31;
+                x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                x ^= x >> 29;
+                let noise = (x >> 40) as f32 / (1u64 << 24) as f32 * 3.0;
+                let (cx, cy) = (i as usize % side, i as usize / side);
+                let cliff = if (cx / 9 + cy / 13).is_multiple_of(3) {
+                    40.0
+                } else {
+                    0.0
+                };
+                cliff + noise
+            })
+            .collect();
+        let mut cpu =
+            thermal::Thermal::new(RasterGrid::new(grid, &[]), params.clone(), 1, &start, "cpu")
+                .map_err(|e| e.to_string())?;
+        let mut h = start.clone();
+        for _ in 0..2 {
+            cpu.step_heights(&mut h);
+        }
+        let t = Instant::now();
+        for _ in 0..steps {
+            cpu.step_heights(&mut h);
+        }
+        let cpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        let tan = thermal::talus_tangents(&params.talus, &start, side, grid.cell_size, 1);
+        let mut gpu =
+            GpuThermal::on_grid(&ctx, grid, &params, &tan, "gpu").map_err(|e| e.to_string())?;
+        gpu.set_heights(&start).map_err(|e| e.to_string())?;
+        for _ in 0..2 {
+            gpu.step().map_err(|e| e.to_string())?;
+        }
+        gpu.wait().map_err(|e| e.to_string())?;
+        let cpu0 = cpu_seconds();
+        let t = Instant::now();
+        for _ in 0..steps {
+            gpu.step().map_err(|e| e.to_string())?;
+        }
+        gpu.wait().map_err(|e| e.to_string())?;
+        let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
+            cpu_times.push((side, (b - a) * 1e3 / steps as f64));
+        }
+        let g = gpu.heights().map_err(|e| e.to_string())?;
+        let mean = |v: &[f32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+        let worst = g
+            .iter()
+            .zip(&h)
+            .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
+            .fold(0.0f32, f32::max);
+        println!(
+            "| {side}² | {cpu_ms:.2} | {gpu_ms:.3} | {:.1} | {:.4} | {:.4} | {worst:.1e} |",
+            cpu_ms / gpu_ms,
+            mean(&h),
+            mean(&g)
+        );
+    }
+    println!();
+    for (side, ms) in cpu_times {
+        println!(
+            "{side}²: {ms:.1} ms of this process's CPU time per timed GPU step (user + \
+             system: on a software adapter, the GPU's work)"
+        );
     }
     Ok(())
 }

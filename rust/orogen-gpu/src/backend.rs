@@ -1,12 +1,16 @@
 //! orogen-core's device hook implemented: the GPU as an [`Accelerator`] a recipe's
-//! `device: Gpu | Auto` runs `StreamPower` on (the CLI hands it to the runner).
+//! `device: Gpu | Auto` runs `StreamPower` and `Thermal` on (the CLI hands it to the
+//! runner). Shared heights ([`SharedHeights`]) are a `wgpu::Buffer` of this GPU.
+
+use std::sync::Arc;
 
 use orogen_core::eroders::stream_power::{Inputs, Params};
+use orogen_core::eroders::thermal;
 use orogen_core::flow::OutletParams;
-use orogen_core::stages::{Accelerator, StreamPowerStepper};
+use orogen_core::stages::{Accelerator, SharedHeights, StreamPowerStepper, ThermalStepper};
 use orogen_core::{Grid, Result};
 
-use crate::{GpuContext, GpuStreamPower};
+use crate::{GpuContext, GpuStreamPower, GpuThermal};
 
 /// The GPU found by [`GpuContext::new`], as orogen-core's [`Accelerator`].
 pub struct GpuBackend {
@@ -76,6 +80,51 @@ impl Accelerator for GpuBackend {
             &self.ctx, grid, outlets, params, inputs, field,
         )?))
     }
+
+    fn supports_thermal(&self, grid: Grid, params: &thermal::Params, field: &str) -> Result<()> {
+        GpuThermal::supports(grid, params, field)
+    }
+
+    fn thermal(
+        &self,
+        grid: Grid,
+        params: &thermal::Params,
+        tangents: &[f32],
+        field: &str,
+    ) -> Result<Box<dyn ThermalStepper>> {
+        Ok(Box::new(GpuThermal::on_grid(
+            &self.ctx, grid, params, tangents, field,
+        )?))
+    }
+}
+
+impl ThermalStepper for GpuThermal {
+    fn set_heights(&mut self, heights: &[f32]) -> Result<()> {
+        GpuThermal::set_heights(self, heights)
+    }
+
+    fn step(&mut self) -> Result<()> {
+        GpuThermal::step(self)
+    }
+
+    fn heights(&mut self) -> Result<Vec<f32>> {
+        GpuThermal::heights(self)
+    }
+
+    fn max_excess(&mut self) -> Result<f32> {
+        GpuThermal::max_excess(self)
+    }
+
+    fn share_heights(&mut self, shared: &SharedHeights) -> Result<bool> {
+        match shared.0.downcast_ref::<wgpu::Buffer>() {
+            Some(buffer) => GpuThermal::share_heights(self, buffer).map(|_| true),
+            None => Ok(false),
+        }
+    }
+
+    fn shared_heights(&mut self) -> Result<Option<SharedHeights>> {
+        Ok(Some(SharedHeights(Arc::new(self.heights_buffer().clone()))))
+    }
 }
 
 impl StreamPowerStepper for GpuStreamPower {
@@ -93,5 +142,14 @@ impl StreamPowerStepper for GpuStreamPower {
 
     fn wait(&mut self) -> Result<()> {
         GpuStreamPower::wait(self)
+    }
+
+    fn shared_heights(&mut self) -> Result<Option<SharedHeights>> {
+        let buffer = self.heights_buffer()?.clone();
+        Ok(Some(SharedHeights(Arc::new(buffer))))
+    }
+
+    fn heights_changed(&mut self) {
+        GpuStreamPower::heights_changed(self)
     }
 }

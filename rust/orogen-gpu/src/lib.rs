@@ -10,17 +10,21 @@
 //!   spanning tree in the core's strict order by Borůvka's rounds, also on the GPU; for
 //!   `n ≠ 1` the CPU's per-node Newton solve, one level of the receiver forest at a time.
 //!
+//! - [`GpuThermal`]: orogen-core's thermal step (three Jacobi passes, any talus), which may
+//!   step a [`GpuStreamPower`]'s heights buffer (a `TimeLoop` of both).
 //! - [`GpuBackend`]: orogen-core's `Accelerator` hook, so a recipe's `device: Gpu | Auto`
-//!   (and the CLI's `--device`) runs its `StreamPower` stages here.
+//!   (and the CLI's `--device`) runs its `StreamPower` and `Thermal` stages here.
 //!
-//! Not done yet: closed domains, thermal and hydraulic erosion, hydrology maps on the GPU
+//! Not done yet: closed domains, hydraulic erosion, hydrology maps on the GPU
 //! (a stage's maps at the end are the CPU's, from the GPU's heights); no Godot switch.
 
 mod backend;
 mod context;
 mod lakes;
 mod stream_power;
+mod thermal;
 
 pub use backend::GpuBackend;
 pub use context::{GpuContext, DISABLE_ENV, NO_ADAPTER_HELP};
 pub use stream_power::{GpuStreamPower, PHASES};
+pub use thermal::GpuThermal;

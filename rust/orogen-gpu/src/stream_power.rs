@@ -104,7 +104,7 @@ impl ShaderParams {
     }
 }
 
-fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+pub(crate) fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -113,7 +113,11 @@ fn module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModul
 
 /// A bind group layout: binding 0 the uniform parameters, then storage buffers, `true`
 /// where read-only.
-fn layout(device: &wgpu::Device, label: &str, read_only: &[bool]) -> wgpu::BindGroupLayout {
+pub(crate) fn layout(
+    device: &wgpu::Device,
+    label: &str,
+    read_only: &[bool],
+) -> wgpu::BindGroupLayout {
     let mut entries = vec![wgpu::BindGroupLayoutEntry {
         binding: 0,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -142,7 +146,7 @@ fn layout(device: &wgpu::Device, label: &str, read_only: &[bool]) -> wgpu::BindG
     })
 }
 
-fn pipeline(
+pub(crate) fn pipeline(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     module: &wgpu::ShaderModule,
@@ -163,7 +167,7 @@ fn pipeline(
     })
 }
 
-fn bind(
+pub(crate) fn bind(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     buffers: &[&wgpu::Buffer],
@@ -1249,40 +1253,25 @@ impl GpuStreamPower {
 
     /// Copies the first `size` bytes of `buffer` (a multiple of 4) back to the CPU.
     fn read_range(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
-        let device = &self.ctx.device;
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-        self.ctx.queue.submit([encoder.finish()]);
-        let (tx, rx) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        self.ctx.check(&self.field)?;
-        match rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err(OrogenError::invalid(
-                    &self.field,
-                    format!("reading back from the GPU failed: {e}"),
-                ))
-            }
-            Err(_) => {
-                return Err(OrogenError::invalid(
-                    &self.field,
-                    "reading back from the GPU never finished",
-                ))
-            }
-        }
-        let bytes = staging.slice(..).get_mapped_range().to_vec();
-        staging.unmap();
-        Ok(bytes)
+        read_range(&self.ctx, buffer, size, &self.field)
+    }
+
+    /// The buffer of heights it steps, after the steps in flight are settled: another
+    /// process on the same GPU (a `TimeLoop`'s [`crate::GpuThermal`]) may step it in turn,
+    /// then call [`GpuStreamPower::heights_changed`].
+    pub fn heights_buffer(&mut self) -> Result<&wgpu::Buffer> {
+        self.need_heights()?;
+        self.settle()?;
+        Ok(&self.heights)
+    }
+
+    /// Another process changed the heights in [`GpuStreamPower::heights_buffer`]: as
+    /// [`GpuStreamPower::set_heights`], without the upload.
+    pub fn heights_changed(&mut self) {
+        self.pending.clear();
+        self.probes.clear();
+        self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
+        self.has_drainage = false;
     }
 
     /// The receivers' slope division on the GPU (receivers.wgsl's `div_near`): the bits of
@@ -1400,4 +1389,47 @@ impl GpuStreamPower {
     pub fn context(&self) -> &GpuContext {
         &self.ctx
     }
+}
+
+/// Copies `buffer` back to the CPU (waits for the GPU); errors name `field`.
+pub(crate) fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, field: &str) -> Result<Vec<u8>> {
+    read_range(ctx, buffer, buffer.size(), field)
+}
+
+/// Copies the first `size` bytes of `buffer` (a multiple of 4) back to the CPU.
+fn read_range(ctx: &GpuContext, buffer: &wgpu::Buffer, size: u64, field: &str) -> Result<Vec<u8>> {
+    let device = &ctx.device;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+    ctx.queue.submit([encoder.finish()]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.check(field)?;
+    match rx.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(OrogenError::invalid(
+                field,
+                format!("reading back from the GPU failed: {e}"),
+            ))
+        }
+        Err(_) => {
+            return Err(OrogenError::invalid(
+                field,
+                "reading back from the GPU never finished",
+            ))
+        }
+    }
+    let bytes = staging.slice(..).get_mapped_range().to_vec();
+    staging.unmap();
+    Ok(bytes)
 }

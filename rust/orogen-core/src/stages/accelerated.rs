@@ -1,9 +1,11 @@
-//! The runs `device: Gpu | Auto` gives a `StreamPower` stage: stepped by an accelerator
-//! ([`AcceleratedRun`]), or on the CPU with the reason it is not ([`Noted`]). The switch
-//! itself and the hook are in [`crate::stages::device`].
+//! The runs `device: Gpu | Auto` gives a `StreamPower` or `Thermal` stage: stepped by an
+//! accelerator ([`AcceleratedRun`], [`AcceleratedThermal`]), or on the CPU with the reason
+//! it is not ([`Noted`]). A `TimeLoop` steps the accelerated ones of its processes through
+//! [`DeviceProcess`], the heights kept on the device between them. The switch itself and
+//! the hook are in [`crate::stages::device`].
 
 use crate::error::{OrogenError, Result};
-use crate::stages::device::StreamPowerStepper;
+use crate::stages::device::{SharedHeights, StreamPowerStepper, ThermalStepper};
 use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
 use crate::stages::kind::StageRun;
 use crate::world::World;
@@ -107,6 +109,151 @@ impl StageRun for AcceleratedRun {
 
     fn device(&self) -> Option<String> {
         Some(self.device.clone())
+    }
+
+    fn on_device(&mut self) -> Option<&mut dyn DeviceProcess> {
+        // With a tolerance its convergence needs the heights before and after each step.
+        if self.tolerance.is_some() {
+            return None;
+        }
+        Some(self)
+    }
+}
+
+/// A run a `TimeLoop` steps on the accelerator without reading the heights back, the
+/// heights shared with the loop's other such processes ([`StageRun::on_device`]).
+pub trait DeviceProcess {
+    /// Whether it can step another process's heights ([`DeviceProcess::adopt`]).
+    fn can_adopt(&self) -> bool;
+    /// Its heights on the device, for the others (its steps in flight finished).
+    fn shared(&mut self) -> Result<Option<SharedHeights>>;
+    /// Steps `shared` from now on: `Ok(false)` where it cannot.
+    fn adopt(&mut self, shared: &SharedHeights) -> Result<bool>;
+    /// Uploads the world's heights.
+    fn upload(&mut self, heights: &[f32]) -> Result<()>;
+    /// Another process changed the shared heights on the device.
+    fn changed(&mut self);
+    /// One step on the device, reading nothing back; done (not speculative) on return
+    /// where another process steps the heights next.
+    fn step_device(&mut self) -> Result<()>;
+    /// Whether its last step converged (may read a figure back).
+    fn converged(&mut self) -> Result<bool>;
+    /// The heights on the device.
+    fn download(&mut self) -> Result<Vec<f32>>;
+}
+
+impl DeviceProcess for AcceleratedRun {
+    fn can_adopt(&self) -> bool {
+        false
+    }
+
+    fn shared(&mut self) -> Result<Option<SharedHeights>> {
+        self.stepper.shared_heights()
+    }
+
+    fn adopt(&mut self, _shared: &SharedHeights) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn upload(&mut self, heights: &[f32]) -> Result<()> {
+        self.stepper.set_heights(heights)
+    }
+
+    fn changed(&mut self) {
+        self.stepper.heights_changed()
+    }
+
+    fn step_device(&mut self) -> Result<()> {
+        self.stepper.step(self.dt)?;
+        // Speculative steps are settled (a 32-byte read) before another process moves
+        // the heights under them.
+        self.stepper.wait()
+    }
+
+    fn converged(&mut self) -> Result<bool> {
+        // Only without a tolerance is it stepped this way (`on_device`).
+        Ok(false)
+    }
+
+    fn download(&mut self) -> Result<Vec<f32>> {
+        self.stepper.heights()
+    }
+}
+
+/// A `Thermal` stage stepped by an accelerator: on its own, the heights handed over when
+/// they changed and read back after every step (with the largest excess, for
+/// `tolerance`), as [`AcceleratedRun`]; in a `TimeLoop`, the stream power's heights
+/// stepped on the device ([`DeviceProcess`]).
+pub(crate) struct AcceleratedThermal {
+    pub stepper: Box<dyn ThermalStepper>,
+    pub tolerance: f32,
+    pub field: String,
+    pub device: String,
+    /// The heights the stepper holds.
+    pub held: Vec<f32>,
+}
+
+impl StageRun for AcceleratedThermal {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        if self.held != world.height.data {
+            self.stepper.set_heights(&world.height.data)?;
+        }
+        self.stepper.step()?;
+        let after = self.stepper.heights()?;
+        if after.len() != world.height.data.len() {
+            return Err(OrogenError::invalid(
+                &self.field,
+                format!(
+                    "the GPU returned {} heights for {} cells",
+                    after.len(),
+                    world.height.data.len()
+                ),
+            ));
+        }
+        let excess = self.stepper.max_excess()?;
+        world.height.data.copy_from_slice(&after);
+        self.held = after;
+        Ok(excess <= self.tolerance)
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.device.clone())
+    }
+
+    fn on_device(&mut self) -> Option<&mut dyn DeviceProcess> {
+        Some(self)
+    }
+}
+
+impl DeviceProcess for AcceleratedThermal {
+    fn can_adopt(&self) -> bool {
+        true
+    }
+
+    fn shared(&mut self) -> Result<Option<SharedHeights>> {
+        self.stepper.shared_heights()
+    }
+
+    fn adopt(&mut self, shared: &SharedHeights) -> Result<bool> {
+        self.stepper.share_heights(shared)
+    }
+
+    fn upload(&mut self, heights: &[f32]) -> Result<()> {
+        self.stepper.set_heights(heights)
+    }
+
+    fn changed(&mut self) {}
+
+    fn step_device(&mut self) -> Result<()> {
+        self.stepper.step()
+    }
+
+    fn converged(&mut self) -> Result<bool> {
+        Ok(self.stepper.max_excess()? <= self.tolerance)
+    }
+
+    fn download(&mut self) -> Result<Vec<f32>> {
+        self.stepper.heights()
     }
 }
 

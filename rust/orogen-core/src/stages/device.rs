@@ -1,32 +1,38 @@
-//! Where stream power runs (issue #42): the recipe's `device: Cpu | Gpu | Auto` switch, and
-//! the hook a GPU backend implements. orogen-core never depends on a GPU crate: a caller
-//! (the CLI, with orogen-gpu) hands the runner an [`Accelerator`] through [`Devices`]; the
-//! `StreamPower` stage asks it for a [`StreamPowerStepper`] and steps that instead of the
-//! CPU's solver.
+//! Where stream power and thermal erosion run (issue #42): the recipe's `device: Cpu | Gpu
+//! | Auto` switch, and the hook a GPU backend implements. orogen-core never depends on a
+//! GPU crate: a caller (the CLI, with orogen-gpu) hands the runner an [`Accelerator`]
+//! through [`Devices`]; the `StreamPower` stage asks it for a [`StreamPowerStepper`], the
+//! `Thermal` stage for a [`ThermalStepper`], and steps that instead of the CPU's process.
+//! A `TimeLoop` of such processes keeps the heights on the accelerator between them
+//! ([`SharedHeights`]).
 //!
 //! - `Cpu` (the default): the CPU's code path, untouched; the accelerator is never asked.
-//! - `Gpu`: every `StreamPower` stage runs on the accelerator; one it cannot run is an
-//!   error naming the stage and why, and no accelerator is an error naming `device`.
+//! - `Gpu`: every `StreamPower` and `Thermal` stage runs on the accelerator; one it cannot
+//!   run is an error naming the stage and why, and no accelerator is an error naming
+//!   `device`. Other stages run on the CPU.
 //! - `Auto`: the accelerator for the stages it runs, the CPU for the others (and for all
 //!   when there is none); never an error for that. `bake.json` says which ran each stage.
 
 use serde::{Deserialize, Serialize};
 
 use crate::eroders::stream_power::{Inputs, Params};
+use crate::eroders::thermal;
 use crate::error::{OrogenError, Result};
 use crate::field::Grid;
 use crate::neighbourhood::OutletParams;
 
-/// Where a recipe's `StreamPower` stages run.
+/// Where a recipe's `StreamPower` and `Thermal` stages run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Device {
     /// The CPU (all cores): every stage, as before the switch existed.
     #[default]
     Cpu,
-    /// A GPU for every `StreamPower` stage; an error where there is none or a stage needs
-    /// what the GPU step does not do (a graph domain, layered rock, a closed domain, …).
+    /// A GPU for every `StreamPower` and `Thermal` stage; an error where there is none or
+    /// a stage needs what the GPU step does not do (a graph domain, layered rock, a closed
+    /// domain, …).
     Gpu,
-    /// A GPU for the `StreamPower` stages it can run when one is found, else the CPU.
+    /// A GPU for the `StreamPower` and `Thermal` stages it can run when one is found, else
+    /// the CPU.
     Auto,
 }
 
@@ -55,6 +61,42 @@ pub trait StreamPowerStepper {
     fn wait(&mut self) -> Result<()> {
         Ok(())
     }
+    /// The heights it steps, on the device, for another stepper of the same accelerator
+    /// to step in turn ([`ThermalStepper::share_heights`]); the steps in flight are
+    /// finished first. `None` where it cannot share them.
+    fn shared_heights(&mut self) -> Result<Option<SharedHeights>> {
+        Ok(None)
+    }
+    /// Another stepper changed the shared heights on the device.
+    fn heights_changed(&mut self) {}
+}
+
+/// Heights held on an accelerator, handed by one of its steppers to another so that a
+/// `TimeLoop`'s processes step the same heights there without reading them back: the
+/// accelerator's own handle (orogen-gpu's buffer), opaque to orogen-core.
+#[derive(Clone)]
+pub struct SharedHeights(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+/// A thermal process stepped outside the CPU (on a GPU): heights in, steps, heights out.
+pub trait ThermalStepper {
+    /// The heights to step from, one per cell, metres.
+    fn set_heights(&mut self, heights: &[f32]) -> Result<()>;
+    /// One step, as the CPU's `Thermal::step_heights` (need not wait for the device).
+    fn step(&mut self) -> Result<()>;
+    /// The heights after the last step (waits for the device).
+    fn heights(&mut self) -> Result<Vec<f32>>;
+    /// The largest excess over the talus found before the last step, metres (waits).
+    fn max_excess(&mut self) -> Result<f32>;
+    /// Steps `shared` (another stepper's heights, [`StreamPowerStepper::shared_heights`])
+    /// from now on instead of its own: `Ok(false)` where it cannot.
+    fn share_heights(&mut self, _shared: &SharedHeights) -> Result<bool> {
+        Ok(false)
+    }
+    /// Its heights on the device, for another stepper (as
+    /// [`StreamPowerStepper::shared_heights`]).
+    fn shared_heights(&mut self) -> Result<Option<SharedHeights>> {
+        Ok(None)
+    }
 }
 
 /// A device that can run stream power (orogen-gpu's `GpuBackend`).
@@ -73,6 +115,29 @@ pub trait Accelerator {
         inputs: Inputs,
         field: &str,
     ) -> Result<Box<dyn StreamPowerStepper>>;
+    /// `Ok` when it can run thermal erosion with these settings over `grid`, else the
+    /// error naming the field at fault. Cheap: runs nothing. None by default.
+    fn supports_thermal(&self, _grid: Grid, _params: &thermal::Params, field: &str) -> Result<()> {
+        Err(OrogenError::invalid(
+            field,
+            "this accelerator does not run thermal erosion; use device: Cpu, or Auto",
+        ))
+    }
+    /// Thermal erosion over `grid`, each cell's talus tangent resolved on the CPU
+    /// (`eroders::thermal::talus_tangents`), as the CPU's `Thermal` over a raster.
+    fn thermal(
+        &self,
+        grid: Grid,
+        params: &thermal::Params,
+        _tangents: &[f32],
+        field: &str,
+    ) -> Result<Box<dyn ThermalStepper>> {
+        self.supports_thermal(grid, params, field)?;
+        Err(OrogenError::invalid(
+            field,
+            "this accelerator does not run thermal erosion; use device: Cpu, or Auto",
+        ))
+    }
 }
 
 /// The device a run was asked for and the accelerator it was given.

@@ -85,6 +85,12 @@ pub trait StageRun {
     fn sync(&mut self, _world: &mut World) -> Result<()> {
         Ok(())
     }
+
+    /// Its process on an accelerator, for a `TimeLoop` to keep the heights there between
+    /// its processes (issue #42); `None` on the CPU.
+    fn on_device(&mut self) -> Option<&mut dyn crate::stages::accelerated::DeviceProcess> {
+        None
+    }
 }
 
 /// Runs `stage` on its own: validate, start, then up to `iterations` steps (fewer once it

@@ -25,6 +25,6 @@ pub mod time_loop;
 pub mod wind;
 
 pub use context::{Event, StageContext};
-pub use device::{Accelerator, Device, Devices, StreamPowerStepper};
+pub use device::{Accelerator, Device, Devices, SharedHeights, StreamPowerStepper, ThermalStepper};
 pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};
 pub use list::{Process, Stage};

@@ -6,10 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::eroders::thermal::{Params, TalusAngle, Thermal};
-use crate::error::Result;
+use crate::eroders::thermal::{talus_tangents, Params, TalusAngle, Thermal};
+use crate::error::{OrogenError, Result};
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::schema::ParamInfo;
+use crate::stages::accelerated::{AcceleratedThermal, Noted};
+use crate::stages::device::{Accelerator, Device};
 use crate::stages::kind::{material_props, Env, StageKind, StageRun};
 use crate::stages::source::THERMAL_SEED;
 use crate::world::World;
@@ -105,11 +107,93 @@ impl StageKind for ThermalParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
-        match world.graph_with_borders(&[]) {
+        let note = match env.devices.wanted()? {
+            None if env.devices.device == Device::Cpu => None,
+            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
+            Some(accel) => match self.on_accelerator(accel, world, env) {
+                Ok(run) => return Ok(run),
+                Err(e) if env.devices.device == Device::Gpu => return Err(e),
+                Err(e) => Some(format!("cpu (Auto: {e})")),
+            },
+        };
+        let run = match world.graph_with_borders(&[]) {
             // Cordonnier 2016 §7: thermal erosion on the stream graph, any talus variant.
             Some(nb) => self.run_on(nb, world, env),
             None => self.run_on(RasterGrid::new(world.grid(), &[]), world, env),
+        }?;
+        Ok(match note {
+            Some(note) => Box::new(Noted { run, note }),
+            None => run,
+        })
+    }
+}
+
+impl ThermalParams {
+    /// Why the GPU step cannot run this stage, or `None`: what the stage layer knows (a
+    /// graph, layered rock), then the accelerator's own limits
+    /// ([`Accelerator::supports_thermal`], e.g. square cells). The error names the stage.
+    pub fn gpu_refusal(
+        &self,
+        graph: bool,
+        layered: bool,
+        grid: crate::field::Grid,
+        accel: &dyn Accelerator,
+        field: &str,
+    ) -> Option<OrogenError> {
+        let why = if graph {
+            Some("a Graph domain (random points)")
+        } else if layered {
+            Some("layered rock (strata)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Some(OrogenError::invalid(
+                field,
+                format!(
+                    "the GPU thermal step does not run {why} yet; use device: Cpu, or Auto \
+                     to run this stage on the CPU"
+                ),
+            ));
         }
+        accel.supports_thermal(grid, &self.process(), field).err()
+    }
+
+    /// The stage stepped by `accel` (the talus tangents resolved here, as the CPU's
+    /// `Thermal::new` does), or why it cannot be.
+    fn on_accelerator(
+        &self,
+        accel: &dyn Accelerator,
+        world: &World,
+        env: &Env,
+    ) -> Result<Box<dyn StageRun>> {
+        let grid = world.grid();
+        if let Some(e) = self.gpu_refusal(
+            world.graph.is_some(),
+            !world.materials.is_empty(),
+            grid,
+            accel,
+            &env.field,
+        ) {
+            return Err(e);
+        }
+        let heights = &world.height.data;
+        let tangents = talus_tangents(
+            &self.talus,
+            heights,
+            grid.width,
+            grid.cell_size,
+            world.seed ^ THERMAL_SEED,
+        );
+        let mut stepper = accel.thermal(grid, &self.process(), &tangents, &env.field)?;
+        stepper.set_heights(heights)?;
+        Ok(Box::new(AcceleratedThermal {
+            stepper,
+            tolerance: self.tolerance,
+            field: env.field.clone(),
+            device: accel.describe(),
+            held: heights.clone(),
+        }))
     }
 }
 

@@ -11,6 +11,12 @@
 //! are not used inside it. Progress counts the loop's iterations and the cancel flag is
 //! checked every step. Each process keeps its own time step (`dt`).
 //!
+//! Under `device: Gpu | Auto` the processes that run on the accelerator (`StreamPower`
+//! without a `tolerance`, `Thermal`) step one set of heights kept there: the first that
+//! cannot step another's heights holds them, the others step its buffer, and the loop
+//! reads the heights back once a step (for progress, live views and cancel), or before a
+//! process on the CPU (issue #42).
+//!
 //! Recipe syntax: `TimeLoop(iterations: 200, mode: Every, processes: [StreamPower(dt:
 //! 5e4, hydrology: false), Thermal(talus: Constant(35.0))])`.
 
@@ -167,12 +173,57 @@ impl<P: LoopProcess> StageKind for TimeLoopParams<P> {
                     .collect(),
             ),
         };
+        let group = share_heights(&mut runs)?;
         Ok(Box::new(Run {
             runs,
             cumulative,
             rng,
+            group,
+            device_newer: false,
+            device_holds: world.height.data.clone(),
         }))
     }
+}
+
+/// The runs that step one set of heights on the accelerator, the holder first: the first
+/// run on the device that cannot step another's heights (a `StreamPower`), else the first
+/// on the device; then those that took its heights. Empty where fewer than two share.
+/// Every run started from the world's heights, so the holder's are the world's.
+fn share_heights(runs: &mut [Box<dyn StageRun>]) -> Result<Vec<usize>> {
+    let on_device: Vec<(usize, bool)> = runs
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, r)| r.on_device().map(|d| (i, d.can_adopt())))
+        .collect();
+    if on_device.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let holder = on_device
+        .iter()
+        .find(|(_, adopts)| !adopts)
+        .unwrap_or(&on_device[0])
+        .0;
+    let Some(shared) = runs[holder]
+        .on_device()
+        .and_then(|d| d.shared().transpose())
+    else {
+        return Ok(Vec::new());
+    };
+    let shared = shared?;
+    let mut group = vec![holder];
+    for &(i, adopts) in &on_device {
+        if i != holder && adopts {
+            if let Some(d) = runs[i].on_device() {
+                if d.adopt(&shared)? {
+                    group.push(i);
+                }
+            }
+        }
+    }
+    if group.len() < 2 {
+        group.clear();
+    }
+    Ok(group)
 }
 
 struct Run {
@@ -180,6 +231,76 @@ struct Run {
     /// Running sums of the proportions (`None`: every process every step).
     cumulative: Option<Vec<f64>>,
     rng: ChaCha8Rng,
+    /// The runs stepping one set of heights on the accelerator, the holder first
+    /// ([`share_heights`]); empty when none share.
+    group: Vec<usize>,
+    /// True when the heights on the accelerator are newer than the world's.
+    device_newer: bool,
+    /// The heights on the accelerator when the world last matched them.
+    device_holds: Vec<f32>,
+}
+
+impl Run {
+    /// One step of run `i`: on the accelerator without reading back where it is in the
+    /// group (the world's heights uploaded first where they changed), else on the world,
+    /// brought up to date first. `Ok(None)` where its convergence is asked later
+    /// ([`Run::converged`]).
+    fn step_one(&mut self, i: usize, world: &mut World) -> Result<Option<bool>> {
+        if !self.group.contains(&i) {
+            self.pull(world)?;
+            return self.runs[i].step(world).map(Some);
+        }
+        if !self.device_newer && self.device_holds != world.height.data {
+            let holder = self.group[0];
+            self.on_device(holder)?.upload(&world.height.data)?;
+            for k in 1..self.group.len() {
+                let g = self.group[k];
+                self.on_device(g)?.changed();
+            }
+            self.device_holds.clone_from(&world.height.data);
+        }
+        self.on_device(i)?.step_device()?;
+        for k in 0..self.group.len() {
+            let g = self.group[k];
+            if g != i {
+                self.on_device(g)?.changed();
+            }
+        }
+        self.device_newer = true;
+        Ok(None)
+    }
+
+    fn on_device(
+        &mut self,
+        i: usize,
+    ) -> Result<&mut dyn crate::stages::accelerated::DeviceProcess> {
+        self.runs[i].on_device().ok_or_else(|| {
+            OrogenError::invalid("device", format!("process {i} of the loop left the GPU"))
+        })
+    }
+
+    /// Reads the heights back from the accelerator where they are newer than the world's.
+    fn pull(&mut self, world: &mut World) -> Result<()> {
+        if !self.device_newer {
+            return Ok(());
+        }
+        let holder = self.group[0];
+        let after = self.on_device(holder)?.download()?;
+        if after.len() != world.height.data.len() {
+            return Err(OrogenError::invalid(
+                "device",
+                format!(
+                    "the GPU returned {} heights for {} cells",
+                    after.len(),
+                    world.height.data.len()
+                ),
+            ));
+        }
+        world.height.data.copy_from_slice(&after);
+        self.device_holds = after;
+        self.device_newer = false;
+        Ok(())
+    }
 }
 
 impl Run {
@@ -200,15 +321,28 @@ impl StageRun for Run {
         match self.cumulative.take() {
             None => {
                 let mut all = true;
-                for run in &mut self.runs {
-                    all &= run.step(world)?;
+                let mut ask = Vec::new();
+                for i in 0..self.runs.len() {
+                    match self.step_one(i, world)? {
+                        Some(done) => all &= done,
+                        None => ask.push(i),
+                    }
+                }
+                // The one read-back of the step (progress, live views, cancel).
+                self.pull(world)?;
+                for i in ask {
+                    if !all {
+                        break;
+                    }
+                    all &= self.on_device(i)?.converged()?;
                 }
                 Ok(all)
             }
             Some(c) => {
                 let i = self.draw(&c);
                 self.cumulative = Some(c);
-                self.runs[i].step(world)?;
+                self.step_one(i, world)?;
+                self.pull(world)?;
                 Ok(false)
             }
         }

@@ -7,3 +7,4 @@ mod live;
 mod recipe;
 mod slope_exponent;
 mod stream_power;
+mod thermal;
