@@ -87,6 +87,9 @@ pub const GW_DRY_ALPINE: [f32; 2] = [0.5, 0.5];
 /// Sand on flat ground, along the wettest drainage and by the shore.
 pub const GW_SAND_DEG: [f32; 2] = [6.0, 14.0];
 pub const GW_SAND_WET: [f32; 2] = [0.8, 0.95];
+/// Loose sediment (a layered run's, metres) takes the plants' place as sand: none from
+/// 2 cm, all from half a metre (the depth from which the shader's grain is the sand's).
+pub const GW_LOOSE_M: [f32; 2] = [0.02, 0.5];
 /// Snow: metres the patches raise the snowline by, metres over which it fades in, degrees
 /// below the steepest it holds on over which it fades out, and its weight.
 pub const GW_SNOW_PATCH_M: f32 = 60.0;
@@ -130,6 +133,7 @@ pub const SHADER_CONSTANTS: &[(&str, &[f32])] = &[
     ("GW_DRY_ALPINE", &GW_DRY_ALPINE),
     ("GW_SAND_DEG", &GW_SAND_DEG),
     ("GW_SAND_WET", &GW_SAND_WET),
+    ("GW_LOOSE_M", &GW_LOOSE_M),
     ("GW_SNOW_PATCH_M", &[GW_SNOW_PATCH_M]),
     ("GW_SNOW_FADE_M", &[GW_SNOW_FADE_M]),
     ("GW_SNOW_SLOPE_FADE_DEG", &[GW_SNOW_SLOPE_FADE_DEG]),
@@ -545,6 +549,12 @@ fn cell_weights(
     wt[SAND] = flat_ground
         * (step2(GW_SAND_WET, d)
             + (1.0 - smoothstep(0.0, params.shore_m, hc - params.sea_level + patches)));
+    // Nothing grows on loose sediment: its plants are sand (a layered terrain's dunes were
+    // exported as grass, drawn as sand).
+    let loose = step2(GW_LOOSE_M, sediment);
+    wt[SAND] += (wt[GRASS] + wt[DRY_GRASS]) * loose;
+    wt[GRASS] *= 1.0 - loose;
+    wt[DRY_GRASS] *= 1.0 - loose;
     let snow_from = snowline
         + params.snowline_aspect_m * 0.5 * (1.0 - shade)
         + GW_SNOW_PATCH_M * patches.max(0.0);
@@ -628,6 +638,34 @@ mod tests {
             prev = v;
         }
         assert!((prev - l1).abs() < 1e-5);
+    }
+
+    #[test]
+    fn loose_sediment_is_sand_not_plants() {
+        // Flat dry ground: plants everywhere; under a metre of loose sediment, sand.
+        let grid = Grid::new(24, 24, 10.0).unwrap();
+        let heights = vec![100.0f32; grid.len()];
+        let bare = vec![0.0f32; grid.len()];
+        let covered = vec![1.0f32; grid.len()];
+        let params = GroundParams::default();
+        let weights = |sediment: &[f32]| {
+            automatic_weights(
+                &GroundInputs {
+                    grid,
+                    heights: &heights,
+                    drainage: None,
+                    sediment: Some(sediment),
+                },
+                &params,
+            )
+        };
+        for w in weights(&bare) {
+            assert!(w[GRASS] + w[DRY_GRASS] > 0.5, "bare flat ground: {w:?}");
+        }
+        for w in weights(&covered) {
+            assert_eq!(w[GRASS] + w[DRY_GRASS], 0.0, "{w:?}");
+            assert!(w[SAND] > w[SOIL] && w[SAND] > 0.5, "covered ground: {w:?}");
+        }
     }
 
     #[test]
