@@ -23,6 +23,7 @@ use crate::neighbourhood::{OutletParams, RasterGrid, Side};
 
 mod hydrology;
 mod lakes;
+mod restack;
 
 /// The rank that solves the crossing graphs.
 pub const ROOT: usize = 0;
@@ -149,6 +150,17 @@ pub struct TileStreamPower {
     /// Interior cells, receivers before donors: one breadth-first block per tree (exits and
     /// roots by index), so a walk down a tree stays in a small part of memory.
     order: Vec<u32>,
+    /// The trees' blocks in `order` as [`TileStreamPower::build_order`] laid them: each
+    /// tree's root or exit (by index) and where its block starts (then the end); emptied
+    /// when the order no longer has them (after a restack).
+    block_root: Vec<u32>,
+    block_start: Vec<u32>,
+    /// The carve's reversed chains, receivers first, and where each starts (then the end):
+    /// what [`TileStreamPower::restack`] reorders by.
+    chain_cells: Vec<u32>,
+    chain_start: Vec<u32>,
+    /// The restack's moved blocks.
+    moved: Vec<u32>,
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
@@ -267,6 +279,11 @@ impl TileStreamPower {
             local: vec![0; n_cells],
             masks: vec![0; n_cells],
             order: Vec::with_capacity(n_cells),
+            block_root: Vec::new(),
+            block_start: Vec::new(),
+            chain_cells: Vec::new(),
+            chain_start: Vec::new(),
+            moved: Vec::new(),
             exits: Vec::new(),
             sums: vec![0.0; n_cells],
             drainage: vec![0.0; n_cells],
@@ -479,9 +496,12 @@ impl TileStreamPower {
             }
         }
         let (order, exits) = (&mut self.order, &mut self.exits);
+        let (block_root, block_start) = (&mut self.block_root, &mut self.block_start);
         let term_slot = &mut self.term_slot[..];
         order.clear();
         exits.clear();
+        block_root.clear();
+        block_start.clear();
         for (i, &r) in local.iter().enumerate() {
             if r == EXIT {
                 term_slot[i] = exits.len() as u32;
@@ -492,6 +512,8 @@ impl TileStreamPower {
                 continue;
             }
             let mut head = order.len();
+            block_root.push(i as u32);
+            block_start.push(head as u32);
             order.push(i as u32);
             while head < order.len() {
                 let c = order[head] as usize;
@@ -507,6 +529,7 @@ impl TileStreamPower {
                 }
             }
         }
+        block_start.push(order.len() as u32);
         if order.len() != n {
             return Err(OrogenError::Numerical {
                 field: format!("{} (tile {})", self.field, self.tile.rank),
@@ -540,20 +563,27 @@ impl TileStreamPower {
         self.layout.grid().index(r.x0 + li % r.w, r.y0 + li / r.w) as u32
     }
 
-    /// Sums the weights down the tile's trees from `inflow` at the entry cells.
-    fn sum_local(&mut self, inflow: &[f64]) {
-        match &self.weights {
-            Some(w) => self.sums.copy_from_slice(w),
-            None => self.sums.fill(self.area),
-        }
-        for (&e, &f) in self.entries.iter().zip(inflow) {
-            self.sums[e as usize] += f;
-        }
+    /// Sums the weights down the tile's trees: each cell's weight, then its donors' sums
+    /// from the last donor (by index) to the first, donors before receivers. Each sum adds
+    /// its terms in that order whatever the order of the tile's trees (a breadth-first
+    /// block, or a block [`TileStreamPower::restack`] moved), so the bytes do not depend
+    /// on it.
+    fn sum_local(&mut self) {
+        let w = self.tile.interior.w as isize;
+        let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
+        let (sums, masks) = (&mut self.sums[..], &self.masks[..]);
+        let (weights, area) = (self.weights.as_deref(), self.area);
         for &c in self.order.iter().rev() {
-            let r = self.local[c as usize];
-            if r != EXIT && r != c {
-                self.sums[r as usize] += self.sums[c as usize];
+            let c = c as usize;
+            let mut s = weights.map_or(area, |w| w[c]);
+            let mut m = masks[c];
+            while m != 0 {
+                // The last donor first, as a walk up a breadth-first block adds them.
+                let j = 7 - m.leading_zeros() as usize;
+                m &= !(1 << j);
+                s += sums[(c as isize + delta[j]) as usize];
             }
+            sums[c] = s;
         }
     }
 
@@ -629,7 +659,7 @@ impl TileStreamPower {
     /// Drainage: local sums, the crossing graph at the root, the inflows added.
     fn accumulate(&mut self, comm: &mut impl Comm) -> Result<()> {
         self.entries.clear();
-        self.sum_local(&[]);
+        self.sum_local();
         let (interior, ring) = (self.tile.interior, &self.ring);
         let mut w = Writer::with_capacity(8 + 16 * self.exits.len() + 8 * ring.len());
         w.u32(self.exits.len() as u32);
