@@ -17,8 +17,9 @@ use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
 use crate::eroders::stream_power::{erosion_factor, solve_drop, Inputs, Params, MAX_DT};
 use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::flow::graph::{prefetch, PREFETCH_AHEAD};
 use crate::flow::router::SinkMode;
-use crate::neighbourhood::raster::OFFSETS;
+use crate::neighbourhood::raster::{steepest_row, OFFSETS};
 use crate::neighbourhood::{OutletParams, RasterGrid, Side};
 
 mod hydrology;
@@ -408,72 +409,88 @@ impl TileStreamPower {
     /// each cell's local receiver (interior index, itself, or [`EXIT`]). With `keep` (the
     /// route over a filled surface), a cell that receives itself stays so and one with no
     /// lower neighbour keeps its receiver, as the whole map's `descend` with `keep`. Parallel
-    /// by row (each cell independent).
+    /// by row (each cell independent); the cells off the grid's border go through the whole
+    /// map's vectorised sweep (`raster::steepest_row`: the same operations, the same
+    /// directions), the others one by one.
     fn descend(&mut self, keep: bool) {
         let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
         let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
         // Halo index offsets of the 8 neighbours.
         let steps = OFFSETS.map(|(dx, dy)| dy * halo.w as isize + dx);
         let w = interior.w;
+        // The row's cells with all 8 neighbours in the grid: x in xa..xb.
+        let (xa, xb) = (interior.x0.max(1), (interior.x0 + w).min(g.width - 1));
         let rows = self
             .receivers
             .par_chunks_mut(w)
             .zip(self.dir.par_chunks_mut(w));
         let rows = rows.zip(self.local.par_chunks_mut(w)).enumerate();
-        rows.for_each(|(row, ((rs, ds), ls))| {
-            let y = interior.y0 + row;
-            for (col, ((r, d), l)) in rs.iter_mut().zip(ds.iter_mut()).zip(ls).enumerate() {
-                let x = interior.x0 + col;
-                let at = halo.index(x, y);
-                let here = heights[at];
-                let mut best_k = usize::MAX;
-                let own = here <= sea
-                    || on_open_border(open, g, x, y)
-                    || (keep && *r == g.index(x, y) as u32);
-                if !own {
-                    let mut best = 0.0f32;
-                    if x > 0 && y > 0 && x + 1 < g.width && y + 1 < g.height {
-                        // All 8 neighbours exist (and lie in the halo).
-                        for (k, &step) in steps.iter().enumerate() {
-                            let s = (here - heights[(at as isize + step) as usize]) / dists[k];
-                            if s > best {
-                                (best, best_k) = (s, k);
+        rows.for_each_init(
+            || vec![u32::MAX; w],
+            |best_dir, (row, ((rs, ds), ls))| {
+                let y = interior.y0 + row;
+                let swept = if y > 0 && y + 1 < g.height && xa < xb {
+                    let (at, m) = (halo.index(xa, y), xb - xa);
+                    let there = steps.map(|s| &heights[(at as isize + s) as usize..][..m]);
+                    steepest_row(&heights[at..at + m], there, dists, &mut best_dir[..m]);
+                    xa..xb
+                } else {
+                    0..0
+                };
+                for (col, ((r, d), l)) in rs.iter_mut().zip(ds.iter_mut()).zip(ls).enumerate() {
+                    let x = interior.x0 + col;
+                    let at = halo.index(x, y);
+                    let here = heights[at];
+                    let mut best_k = usize::MAX;
+                    let own = here <= sea
+                        || on_open_border(open, g, x, y)
+                        || (keep && *r == g.index(x, y) as u32);
+                    if !own {
+                        if swept.contains(&x) {
+                            let k = best_dir[x - xa];
+                            if k != u32::MAX {
+                                best_k = k as usize;
                             }
-                        }
-                    } else {
-                        for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
-                            let (nx, ny) = (x as isize + dx, y as isize + dy);
-                            if nx < 0 || ny < 0 || nx as usize >= g.width || ny as usize >= g.height
-                            {
-                                continue;
-                            }
-                            let s = (here - heights[(at as isize + steps[k]) as usize]) / dists[k];
-                            if s > best {
-                                (best, best_k) = (s, k);
+                        } else {
+                            let mut best = 0.0f32;
+                            for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
+                                let (nx, ny) = (x as isize + dx, y as isize + dy);
+                                if nx < 0
+                                    || ny < 0
+                                    || nx as usize >= g.width
+                                    || ny as usize >= g.height
+                                {
+                                    continue;
+                                }
+                                let s =
+                                    (here - heights[(at as isize + steps[k]) as usize]) / dists[k];
+                                if s > best {
+                                    (best, best_k) = (s, k);
+                                }
                             }
                         }
                     }
-                }
-                if best_k == usize::MAX {
-                    if keep && !own {
+                    if best_k == usize::MAX {
+                        if keep && !own {
+                            continue;
+                        }
+                        *r = g.index(x, y) as u32;
+                        *d = NO_DIR;
+                        *l = (row * w + col) as u32;
                         continue;
                     }
-                    *r = g.index(x, y) as u32;
-                    *d = NO_DIR;
-                    *l = (row * w + col) as u32;
-                    continue;
+                    let (dx, dy) = OFFSETS[best_k];
+                    let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
+                    *r = g.index(nx, ny) as u32;
+                    *d = best_k as u8;
+                    *l = if interior.contains(nx, ny) {
+                        interior.index(nx, ny) as u32
+                    } else {
+                        EXIT
+                    };
                 }
-                let (dx, dy) = OFFSETS[best_k];
-                let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
-                *r = g.index(nx, ny) as u32;
-                *d = best_k as u8;
-                *l = if interior.contains(nx, ny) {
-                    interior.index(nx, ny) as u32
-                } else {
-                    EXIT
-                };
-            }
-        });
+            },
+        );
     }
 
     /// A breadth-first order from each of the tile's exits and roots in turn (over the local
@@ -516,6 +533,10 @@ impl TileStreamPower {
             block_start.push(head as u32);
             order.push(i as u32);
             while head < order.len() {
+                // Trees spread over the tile: ask for a later cell's mask now.
+                if let Some(&ahead) = order.get(head + PREFETCH_AHEAD) {
+                    prefetch(masks, ahead as usize);
+                }
                 let c = order[head] as usize;
                 head += 1;
                 let s = term_slot[c];
@@ -573,7 +594,18 @@ impl TileStreamPower {
         let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
         let (sums, masks) = (&mut self.sums[..], &self.masks[..]);
         let (weights, area) = (self.weights.as_deref(), self.area);
-        for &c in self.order.iter().rev() {
+        let order = &self.order[..];
+        for (p, &c) in order.iter().enumerate().rev() {
+            // The walk jumps between a tree's cells: ask for an earlier cell's now.
+            if let Some(&ahead) = p.checked_sub(PREFETCH_AHEAD).map(|a| &order[a]) {
+                let a = ahead as usize;
+                prefetch(masks, a);
+                prefetch(sums, a.saturating_sub(w as usize));
+                prefetch(sums, a + w as usize);
+                if let Some(w) = weights {
+                    prefetch(w, a);
+                }
+            }
             let c = c as usize;
             let mut s = weights.map_or(area, |w| w[c]);
             let mut m = masks[c];
@@ -727,6 +759,17 @@ impl TileStreamPower {
             self.maps.resize(self.order.len(), [0.0; 3]);
         }
         for k in 0..self.order.len() {
+            // The walk jumps between a tree's cells: ask for a later cell's values now.
+            if let Some(&ahead) = self.order.get(k + PREFETCH_AHEAD) {
+                let a = ahead as usize;
+                prefetch(&self.local, a);
+                prefetch(&h, a);
+                prefetch(&self.uplift, a);
+                prefetch(&self.k, a);
+                prefetch(&self.drainage, a);
+                prefetch(&self.dir, a);
+                prefetch(&self.term_slot, a);
+            }
             let c = self.order[k] as usize;
             let r = self.local[c];
             if r as usize == c {

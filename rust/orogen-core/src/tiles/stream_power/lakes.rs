@@ -50,6 +50,10 @@ impl TileStreamPower {
         let mut node = vec![NONE; n];
         let mut has_pit = false;
         for k in 0..n {
+            if let Some(&ahead) = self.order.get(k + PREFETCH_AHEAD) {
+                prefetch(&self.local, ahead as usize);
+                prefetch(&node, ahead as usize);
+            }
             let c = self.order[k] as usize;
             let r = self.local[c];
             node[c] = if r == EXIT {
