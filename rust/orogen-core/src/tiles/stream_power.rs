@@ -512,45 +512,64 @@ impl TileStreamPower {
                 masks[r as usize] |= 1 << (7 - dir[i]);
             }
         }
+        // Per mask, its donors' offsets in index order (then zeros): each cell writes 8
+        // entries and moves on by its donor count, without a branch per donor (as the whole
+        // map's `bfs_masks`).
+        let mut table = [[0u32; 8]; 256];
+        for (m, offs) in table.iter_mut().enumerate() {
+            let bits = (0..8).filter(|j| m & (1 << j) != 0);
+            for (o, j) in offs.iter_mut().zip(bits) {
+                *o = delta[j] as u32;
+            }
+        }
         let (order, exits) = (&mut self.order, &mut self.exits);
         let (block_root, block_start) = (&mut self.block_root, &mut self.block_start);
         let term_slot = &mut self.term_slot[..];
+        // Room for 8 entries past the last cell: each cell enters the order once at most
+        // (when its receiver leaves the queue), so `len` stays at most `n`.
         order.clear();
+        order.resize(n + 8, 0);
         exits.clear();
         block_root.clear();
         block_start.clear();
+        let mut len = 0usize;
         for (i, &r) in local.iter().enumerate() {
-            if r == EXIT {
-                term_slot[i] = exits.len() as u32;
+            let s = if r == EXIT {
                 exits.push(i as u32);
+                exits.len() as u32 - 1
             } else if r as usize == i {
-                term_slot[i] = NONE;
+                NONE
             } else {
                 continue;
-            }
-            let mut head = order.len();
+            };
+            let start = len;
             block_root.push(i as u32);
-            block_start.push(head as u32);
-            order.push(i as u32);
-            while head < order.len() {
+            block_start.push(start as u32);
+            order[len] = i as u32;
+            len += 1;
+            let mut head = start;
+            while head < len {
                 // Trees spread over the tile: ask for a later cell's mask now.
                 if let Some(&ahead) = order.get(head + PREFETCH_AHEAD) {
                     prefetch(masks, ahead as usize);
                 }
-                let c = order[head] as usize;
+                let c = order[head];
                 head += 1;
-                let s = term_slot[c];
-                let mut m = masks[c];
-                while m != 0 {
-                    let j = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let d = (c as isize + delta[j]) as usize;
-                    order.push(d as u32);
-                    term_slot[d] = s;
+                let m = masks[c as usize];
+                let out: &mut [u32; 8] = (&mut order[len..len + 8])
+                    .try_into()
+                    .expect("8 free entries past the last cell");
+                for (o, &d) in out.iter_mut().zip(&table[m as usize]) {
+                    *o = c.wrapping_add(d);
                 }
+                len += m.count_ones() as usize;
+            }
+            for &c in &order[start..len] {
+                term_slot[c as usize] = s;
             }
         }
-        block_start.push(order.len() as u32);
+        order.truncate(len);
+        block_start.push(len as u32);
         if order.len() != n {
             return Err(OrogenError::Numerical {
                 field: format!("{} (tile {})", self.field, self.tile.rank),
