@@ -92,7 +92,12 @@ impl TileStreamPower {
                 // Two chains in one tree.
                 return false;
             }
-            for &c in &order[b0..b1] {
+            let block = &order[b0..b1];
+            for (k, &c) in block.iter().enumerate() {
+                // A block's cells lie all over its tree: ask for a later one's slot now.
+                if let Some(&ahead) = block.get(k + PREFETCH_AHEAD) {
+                    prefetch(term_slot, ahead as usize);
+                }
                 term_slot[c as usize] = MARK | s as u32;
             }
             if chain(s)
@@ -194,7 +199,11 @@ impl TileStreamPower {
                 self.block_start[b] as usize,
                 self.block_start[b + 1] as usize,
             );
-            for &c in &order[b0..b1] {
+            let block = &order[b0..b1];
+            for (k, &c) in block.iter().enumerate() {
+                if let Some(&ahead) = block.get(k + PREFETCH_AHEAD) {
+                    prefetch(term_slot, ahead as usize);
+                }
                 if term_slot[c as usize] == MARK | s as u32 {
                     term_slot[c as usize] = v;
                     moved.push(c);
