@@ -165,9 +165,9 @@ pub struct TileStreamPower {
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
-    /// Per interior cell whose path leaves the tile: its erosion factor and (the affine
-    /// chain only; empty otherwise) its map `(a, b, c)` composed down to the new height of
-    /// its exit's receiver.
+    /// Per interior cell: its erosion factor (0 for a cell that receives itself); and
+    /// per cell whose path leaves the tile (the affine chain only; empty otherwise) its
+    /// map `(a, b, c)` composed down to the new height of its exit's receiver.
     factors: Vec<f64>,
     maps: Vec<[f64; 3]>,
     /// Cells whose path leaves the tile, in flow order (receivers first).
@@ -777,6 +777,30 @@ impl TileStreamPower {
         if self.chain == ChainSolve::Affine {
             self.maps.resize(self.order.len(), [0.0; 3]);
         }
+        // Each cell's erosion factor in a pass in index order (the whole map's
+        // `erosion_factors`), so the walk below reads one array for it instead of three.
+        let (m, n, dists) = (self.m, self.n, self.dists);
+        let cells = self.factors.iter_mut().zip(&self.dir);
+        for ((f, &j), (&k, &a)) in cells.zip(self.k.iter().zip(&self.drainage)) {
+            *f = match j {
+                NO_DIR => 0.0,
+                j => match dists[j as usize] as f64 {
+                    d if d > 0.0 => erosion_factor(k, a, d, m, n, dt),
+                    _ => 0.0,
+                },
+            };
+        }
+        if let Some(bad) = self.factors.iter().position(|f| !f.is_finite()) {
+            return Err(OrogenError::Numerical {
+                field: self.field.clone(),
+                reason: format!(
+                    "erosion factor k·A^m·dt/dist^n = {} at cell {} is not usable; lower dt, \
+                     k or precipitation",
+                    self.factors[bad],
+                    self.global(bad)
+                ),
+            });
+        }
         for k in 0..self.order.len() {
             // The walk jumps between a tree's cells: ask for a later cell's values now.
             if let Some(&ahead) = self.order.get(k + PREFETCH_AHEAD) {
@@ -784,9 +808,7 @@ impl TileStreamPower {
                 prefetch(&self.local, a);
                 prefetch(&h, a);
                 prefetch(&self.uplift, a);
-                prefetch(&self.k, a);
-                prefetch(&self.drainage, a);
-                prefetch(&self.dir, a);
+                prefetch(&self.factors, a);
                 prefetch(&self.term_slot, a);
             }
             let c = self.order[k] as usize;
@@ -798,32 +820,13 @@ impl TileStreamPower {
                 continue;
             }
             let h_up = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
-            let d = match self.dir[c] {
-                NO_DIR => 0.0,
-                k => self.dists[k as usize] as f64,
-            };
-            let f = if d > 0.0 {
-                erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
-            } else {
-                0.0
-            };
-            if !f.is_finite() {
-                return Err(OrogenError::Numerical {
-                    field: self.field.clone(),
-                    reason: format!(
-                        "erosion factor k·A^m·dt/dist^n = {f} at cell {} is not usable; lower \
-                         dt, k or precipitation",
-                        self.global(c)
-                    ),
-                });
-            }
+            let f = self.factors[c];
             if self.term_slot[c] == NONE {
                 h[c] =
                     settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
             }
             self.pending.push(c as u32);
-            self.factors[c] = f;
             h[c] = h_up;
             if self.chain != ChainSolve::Affine {
                 continue;
