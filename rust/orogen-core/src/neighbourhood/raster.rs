@@ -354,9 +354,10 @@ unsafe fn steepest_lanes_avx2(here: &[f32], there: [&[f32]; 8], dists: [f32; 8],
     steepest_lanes(here, there, dists, dir)
 }
 
-/// [`steepest_lanes`], with AVX2 where the CPU has it.
+/// [`steepest_lanes`], with AVX2 where the CPU has it (also the tiled step's rows,
+/// `tiles::stream_power`).
 #[inline(always)]
-fn steepest_row(here: &[f32], there: [&[f32]; 8], dists: [f32; 8], dir: &mut [u32]) {
+pub(crate) fn steepest_row(here: &[f32], there: [&[f32]; 8], dists: [f32; 8], dir: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.

@@ -17,12 +17,14 @@ use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
 use crate::eroders::stream_power::{erosion_factor, solve_drop, Inputs, Params, MAX_DT};
 use crate::error::{check_positive, check_range, OrogenError, Result};
+use crate::flow::graph::{prefetch, PREFETCH_AHEAD};
 use crate::flow::router::SinkMode;
-use crate::neighbourhood::raster::OFFSETS;
+use crate::neighbourhood::raster::{steepest_row, OFFSETS};
 use crate::neighbourhood::{OutletParams, RasterGrid, Side};
 
 mod hydrology;
 mod lakes;
+mod restack;
 
 /// The rank that solves the crossing graphs.
 pub const ROOT: usize = 0;
@@ -149,12 +151,23 @@ pub struct TileStreamPower {
     /// Interior cells, receivers before donors: one breadth-first block per tree (exits and
     /// roots by index), so a walk down a tree stays in a small part of memory.
     order: Vec<u32>,
+    /// The trees' blocks in `order` as [`TileStreamPower::build_order`] laid them: each
+    /// tree's root or exit (by index) and where its block starts (then the end); emptied
+    /// when the order no longer has them (after a restack).
+    block_root: Vec<u32>,
+    block_start: Vec<u32>,
+    /// The carve's reversed chains, receivers first, and where each starts (then the end):
+    /// what [`TileStreamPower::restack`] reorders by.
+    chain_cells: Vec<u32>,
+    chain_start: Vec<u32>,
+    /// The restack's moved blocks.
+    moved: Vec<u32>,
     exits: Vec<u32>,
     sums: Vec<f64>,
     drainage: Vec<f32>,
-    /// Per interior cell whose path leaves the tile: its erosion factor and (the affine
-    /// chain only; empty otherwise) its map `(a, b, c)` composed down to the new height of
-    /// its exit's receiver.
+    /// Per interior cell: its erosion factor (0 for a cell that receives itself); and
+    /// per cell whose path leaves the tile (the affine chain only; empty otherwise) its
+    /// map `(a, b, c)` composed down to the new height of its exit's receiver.
     factors: Vec<f64>,
     maps: Vec<[f64; 3]>,
     /// Cells whose path leaves the tile, in flow order (receivers first).
@@ -267,6 +280,11 @@ impl TileStreamPower {
             local: vec![0; n_cells],
             masks: vec![0; n_cells],
             order: Vec::with_capacity(n_cells),
+            block_root: Vec::new(),
+            block_start: Vec::new(),
+            chain_cells: Vec::new(),
+            chain_start: Vec::new(),
+            moved: Vec::new(),
             exits: Vec::new(),
             sums: vec![0.0; n_cells],
             drainage: vec![0.0; n_cells],
@@ -391,72 +409,88 @@ impl TileStreamPower {
     /// each cell's local receiver (interior index, itself, or [`EXIT`]). With `keep` (the
     /// route over a filled surface), a cell that receives itself stays so and one with no
     /// lower neighbour keeps its receiver, as the whole map's `descend` with `keep`. Parallel
-    /// by row (each cell independent).
+    /// by row (each cell independent); the cells off the grid's border go through the whole
+    /// map's vectorised sweep (`raster::steepest_row`: the same operations, the same
+    /// directions), the others one by one.
     fn descend(&mut self, keep: bool) {
         let (g, halo, interior) = (self.layout.grid(), self.tile.halo, self.tile.interior);
         let (heights, dists, sea, open) = (&self.heights, self.dists, self.sea, self.open);
         // Halo index offsets of the 8 neighbours.
         let steps = OFFSETS.map(|(dx, dy)| dy * halo.w as isize + dx);
         let w = interior.w;
+        // The row's cells with all 8 neighbours in the grid: x in xa..xb.
+        let (xa, xb) = (interior.x0.max(1), (interior.x0 + w).min(g.width - 1));
         let rows = self
             .receivers
             .par_chunks_mut(w)
             .zip(self.dir.par_chunks_mut(w));
         let rows = rows.zip(self.local.par_chunks_mut(w)).enumerate();
-        rows.for_each(|(row, ((rs, ds), ls))| {
-            let y = interior.y0 + row;
-            for (col, ((r, d), l)) in rs.iter_mut().zip(ds.iter_mut()).zip(ls).enumerate() {
-                let x = interior.x0 + col;
-                let at = halo.index(x, y);
-                let here = heights[at];
-                let mut best_k = usize::MAX;
-                let own = here <= sea
-                    || on_open_border(open, g, x, y)
-                    || (keep && *r == g.index(x, y) as u32);
-                if !own {
-                    let mut best = 0.0f32;
-                    if x > 0 && y > 0 && x + 1 < g.width && y + 1 < g.height {
-                        // All 8 neighbours exist (and lie in the halo).
-                        for (k, &step) in steps.iter().enumerate() {
-                            let s = (here - heights[(at as isize + step) as usize]) / dists[k];
-                            if s > best {
-                                (best, best_k) = (s, k);
+        rows.for_each_init(
+            || vec![u32::MAX; w],
+            |best_dir, (row, ((rs, ds), ls))| {
+                let y = interior.y0 + row;
+                let swept = if y > 0 && y + 1 < g.height && xa < xb {
+                    let (at, m) = (halo.index(xa, y), xb - xa);
+                    let there = steps.map(|s| &heights[(at as isize + s) as usize..][..m]);
+                    steepest_row(&heights[at..at + m], there, dists, &mut best_dir[..m]);
+                    xa..xb
+                } else {
+                    0..0
+                };
+                for (col, ((r, d), l)) in rs.iter_mut().zip(ds.iter_mut()).zip(ls).enumerate() {
+                    let x = interior.x0 + col;
+                    let at = halo.index(x, y);
+                    let here = heights[at];
+                    let mut best_k = usize::MAX;
+                    let own = here <= sea
+                        || on_open_border(open, g, x, y)
+                        || (keep && *r == g.index(x, y) as u32);
+                    if !own {
+                        if swept.contains(&x) {
+                            let k = best_dir[x - xa];
+                            if k != u32::MAX {
+                                best_k = k as usize;
                             }
-                        }
-                    } else {
-                        for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
-                            let (nx, ny) = (x as isize + dx, y as isize + dy);
-                            if nx < 0 || ny < 0 || nx as usize >= g.width || ny as usize >= g.height
-                            {
-                                continue;
-                            }
-                            let s = (here - heights[(at as isize + steps[k]) as usize]) / dists[k];
-                            if s > best {
-                                (best, best_k) = (s, k);
+                        } else {
+                            let mut best = 0.0f32;
+                            for (k, &(dx, dy)) in OFFSETS.iter().enumerate() {
+                                let (nx, ny) = (x as isize + dx, y as isize + dy);
+                                if nx < 0
+                                    || ny < 0
+                                    || nx as usize >= g.width
+                                    || ny as usize >= g.height
+                                {
+                                    continue;
+                                }
+                                let s =
+                                    (here - heights[(at as isize + steps[k]) as usize]) / dists[k];
+                                if s > best {
+                                    (best, best_k) = (s, k);
+                                }
                             }
                         }
                     }
-                }
-                if best_k == usize::MAX {
-                    if keep && !own {
+                    if best_k == usize::MAX {
+                        if keep && !own {
+                            continue;
+                        }
+                        *r = g.index(x, y) as u32;
+                        *d = NO_DIR;
+                        *l = (row * w + col) as u32;
                         continue;
                     }
-                    *r = g.index(x, y) as u32;
-                    *d = NO_DIR;
-                    *l = (row * w + col) as u32;
-                    continue;
+                    let (dx, dy) = OFFSETS[best_k];
+                    let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
+                    *r = g.index(nx, ny) as u32;
+                    *d = best_k as u8;
+                    *l = if interior.contains(nx, ny) {
+                        interior.index(nx, ny) as u32
+                    } else {
+                        EXIT
+                    };
                 }
-                let (dx, dy) = OFFSETS[best_k];
-                let (nx, ny) = ((x as isize + dx) as usize, (y as isize + dy) as usize);
-                *r = g.index(nx, ny) as u32;
-                *d = best_k as u8;
-                *l = if interior.contains(nx, ny) {
-                    interior.index(nx, ny) as u32
-                } else {
-                    EXIT
-                };
-            }
-        });
+            },
+        );
     }
 
     /// A breadth-first order from each of the tile's exits and roots in turn (over the local
@@ -478,35 +512,64 @@ impl TileStreamPower {
                 masks[r as usize] |= 1 << (7 - dir[i]);
             }
         }
-        let (order, exits) = (&mut self.order, &mut self.exits);
-        let term_slot = &mut self.term_slot[..];
-        order.clear();
-        exits.clear();
-        for (i, &r) in local.iter().enumerate() {
-            if r == EXIT {
-                term_slot[i] = exits.len() as u32;
-                exits.push(i as u32);
-            } else if r as usize == i {
-                term_slot[i] = NONE;
-            } else {
-                continue;
-            }
-            let mut head = order.len();
-            order.push(i as u32);
-            while head < order.len() {
-                let c = order[head] as usize;
-                head += 1;
-                let s = term_slot[c];
-                let mut m = masks[c];
-                while m != 0 {
-                    let j = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let d = (c as isize + delta[j]) as usize;
-                    order.push(d as u32);
-                    term_slot[d] = s;
-                }
+        // Per mask, its donors' offsets in index order (then zeros): each cell writes 8
+        // entries and moves on by its donor count, without a branch per donor (as the whole
+        // map's `bfs_masks`).
+        let mut table = [[0u32; 8]; 256];
+        for (m, offs) in table.iter_mut().enumerate() {
+            let bits = (0..8).filter(|j| m & (1 << j) != 0);
+            for (o, j) in offs.iter_mut().zip(bits) {
+                *o = delta[j] as u32;
             }
         }
+        let (order, exits) = (&mut self.order, &mut self.exits);
+        let (block_root, block_start) = (&mut self.block_root, &mut self.block_start);
+        let term_slot = &mut self.term_slot[..];
+        // Room for 8 entries past the last cell: each cell enters the order once at most
+        // (when its receiver leaves the queue), so `len` stays at most `n`.
+        order.clear();
+        order.resize(n + 8, 0);
+        exits.clear();
+        block_root.clear();
+        block_start.clear();
+        let mut len = 0usize;
+        for (i, &r) in local.iter().enumerate() {
+            let s = if r == EXIT {
+                exits.push(i as u32);
+                exits.len() as u32 - 1
+            } else if r as usize == i {
+                NONE
+            } else {
+                continue;
+            };
+            let start = len;
+            block_root.push(i as u32);
+            block_start.push(start as u32);
+            order[len] = i as u32;
+            len += 1;
+            let mut head = start;
+            while head < len {
+                // Trees spread over the tile: ask for a later cell's mask now.
+                if let Some(&ahead) = order.get(head + PREFETCH_AHEAD) {
+                    prefetch(masks, ahead as usize);
+                }
+                let c = order[head];
+                head += 1;
+                let m = masks[c as usize];
+                let out: &mut [u32; 8] = (&mut order[len..len + 8])
+                    .try_into()
+                    .expect("8 free entries past the last cell");
+                for (o, &d) in out.iter_mut().zip(&table[m as usize]) {
+                    *o = c.wrapping_add(d);
+                }
+                len += m.count_ones() as usize;
+            }
+            for &c in &order[start..len] {
+                term_slot[c as usize] = s;
+            }
+        }
+        order.truncate(len);
+        block_start.push(len as u32);
         if order.len() != n {
             return Err(OrogenError::Numerical {
                 field: format!("{} (tile {})", self.field, self.tile.rank),
@@ -540,20 +603,38 @@ impl TileStreamPower {
         self.layout.grid().index(r.x0 + li % r.w, r.y0 + li / r.w) as u32
     }
 
-    /// Sums the weights down the tile's trees from `inflow` at the entry cells.
-    fn sum_local(&mut self, inflow: &[f64]) {
-        match &self.weights {
-            Some(w) => self.sums.copy_from_slice(w),
-            None => self.sums.fill(self.area),
-        }
-        for (&e, &f) in self.entries.iter().zip(inflow) {
-            self.sums[e as usize] += f;
-        }
-        for &c in self.order.iter().rev() {
-            let r = self.local[c as usize];
-            if r != EXIT && r != c {
-                self.sums[r as usize] += self.sums[c as usize];
+    /// Sums the weights down the tile's trees: each cell's weight, then its donors' sums
+    /// from the last donor (by index) to the first, donors before receivers. Each sum adds
+    /// its terms in that order whatever the order of the tile's trees (a breadth-first
+    /// block, or a block [`TileStreamPower::restack`] moved), so the bytes do not depend
+    /// on it.
+    fn sum_local(&mut self) {
+        let w = self.tile.interior.w as isize;
+        let delta = OFFSETS.map(|(dx, dy)| dy * w + dx);
+        let (sums, masks) = (&mut self.sums[..], &self.masks[..]);
+        let (weights, area) = (self.weights.as_deref(), self.area);
+        let order = &self.order[..];
+        for (p, &c) in order.iter().enumerate().rev() {
+            // The walk jumps between a tree's cells: ask for an earlier cell's now.
+            if let Some(&ahead) = p.checked_sub(PREFETCH_AHEAD).map(|a| &order[a]) {
+                let a = ahead as usize;
+                prefetch(masks, a);
+                prefetch(sums, a.saturating_sub(w as usize));
+                prefetch(sums, a + w as usize);
+                if let Some(w) = weights {
+                    prefetch(w, a);
+                }
             }
+            let c = c as usize;
+            let mut s = weights.map_or(area, |w| w[c]);
+            let mut m = masks[c];
+            while m != 0 {
+                // The last donor first, as a walk up a breadth-first block adds them.
+                let j = 7 - m.leading_zeros() as usize;
+                m &= !(1 << j);
+                s += sums[(c as isize + delta[j]) as usize];
+            }
+            sums[c] = s;
         }
     }
 
@@ -629,7 +710,7 @@ impl TileStreamPower {
     /// Drainage: local sums, the crossing graph at the root, the inflows added.
     fn accumulate(&mut self, comm: &mut impl Comm) -> Result<()> {
         self.entries.clear();
-        self.sum_local(&[]);
+        self.sum_local();
         let (interior, ring) = (self.tile.interior, &self.ring);
         let mut w = Writer::with_capacity(8 + 16 * self.exits.len() + 8 * ring.len());
         w.u32(self.exits.len() as u32);
@@ -696,7 +777,40 @@ impl TileStreamPower {
         if self.chain == ChainSolve::Affine {
             self.maps.resize(self.order.len(), [0.0; 3]);
         }
+        // Each cell's erosion factor in a pass in index order (the whole map's
+        // `erosion_factors`), so the walk below reads one array for it instead of three.
+        let (m, n, dists) = (self.m, self.n, self.dists);
+        let cells = self.factors.iter_mut().zip(&self.dir);
+        for ((f, &j), (&k, &a)) in cells.zip(self.k.iter().zip(&self.drainage)) {
+            *f = match j {
+                NO_DIR => 0.0,
+                j => match dists[j as usize] as f64 {
+                    d if d > 0.0 => erosion_factor(k, a, d, m, n, dt),
+                    _ => 0.0,
+                },
+            };
+        }
+        if let Some(bad) = self.factors.iter().position(|f| !f.is_finite()) {
+            return Err(OrogenError::Numerical {
+                field: self.field.clone(),
+                reason: format!(
+                    "erosion factor k·A^m·dt/dist^n = {} at cell {} is not usable; lower dt, \
+                     k or precipitation",
+                    self.factors[bad],
+                    self.global(bad)
+                ),
+            });
+        }
         for k in 0..self.order.len() {
+            // The walk jumps between a tree's cells: ask for a later cell's values now.
+            if let Some(&ahead) = self.order.get(k + PREFETCH_AHEAD) {
+                let a = ahead as usize;
+                prefetch(&self.local, a);
+                prefetch(&h, a);
+                prefetch(&self.uplift, a);
+                prefetch(&self.factors, a);
+                prefetch(&self.term_slot, a);
+            }
             let c = self.order[k] as usize;
             let r = self.local[c];
             if r as usize == c {
@@ -706,32 +820,13 @@ impl TileStreamPower {
                 continue;
             }
             let h_up = (h[c] as f64 + self.uplift[c] as f64 * dt) as f32;
-            let d = match self.dir[c] {
-                NO_DIR => 0.0,
-                k => self.dists[k as usize] as f64,
-            };
-            let f = if d > 0.0 {
-                erosion_factor(self.k[c], self.drainage[c], d, self.m, self.n, dt)
-            } else {
-                0.0
-            };
-            if !f.is_finite() {
-                return Err(OrogenError::Numerical {
-                    field: self.field.clone(),
-                    reason: format!(
-                        "erosion factor k·A^m·dt/dist^n = {f} at cell {} is not usable; lower \
-                         dt, k or precipitation",
-                        self.global(c)
-                    ),
-                });
-            }
+            let f = self.factors[c];
             if self.term_slot[c] == NONE {
                 h[c] =
                     settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
             }
             self.pending.push(c as u32);
-            self.factors[c] = f;
             h[c] = h_up;
             if self.chain != ChainSolve::Affine {
                 continue;

@@ -50,6 +50,10 @@ impl TileStreamPower {
         let mut node = vec![NONE; n];
         let mut has_pit = false;
         for k in 0..n {
+            if let Some(&ahead) = self.order.get(k + PREFETCH_AHEAD) {
+                prefetch(&self.local, ahead as usize);
+                prefetch(&node, ahead as usize);
+            }
             let c = self.order[k] as usize;
             let r = self.local[c];
             node[c] = if r == EXIT {
@@ -167,7 +171,8 @@ impl TileStreamPower {
 
     /// Reverses the receivers from each pass down to its pit (fastscapelib carve): this
     /// tile's passes whose lake-side cell it holds at once, the others and the chains that
-    /// cross tile edges as the root sends them. Then the tile's order again.
+    /// cross tile edges as the root sends them. Then the tile's order, reordered without a
+    /// new traversal ([`TileStreamPower::restack`]).
     fn carve(&mut self, comm: &mut impl Comm, passes: Vec<TilePass>) -> Result<()> {
         let (g, interior) = (self.layout.grid(), self.tile.interior);
         let inside = |c: u32| interior.contains(c as usize % g.width, c as usize / g.width);
@@ -203,14 +208,19 @@ impl TileStreamPower {
             local.push((rd.u32()?, rd.u32()?));
         }
         rd.finish()?;
+        self.chain_cells.clear();
+        self.chain_start.clear();
         for (cell, prev) in local {
+            self.chain_start.push(self.chain_cells.len() as u32);
             self.reverse(cell, prev)?;
         }
-        self.build_order()
+        self.chain_start.push(self.chain_cells.len() as u32);
+        self.restack()
     }
 
     /// Reverses the path from `cell` (which now drains into `prev`) down to its pit or the
     /// tile's edge: each cell drains into the one before it, at the distance between them.
+    /// The donor masks follow; the cells go to `chain_cells`, receivers first.
     fn reverse(&mut self, mut cell: u32, mut prev: u32) -> Result<()> {
         let (g, interior) = (self.layout.grid(), self.tile.interior);
         let xy = |c: u32| (c as usize % g.width, c as usize / g.width);
@@ -232,13 +242,21 @@ impl TileStreamPower {
                     format!("cell ({x}, {y}) cannot drain into ({px}, {py})"),
                 )
             })?;
+            // The donor bit at the old receiver goes, one at the new receiver comes.
+            let old = self.local[li];
+            if old != EXIT && old as usize != li {
+                self.masks[old as usize] &= !(1u8 << (7 - self.dir[li]));
+            }
             self.receivers[li] = prev;
             self.dir[li] = k as u8;
             self.local[li] = if interior.contains(px, py) {
-                interior.index(px, py) as u32
+                let to = interior.index(px, py);
+                self.masks[to] |= 1u8 << (7 - k);
+                to as u32
             } else {
                 EXIT
             };
+            self.chain_cells.push(li as u32);
             let (nx, ny) = xy(next);
             if next == cell || !interior.contains(nx, ny) {
                 return Ok(());
