@@ -165,7 +165,8 @@ fn map_look_means(grid: Grid, look: &Look<'_>, below: f32) -> Vec<f32> {
     let mut count = 0usize;
     for y in (0..h).step_by(stride) {
         for x in (0..w).step_by(stride) {
-            if !(heights[y * w + x] <= limit) {
+            let at = heights[y * w + x];
+            if at.is_nan() || at > limit {
                 continue;
             }
             let g = shown_weights_at(&look.inputs, &look.ground, log_max, x, y);
