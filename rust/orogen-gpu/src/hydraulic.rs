@@ -7,6 +7,7 @@
 
 use glam::Vec2;
 use orogen_core::eroders::hydraulic::{Borders, CapacityLaw, Params, Rain};
+use orogen_core::stages::HydraulicState;
 use orogen_core::{Grid, OrogenError, Result};
 
 use crate::context::GpuContext;
@@ -14,26 +15,6 @@ use crate::stream_power::{bind, layout, module, pipeline};
 
 /// Invocations per workgroup (hydraulic.wgsl's `WG`).
 const WORKGROUP: u32 = 256;
-
-/// The state a [`GpuHydraulic`] holds, read back: as orogen-core's `SimState` fields.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HydraulicState {
-    /// Bed heights, metres.
-    pub heights: Vec<f32>,
-    /// Water depth, metres.
-    pub water: Vec<f32>,
-    /// Suspended sediment, metres of material.
-    pub sediment: Vec<f32>,
-    /// Outflow fluxes (left, right, up, down), m³/s.
-    pub flux: Vec<[f32; 4]>,
-    /// Velocity, m/s.
-    pub velocity: Vec<Vec2>,
-    /// Water that left through open borders since the start, m³ (summed per cell in f32,
-    /// then over the cells in f64).
-    pub water_lost_m3: f64,
-    /// Sediment that left through open borders since the start, m³ of material.
-    pub sediment_lost_m3: f64,
-}
 
 /// The hydraulic process on the GPU over a raster, buffers and pipelines kept.
 pub struct GpuHydraulic {

@@ -29,6 +29,7 @@ mod thermal;
 
 pub use backend::GpuBackend;
 pub use context::{GpuContext, DISABLE_ENV, NO_ADAPTER_HELP};
-pub use hydraulic::{GpuHydraulic, HydraulicState};
+pub use hydraulic::GpuHydraulic;
+pub use orogen_core::stages::HydraulicState;
 pub use stream_power::{GpuStreamPower, PHASES};
 pub use thermal::GpuThermal;
