@@ -452,6 +452,42 @@ fn a_recipe_runs_its_hydraulic_stage_on_the_gpu_as_on_the_cpu() {
     );
 }
 
+#[test]
+fn strata_are_refused_under_gpu_and_run_on_the_cpu_under_auto() {
+    use orogen_core::runner::{check_devices, run_recipe_on};
+    use orogen_core::stages::{Accelerator, Device, Devices};
+    let gpu = orogen_gpu::GpuBackend::new().unwrap();
+    let strata = "strata: (layers: [(material: \"sandstone\", thickness: Constant(2.0))], \
+                  bottom: \"granite\"),";
+    let r = recipe("Gpu", strata);
+    let devices = Devices {
+        device: Device::Gpu,
+        accelerator: Some(&gpu as &dyn Accelerator),
+        missing: "",
+    };
+    let e = check_devices(&r, devices).unwrap_err();
+    assert!(
+        e.to_string().contains("stages[0].Hydraulic") && e.to_string().contains("strata"),
+        "{e}"
+    );
+    let auto = r.apply_override("device=Auto").unwrap();
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let out = run_recipe_on(
+        &auto,
+        std::path::Path::new("."),
+        &never,
+        &mut |_| {},
+        Some(&gpu),
+        "",
+    )
+    .unwrap();
+    let ran = out.timings.last().unwrap();
+    assert!(
+        ran.device.starts_with("cpu (Auto: ") && ran.device.contains("strata"),
+        "{ran:?}"
+    );
+}
+
 /// The recipe's start heights (its terrain before any stage).
 fn recipe_start() -> Vec<f32> {
     let r = recipe("Cpu", "")
