@@ -143,9 +143,10 @@ struct BakeArgs {
 enum DeviceArg {
     /// The CPU, all cores (the recipe's default).
     Cpu,
-    /// A GPU for every StreamPower and Thermal stage.
+    /// A GPU for every StreamPower, Thermal and Hydraulic stage.
     Gpu,
-    /// A GPU for the StreamPower and Thermal stages it runs when one is found, else the CPU.
+    /// A GPU for the StreamPower, Thermal and Hydraulic stages it runs when one is found,
+    /// else the CPU.
     Auto,
 }
 

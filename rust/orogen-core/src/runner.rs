@@ -488,8 +488,8 @@ pub fn run_recipe(
 }
 
 /// Refuses, before any work, a `device: Gpu` run that cannot be: no accelerator (naming
-/// `device`), or a `StreamPower` or `Thermal` stage (a loop's too) the accelerator does not run
-/// (naming the stage: `stages[2].StreamPower`). Nodata cells are only known once the
+/// `device`), or a `StreamPower` or `Thermal` stage (a loop's too), or a `Hydraulic` stage,
+/// the accelerator does not run (naming the stage: `stages[2].StreamPower`). Nodata cells are only known once the
 /// terrain is read; the stage refuses them when it starts. Nothing for `Cpu` and `Auto`.
 pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
     if devices.device != Device::Gpu {
@@ -507,6 +507,12 @@ pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
         Option<&'r ThermalParams>,
     );
     for (i, stage) in recipe.stages.iter().enumerate() {
+        if let Stage::Hydraulic(h) = stage {
+            let field = format!("stages[{i}].Hydraulic");
+            if let Some(e) = h.gpu_refusal(layered, grid, accel, &field) {
+                return Err(e);
+            }
+        }
         let mut found: Vec<Found> = Vec::new();
         match stage {
             Stage::StreamPower(p) => {

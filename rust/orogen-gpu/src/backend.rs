@@ -1,16 +1,20 @@
 //! orogen-core's device hook implemented: the GPU as an [`Accelerator`] a recipe's
-//! `device: Gpu | Auto` runs `StreamPower` and `Thermal` on (the CLI hands it to the
+//! `device: Gpu | Auto` runs `StreamPower`, `Thermal` and `Hydraulic` on (the CLI hands it to the
 //! runner). Shared heights ([`SharedHeights`]) are a `wgpu::Buffer` of this GPU.
 
 use std::sync::Arc;
 
+use orogen_core::eroders::hydraulic;
 use orogen_core::eroders::stream_power::{Inputs, Params};
 use orogen_core::eroders::thermal;
 use orogen_core::flow::OutletParams;
-use orogen_core::stages::{Accelerator, SharedHeights, StreamPowerStepper, ThermalStepper};
+use orogen_core::stages::{
+    Accelerator, HydraulicState, HydraulicStepper, SharedHeights, StreamPowerStepper,
+    ThermalStepper,
+};
 use orogen_core::{Grid, Result};
 
-use crate::{GpuContext, GpuStreamPower, GpuThermal};
+use crate::{GpuContext, GpuHydraulic, GpuStreamPower, GpuThermal};
 
 /// The GPU found by [`GpuContext::new`], as orogen-core's [`Accelerator`].
 pub struct GpuBackend {
@@ -95,6 +99,61 @@ impl Accelerator for GpuBackend {
         Ok(Box::new(GpuThermal::on_grid(
             &self.ctx, grid, params, tangents, field,
         )?))
+    }
+
+    fn supports_hydraulic(
+        &self,
+        grid: Grid,
+        params: &hydraulic::Params,
+        field: &str,
+    ) -> Result<()> {
+        GpuHydraulic::supports(grid, params, field)
+    }
+
+    fn hydraulic(
+        &self,
+        grid: Grid,
+        params: &hydraulic::Params,
+        sources: &dyn Fn(u64) -> Vec<f32>,
+        dissolubility: f32,
+        field: &str,
+    ) -> Result<Box<dyn HydraulicStepper>> {
+        Ok(Box::new(GpuHydraulic::on_grid(
+            &self.ctx,
+            grid,
+            params,
+            sources,
+            dissolubility,
+            field,
+        )?))
+    }
+}
+
+impl HydraulicStepper for GpuHydraulic {
+    fn set_state(
+        &mut self,
+        heights: &[f32],
+        water: Option<&[f32]>,
+        sediment: Option<&[f32]>,
+        flux: Option<&[[f32; 4]]>,
+    ) -> Result<()> {
+        GpuHydraulic::set_state(self, heights, water, sediment, flux)
+    }
+
+    fn set_heights(&mut self, heights: &[f32]) -> Result<()> {
+        GpuHydraulic::set_heights(self, heights)
+    }
+
+    fn step(&mut self) -> Result<()> {
+        GpuHydraulic::step(self)
+    }
+
+    fn heights(&mut self) -> Result<Vec<f32>> {
+        GpuHydraulic::heights(self)
+    }
+
+    fn state(&mut self) -> Result<HydraulicState> {
+        GpuHydraulic::state(self)
     }
 }
 

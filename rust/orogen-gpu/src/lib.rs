@@ -12,19 +12,24 @@
 //!
 //! - [`GpuThermal`]: orogen-core's thermal step (three Jacobi passes, any talus), which may
 //!   step a [`GpuStreamPower`]'s heights buffer (a `TimeLoop` of both).
+//! - [`GpuHydraulic`]: the pipe model of orogen-core's `Hydraulic` (one material, uniform
+//!   rain or none, sources), four passes a step.
 //! - [`GpuBackend`]: orogen-core's `Accelerator` hook, so a recipe's `device: Gpu | Auto`
 //!   (and the CLI's `--device`) runs its `StreamPower` and `Thermal` stages here.
 //!
-//! Not done yet: closed domains, hydraulic erosion, hydrology maps on the GPU
+//! Not done yet: closed domains, hydrology maps on the GPU
 //! (a stage's maps at the end are the CPU's, from the GPU's heights); no Godot switch.
 
 mod backend;
 mod context;
+mod hydraulic;
 mod lakes;
 mod stream_power;
 mod thermal;
 
 pub use backend::GpuBackend;
 pub use context::{GpuContext, DISABLE_ENV, NO_ADAPTER_HELP};
+pub use hydraulic::GpuHydraulic;
+pub use orogen_core::stages::HydraulicState;
 pub use stream_power::{GpuStreamPower, PHASES};
 pub use thermal::GpuThermal;

@@ -662,7 +662,7 @@ impl Params {
     }
 
     /// Pipe cross-section and length on `grid`.
-    fn pipes(&self, grid: &Grid) -> (f32, f32) {
+    pub fn pipes(&self, grid: &Grid) -> (f32, f32) {
         let l = grid.cell_size;
         (
             self.pipe_area_m2.unwrap_or(l * l),
@@ -815,6 +815,19 @@ impl Hydraulic {
     /// Steps taken so far.
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// The depth the sources add to each cell on step `step` (0 the first), metres, summed
+    /// over the sources in order: the water a GPU step adds before its passes (issue #42;
+    /// uniform rain is added as the passes read the depth, as here).
+    pub fn source_depths(&self, step: u64) -> Vec<f32> {
+        let mut add = vec![0.0f32; self.grid.len()];
+        for &(c, dd, every) in &self.sources {
+            if every || step == 0 {
+                add[c] += dd;
+            }
+        }
+        add
     }
 
     /// Bytes of per-cell state the process keeps beside the terrain and [`SimState`].

@@ -1,13 +1,14 @@
-//! Where stream power and thermal erosion run (issue #42): the recipe's `device: Cpu | Gpu
+//! Where stream power, thermal and hydraulic erosion run (issue #42): the recipe's `device: Cpu | Gpu
 //! | Auto` switch, and the hook a GPU backend implements. orogen-core never depends on a
 //! GPU crate: a caller (the CLI, with orogen-gpu) hands the runner an [`Accelerator`]
 //! through [`Devices`]; the `StreamPower` stage asks it for a [`StreamPowerStepper`], the
-//! `Thermal` stage for a [`ThermalStepper`], and steps that instead of the CPU's process.
+//! `Thermal` stage for a [`ThermalStepper`], the `Hydraulic` stage for a
+//! [`HydraulicStepper`] (its pipe model), and steps that instead of the CPU's process.
 //! A `TimeLoop` of such processes keeps the heights on the accelerator between them
 //! ([`SharedHeights`]).
 //!
 //! - `Cpu` (the default): the CPU's code path, untouched; the accelerator is never asked.
-//! - `Gpu`: every `StreamPower` and `Thermal` stage runs on the accelerator; one it cannot
+//! - `Gpu`: every `StreamPower`, `Thermal` and `Hydraulic` stage runs on the accelerator; one it cannot
 //!   run is an error naming the stage and why, and no accelerator is an error naming
 //!   `device`. Other stages run on the CPU.
 //! - `Auto`: the accelerator for the stages it runs, the CPU for the others (and for all
@@ -15,24 +16,25 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::eroders::hydraulic;
 use crate::eroders::stream_power::{Inputs, Params};
 use crate::eroders::thermal;
 use crate::error::{OrogenError, Result};
 use crate::field::Grid;
 use crate::neighbourhood::OutletParams;
 
-/// Where a recipe's `StreamPower` and `Thermal` stages run.
+/// Where a recipe's `StreamPower`, `Thermal` and `Hydraulic` stages run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Device {
     /// The CPU (all cores): every stage, as before the switch existed.
     #[default]
     Cpu,
-    /// A GPU for every `StreamPower` and `Thermal` stage; an error where there is none or
-    /// a stage needs what the GPU step does not do (a graph domain, layered rock, a closed
-    /// domain, …).
+    /// A GPU for every `StreamPower`, `Thermal` and `Hydraulic` stage; an error where
+    /// there is none or a stage needs what the GPU step does not do (a graph domain,
+    /// layered rock, a closed domain, rain drops, …).
     Gpu,
-    /// A GPU for the `StreamPower` and `Thermal` stages it can run when one is found, else
-    /// the CPU.
+    /// A GPU for the `StreamPower`, `Thermal` and `Hydraulic` stages it can run when one
+    /// is found, else the CPU.
     Auto,
 }
 
@@ -99,6 +101,48 @@ pub trait ThermalStepper {
     }
 }
 
+/// What a [`HydraulicStepper`] holds, read back: the heights and the `SimState` fields of
+/// orogen-core's `Hydraulic`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HydraulicState {
+    /// Bed heights, metres.
+    pub heights: Vec<f32>,
+    /// Water depth, metres.
+    pub water: Vec<f32>,
+    /// Suspended sediment, metres of material.
+    pub sediment: Vec<f32>,
+    /// Outflow fluxes (left, right, up, down), m³/s.
+    pub flux: Vec<[f32; 4]>,
+    /// Velocity, m/s.
+    pub velocity: Vec<glam::Vec2>,
+    /// Water that left through open borders since the stepper was made, m³.
+    pub water_lost_m3: f64,
+    /// Sediment that left through open borders since the stepper was made, m³ of material.
+    pub sediment_lost_m3: f64,
+}
+
+/// The pipe model of `Hydraulic` stepped outside the CPU (on a GPU): state in, steps, state
+/// out. Water, sediment and fluxes carry over from step to step.
+pub trait HydraulicStepper {
+    /// The state to step from: heights (metres), and the water, sediment and fluxes of a
+    /// run before (`None`: zero, as the CPU's process creates them).
+    fn set_state(
+        &mut self,
+        heights: &[f32],
+        water: Option<&[f32]>,
+        sediment: Option<&[f32]>,
+        flux: Option<&[[f32; 4]]>,
+    ) -> Result<()>;
+    /// New heights only (another process moved the bed), the water and sediment kept.
+    fn set_heights(&mut self, heights: &[f32]) -> Result<()>;
+    /// One step, as the CPU's `Hydraulic::step` over a terrain without layers.
+    fn step(&mut self) -> Result<()>;
+    /// The heights after the last step (waits for the device).
+    fn heights(&mut self) -> Result<Vec<f32>>;
+    /// Everything after the last step (waits for the device).
+    fn state(&mut self) -> Result<HydraulicState>;
+}
+
 /// A device that can run stream power (orogen-gpu's `GpuBackend`).
 pub trait Accelerator {
     /// What `bake.json` records for a stage it ran, e.g. `gpu: NVIDIA H100 (Vulkan, …)`.
@@ -136,6 +180,38 @@ pub trait Accelerator {
         Err(OrogenError::invalid(
             field,
             "this accelerator does not run thermal erosion; use device: Cpu, or Auto",
+        ))
+    }
+    /// `Ok` when it can run the pipe model of `Hydraulic` with these settings over `grid`
+    /// (one material), else the error naming the field at fault. Cheap: runs nothing.
+    /// None by default.
+    fn supports_hydraulic(
+        &self,
+        _grid: Grid,
+        _params: &hydraulic::Params,
+        field: &str,
+    ) -> Result<()> {
+        Err(OrogenError::invalid(
+            field,
+            "this accelerator does not run hydraulic erosion; use device: Cpu, or Auto",
+        ))
+    }
+    /// The pipe model over `grid`, one material of `dissolubility`; `sources(step)` is
+    /// the depth the sources add to each cell on that step (the CPU's
+    /// `Hydraulic::source_depths`, asked for steps 0 and 1: later steps add what step 1
+    /// does).
+    fn hydraulic(
+        &self,
+        grid: Grid,
+        params: &hydraulic::Params,
+        _sources: &dyn Fn(u64) -> Vec<f32>,
+        _dissolubility: f32,
+        field: &str,
+    ) -> Result<Box<dyn HydraulicStepper>> {
+        self.supports_hydraulic(grid, params, field)?;
+        Err(OrogenError::invalid(
+            field,
+            "this accelerator does not run hydraulic erosion; use device: Cpu, or Auto",
         ))
     }
 }

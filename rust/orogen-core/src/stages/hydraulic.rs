@@ -6,8 +6,10 @@
 //! `outputs` name them.
 
 use crate::eroders::hydraulic::{Borders, CapacityLaw, Hydraulic, Params, Rain, Source};
-use crate::error::Result;
+use crate::error::{OrogenError, Result};
 use crate::schema::ParamInfo;
+use crate::stages::accelerated::Noted;
+use crate::stages::device::{Accelerator, Device, HydraulicStepper};
 use crate::stages::kind::{material_props, stage_params, Env, StageKind, StageRun};
 use crate::state::MaterialProps;
 use crate::world::World;
@@ -134,10 +136,128 @@ impl StageKind for HydraulicParams {
         params.validate_on(&grid, &env.field)?;
         let hydraulic = Hydraulic::new(grid, params, world.seed ^ HYDRAULIC_SEED)
             .map_err(|e| e.in_field(&env.field))?;
-        Ok(Box::new(Run {
+        let note = match env.devices.wanted()? {
+            None if env.devices.device == Device::Cpu => None,
+            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
+            Some(accel) => match self.on_accelerator(accel, &hydraulic, world, env) {
+                Ok(run) => return Ok(run),
+                Err(e) if env.devices.device == Device::Gpu => return Err(e),
+                Err(e) => Some(format!("cpu (Auto: {e})")),
+            },
+        };
+        let run: Box<dyn StageRun> = Box::new(Run {
             hydraulic,
             materials: material_props(world),
+        });
+        Ok(match note {
+            Some(note) => Box::new(Noted { run, note }),
+            None => run,
+        })
+    }
+}
+
+impl HydraulicParams {
+    /// Why the GPU step cannot run this stage, or `None`: layered rock (what the stage
+    /// layer knows), then the accelerator's own limits
+    /// ([`Accelerator::supports_hydraulic`], e.g. rain drops). The error names the stage.
+    pub fn gpu_refusal(
+        &self,
+        layered: bool,
+        grid: crate::field::Grid,
+        accel: &dyn Accelerator,
+        field: &str,
+    ) -> Option<OrogenError> {
+        if layered {
+            return Some(OrogenError::invalid(
+                field,
+                "the GPU hydraulic step does not run layered rock (strata) yet; use device: \
+                 Cpu, or Auto to run this stage on the CPU",
+            ));
+        }
+        accel.supports_hydraulic(grid, &self.process(), field).err()
+    }
+
+    /// The stage stepped by `accel` (the sources resolved by the CPU's `hydraulic`), from
+    /// the world's heights and whatever water, sediment and fluxes it holds.
+    fn on_accelerator(
+        &self,
+        accel: &dyn Accelerator,
+        hydraulic: &Hydraulic,
+        world: &World,
+        env: &Env,
+    ) -> Result<Box<dyn StageRun>> {
+        let grid = world.grid();
+        if let Some(e) = self.gpu_refusal(!world.materials.is_empty(), grid, accel, &env.field) {
+            return Err(e);
+        }
+        let diss = material_props(world)[0].dissolubility;
+        let sources = |step: u64| hydraulic.source_depths(step);
+        let mut stepper = accel.hydraulic(grid, &self.process(), &sources, diss, &env.field)?;
+        let sim = &world.sim;
+        stepper.set_state(
+            &world.height.data,
+            sim.water_depth.as_deref(),
+            sim.sediment.as_deref(),
+            sim.flux.as_deref(),
+        )?;
+        Ok(Box::new(AcceleratedHydraulic {
+            stepper,
+            field: env.field.clone(),
+            device: accel.describe(),
+            held: world.height.data.clone(),
         }))
+    }
+}
+
+/// The stage stepped on an accelerator: the heights read back each step (the next stage,
+/// or a `TimeLoop`'s other processes, see them), water, sediment, fluxes and velocity into
+/// the world's `SimState` at the end, with the water and sediment that left the map.
+struct AcceleratedHydraulic {
+    stepper: Box<dyn HydraulicStepper>,
+    field: String,
+    device: String,
+    /// The heights last uploaded or read back.
+    held: Vec<f32>,
+}
+
+impl StageRun for AcceleratedHydraulic {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        if self.held != world.height.data {
+            self.stepper.set_heights(&world.height.data)?;
+        }
+        self.stepper.step()?;
+        let after = self.stepper.heights()?;
+        if after.len() != world.height.data.len() {
+            return Err(OrogenError::invalid(
+                &self.field,
+                format!(
+                    "the GPU returned {} heights for {} cells",
+                    after.len(),
+                    world.height.data.len()
+                ),
+            ));
+        }
+        world.height.data.copy_from_slice(&after);
+        self.held = after;
+        Ok(false)
+    }
+
+    fn finish(&mut self, world: &mut World) -> Result<()> {
+        let s = self.stepper.state()?;
+        world.height.data.copy_from_slice(&s.heights);
+        self.held = s.heights;
+        world.add_figure("hydraulic_water_lost_m3", s.water_lost_m3);
+        world.add_figure("hydraulic_sediment_lost_m3", s.sediment_lost_m3);
+        let sim = &mut world.sim;
+        sim.water_depth = Some(s.water);
+        sim.sediment = Some(s.sediment);
+        sim.flux = Some(s.flux);
+        sim.velocity = Some(s.velocity);
+        Ok(())
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.device.clone())
     }
 }
 

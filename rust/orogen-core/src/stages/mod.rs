@@ -25,6 +25,9 @@ pub mod time_loop;
 pub mod wind;
 
 pub use context::{Event, StageContext};
-pub use device::{Accelerator, Device, Devices, SharedHeights, StreamPowerStepper, ThermalStepper};
+pub use device::{
+    Accelerator, Device, Devices, HydraulicState, HydraulicStepper, SharedHeights,
+    StreamPowerStepper, ThermalStepper,
+};
 pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};
 pub use list::{Process, Stage};
