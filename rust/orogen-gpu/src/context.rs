@@ -146,3 +146,16 @@ impl GpuContext {
         ))
     }
 }
+
+/// Whether a GPU step can index `grid`'s nodes with 32-bit integers: `Ok`, or the error
+/// naming `grid`.
+pub(crate) fn check_nodes(grid: orogen_core::Grid) -> orogen_core::Result<()> {
+    let n = grid.len();
+    if n < 1 || n >= u32::MAX as usize {
+        return Err(orogen_core::OrogenError::invalid(
+            "grid",
+            format!("the GPU step needs 1 to {} nodes, got {n}", u32::MAX - 1),
+        ));
+    }
+    Ok(())
+}

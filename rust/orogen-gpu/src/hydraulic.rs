@@ -53,14 +53,7 @@ impl GpuHydraulic {
                  Auto to run this stage on the CPU",
             ));
         }
-        let n = grid.len();
-        if n < 1 || n >= u32::MAX as usize {
-            return Err(OrogenError::invalid(
-                "grid",
-                format!("the GPU step needs 1 to {} nodes, got {n}", u32::MAX - 1),
-            ));
-        }
-        Ok(())
+        crate::context::check_nodes(grid)
     }
 
     /// The pipe model over `grid` with `params`; `sources(step)` is the depth the sources

@@ -91,14 +91,7 @@ impl GpuThermal {
                 ),
             ));
         }
-        let n = grid.len();
-        if n < 1 || n >= u32::MAX as usize {
-            return Err(OrogenError::invalid(
-                "grid",
-                format!("the GPU step needs 1 to {} nodes, got {n}", u32::MAX - 1),
-            ));
-        }
-        Ok(())
+        crate::context::check_nodes(grid)
     }
 
     /// Thermal erosion over `grid` with `params` and each cell's talus tangent

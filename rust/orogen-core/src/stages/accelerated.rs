@@ -10,6 +10,24 @@ use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
 use crate::stages::kind::StageRun;
 use crate::world::World;
 
+/// `after`, the heights an accelerator returned, copied into `world` (and returned, for
+/// the caller to remember as what the device holds); an error naming `field` if their
+/// count is not the world's.
+pub(crate) fn take_heights(field: &str, after: Vec<f32>, world: &mut World) -> Result<Vec<f32>> {
+    if after.len() != world.height.data.len() {
+        return Err(OrogenError::invalid(
+            field,
+            format!(
+                "the GPU returned {} heights for {} cells",
+                after.len(),
+                world.height.data.len()
+            ),
+        ));
+    }
+    world.height.data.copy_from_slice(&after);
+    Ok(after)
+}
+
 /// A `StreamPower` stage stepped by an accelerator: the world's heights are handed over
 /// when they changed since the last step (a `TimeLoop`'s other processes), and read back
 /// after every step, so progress, live views, cancel and `tolerance` work as on the CPU;
@@ -38,16 +56,6 @@ impl StageRun for AcceleratedRun {
         }
         self.stepper.step(self.dt)?;
         let after = self.stepper.heights()?;
-        if after.len() != world.height.data.len() {
-            return Err(OrogenError::invalid(
-                &self.field,
-                format!(
-                    "the GPU returned {} heights for {} cells",
-                    after.len(),
-                    world.height.data.len()
-                ),
-            ));
-        }
         let converged = match self.tolerance {
             Some(t) => {
                 let change = after
@@ -59,8 +67,7 @@ impl StageRun for AcceleratedRun {
             }
             None => false,
         };
-        world.height.data.copy_from_slice(&after);
-        self.held = after;
+        self.held = take_heights(&self.field, after, world)?;
         Ok(converged)
     }
 
@@ -83,18 +90,7 @@ impl StageRun for AcceleratedRun {
             return Ok(());
         }
         let after = self.stepper.heights()?;
-        if after.len() != world.height.data.len() {
-            return Err(OrogenError::invalid(
-                &self.field,
-                format!(
-                    "the GPU returned {} heights for {} cells",
-                    after.len(),
-                    world.height.data.len()
-                ),
-            ));
-        }
-        world.height.data.copy_from_slice(&after);
-        self.held = after;
+        self.held = take_heights(&self.field, after, world)?;
         self.ahead = 0;
         Ok(())
     }
@@ -200,19 +196,8 @@ impl StageRun for AcceleratedThermal {
         }
         self.stepper.step()?;
         let after = self.stepper.heights()?;
-        if after.len() != world.height.data.len() {
-            return Err(OrogenError::invalid(
-                &self.field,
-                format!(
-                    "the GPU returned {} heights for {} cells",
-                    after.len(),
-                    world.height.data.len()
-                ),
-            ));
-        }
         let excess = self.stepper.max_excess()?;
-        world.height.data.copy_from_slice(&after);
-        self.held = after;
+        self.held = take_heights(&self.field, after, world)?;
         Ok(excess <= self.tolerance)
     }
 

@@ -227,18 +227,7 @@ impl StageRun for AcceleratedHydraulic {
         }
         self.stepper.step()?;
         let after = self.stepper.heights()?;
-        if after.len() != world.height.data.len() {
-            return Err(OrogenError::invalid(
-                &self.field,
-                format!(
-                    "the GPU returned {} heights for {} cells",
-                    after.len(),
-                    world.height.data.len()
-                ),
-            ));
-        }
-        world.height.data.copy_from_slice(&after);
-        self.held = after;
+        self.held = crate::stages::accelerated::take_heights(&self.field, after, world)?;
         Ok(false)
     }
 

@@ -286,18 +286,7 @@ impl Run {
         }
         let holder = self.group[0];
         let after = self.on_device(holder)?.download()?;
-        if after.len() != world.height.data.len() {
-            return Err(OrogenError::invalid(
-                "device",
-                format!(
-                    "the GPU returned {} heights for {} cells",
-                    after.len(),
-                    world.height.data.len()
-                ),
-            ));
-        }
-        world.height.data.copy_from_slice(&after);
-        self.device_holds = after;
+        self.device_holds = crate::stages::accelerated::take_heights("device", after, world)?;
         self.device_newer = false;
         Ok(())
     }
