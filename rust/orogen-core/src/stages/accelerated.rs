@@ -5,7 +5,7 @@
 //! the hook are in [`crate::stages::device`].
 
 use crate::error::{OrogenError, Result};
-use crate::stages::device::{SharedHeights, StreamPowerStepper, ThermalStepper};
+use crate::stages::device::{DeviceProcess, SharedHeights, StreamPowerStepper, ThermalStepper};
 use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
 use crate::stages::kind::StageRun;
 use crate::world::World;
@@ -114,28 +114,6 @@ impl StageRun for AcceleratedRun {
         }
         Some(self)
     }
-}
-
-/// A run a `TimeLoop` steps on the accelerator without reading the heights back, the
-/// heights shared with the loop's other such processes ([`StageRun::on_device`]).
-pub trait DeviceProcess {
-    /// Whether it can step another process's heights ([`DeviceProcess::adopt`]).
-    fn can_adopt(&self) -> bool;
-    /// Its heights on the device, for the others (its steps in flight finished).
-    fn shared(&mut self) -> Result<Option<SharedHeights>>;
-    /// Steps `shared` from now on: `Ok(false)` where it cannot.
-    fn adopt(&mut self, shared: &SharedHeights) -> Result<bool>;
-    /// Uploads the world's heights.
-    fn upload(&mut self, heights: &[f32]) -> Result<()>;
-    /// Another process changed the shared heights on the device.
-    fn changed(&mut self);
-    /// One step on the device, reading nothing back; done (not speculative) on return
-    /// where another process steps the heights next.
-    fn step_device(&mut self) -> Result<()>;
-    /// Whether its last step converged (may read a figure back).
-    fn converged(&mut self) -> Result<bool>;
-    /// The heights on the device.
-    fn download(&mut self) -> Result<Vec<f32>>;
 }
 
 impl DeviceProcess for AcceleratedRun {

@@ -88,7 +88,7 @@ pub trait StageRun {
 
     /// Its process on an accelerator, for a `TimeLoop` to keep the heights there between
     /// its processes (issue #42); `None` on the CPU.
-    fn on_device(&mut self) -> Option<&mut dyn crate::stages::accelerated::DeviceProcess> {
+    fn on_device(&mut self) -> Option<&mut dyn crate::stages::device::DeviceProcess> {
         None
     }
 }

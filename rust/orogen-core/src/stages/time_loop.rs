@@ -270,10 +270,7 @@ impl Run {
         Ok(None)
     }
 
-    fn on_device(
-        &mut self,
-        i: usize,
-    ) -> Result<&mut dyn crate::stages::accelerated::DeviceProcess> {
+    fn on_device(&mut self, i: usize) -> Result<&mut dyn crate::stages::device::DeviceProcess> {
         self.runs[i].on_device().ok_or_else(|| {
             OrogenError::invalid("device", format!("process {i} of the loop left the GPU"))
         })
