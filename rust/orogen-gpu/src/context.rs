@@ -159,3 +159,27 @@ pub(crate) fn check_nodes(grid: orogen_core::Grid) -> orogen_core::Result<()> {
     }
     Ok(())
 }
+
+/// Whether `ctx` can bind a storage buffer of `bytes_per_node` bytes for each of `grid`'s
+/// nodes (a step's largest): `Ok`, or the error naming `grid` with the sizes.
+pub(crate) fn check_binding(
+    ctx: &GpuContext,
+    grid: orogen_core::Grid,
+    bytes_per_node: u64,
+) -> orogen_core::Result<()> {
+    let limits = ctx.limits();
+    let largest = bytes_per_node * grid.len() as u64;
+    let max_binding = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+    if largest > max_binding {
+        return Err(orogen_core::OrogenError::invalid(
+            "grid",
+            format!(
+                "{}x{} needs GPU buffers of {largest} bytes, {} allows {max_binding}",
+                grid.width,
+                grid.height,
+                ctx.describe()
+            ),
+        ));
+    }
+    Ok(())
+}

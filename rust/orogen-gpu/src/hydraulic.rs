@@ -80,21 +80,8 @@ impl GpuHydraulic {
                 ),
             ));
         }
+        crate::context::check_binding(ctx, grid, 16)?;
         let limits = ctx.limits();
-        let max_binding =
-            (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
-        if 16 * n as u64 > max_binding {
-            return Err(OrogenError::invalid(
-                "grid",
-                format!(
-                    "{}x{} needs GPU buffers of {} bytes, {} allows {max_binding}",
-                    grid.width,
-                    grid.height,
-                    16 * n,
-                    ctx.describe()
-                ),
-            ));
-        }
         let p = params;
         let groups = n.div_ceil(WORKGROUP as usize) as u32;
         let gx = groups.min(limits.max_compute_workgroups_per_dimension.max(1));

@@ -370,21 +370,8 @@ impl GpuStreamPower {
             ));
         }
         // The largest binding: the solve's maps, 16 bytes a node.
+        crate::context::check_binding(ctx, grid, 16)?;
         let limits = ctx.limits();
-        let largest = 16 * n as u64;
-        let max_binding =
-            (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
-        if largest > max_binding {
-            return Err(OrogenError::invalid(
-                "grid",
-                format!(
-                    "{}x{} needs GPU buffers of {largest} bytes, {} allows {max_binding}",
-                    grid.width,
-                    grid.height,
-                    ctx.describe()
-                ),
-            ));
-        }
         let total: f64 = weights.iter().sum();
         let scale_exp = fixed_point_exponent(total);
         let scale = 2f64.powi(scale_exp);

@@ -112,21 +112,8 @@ impl GpuThermal {
                 format!("{} tangents for {n} cells", tangents.len()),
             ));
         }
+        crate::context::check_binding(ctx, grid, 4)?;
         let limits = ctx.limits();
-        let max_binding =
-            (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
-        if 4 * n as u64 > max_binding {
-            return Err(OrogenError::invalid(
-                "grid",
-                format!(
-                    "{}x{} needs GPU buffers of {} bytes, {} allows {max_binding}",
-                    grid.width,
-                    grid.height,
-                    4 * n,
-                    ctx.describe()
-                ),
-            ));
-        }
         let tan = |deg: f32| math::tan((deg as f64).to_radians()) as f32;
         let (height_talus, talus_height, tan_below, tan_above) = match &params.talus {
             TalusAngle::Height(h) => (true, h.height, tan(h.below_deg), tan(h.above_deg)),
