@@ -671,7 +671,8 @@ pub struct LiveMaps {
 /// set (the world is then kept: this is not a cancel). Between two steps `take_maps` may
 /// hand over new uplift or precipitation maps; the stage then restarts from the current
 /// terrain with them. Each step is reported as [`Event::Step`]; at the end the hydrology
-/// maps of where it stopped are written (as the stage's `hydrology: true` does). Returns
+/// maps of where it stopped are written (as the stage's `hydrology: true` does, with the
+/// river threshold and ε of the recipe's `Hydrology` stage when it has one). Returns
 /// the steps run. It runs the CPU: a recipe's `device: Gpu` is an error naming `device`,
 /// `Auto` runs the CPU ([`run_live_on`] takes an accelerator).
 pub fn run_live(
@@ -838,6 +839,26 @@ pub fn run_live_on(
         });
     }
     run.finish(world)?;
+    // A recipe's `Hydrology` stage says what its bake calls a river (its threshold and ε):
+    // the kept terrain's maps are made again with those, over the routing and rain the
+    // live stream power used (painted rain included), so a painted plain shows the rivers
+    // its recipe asks for and not every stream of a square kilometre.
+    if let Some((i, h)) = recipe.stages.iter().enumerate().find_map(|(i, s)| match s {
+        Stage::Hydrology(h) => Some((i, h)),
+        _ => None,
+    }) {
+        let kept = crate::stages::hydrology::HydrologyParams {
+            river_threshold: h.river_threshold,
+            epsilon: h.epsilon,
+            ..params.hydrology_params()
+        };
+        crate::stages::hydrology::write_hydrology_maps(
+            world,
+            &kept,
+            base_dir,
+            &format!("stages[{i}].Hydrology"),
+        )?;
+    }
     Ok(LiveOutput {
         steps,
         device: run.device().unwrap_or_else(|| "cpu".into()),

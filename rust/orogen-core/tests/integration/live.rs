@@ -82,6 +82,40 @@ fn live_erosion_is_the_batch_stage_step_for_step() {
     }
 }
 
+/// A recipe's `Hydrology` stage says what a river is (its threshold) for the terrain live
+/// erosion keeps, as for the recipe's bake: the live maps equal the batch run's, whose
+/// last stage is that `Hydrology`, and they are not the stream power's own (1 km²).
+#[test]
+fn live_erosion_keeps_the_rivers_of_the_recipes_hydrology_stage() {
+    let base = recipe(true, "");
+    let mut r = base.clone();
+    r.stages.push(orogen_core::recipe::Stage::Hydrology(
+        orogen_core::stages::hydrology::HydrologyParams {
+            river_threshold: 2.5e6,
+            ..Default::default()
+        },
+    ));
+    let never = AtomicBool::new(false);
+    let batch = run_recipe(&r, Path::new("."), &never, &mut |_| {})
+        .unwrap()
+        .world;
+    let kept_world = live(&r, 12, None);
+    assert_eq!(bits(&batch.height.data), bits(&kept_world.height.data));
+    for (name, map) in &batch.maps {
+        assert_eq!(Some(map), kept_world.maps.get(name), "{name}");
+    }
+    let river_cells = |w: &World| match w.maps.get("rivers") {
+        Some(orogen_core::world::MapData::Mask(m)) => m.data.iter().filter(|&&v| v != 0).count(),
+        _ => panic!("no rivers map"),
+    };
+    let own = live(&base, 12, None);
+    let (kept, all) = (river_cells(&kept_world), river_cells(&own));
+    assert!(
+        kept > 0 && kept < all,
+        "rivers: {kept} with the stage's threshold, {all} without"
+    );
+}
+
 #[test]
 fn painted_maps_take_over_from_the_next_step() {
     let r = recipe(false, ", precipitation: Some(Constant(1.5))");
