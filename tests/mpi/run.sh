@@ -9,7 +9,7 @@
 #      over threads; the same for lakes carved and filled, and for the default recipe (its
 #      Hydrology stage); without --merge each rank writes its own tiles, the same files
 #      with the same bytes as the tiles over threads, also the default recipe's hydrology
-#      tiles (river curves off);
+#      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -137,6 +137,17 @@ for lakes in Carve "Fill()"; do
         bad "mpirun -np 4 --tiles 2x2, lakes: $lakes: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-$name.log" 2>/dev/null))"
     fi
 done
+
+# schedule: CoarseToFine: the coarse levels run whole at rank 0, the finest level on the ranks.
+C2F=(--set "stages[0].schedule=CoarseToFine(levels: 2)")
+if "$BIN" bake "$RECIPE" --out "$WORK/whole-c2f" -q "${C2F[@]}" &&
+    "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/mpi-c2f" --tiles 2x2 --merge -q \
+        "${C2F[@]}" >"$WORK/mpi-c2f.log" 2>&1 &&
+    same_files "$WORK/whole-c2f" "$WORK/mpi-c2f"; then
+    ok "mpirun -np 4 --tiles 2x2, CoarseToFine: the whole-map bake's bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, CoarseToFine: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-c2f.log" 2>/dev/null))"
+fi
 
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
 # Hydrology maps are made per tile and gathered by rank 0, which draws the river curves.

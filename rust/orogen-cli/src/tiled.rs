@@ -3,7 +3,8 @@
 //! feature), giving the whole-map bake's bytes.
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
-//! `schedule: Fine`, no `tolerance`, an open border), `Thermal` (any talus but
+//! no `tolerance`, an open border; a `CoarseToFine` schedule's coarse levels run whole at
+//! rank 0, its finest level on the tiles), `Thermal` (any talus but
 //! `Material`), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
 //! maps, [`TileStreamPower::hydrology`]). Anything else is refused before any work, naming
@@ -37,6 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use orogen_core::bake::tiled::{TileEntry, TileMap};
+use orogen_core::eroders::stream_power::Inputs;
 use orogen_core::eroders::thermal::{talus_tangents_window, TalusAngle};
 use orogen_core::flow::hydrology::HydrologyMaps;
 use orogen_core::recipe::Device;
@@ -47,8 +49,9 @@ use orogen_core::stages::source::{
     border_fade, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
 };
 use orogen_core::stages::stream_power::{Schedule, StreamPowerParams};
+use orogen_core::stages::{Devices, Env};
 use orogen_core::stages::{Stage, StageKind};
-use orogen_core::tiles::comm::Reader;
+use orogen_core::tiles::comm::{Reader, Writer};
 use orogen_core::tiles::{
     all_max, gather_map, Comm, TileInputs, TileLayout, TileStreamPower, TileThermal, ROOT,
 };
@@ -61,6 +64,9 @@ const TAG_GATHER: u32 = 200;
 /// receivers.
 const TAG_HYDROLOGY: u32 = 230;
 const TAG_BYTES: u32 = 202;
+/// `CoarseToFine`'s gathers of the heights and inputs, and the scatter of the finest
+/// level's start heights (5 tags).
+const TAG_COARSE: u32 = 240;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
 /// field (`stages[0].StreamPower.tolerance: is not tiled yet`).
@@ -135,9 +141,6 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
 
 fn check_stream_power(p: &StreamPowerParams, field: &str) -> Result<()> {
     let refuse = |f: &str, why: String| Err(OrogenError::invalid(format!("{field}.{f}"), why));
-    if matches!(p.schedule, Schedule::CoarseToFine { levels, .. } if levels > 1) {
-        return refuse("schedule", "CoarseToFine is not tiled yet".into());
-    }
     if p.tolerance.is_some() {
         return refuse(
             "tolerance",
@@ -253,6 +256,62 @@ fn stream_power_inputs<C: Comm>(
         uplift,
         precipitation,
     })
+}
+
+/// `schedule: CoarseToFine`: the coarse levels run whole at rank 0, exactly as the
+/// whole-map stage runs them ([`StreamPowerParams::coarse_levels`]), from the tiles'
+/// heights and inputs gathered there; each tile gets its part of the finest level's start
+/// heights in `cut.heights`. Returns the finest level's steps, which the tiles run. Rank 0
+/// holds the whole map's heights and inputs (and the refinement's maps) meanwhile.
+fn coarse_levels<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    p: &StreamPowerParams,
+    index: usize,
+    field: &str,
+    cut: &mut TileInputs,
+) -> Result<u32> {
+    let layout = s.layout;
+    let heights = gather_map(comm, layout, ROOT, TAG_COARSE, &cut.heights, "heights")?;
+    let k = gather_map(comm, layout, ROOT, TAG_COARSE + 1, &cut.k, "k")?;
+    let uplift = gather_map(comm, layout, ROOT, TAG_COARSE + 2, &cut.uplift, "uplift")?;
+    let precipitation = match &cut.precipitation {
+        Some(p) => gather_map(comm, layout, ROOT, TAG_COARSE + 3, p, "precipitation")?,
+        None => None,
+    };
+    let mut parts = Vec::new();
+    if let (Some(heights), Some(k), Some(uplift)) = (heights, k, uplift) {
+        let height = orogen_core::field::Heightfield::from_vec(layout.grid(), heights, "heights")?;
+        let mut world = World::new(height, s.recipe.seed);
+        let env = Env {
+            base_dir: s.base_dir,
+            field: field.to_string(),
+            index,
+            in_loop: false,
+            devices: Devices::CPU,
+        };
+        let inputs = Inputs {
+            k,
+            uplift,
+            precipitation,
+        };
+        let steps = p.coarse_levels(&mut world, &env, inputs)?;
+        for r in 0..layout.count() {
+            let tile = layout.cut(r, &world.height.data, "heights")?;
+            let mut w = Writer::with_capacity(4 + 4 * tile.len());
+            w.u32(steps);
+            tile.iter().for_each(|&h| w.f32(h));
+            parts.push(w.into_bytes());
+        }
+    }
+    let part = comm.scatter(ROOT, TAG_COARSE + 4, parts)?;
+    let mut rd = Reader::new(&part, "the finest level's start heights", ROOT);
+    let steps = rd.u32()?;
+    for h in cut.heights.iter_mut() {
+        *h = rd.f32()?;
+    }
+    rd.finish()?;
+    Ok(steps)
 }
 
 /// Rank 0's whole world (`--merge`) with the heights gathered from every tile; `None` on
@@ -433,9 +492,15 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 let mut cut = stream_power_inputs(p, s, &uplift, &mut ranges)?;
                 cut.heights = std::mem::take(&mut heights);
                 let comm = &mut *ranges.comm;
+                let fine_steps = match p.schedule {
+                    Schedule::CoarseToFine { levels, .. } if levels > 1 => {
+                        coarse_levels(comm, s, p, index, &field, &mut cut)?
+                    }
+                    _ => p.iterations,
+                };
                 let mut tile =
                     TileStreamPower::new(layout, rank, &p.outlets, &p.process(), cut, &field)?;
-                for _ in 0..p.iterations {
+                for _ in 0..fine_steps {
                     tile.step(comm, p.dt as f64)?;
                     steps += 1;
                 }

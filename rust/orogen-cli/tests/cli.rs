@@ -1186,14 +1186,19 @@ fn tiled_bakes_over_threads_write_the_whole_map_bakes_bytes() {
     let tmp = tempfile::tempdir().unwrap();
     let recipe = tiled_recipe();
     let recipe = recipe.to_str().unwrap();
-    for (case, set) in [
-        ("plain", None),
-        ("carve", Some("stages[0].lakes=Carve")),
-        ("fill", Some("stages[0].lakes=Fill()")),
-        ("n2", Some("stages[0].n=2.0")),
+    // CoarseToFine: the coarse levels run whole at rank 0, the finest level tiled.
+    let coarse = "stages[0].schedule=CoarseToFine(levels: 2)";
+    let coarse3 = "stages[0].schedule=CoarseToFine(levels: 3, refine: 0.2)";
+    for (case, sets) in [
+        ("plain", &[][..]),
+        ("carve", &["stages[0].lakes=Carve"][..]),
+        ("fill", &["stages[0].lakes=Fill()"][..]),
+        ("n2", &["stages[0].n=2.0"][..]),
+        ("coarse", &[coarse][..]),
+        ("coarse3", &[coarse3, "stages[0].lakes=Carve"][..]),
     ] {
         let mut args = vec![recipe];
-        if let Some(set) = set {
+        for set in sets {
             args.extend(["--set", set]);
         }
         assert_tiled_bakes_equal_the_whole(tmp.path(), case, &args);

@@ -479,6 +479,34 @@ impl StreamPowerParams {
         env: &Env,
         inputs: Inputs,
     ) -> Result<Box<dyn StageRun>> {
+        let run = self.scheduled(world, env, inputs, false)?;
+        Ok(Box::new(run))
+    }
+
+    /// A `CoarseToFine` schedule's coarse levels alone, over the whole map (a tiled run's
+    /// rank 0, issue #41): from `world`'s heights and the stage's `inputs` as
+    /// [`StageKind::start`] makes them, every coarse level's steps and the refinement onto
+    /// the world's grid, as the whole-map stage runs them; leaves the finest level's start
+    /// heights in `world.height` and returns the steps left for the finest level. The
+    /// tiles then run those steps, starting from these heights.
+    pub fn coarse_levels(&self, world: &mut World, env: &Env, inputs: Inputs) -> Result<u32> {
+        self.validate(&env.field)?;
+        let mut run = self.scheduled(world, env, inputs, true)?;
+        while !run.at_finest() {
+            run.step(world)?;
+        }
+        Ok(run.left)
+    }
+
+    /// [`StreamPowerParams::start_scheduled`]'s run; with `coarse_only`, the finest level
+    /// gets its start heights but no solver.
+    fn scheduled(
+        &self,
+        world: &World,
+        env: &Env,
+        inputs: Inputs,
+        coarse_only: bool,
+    ) -> Result<Scheduled> {
         let Schedule::CoarseToFine {
             levels,
             refine,
@@ -547,10 +575,11 @@ impl StreamPowerParams {
             fine: None,
             detail,
             seed: world.seed ^ COARSE_TO_FINE_SEED ^ env.index as u64,
+            coarse_only,
         };
         run.enter(0, world)?;
         debug_assert!(!run.at_finest());
-        Ok(Box::new(run))
+        Ok(run)
     }
 }
 
@@ -577,6 +606,9 @@ struct Scheduled {
     detail: f32,
     /// Seed of the roughness noise.
     seed: u64,
+    /// Stop at the finest level's start heights, without its solver
+    /// ([`StreamPowerParams::coarse_levels`]).
+    coarse_only: bool,
 }
 
 impl Scheduled {
@@ -599,6 +631,9 @@ impl Scheduled {
             .expect("inputs until the finest level");
         if level.factor == 1 {
             self.coarse = None;
+            if self.coarse_only {
+                return Ok(());
+            }
             let inputs = self
                 .fine_inputs
                 .take()

@@ -27,8 +27,9 @@
 //! The CLI's `orogen bake --tiles NxM` runs these over threads or, built with its `mpi`
 //! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`); each rank makes its own
 //! tile of the start world (`TerrainSource::build_window`, `ScalarSource::resolve_window`)
-//! and writes its own tiles (`bake::tiled`). Still to come (issue #41): `CoarseToFine`, the
-//! other stages, the river curves per tile.
+//! and writes its own tiles (`bake::tiled`). A `CoarseToFine` stage runs its coarse levels
+//! whole at rank 0 and its finest level on the tiles. Still to come (issue #41): the other
+//! stages, the river curves per tile.
 
 mod basins;
 pub mod comm;

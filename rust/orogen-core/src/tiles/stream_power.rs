@@ -170,12 +170,18 @@ pub struct TileStreamPower {
     /// map `(a, b, c)` composed down to the new height of its exit's receiver.
     factors: Vec<f64>,
     maps: Vec<[f64; 3]>,
-    /// Cells whose path leaves the tile, in flow order (receivers first).
+    /// Cells whose path leaves the tile, in flow order (receivers first), in runs of one
+    /// exit: run `r` is `pending[run_end[r - 1]..run_end[r]]` (from 0 for the first), all
+    /// leaving by exit `run_slot[r]`. A tree's cells lie together in the order, so the runs
+    /// are about as many as the trees that leave the tile, not the cells.
     pending: Vec<u32>,
+    run_slot: Vec<u32>,
+    run_end: Vec<u32>,
     /// Per interior cell: the place among `exits` of the exit its path leaves by, or NONE.
     term_slot: Vec<u32>,
-    /// `pending` by exit (cells of exit `s` at `bucket[bucket_start[s]..bucket_start[s + 1]]`),
-    /// and the entries likewise (as places among `entries`).
+    /// The runs of `pending` by exit (the runs of exit `s` at
+    /// `bucket[bucket_start[s]..bucket_start[s + 1]]`, in flow order), and the entries
+    /// likewise (as places among `entries`).
     bucket_start: Vec<u32>,
     bucket: Vec<u32>,
     entry_start: Vec<u32>,
@@ -199,6 +205,10 @@ pub struct TileStreamPower {
     /// How lakes are resolved, and the root's part of it (used on [`ROOT`] only).
     lakes: SinkMode,
     lake_root: LakeRoot,
+    /// The basin labels' buffers, kept between steps (over the interior, and laid over the
+    /// halo rectangle): new ones each step cost a page fault per 4 KiB.
+    node: Vec<u32>,
+    labels: Vec<u32>,
 }
 
 impl TileStreamPower {
@@ -294,6 +304,8 @@ impl TileStreamPower {
             touched: Vec::new(),
             pending_donors: Vec::new(),
             pending: Vec::new(),
+            run_slot: Vec::new(),
+            run_end: Vec::new(),
             term_slot: vec![NONE; n_cells],
             bucket_start: Vec::new(),
             bucket: Vec::new(),
@@ -312,6 +324,8 @@ impl TileStreamPower {
             cross: CrossGraph::default(),
             lakes: params.lakes,
             lake_root: LakeRoot::default(),
+            node: Vec::new(),
+            labels: Vec::new(),
         })
     }
 
@@ -773,7 +787,7 @@ impl TileStreamPower {
         // once the root has sent their exits' receivers.
         let mut h = std::mem::take(&mut self.scratch);
         self.heights_into(&mut h);
-        self.pending.clear();
+        self.clear_pending();
         if self.chain == ChainSolve::Affine {
             self.maps.resize(self.order.len(), [0.0; 3]);
         }
@@ -826,7 +840,7 @@ impl TileStreamPower {
                     settle(h_up, h[r as usize], f, self.n).map_err(|e| e.in_field(&self.field))?;
                 continue;
             }
-            self.pending.push(c as u32);
+            self.push_pending(c as u32, self.term_slot[c]);
             h[c] = h_up;
             if self.chain != ChainSolve::Affine {
                 continue;
@@ -864,6 +878,28 @@ impl TileStreamPower {
         self.set_interior(&h);
         self.scratch = h;
         Ok(())
+    }
+
+    /// Empties `pending` and its runs.
+    fn clear_pending(&mut self) {
+        self.pending.clear();
+        self.run_slot.clear();
+        self.run_end.clear();
+    }
+
+    /// Appends cell `c`, whose path leaves the tile by exit `slot`, to `pending`: to the
+    /// last run when that run leaves by the same exit, else in a new run.
+    #[inline]
+    fn push_pending(&mut self, c: u32, slot: u32) {
+        self.pending.push(c);
+        let end = self.pending.len() as u32;
+        match (self.run_slot.last(), self.run_end.last_mut()) {
+            (Some(&s), Some(last)) if s == slot => *last = end,
+            _ => {
+                self.run_slot.push(slot);
+                self.run_end.push(end);
+            }
+        }
     }
 
     /// Writes `h` (row-major over the interior) into the heights.
@@ -951,13 +987,17 @@ impl TileStreamPower {
                     }
                 }
             };
-        let term_slot = &self.term_slot;
+        // The runs by exit, each exit's in flow order (a counting sort over the runs, not
+        // the cells).
+        let runs: Vec<u32> = (0..self.run_slot.len() as u32).collect();
+        let run_slot = &self.run_slot;
         by_slot(
-            &self.pending,
-            &|c| term_slot[c as usize],
+            &runs,
+            &|r| run_slot[r as usize],
             &mut self.bucket_start,
             &mut self.bucket,
         );
+        let term_slot = &self.term_slot;
         let places: Vec<u32> = (0..self.entries.len() as u32).collect();
         let entries = &self.entries;
         by_slot(
@@ -1002,23 +1042,34 @@ impl TileStreamPower {
                     ));
                 }
                 self.exit_heights[slot] = h_r;
-                let cells = &self.bucket
+                let runs = &self.bucket
                     [self.bucket_start[slot] as usize..self.bucket_start[slot + 1] as usize];
-                for &c in cells {
-                    let c = c as usize;
-                    let r = self.local[c];
-                    let h_r = if r == EXIT {
-                        self.exit_heights[self.term_slot[c] as usize]
-                    } else {
-                        h[r as usize]
+                for &run in runs {
+                    let run = run as usize;
+                    let start = match run {
+                        0 => 0,
+                        _ => self.run_end[run - 1] as usize,
                     };
-                    h[c] = match fill {
-                        None => settle(h[c], h_r, self.factors[c], self.n)
-                            .map_err(|e| e.in_field(&self.field))?,
-                        Some(epsilon) => h[c].max(h_r + epsilon),
-                    };
+                    let cells = &self.pending[start..self.run_end[run] as usize];
+                    for (k, &c) in cells.iter().enumerate() {
+                        // A tree's cells lie all over it: ask for a later one's values now.
+                        if let Some(&ahead) = cells.get(k + PREFETCH_AHEAD) {
+                            let a = ahead as usize;
+                            prefetch(&self.local, a);
+                            prefetch(h, a);
+                            prefetch(&self.factors, a);
+                        }
+                        let c = c as usize;
+                        let r = self.local[c];
+                        let h_r = if r == EXIT { h_r } else { h[r as usize] };
+                        h[c] = match fill {
+                            None => settle(h[c], h_r, self.factors[c], self.n)
+                                .map_err(|e| e.in_field(&self.field))?,
+                            Some(epsilon) => h[c].max(h_r + epsilon),
+                        };
+                    }
+                    done += cells.len();
                 }
-                done += cells.len();
                 let range = self.entry_start[slot] as usize..self.entry_start[slot + 1] as usize;
                 next.extend(
                     self.entry_bucket[range]

@@ -25,10 +25,13 @@ impl TileStreamPower {
         if self.lakes == SinkMode::None {
             return Ok(0);
         }
-        let Some(nodes) = self.label_basins(comm)? else {
+        if !self.label_basins(comm)? {
             return Ok(0);
-        };
-        let passes = self.lake_passes(comm, &nodes)?;
+        }
+        let labels = std::mem::take(&mut self.labels);
+        let passes = self.lake_passes(comm, &labels);
+        self.labels = labels;
+        let passes = passes?;
         let carved = passes.len();
         self.carve(comm, passes)?;
         if let SinkMode::Fill { epsilon } = self.lakes {
@@ -43,11 +46,13 @@ impl TileStreamPower {
     }
 
     /// Every cell's basin-graph node (0 for an outlet basin, a pit's global index + 1), laid
-    /// over the halo rectangle; `None` when the whole map has no pit.
-    fn label_basins(&mut self, comm: &mut impl Comm) -> Result<Option<Vec<u32>>> {
+    /// over the halo rectangle in `labels`; false when the whole map has no pit.
+    fn label_basins(&mut self, comm: &mut impl Comm) -> Result<bool> {
         let (interior, halo) = (self.tile.interior, self.tile.halo);
         let n = interior.len();
-        let mut node = vec![NONE; n];
+        // Every cell is in the order, so each is written below.
+        let mut node = std::mem::take(&mut self.node);
+        node.resize(n, NONE);
         let mut has_pit = false;
         for k in 0..n {
             if let Some(&ahead) = self.order.get(k + PREFETCH_AHEAD) {
@@ -74,14 +79,19 @@ impl TileStreamPower {
         let (any_pit, node) =
             self.spread_labels(comm, (TAG_LABEL_UP, TAG_LABEL_DOWN), has_pit, node)?;
         if !any_pit {
-            return Ok(None);
+            self.node = node;
+            return Ok(false);
         }
-        let mut labels = vec![NONE; halo.len()];
-        for (c, &v) in node.iter().enumerate() {
-            labels[halo.index(interior.x0 + c % interior.w, interior.y0 + c / interior.w)] = v;
+        let labels = &mut self.labels;
+        labels.clear();
+        labels.resize(halo.len(), NONE);
+        for (y, row) in (interior.y0..).zip(node.chunks_exact(interior.w)) {
+            let at = halo.index(interior.x0, y);
+            labels[at..at + interior.w].copy_from_slice(row);
         }
-        exchange_halo(comm, &self.layout, 1, TAG_LABEL_HALO, &mut labels)?;
-        Ok(Some(labels))
+        self.node = node;
+        exchange_halo(comm, &self.layout, 1, TAG_LABEL_HALO, &mut self.labels)?;
+        Ok(true)
     }
 
     /// Each cell's label from `node`, which holds the label of every cell whose path ends
@@ -271,17 +281,16 @@ impl TileStreamPower {
     pub(super) fn fill(&mut self, comm: &mut impl Comm, epsilon: f32) -> Result<()> {
         let mut h = std::mem::take(&mut self.scratch);
         self.heights_into(&mut h);
-        self.pending.clear();
+        self.clear_pending();
         for k in 0..self.order.len() {
             let c = self.order[k] as usize;
             let r = self.local[c];
             if r as usize == c {
                 continue;
             }
-            if self.term_slot[c] == NONE {
-                h[c] = h[c].max(h[r as usize] + epsilon);
-            } else {
-                self.pending.push(c as u32);
+            match self.term_slot[c] {
+                NONE => h[c] = h[c].max(h[r as usize] + epsilon),
+                s => self.push_pending(c as u32, s),
             }
         }
         self.chain_exact(comm, &mut h, Some(epsilon))?;
