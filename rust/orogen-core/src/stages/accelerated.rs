@@ -7,6 +7,7 @@
 use crate::error::{OrogenError, Result};
 use crate::stages::device::{DeviceProcess, SharedHeights, StreamPowerStepper, ThermalStepper};
 use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
+pub(crate) use crate::stages::kind::Noted;
 use crate::stages::kind::StageRun;
 use crate::world::World;
 
@@ -217,34 +218,5 @@ impl DeviceProcess for AcceleratedThermal {
 
     fn download(&mut self) -> Result<Vec<f32>> {
         self.stepper.heights()
-    }
-}
-
-/// A CPU run that says why it is on the CPU (`Auto` without a GPU, or a stage the GPU
-/// does not run).
-pub(crate) struct Noted {
-    pub run: Box<dyn StageRun>,
-    pub note: String,
-}
-
-impl StageRun for Noted {
-    fn step(&mut self, world: &mut World) -> Result<bool> {
-        self.run.step(world)
-    }
-
-    fn finish(&mut self, world: &mut World) -> Result<()> {
-        self.run.finish(world)
-    }
-
-    fn device(&self) -> Option<String> {
-        Some(self.note.clone())
-    }
-
-    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
-        self.run.step_deferred(world)
-    }
-
-    fn sync(&mut self, world: &mut World) -> Result<()> {
-        self.run.sync(world)
     }
 }
