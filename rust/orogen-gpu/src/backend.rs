@@ -184,6 +184,10 @@ impl HydraulicStepper for GpuHydraulic {
     fn state(&mut self) -> Result<HydraulicState> {
         GpuHydraulic::state(self)
     }
+
+    fn wait(&mut self) -> Result<()> {
+        GpuHydraulic::wait(self)
+    }
 }
 
 impl ThermalStepper for GpuThermal {

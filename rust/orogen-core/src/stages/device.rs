@@ -164,6 +164,11 @@ pub trait HydraulicStepper {
     fn heights(&mut self) -> Result<Vec<f32>>;
     /// Everything after the last step (waits for the device).
     fn state(&mut self) -> Result<HydraulicState>;
+    /// Waits until the device has done the steps asked for, reading nothing back (an
+    /// error if it failed).
+    fn wait(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// What an accelerator's routing gives for a `Hydrology` stage's maps, read back once:
