@@ -18,10 +18,10 @@
 //!   (and the CLI's `--device`) runs its `StreamPower` and `Thermal` stages here.
 //!
 //! - [`GpuHydrology`]: the routing of orogen-core's `Hydrology` stage (receivers, lakes,
-//!   drainage, water surface), read back once for its maps.
+//!   drainage, water surface), read back once for its maps, and of a GPU `StreamPower`'s
+//!   maps at its end (`hydrology: true`).
 //!
-//! Not done yet: closed domains; a `StreamPower` stage's own maps (`hydrology: true`) are
-//! the CPU's, from the GPU's heights.
+//! Not done yet: closed domains, outlet masks (nodata), layered terrain.
 
 mod backend;
 mod context;

@@ -5,8 +5,10 @@
 //! the hook are in [`crate::stages::device`].
 
 use crate::error::{OrogenError, Result};
-use crate::stages::device::{DeviceProcess, SharedHeights, StreamPowerStepper, ThermalStepper};
-use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
+use crate::stages::device::{
+    DeviceProcess, HydrologyMapper, SharedHeights, StreamPowerStepper, ThermalStepper,
+};
+use crate::stages::hydrology::{insert_device_maps, write_hydrology_maps, HydrologyParams};
 pub(crate) use crate::stages::kind::Noted;
 use crate::stages::kind::StageRun;
 use crate::world::World;
@@ -33,10 +35,12 @@ pub(crate) fn take_heights(field: &str, after: Vec<f32>, world: &mut World) -> R
 /// when they changed since the last step (a `TimeLoop`'s other processes), and read back
 /// after every step, so progress, live views, cancel and `tolerance` work as on the CPU;
 /// live painting steps it with [`StageRun::step_deferred`] and reads the heights back only
-/// for the views it shows ([`StageRun::sync`]). The hydrology maps at the end are the
-/// CPU's, from the final heights.
+/// for the views it shows ([`StageRun::sync`]). The hydrology maps at the end are routed
+/// on the accelerator (`mapper`) where it can, else on the CPU, from the final heights.
 pub(crate) struct AcceleratedRun {
     pub stepper: Box<dyn StreamPowerStepper>,
+    /// The routing of the maps at the end (`hydrology`) on the accelerator, if it can.
+    pub mapper: Option<Box<dyn HydrologyMapper>>,
     pub dt: f64,
     pub tolerance: Option<f32>,
     pub hydrology: Option<HydrologyParams>,
@@ -98,9 +102,13 @@ impl StageRun for AcceleratedRun {
 
     fn finish(&mut self, world: &mut World) -> Result<()> {
         self.sync(world)?;
-        match &self.hydrology {
-            Some(p) => write_hydrology_maps(world, p, &self.base_dir, &self.field),
-            None => Ok(()),
+        match (&self.hydrology, &mut self.mapper) {
+            (Some(p), Some(mapper)) => {
+                let fields = mapper.maps(&world.height.data)?;
+                insert_device_maps(world, p, fields)
+            }
+            (Some(p), None) => write_hydrology_maps(world, p, &self.base_dir, &self.field),
+            (None, _) => Ok(()),
         }
     }
 

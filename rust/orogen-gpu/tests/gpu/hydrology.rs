@@ -198,3 +198,40 @@ fn a_closed_domain_is_refused_under_gpu_and_routed_on_the_cpu_under_auto() {
     let cpu = run(&recipe("Cpu", (40, 32), 2, noise, stage), None).world;
     assert!(map_bytes(&auto.world) == map_bytes(&cpu));
 }
+
+#[test]
+fn a_gpu_stream_powers_own_maps_are_routed_on_the_gpu_as_the_cpu_would() {
+    use orogen_core::stages::hydrology::{compute_maps, HydrologyParams};
+    let gpu = backend();
+    let text = "(size: (72, 56), cell_size: 100.0, seed: 4,
+          terrain: Noise(amplitude: 60.0, wavelength: 700.0), uplift: Constant(0.001),
+          device: Gpu, river_curves: None,
+          stages: [StreamPower(iterations: 3, dt: 10000.0, k: Constant(2e-4), lakes: Carve,
+                               precipitation: Constant(0.9), hydrology: true)])";
+    let r = Recipe::from_ron_str(text, "<test>").unwrap();
+    let out = run(&r, Some(&gpu));
+    assert!(
+        out.timings[1].device.starts_with("gpu: "),
+        "{:?}",
+        out.timings
+    );
+    let g = out.world;
+    // The CPU's Hydrology over the GPU's final heights, with the stage's routing.
+    let mut cpu = g.clone();
+    cpu.maps.clear();
+    cpu.stream_receivers = None;
+    let params = HydrologyParams {
+        precipitation: Some(orogen_core::stages::source::ScalarSource::Constant(0.9)),
+        ..HydrologyParams::default()
+    };
+    compute_maps(&mut cpu, &params).unwrap();
+    let lakes = scalar(&cpu, names::LAKE_DEPTH)
+        .iter()
+        .filter(|&&d| d > 0.0)
+        .count();
+    assert!(lakes > 0, "no lake left after 3 steps");
+    assert!(
+        map_bytes(&g) == map_bytes(&cpu),
+        "the stage's maps are not the CPU's"
+    );
+}
