@@ -189,6 +189,22 @@ fn a_closed_domain_is_refused_under_gpu_and_routed_on_the_cpu_under_auto() {
             .contains("stages[0].Hydrology.outlets.borders"),
         "{e}"
     );
+    // Refused before any work, as the other GPU stages are.
+    let early = orogen_core::runner::check_devices(
+        &r,
+        orogen_core::stages::Devices {
+            device: orogen_core::stages::Device::Gpu,
+            accelerator: Some(&gpu),
+            missing: "",
+        },
+    )
+    .expect_err("check_devices refuses it");
+    assert!(
+        early
+            .to_string()
+            .contains("stages[0].Hydrology.outlets.borders"),
+        "{early}"
+    );
     let auto = run(&recipe("Auto", (40, 32), 2, noise, stage), Some(&gpu));
     assert!(
         auto.timings[1].device.starts_with("cpu (Auto: "),
