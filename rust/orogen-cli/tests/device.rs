@@ -169,6 +169,60 @@ fn gpu_bakes_within_1e3_of_the_cpu_repeats_its_bytes_and_says_what_ran() {
     assert_eq!(devices(&cpu), ["cpu", "cpu", "cpu", "cpu"]);
 }
 
+/// A pit-rich grid and one `Hydrology` stage (carved lakes, precipitation); `DEVICE` as in
+/// `RECIPE`.
+const HYDROLOGY: &str = "(
+    size: (64, 48),
+    cell_size: 100.0,
+    seed: 9,
+    terrain: Noise(amplitude: 60.0, wavelength: 700.0),
+    DEVICE
+    stages: [Hydrology(lakes: Carve, precipitation: Constant(0.8), river_threshold: 4e5)],
+    river_curves: None,
+)";
+
+#[test]
+fn hydrology_routed_on_the_gpu_bakes_the_cpus_maps_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (name, device) in [
+        ("cpu.ron", ""),
+        ("gpu.ron", "device: Gpu,"),
+        ("auto.ron", "device: Auto,"),
+    ] {
+        std::fs::write(dir.join(name), HYDROLOGY.replace("DEVICE", device)).unwrap();
+    }
+    let cpu = bake(dir, "cpu.ron", "cpu", &[]);
+    let gpu = bake(dir, "gpu.ron", "gpu", &[]);
+    let auto = bake(dir, "auto.ron", "auto", &[]);
+    assert_eq!(devices(&cpu), ["cpu", "cpu"]);
+    for out in [&gpu, &auto] {
+        let ran = devices(out);
+        assert!(ran[1].starts_with("gpu: "), "Hydrology: {ran:?}");
+    }
+    let files = map_bytes(&cpu);
+    let names: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    for map in [
+        "drainage",
+        "water_surface",
+        "lake_depth",
+        "rivers",
+        "basins",
+    ] {
+        assert!(
+            names.iter().any(|f| f.starts_with(map)),
+            "{map} not in {names:?}"
+        );
+    }
+    // Lakes there are, and every map is the CPU's to the byte.
+    let depth = orogen_core::io::exr::read_exr(&cpu.join("lake_depth.exr"))
+        .unwrap()
+        .data;
+    assert!(depth.iter().filter(|&&d| d > 0.0).count() > 100);
+    assert_eq!(map_bytes(&gpu), files, "the GPU's maps are not the CPU's");
+    assert_eq!(map_bytes(&auto), files, "Auto's maps are not the CPU's");
+}
+
 /// Asserts exit code 2 and an `error: ` line holding every needle.
 fn assert_bad_input(o: &Output, needles: &[&str]) {
     let err = stderr(o);

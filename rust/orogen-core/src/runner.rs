@@ -513,6 +513,10 @@ pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
                 return Err(e);
             }
         }
+        if let (Stage::Hydrology(h), false) = (stage, graph) {
+            let field = format!("stages[{i}].Hydrology");
+            accel.supports_hydrology(grid, &h.outlets, &h.process(), &field)?;
+        }
         let mut found: Vec<Found> = Vec::new();
         match stage {
             Stage::StreamPower(p) => {
@@ -525,6 +529,9 @@ pub fn check_devices(recipe: &Recipe, devices: Devices<'_>) -> Result<()> {
                     match p {
                         Process::StreamPower(p) => found.push((field, Some(p), None)),
                         Process::Thermal(t) => found.push((field, None, Some(t))),
+                        Process::Hydrology(h) if !graph => {
+                            accel.supports_hydrology(grid, &h.outlets, &h.process(), &field)?
+                        }
                         _ => {}
                     }
                 }

@@ -28,6 +28,16 @@
 //! start (3 m of noise per cell over cliffs of 40 m every few cells), sizes defaulting to
 //! 1024 2048 4096 8192.
 //!
+//! `--hydraulic`: milliseconds per step of the pipe model instead (orogen-core's
+//! `Hydraulic` on all cores against `GpuHydraulic`, nothing read back between GPU steps),
+//! default parameters (uniform rain, closed borders), Chézy 30, 1 m cells, on a noisy
+//! tilted plane; sizes defaulting to 1024 2048 4096 8192.
+//!
+//! `--hydrology`: milliseconds for a `Hydrology` stage's routing and maps instead (the
+//! CPU's `flow::hydrology::Hydrology::compute` against `GpuHydrology::maps`, read-back
+//! included), carved lakes, on the `--start` terrain (default `uniform`: a lake every few
+//! cells); sizes defaulting to 1024 2048 4096 8192.
+//!
 //! Sizes default to 512 1024 2048 4096. Each side runs 2 warm-up steps, then N timed steps
 //! (default 10); the GPU's time includes waiting for it, not reading heights back; then
 //! N routes alone (receivers and drainage, no solve). Prints a Markdown table and the mean
@@ -105,11 +115,13 @@ fn run() -> Result<(), String> {
     let mut sizes = Vec::new();
     let mut steps = 10usize;
     let mut lakes = SinkMode::Carve;
-    let mut start_kind = "ramp";
+    let mut start_kind = "";
     let mut n_exp = 1.0f32;
     let mut dump: Option<std::path::PathBuf> = None;
     let mut profile = false;
     let mut thermal_mode = false;
+    let mut hydraulic_mode = false;
+    let mut hydrology_mode = false;
     let mut profiles = Vec::new();
     let mut cpu_times = Vec::new();
     let mut redos = Vec::new();
@@ -138,6 +150,10 @@ fn run() -> Result<(), String> {
             profile = true;
         } else if a == "--thermal" {
             thermal_mode = true;
+        } else if a == "--hydraulic" {
+            hydraulic_mode = true;
+        } else if a == "--hydrology" {
+            hydrology_mode = true;
         } else if a == "--dump" {
             dump = Some(args.next().ok_or("--dump needs a folder")?.into());
         } else if a == "--steps" {
@@ -152,6 +168,16 @@ fn run() -> Result<(), String> {
             );
         }
     }
+    if hydraulic_mode || hydrology_mode {
+        if sizes.is_empty() {
+            sizes = vec![1024, 2048, 4096, 8192];
+        }
+        return if hydraulic_mode {
+            bench_hydraulic(&sizes, steps)
+        } else {
+            bench_hydrology(&sizes, steps.min(5), start_kind)
+        };
+    }
     if thermal_mode {
         if sizes.is_empty() {
             sizes = vec![1024, 2048, 4096, 8192];
@@ -160,6 +186,9 @@ fn run() -> Result<(), String> {
     }
     if sizes.is_empty() {
         sizes = vec![512, 1024, 2048, 4096];
+    }
+    if start_kind.is_empty() {
+        start_kind = "ramp";
     }
     let ctx = GpuContext::new().map_err(|e| e.to_string())?;
     println!(
@@ -431,6 +460,165 @@ fn bench_thermal(sizes: &[usize], steps: usize) -> Result<(), String> {
         println!(
             "{side}²: {ms:.1} ms of this process's CPU time per timed GPU step (user + \
              system: on a software adapter, the GPU's work)"
+        );
+    }
+    Ok(())
+}
+
+/// A reproducible hash of `i` in [0, 1).
+fn unit_hash(i: u64) -> f32 {
+    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 29;
+    (x >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// `--hydraulic`: ms per pipe-model step, CPU (all cores) against GPU, from the same start.
+fn bench_hydraulic(sizes: &[usize], steps: usize) -> Result<(), String> {
+    use orogen_core::eroders::hydraulic::{Hydraulic, Params as HParams};
+    use orogen_core::state::{Layers, MaterialProps, SimState, TerrainMut};
+    use orogen_gpu::GpuHydraulic;
+    let ctx = GpuContext::new().map_err(|e| e.to_string())?;
+    println!(
+        "GPU: {}; CPU: {} threads; Hydraulic (pipe model), default parameters, Chézy 30, \
+         1 m cells; {steps} steps after 2 warm-up",
+        ctx.describe(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    println!();
+    println!(
+        "| grid | CPU ms/step | GPU ms/step | CPU/GPU | mean h CPU | mean h GPU | max diff m |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let params = HParams {
+        chezy: Some(30.0),
+        ..HParams::default()
+    };
+    let material = [MaterialProps::default()];
+    for &side in sizes {
+        let grid = Grid::new(side, side, 1.0).map_err(|e| e.to_string())?;
+        let n = grid.len();
+        let start: Vec<f32> = (0..n as u64)
+            .map(|i| (i as usize / side) as f32 * 0.01 + unit_hash(i) * 0.5)
+            .collect();
+        let mut cpu = Hydraulic::new(grid, params.clone(), 1).map_err(|e| e.to_string())?;
+        let mut h = start.clone();
+        let mut layers = Layers::none();
+        let mut sim = SimState::default();
+        let t;
+        {
+            let mut terrain = TerrainMut::new(&mut h, &mut layers);
+            for _ in 0..2 {
+                cpu.step(&mut terrain, &mut sim, &material)
+                    .map_err(|e| e.to_string())?;
+            }
+            t = Instant::now();
+            for _ in 0..steps {
+                cpu.step(&mut terrain, &mut sim, &material)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        let cpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        let fresh = Hydraulic::new(grid, params.clone(), 1).map_err(|e| e.to_string())?;
+        let mut gpu = GpuHydraulic::on_grid(
+            &ctx,
+            grid,
+            &params,
+            |s| fresh.source_depths(s),
+            material[0].dissolubility,
+            "gpu",
+        )
+        .map_err(|e| e.to_string())?;
+        gpu.set_state(&start, None, None, None)
+            .map_err(|e| e.to_string())?;
+        for _ in 0..2 {
+            gpu.step().map_err(|e| e.to_string())?;
+        }
+        gpu.wait().map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        for _ in 0..steps {
+            gpu.step().map_err(|e| e.to_string())?;
+        }
+        gpu.wait().map_err(|e| e.to_string())?;
+        let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        let g = gpu.heights().map_err(|e| e.to_string())?;
+        let mean = |v: &[f32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+        let worst = g
+            .iter()
+            .zip(&h)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        println!(
+            "| {side}² | {cpu_ms:.2} | {gpu_ms:.3} | {:.1} | {:.5} | {:.5} | {worst:.1e} |",
+            cpu_ms / gpu_ms,
+            mean(&h),
+            mean(&g)
+        );
+    }
+    Ok(())
+}
+
+/// `--hydrology`: ms for a Hydrology stage's routing and maps, CPU against GPU (read-back
+/// included), carved lakes.
+fn bench_hydrology(sizes: &[usize], reps: usize, start_kind: &str) -> Result<(), String> {
+    use orogen_core::flow::hydrology::{Hydrology, Params as HParams};
+    use orogen_gpu::GpuHydrology;
+    let ctx = GpuContext::new().map_err(|e| e.to_string())?;
+    let start_kind = if start_kind.is_empty() {
+        "uniform"
+    } else {
+        start_kind
+    };
+    println!(
+        "GPU: {}; CPU: {} threads; Hydrology (carved lakes) routing and maps, read-back \
+         included; mean of {reps} after 1 warm-up; start: {start_kind}",
+        ctx.describe(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    println!();
+    println!("| grid | CPU ms | GPU ms | CPU/GPU | lake cells | drainage bit-equal | surface bit-equal |");
+    println!("|---|---|---|---|---|---|---|");
+    let params = HParams::default();
+    let outlets = OutletParams::default();
+    for &side in sizes {
+        let grid = Grid::new(side, side, 100.0).map_err(|e| e.to_string())?;
+        let n = grid.len();
+        let start: Vec<f32> = (0..n as u64)
+            .map(|i| {
+                let (cx, cy) = (i as usize % side, i as usize / side);
+                let edge = cx.min(cy).min(side - 1 - cx).min(side - 1 - cy) as f32;
+                match start_kind {
+                    "ramp" => edge + unit_hash(i) * 0.5,
+                    "noise" => edge * 0.2 + unit_hash(i) * 10.0,
+                    _ => unit_hash(i),
+                }
+            })
+            .collect();
+        let nb = RasterGrid::new(grid, &outlets.borders);
+        let mut cpu = Hydrology::new(nb, outlets.sea_level, params, None, "cpu")
+            .map_err(|e| e.to_string())?;
+        let mut c = cpu.compute(&start).map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        for _ in 0..reps {
+            c = cpu.compute(&start).map_err(|e| e.to_string())?;
+        }
+        let cpu_ms = t.elapsed().as_secs_f64() * 1e3 / reps as f64;
+        let mut gpu = GpuHydrology::on_grid(&ctx, grid, &outlets, &params, None, "gpu")
+            .map_err(|e| e.to_string())?;
+        let mut g = gpu.maps(&start).map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        for _ in 0..reps {
+            g = gpu.maps(&start).map_err(|e| e.to_string())?;
+        }
+        let gpu_ms = t.elapsed().as_secs_f64() * 1e3 / reps as f64;
+        let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        println!(
+            "| {side}² | {cpu_ms:.1} | {gpu_ms:.1} | {:.1} | {} | {} | {} |",
+            cpu_ms / gpu_ms,
+            c.lake_depth.iter().filter(|&&d| d > 0.0).count(),
+            same(&g.drainage, &c.drainage),
+            same(&g.water_surface, &c.water_surface)
         );
     }
     Ok(())

@@ -7,14 +7,15 @@ use std::sync::Arc;
 use orogen_core::eroders::hydraulic;
 use orogen_core::eroders::stream_power::{Inputs, Params};
 use orogen_core::eroders::thermal;
+use orogen_core::flow::hydrology;
 use orogen_core::flow::OutletParams;
 use orogen_core::stages::{
-    Accelerator, HydraulicState, HydraulicStepper, SharedHeights, StreamPowerStepper,
-    ThermalStepper,
+    Accelerator, HydraulicState, HydraulicStepper, HydrologyMapper, SharedHeights,
+    StreamPowerStepper, ThermalStepper,
 };
 use orogen_core::{Grid, Result};
 
-use crate::{GpuContext, GpuHydraulic, GpuStreamPower, GpuThermal};
+use crate::{GpuContext, GpuHydraulic, GpuHydrology, GpuStreamPower, GpuThermal};
 
 /// The GPU found by [`GpuContext::new`], as orogen-core's [`Accelerator`].
 pub struct GpuBackend {
@@ -127,6 +128,34 @@ impl Accelerator for GpuBackend {
             field,
         )?))
     }
+
+    fn supports_hydrology(
+        &self,
+        _grid: Grid,
+        outlets: &OutletParams,
+        params: &hydrology::Params,
+        field: &str,
+    ) -> Result<()> {
+        GpuHydrology::supports(outlets, params, field)
+    }
+
+    fn hydrology(
+        &self,
+        grid: Grid,
+        outlets: &OutletParams,
+        params: &hydrology::Params,
+        precipitation: Option<&[f32]>,
+        field: &str,
+    ) -> Result<Box<dyn HydrologyMapper>> {
+        Ok(Box::new(GpuHydrology::on_grid(
+            &self.ctx,
+            grid,
+            outlets,
+            params,
+            precipitation,
+            field,
+        )?))
+    }
 }
 
 impl HydraulicStepper for GpuHydraulic {
@@ -154,6 +183,10 @@ impl HydraulicStepper for GpuHydraulic {
 
     fn state(&mut self) -> Result<HydraulicState> {
         GpuHydraulic::state(self)
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        GpuHydraulic::wait(self)
     }
 }
 

@@ -17,12 +17,16 @@
 //! - [`GpuBackend`]: orogen-core's `Accelerator` hook, so a recipe's `device: Gpu | Auto`
 //!   (and the CLI's `--device`) runs its `StreamPower` and `Thermal` stages here.
 //!
-//! Not done yet: closed domains, hydrology maps on the GPU
-//! (a stage's maps at the end are the CPU's, from the GPU's heights); no Godot switch.
+//! - [`GpuHydrology`]: the routing of orogen-core's `Hydrology` stage (receivers, lakes,
+//!   drainage, water surface), read back once for its maps, and of a GPU `StreamPower`'s
+//!   maps at its end (`hydrology: true`).
+//!
+//! Not done yet: closed domains, outlet masks (nodata), layered terrain.
 
 mod backend;
 mod context;
 mod hydraulic;
+mod hydrology;
 mod lakes;
 mod stream_power;
 mod thermal;
@@ -30,6 +34,7 @@ mod thermal;
 pub use backend::GpuBackend;
 pub use context::{GpuContext, DISABLE_ENV, NO_ADAPTER_HELP};
 pub use hydraulic::GpuHydraulic;
+pub use hydrology::GpuHydrology;
 pub use orogen_core::stages::HydraulicState;
 pub use stream_power::{GpuStreamPower, PHASES};
 pub use thermal::GpuThermal;

@@ -27,6 +27,7 @@ use crate::lakes::LakePasses;
 mod lake_routing;
 mod levels;
 mod profile;
+mod surface;
 
 /// Invocations per workgroup (`WG` in the shaders).
 const WORKGROUP: u32 = 256;

@@ -204,3 +204,46 @@ pub fn basin_labels(graph: &FlowGraph, out: &mut [u32]) -> u32 {
     }
     count
 }
+
+/// [`basin_labels`] from the receivers alone (a GPU's routing, which has no stack): the
+/// same numbering, as the router's stack lists its roots: outlet roots by increasing
+/// index, then pits (roots that are not outlets) by increasing index. `is_outlet(i)` says
+/// whether root `i` is an outlet. Each node's root is found once (paths are labelled as
+/// they are walked): O(n). Returns the number of labels.
+///
+/// Panics if the lengths differ or a receiver is out of range (a programming error).
+pub fn basin_labels_from_receivers(
+    receivers: &[u32],
+    is_outlet: impl Fn(usize) -> bool,
+    out: &mut [u32],
+) -> u32 {
+    assert!(
+        out.len() == receivers.len(),
+        "basin_labels_from_receivers: length mismatch"
+    );
+    const NONE: u32 = u32::MAX;
+    out.fill(NONE);
+    let mut count = 0;
+    for outlets in [true, false] {
+        for (i, &r) in receivers.iter().enumerate() {
+            if r as usize == i && is_outlet(i) == outlets {
+                out[i] = count;
+                count += 1;
+            }
+        }
+    }
+    let mut path = Vec::new();
+    for i in 0..receivers.len() {
+        let mut c = i;
+        while out[c] == NONE {
+            path.push(c);
+            c = receivers[c] as usize;
+        }
+        let label = out[c];
+        for &p in &path {
+            out[p] = label;
+        }
+        path.clear();
+    }
+    count
+}

@@ -46,7 +46,7 @@ pub const BUILT_IN: &[(&str, &str, &str)] = &[
     ),
     (
         "gpu",
-        "a 200 km range (2049²) eroded on the GPU where there is one, FastFlow's parameters",
+        "a 200 km range (2049²) on a GPU where there is one: stream power, thermal, hydrology",
         include_str!("../../recipes/gpu.ron"),
     ),
     (

@@ -5,8 +5,11 @@
 //! the hook are in [`crate::stages::device`].
 
 use crate::error::{OrogenError, Result};
-use crate::stages::device::{DeviceProcess, SharedHeights, StreamPowerStepper, ThermalStepper};
-use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
+use crate::stages::device::{
+    DeviceProcess, HydrologyMapper, SharedHeights, StreamPowerStepper, ThermalStepper,
+};
+use crate::stages::hydrology::{insert_device_maps, write_hydrology_maps, HydrologyParams};
+pub(crate) use crate::stages::kind::Noted;
 use crate::stages::kind::StageRun;
 use crate::world::World;
 
@@ -32,10 +35,12 @@ pub(crate) fn take_heights(field: &str, after: Vec<f32>, world: &mut World) -> R
 /// when they changed since the last step (a `TimeLoop`'s other processes), and read back
 /// after every step, so progress, live views, cancel and `tolerance` work as on the CPU;
 /// live painting steps it with [`StageRun::step_deferred`] and reads the heights back only
-/// for the views it shows ([`StageRun::sync`]). The hydrology maps at the end are the
-/// CPU's, from the final heights.
+/// for the views it shows ([`StageRun::sync`]). The hydrology maps at the end are routed
+/// on the accelerator (`mapper`) where it can, else on the CPU, from the final heights.
 pub(crate) struct AcceleratedRun {
     pub stepper: Box<dyn StreamPowerStepper>,
+    /// The routing of the maps at the end (`hydrology`) on the accelerator, if it can.
+    pub mapper: Option<Box<dyn HydrologyMapper>>,
     pub dt: f64,
     pub tolerance: Option<f32>,
     pub hydrology: Option<HydrologyParams>,
@@ -97,9 +102,13 @@ impl StageRun for AcceleratedRun {
 
     fn finish(&mut self, world: &mut World) -> Result<()> {
         self.sync(world)?;
-        match &self.hydrology {
-            Some(p) => write_hydrology_maps(world, p, &self.base_dir, &self.field),
-            None => Ok(()),
+        match (&self.hydrology, &mut self.mapper) {
+            (Some(p), Some(mapper)) => {
+                let fields = mapper.maps(&world.height.data)?;
+                insert_device_maps(world, p, fields)
+            }
+            (Some(p), None) => write_hydrology_maps(world, p, &self.base_dir, &self.field),
+            (None, _) => Ok(()),
         }
     }
 
@@ -217,34 +226,5 @@ impl DeviceProcess for AcceleratedThermal {
 
     fn download(&mut self) -> Result<Vec<f32>> {
         self.stepper.heights()
-    }
-}
-
-/// A CPU run that says why it is on the CPU (`Auto` without a GPU, or a stage the GPU
-/// does not run).
-pub(crate) struct Noted {
-    pub run: Box<dyn StageRun>,
-    pub note: String,
-}
-
-impl StageRun for Noted {
-    fn step(&mut self, world: &mut World) -> Result<bool> {
-        self.run.step(world)
-    }
-
-    fn finish(&mut self, world: &mut World) -> Result<()> {
-        self.run.finish(world)
-    }
-
-    fn device(&self) -> Option<String> {
-        Some(self.note.clone())
-    }
-
-    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
-        self.run.step_deferred(world)
-    }
-
-    fn sync(&mut self, world: &mut World) -> Result<()> {
-        self.run.sync(world)
     }
 }

@@ -21,6 +21,7 @@ use crate::eroders::stream_power::{Inputs, Params};
 use crate::eroders::thermal;
 use crate::error::{OrogenError, Result};
 use crate::field::Grid;
+use crate::flow::hydrology;
 use crate::neighbourhood::OutletParams;
 
 /// Where a recipe's `StreamPower`, `Thermal` and `Hydraulic` stages run.
@@ -163,6 +164,31 @@ pub trait HydraulicStepper {
     fn heights(&mut self) -> Result<Vec<f32>>;
     /// Everything after the last step (waits for the device).
     fn state(&mut self) -> Result<HydraulicState>;
+    /// Waits until the device has done the steps asked for, reading nothing back (an
+    /// error if it failed).
+    fn wait(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What an accelerator's routing gives for a `Hydrology` stage's maps, read back once:
+/// the rest (lake depth, rivers, basins) is derived from these on the CPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HydrologyFields {
+    /// Each cell's receiver, lakes resolved (itself for outlets and, with `lakes: None`,
+    /// pits): the CPU router's.
+    pub receivers: Vec<u32>,
+    /// Drainage area (m²) or discharge (m³/yr), summed exactly and rounded once to f32.
+    pub drainage: Vec<f32>,
+    /// The water surface (FastFlow Algorithm 6 over the routed heights), metres.
+    pub water_surface: Vec<f32>,
+}
+
+/// The routing of a `Hydrology` stage outside the CPU (on a GPU): heights in, the fields
+/// of its maps out.
+pub trait HydrologyMapper {
+    /// Routes `heights` (metres, one per cell) and reads the fields back.
+    fn maps(&mut self, heights: &[f32]) -> Result<HydrologyFields>;
 }
 
 /// A device that can run stream power (orogen-gpu's `GpuBackend`).
@@ -234,6 +260,36 @@ pub trait Accelerator {
         Err(OrogenError::invalid(
             field,
             "this accelerator does not run hydraulic erosion; use device: Cpu, or Auto",
+        ))
+    }
+    /// `Ok` when it can route a `Hydrology` stage's water with these settings over `grid`,
+    /// else the error naming the field at fault. Cheap: runs nothing. None by default.
+    fn supports_hydrology(
+        &self,
+        _grid: Grid,
+        _outlets: &OutletParams,
+        _params: &hydrology::Params,
+        field: &str,
+    ) -> Result<()> {
+        Err(OrogenError::invalid(
+            field,
+            "this accelerator does not route hydrology; use device: Cpu, or Auto",
+        ))
+    }
+    /// The routing of a `Hydrology` stage over `grid` with `outlets`, with
+    /// `precipitation` (m/yr per cell) or none, as the CPU's `flow::hydrology::Hydrology`.
+    fn hydrology(
+        &self,
+        grid: Grid,
+        outlets: &OutletParams,
+        params: &hydrology::Params,
+        _precipitation: Option<&[f32]>,
+        field: &str,
+    ) -> Result<Box<dyn HydrologyMapper>> {
+        self.supports_hydrology(grid, outlets, params, field)?;
+        Err(OrogenError::invalid(
+            field,
+            "this accelerator does not route hydrology; use device: Cpu, or Auto",
         ))
     }
 }

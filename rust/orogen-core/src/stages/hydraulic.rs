@@ -205,23 +205,28 @@ impl HydraulicParams {
             field: env.field.clone(),
             device: accel.describe(),
             held: world.height.data.clone(),
+            ahead: 0,
         }))
     }
 }
 
 /// The stage stepped on an accelerator: the heights read back each step (the next stage,
-/// or a `TimeLoop`'s other processes, see them), water, sediment, fluxes and velocity into
-/// the world's `SimState` at the end, with the water and sediment that left the map.
+/// or a `TimeLoop`'s other processes, see them), or with [`StageRun::step_deferred`] only
+/// at [`StageRun::sync`] and at the end; water, sediment, fluxes and velocity into the
+/// world's `SimState` at the end, with the water and sediment that left the map.
 struct AcceleratedHydraulic {
     stepper: Box<dyn HydraulicStepper>,
     field: String,
     device: String,
     /// The heights last uploaded or read back.
     held: Vec<f32>,
+    /// Steps run by `step_deferred` since the heights were last read back into the world.
+    ahead: u32,
 }
 
 impl StageRun for AcceleratedHydraulic {
     fn step(&mut self, world: &mut World) -> Result<bool> {
+        self.sync(world)?;
         if self.held != world.height.data {
             self.stepper.set_heights(&world.height.data)?;
         }
@@ -231,10 +236,35 @@ impl StageRun for AcceleratedHydraulic {
         Ok(false)
     }
 
+    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
+        // While ahead, the world is the one last read back (the caller leaves it alone).
+        if self.ahead == 0 && self.held != world.height.data {
+            self.stepper.set_heights(&world.height.data)?;
+            self.held.clone_from(&world.height.data);
+        }
+        self.stepper.step()?;
+        // A fence, nothing read back: the queue stays one step deep, so a stop comes
+        // within a step and the steps counted are the steps done.
+        self.stepper.wait()?;
+        self.ahead += 1;
+        Ok(false)
+    }
+
+    fn sync(&mut self, world: &mut World) -> Result<()> {
+        if self.ahead == 0 {
+            return Ok(());
+        }
+        let after = self.stepper.heights()?;
+        self.held = crate::stages::accelerated::take_heights(&self.field, after, world)?;
+        self.ahead = 0;
+        Ok(())
+    }
+
     fn finish(&mut self, world: &mut World) -> Result<()> {
         let s = self.stepper.state()?;
         world.height.data.copy_from_slice(&s.heights);
         self.held = s.heights;
+        self.ahead = 0;
         world.add_figure("hydraulic_water_lost_m3", s.water_lost_m3);
         world.add_figure("hydraulic_sediment_lost_m3", s.sediment_lost_m3);
         let sim = &mut world.sim;

@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{OrogenError, Result};
 use crate::field::{Field, ScalarMap};
-use crate::flow::hydrology::{Hydrology, Params};
+use crate::flow::accumulate::basin_labels_from_receivers;
+use crate::flow::hydrology::{Hydrology, HydrologyMaps, Params};
 use crate::flow::router::SinkMode;
-use crate::neighbourhood::{OutletParams, RasterGrid};
+use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::schema::ParamInfo;
-use crate::stages::kind::{Env, StageKind, StageRun};
+use crate::stages::device::{Accelerator, Device, HydrologyFields, HydrologyMapper};
+use crate::stages::kind::{Env, Noted, StageKind, StageRun};
 use crate::stages::source::{ScalarSource, PRECIPITATION_SEED};
 use crate::world::{names, MapData, World};
 
@@ -114,12 +116,79 @@ impl StageKind for HydrologyParams {
         1
     }
 
-    fn start(&self, _world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
-        Ok(Box::new(Run {
+    fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        let run: Box<dyn StageRun> = Box::new(Run {
             params: self.clone(),
             base_dir: env.base_dir.to_path_buf(),
             field: env.field.clone(),
+        });
+        // A Graph domain's maps are made with its heightfield: nothing runs here.
+        if world.graph.is_some() {
+            return Ok(run);
+        }
+        let note = match env.devices.wanted()? {
+            None if env.devices.device == Device::Cpu => None,
+            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
+            Some(accel) => match self.on_accelerator(accel, world, env) {
+                Ok(run) => return Ok(run),
+                Err(e) if env.devices.device == Device::Gpu => return Err(e),
+                Err(e) => Some(format!("cpu (Auto: {e})")),
+            },
+        };
+        Ok(match note {
+            Some(note) => Box::new(Noted { run, note }),
+            None => run,
+        })
+    }
+}
+
+impl HydrologyParams {
+    /// The stage routed by `accel` (the precipitation resolved on the CPU), or why it
+    /// cannot be: the DEM's nodata cells (outlets the GPU routing does not have), then the
+    /// accelerator's own limits (a closed domain). The error names the stage.
+    fn on_accelerator(
+        &self,
+        accel: &dyn Accelerator,
+        world: &World,
+        env: &Env,
+    ) -> Result<Box<dyn StageRun>> {
+        let field = &env.field;
+        self.validate(field)?;
+        if world.nodata_mask().is_some() {
+            return Err(OrogenError::invalid(
+                field.as_str(),
+                "the GPU routing does not run a DEM's nodata cells yet; use device: Cpu, or \
+                 Auto to run this stage on the CPU",
+            ));
+        }
+        let grid = world.grid();
+        let process = self.process();
+        accel.supports_hydrology(grid, &self.outlets, &process, field)?;
+        let rain = self.rain(world, env.base_dir)?;
+        let mapper = accel.hydrology(
+            grid,
+            &self.outlets,
+            &process,
+            rain.as_ref().map(|r| r.data.as_slice()),
+            field,
+        )?;
+        Ok(Box::new(AcceleratedHydrology {
+            mapper,
+            params: self.clone(),
+            device: accel.describe(),
         }))
+    }
+
+    /// The precipitation resolved per cell, if any.
+    fn rain(&self, world: &World, base_dir: &Path) -> Result<Option<ScalarMap>> {
+        match &self.precipitation {
+            Some(source) => Ok(Some(source.resolve(
+                world.grid(),
+                world.seed ^ PRECIPITATION_SEED,
+                base_dir,
+            )?)),
+            None => Ok(None),
+        }
     }
 }
 
@@ -138,6 +207,93 @@ impl StageRun for Run {
         }
         Ok(false)
     }
+}
+
+/// The stage routed on an accelerator: receivers, lakes, drainage and the water surface
+/// there, read back once; lake depth, rivers and basins derived from them on the CPU.
+struct AcceleratedHydrology {
+    mapper: Box<dyn HydrologyMapper>,
+    params: HydrologyParams,
+    device: String,
+}
+
+impl StageRun for AcceleratedHydrology {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        let fields = self.mapper.maps(&world.height.data)?;
+        insert_device_maps(world, &self.params, fields)?;
+        Ok(false)
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.device.clone())
+    }
+}
+
+/// Writes the hydrology maps of `world` from an accelerator's `fields` (receivers,
+/// drainage, water surface, as [`HydrologyMapper::maps`] gives them): `drainage` and
+/// `water_surface` as they are; `lake_depth`, `rivers` and `basins` derived as the CPU's
+/// [`Hydrology::compute`] derives them (basins numbered as the router's stack lists its
+/// roots, [`basin_labels_from_receivers`]); `stream_receivers` the receivers. An error
+/// naming `field` where a length is not the world's.
+pub fn insert_device_maps(
+    world: &mut World,
+    params: &HydrologyParams,
+    fields: HydrologyFields,
+) -> Result<()> {
+    let n = world.height.data.len();
+    let HydrologyFields {
+        receivers,
+        drainage,
+        water_surface,
+    } = fields;
+    if receivers.len() != n || drainage.len() != n || water_surface.len() != n {
+        return Err(OrogenError::invalid(
+            "hydrology",
+            format!(
+                "the device returned {}, {} and {} values for {n} cells",
+                receivers.len(),
+                drainage.len(),
+                water_surface.len()
+            ),
+        ));
+    }
+    if let Some(i) = receivers.iter().position(|&r| r as usize >= n) {
+        return Err(OrogenError::invalid(
+            "hydrology",
+            format!("the device gave cell {i} the receiver {}", receivers[i]),
+        ));
+    }
+    let heights = &world.height.data;
+    let lake_depth = water_surface
+        .iter()
+        .zip(heights)
+        .map(|(w, z)| (w - z).max(0.0))
+        .collect();
+    let rivers = drainage
+        .iter()
+        .map(|&q| u8::from(q >= params.river_threshold))
+        .collect();
+    let grid = world.grid();
+    let nb = RasterGrid::new(grid, &params.outlets.borders);
+    let sea = params.outlets.sea_level;
+    let mut basins = vec![0u32; n];
+    basin_labels_from_receivers(
+        &receivers,
+        |i| nb.is_outlet(i) || sea.is_some_and(|s| heights[i] <= s),
+        &mut basins,
+    );
+    world.stream_receivers = Some(receivers.as_slice().into());
+    insert_maps(
+        world,
+        HydrologyMaps {
+            drainage,
+            water_surface,
+            lake_depth,
+            rivers,
+            basins,
+        },
+    );
+    Ok(())
 }
 
 /// Routes water over `world`'s heights and (re)writes `drainage`, `water_surface`,
@@ -174,6 +330,13 @@ pub fn write_hydrology_maps(
     let maps = hydrology.compute(&world.height.data)?;
     world.stream_receivers = Some(hydrology.flow().receivers.as_slice().into());
     drop(hydrology);
+    insert_maps(world, maps);
+    Ok(())
+}
+
+/// The maps into `world`, under their names.
+fn insert_maps(world: &mut World, maps: HydrologyMaps) {
+    let grid = world.grid();
     let scalar = |data: Vec<f32>| MapData::Scalar(ScalarMap { grid, data });
     world
         .maps
@@ -198,5 +361,4 @@ pub fn write_hydrology_maps(
             data: maps.basins,
         }),
     );
-    Ok(())
 }

@@ -187,3 +187,32 @@ pub fn material_props(world: &World) -> Vec<crate::state::MaterialProps> {
         world.materials.iter().map(|m| m.props.clone()).collect()
     }
 }
+
+/// A CPU run that says why it is on the CPU (`Auto` without a GPU, or a stage the GPU
+/// does not run).
+pub(crate) struct Noted {
+    pub run: Box<dyn StageRun>,
+    pub note: String,
+}
+
+impl StageRun for Noted {
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        self.run.step(world)
+    }
+
+    fn finish(&mut self, world: &mut World) -> Result<()> {
+        self.run.finish(world)
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.note.clone())
+    }
+
+    fn step_deferred(&mut self, world: &mut World) -> Result<bool> {
+        self.run.step_deferred(world)
+    }
+
+    fn sync(&mut self, world: &mut World) -> Result<()> {
+        self.run.sync(world)
+    }
+}

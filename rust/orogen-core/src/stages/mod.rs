@@ -26,8 +26,8 @@ pub mod wind;
 
 pub use context::{Event, StageContext};
 pub use device::{
-    Accelerator, Device, Devices, HydraulicState, HydraulicStepper, SharedHeights,
-    StreamPowerStepper, ThermalStepper,
+    Accelerator, Device, Devices, HydraulicState, HydraulicStepper, HydrologyFields,
+    HydrologyMapper, SharedHeights, StreamPowerStepper, ThermalStepper,
 };
 pub use kind::{drive, Env, LoopProcess, StageKind, StageRun};
 pub use list::{Process, Stage};

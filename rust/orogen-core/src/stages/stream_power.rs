@@ -418,11 +418,30 @@ impl StreamPowerParams {
             &env.field,
         )?;
         stepper.set_heights(&world.height.data)?;
+        // The maps at the end routed on the accelerator where it can (else the CPU's).
+        let hydrology = self.hydrology.then(|| self.hydrology_params());
+        let mapper = match &hydrology {
+            Some(h)
+                if accel
+                    .supports_hydrology(world.grid(), &h.outlets, &h.process(), &env.field)
+                    .is_ok() =>
+            {
+                Some(accel.hydrology(
+                    world.grid(),
+                    &h.outlets,
+                    &h.process(),
+                    inputs.precipitation.as_deref(),
+                    &env.field,
+                )?)
+            }
+            _ => None,
+        };
         Ok(Box::new(AcceleratedRun {
             stepper,
+            mapper,
             dt: self.dt as f64,
             tolerance: self.tolerance,
-            hydrology: self.hydrology.then(|| self.hydrology_params()),
+            hydrology,
             base_dir: env.base_dir.to_path_buf(),
             field: env.field.clone(),
             device: accel.describe(),

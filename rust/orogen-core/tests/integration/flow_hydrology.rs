@@ -309,3 +309,46 @@ fn stage_runs_through_the_runner_and_honours_cancel() {
     );
     assert!(matches!(err, Err(orogen_core::OrogenError::Cancelled)));
 }
+
+/// The basins a GPU's maps get (from the receivers alone, no stack) are the router's:
+/// on random pitted terrains with every lake mode, a sea and one open side.
+#[test]
+fn basins_from_the_receivers_alone_are_the_routers() {
+    use orogen_core::flow::accumulate::{basin_labels, basin_labels_from_receivers};
+    use orogen_core::flow::{FlowRouter, Neighbourhood, RasterGrid};
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    for case in 0..12u64 {
+        let (w, h) = (rng.random_range(20..90), rng.random_range(20..70));
+        let grid = Grid::new(w, h, 10.0).unwrap();
+        let heights: Vec<f32> = (0..w * h).map(|_| rng.random_range(0.0..30.0f32)).collect();
+        let borders = if case % 3 == 0 {
+            vec![Side::South]
+        } else {
+            vec![Side::North, Side::South, Side::East, Side::West]
+        };
+        let sea = (case % 4 == 1).then_some(3.0f32);
+        let mode = [
+            SinkMode::None,
+            SinkMode::Carve,
+            SinkMode::Fill { epsilon: 0.0 },
+        ][case as usize % 3];
+        let outlets = OutletParams {
+            borders: borders.clone(),
+            sea_level: sea,
+        };
+        let mut router = FlowRouter::new(grid, &outlets).unwrap();
+        let mut routed = heights.clone();
+        let graph = router.route(&mut routed, mode).unwrap();
+        let mut want = vec![0; w * h];
+        let count = basin_labels(graph, &mut want);
+        let nb = RasterGrid::new(grid, &borders);
+        let mut got = vec![0; w * h];
+        let n = basin_labels_from_receivers(
+            &graph.receivers,
+            |i| nb.is_outlet(i) || sea.is_some_and(|s| heights[i] <= s),
+            &mut got,
+        );
+        assert_eq!(n, count, "case {case}: label count");
+        assert_eq!(got, want, "case {case} ({mode:?}, sea {sea:?})");
+    }
+}

@@ -3,6 +3,7 @@
 
 mod common;
 mod hydraulic;
+mod hydrology;
 mod lakes;
 mod live;
 mod recipe;
