@@ -9,8 +9,8 @@ use crate::eroders::hydraulic::{Borders, CapacityLaw, Hydraulic, Params, Rain, S
 use crate::error::{OrogenError, Result};
 use crate::schema::ParamInfo;
 use crate::stages::accelerated::Noted;
-use crate::stages::device::{Accelerator, Device, HydraulicStepper};
-use crate::stages::kind::{material_props, stage_params, Env, StageKind, StageRun};
+use crate::stages::device::{Accelerator, HydraulicStepper};
+use crate::stages::kind::{material_props, place, stage_params, Env, StageKind, StageRun};
 use crate::state::MaterialProps;
 use crate::world::World;
 
@@ -136,23 +136,17 @@ impl StageKind for HydraulicParams {
         params.validate_on(&grid, &env.field)?;
         let hydraulic = Hydraulic::new(grid, params, world.seed ^ HYDRAULIC_SEED)
             .map_err(|e| e.in_field(&env.field))?;
-        let note = match env.devices.wanted()? {
-            None if env.devices.device == Device::Cpu => None,
-            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
-            Some(accel) => match self.on_accelerator(accel, &hydraulic, world, env) {
-                Ok(run) => return Ok(run),
-                Err(e) if env.devices.device == Device::Gpu => return Err(e),
-                Err(e) => Some(format!("cpu (Auto: {e})")),
-            },
+        let note = match place(env, |accel| {
+            self.on_accelerator(accel, &hydraulic, world, env)
+        })? {
+            Ok(run) => return Ok(run),
+            Err(note) => note,
         };
         let run: Box<dyn StageRun> = Box::new(Run {
             hydraulic,
             materials: material_props(world),
         });
-        Ok(match note {
-            Some(note) => Box::new(Noted { run, note }),
-            None => run,
-        })
+        Ok(Noted::wrap(run, note))
     }
 }
 

@@ -16,8 +16,8 @@ use crate::flow::hydrology::{Hydrology, HydrologyMaps, Params};
 use crate::flow::router::SinkMode;
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::schema::ParamInfo;
-use crate::stages::device::{Accelerator, Device, HydrologyFields, HydrologyMapper};
-use crate::stages::kind::{Env, Noted, StageKind, StageRun};
+use crate::stages::device::{Accelerator, HydrologyFields, HydrologyMapper};
+use crate::stages::kind::{place, Env, Noted, StageKind, StageRun};
 use crate::stages::source::{ScalarSource, PRECIPITATION_SEED};
 use crate::world::{names, MapData, World};
 
@@ -126,19 +126,11 @@ impl StageKind for HydrologyParams {
         if world.graph.is_some() {
             return Ok(run);
         }
-        let note = match env.devices.wanted()? {
-            None if env.devices.device == Device::Cpu => None,
-            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
-            Some(accel) => match self.on_accelerator(accel, world, env) {
-                Ok(run) => return Ok(run),
-                Err(e) if env.devices.device == Device::Gpu => return Err(e),
-                Err(e) => Some(format!("cpu (Auto: {e})")),
-            },
+        let note = match place(env, |accel| self.on_accelerator(accel, world, env))? {
+            Ok(run) => return Ok(run),
+            Err(note) => note,
         };
-        Ok(match note {
-            Some(note) => Box::new(Noted { run, note }),
-            None => run,
-        })
+        Ok(Noted::wrap(run, note))
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::schema::ParamInfo;
 use crate::stages::context::StageContext;
-use crate::stages::device::Devices;
+use crate::stages::device::{Accelerator, Device, Devices};
 use crate::world::World;
 
 /// Where a stage runs: for resolving paths, naming fields and drawing seeds.
@@ -188,11 +188,39 @@ pub fn material_props(world: &World) -> Vec<crate::state::MaterialProps> {
     }
 }
 
+/// Where `device` puts a stage: `Ok(run)`, the run `on_device` made on the accelerator; or
+/// `Err(note)`, the CPU, with what `bake.json` says of it under `Auto` (why not the GPU;
+/// `None` under `Cpu`). Under `Gpu`, no accelerator or its refusal is the error.
+pub(crate) fn place(
+    env: &Env,
+    on_device: impl FnOnce(&dyn Accelerator) -> Result<Box<dyn StageRun>>,
+) -> Result<std::result::Result<Box<dyn StageRun>, Option<String>>> {
+    Ok(match env.devices.wanted()? {
+        None if env.devices.device == Device::Cpu => Err(None),
+        None => Err(Some(format!("cpu (Auto: {})", env.devices.missing))),
+        Some(accel) => match on_device(accel) {
+            Ok(run) => Ok(run),
+            Err(e) if env.devices.device == Device::Gpu => return Err(e),
+            Err(e) => Err(Some(format!("cpu (Auto: {e})"))),
+        },
+    })
+}
+
 /// A CPU run that says why it is on the CPU (`Auto` without a GPU, or a stage the GPU
 /// does not run).
 pub(crate) struct Noted {
     pub run: Box<dyn StageRun>,
     pub note: String,
+}
+
+impl Noted {
+    /// `run`, saying `note` when there is one.
+    pub fn wrap(run: Box<dyn StageRun>, note: Option<String>) -> Box<dyn StageRun> {
+        match note {
+            Some(note) => Box::new(Noted { run, note }),
+            None => run,
+        }
+    }
 }
 
 impl StageRun for Noted {

@@ -16,9 +16,9 @@ use crate::generators::noise::{self, NoiseParams};
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::schema::ParamInfo;
 use crate::stages::accelerated::{AcceleratedRun, Noted};
-use crate::stages::device::{Accelerator, Device};
+use crate::stages::device::Accelerator;
 use crate::stages::hydrology::{write_hydrology_maps, HydrologyParams};
-use crate::stages::kind::{Env, StageKind, StageRun};
+use crate::stages::kind::{place, Env, StageKind, StageRun};
 use crate::stages::source::{ScalarSource, ERODIBILITY_SEED, PRECIPITATION_SEED};
 use crate::world::World;
 
@@ -316,20 +316,12 @@ impl StageKind for StreamPowerParams {
             precipitation,
         };
         self.outlets.validate(&format!("{}.outlets", env.field))?;
-        let note = match env.devices.wanted()? {
-            None if env.devices.device == Device::Cpu => None,
-            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
-            Some(accel) => match self.on_accelerator(accel, world, env, &inputs) {
-                Ok(run) => return Ok(run),
-                Err(e) if env.devices.device == Device::Gpu => return Err(e),
-                Err(e) => Some(format!("cpu (Auto: {e})")),
-            },
+        let note = match place(env, |accel| self.on_accelerator(accel, world, env, &inputs))? {
+            Ok(run) => return Ok(run),
+            Err(note) => note,
         };
         let run = self.start_cpu(world, env, inputs)?;
-        Ok(match note {
-            Some(note) => Box::new(Noted { run, note }),
-            None => run,
-        })
+        Ok(Noted::wrap(run, note))
     }
 }
 

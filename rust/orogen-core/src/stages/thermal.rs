@@ -11,8 +11,8 @@ use crate::error::{OrogenError, Result};
 use crate::neighbourhood::{Neighbourhood, RasterGrid};
 use crate::schema::ParamInfo;
 use crate::stages::accelerated::{AcceleratedThermal, Noted};
-use crate::stages::device::{Accelerator, Device};
-use crate::stages::kind::{material_props, Env, StageKind, StageRun};
+use crate::stages::device::Accelerator;
+use crate::stages::kind::{material_props, place, Env, StageKind, StageRun};
 use crate::stages::source::THERMAL_SEED;
 use crate::world::World;
 
@@ -107,24 +107,16 @@ impl StageKind for ThermalParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
-        let note = match env.devices.wanted()? {
-            None if env.devices.device == Device::Cpu => None,
-            None => Some(format!("cpu (Auto: {})", env.devices.missing)),
-            Some(accel) => match self.on_accelerator(accel, world, env) {
-                Ok(run) => return Ok(run),
-                Err(e) if env.devices.device == Device::Gpu => return Err(e),
-                Err(e) => Some(format!("cpu (Auto: {e})")),
-            },
+        let note = match place(env, |accel| self.on_accelerator(accel, world, env))? {
+            Ok(run) => return Ok(run),
+            Err(note) => note,
         };
         let run = match world.graph_with_borders(&[]) {
             // Cordonnier 2016 §7: thermal erosion on the stream graph, any talus variant.
             Some(nb) => self.run_on(nb, world, env),
             None => self.run_on(RasterGrid::new(world.grid(), &[]), world, env),
         }?;
-        Ok(match note {
-            Some(note) => Box::new(Noted { run, note }),
-            None => run,
-        })
+        Ok(Noted::wrap(run, note))
     }
 }
 
