@@ -9,7 +9,8 @@
 //! carries a wind height h_wind and carried material s (metres):
 //!
 //! * one cell on, h_wind drops by tan(fall angle)·step (step = cell_size, or √2·cell_size
-//!   where the line steps diagonally); the first cell of a line sets h_wind to its height;
+//!   where the line steps diagonally); the first cell of a line sets h_wind to its height
+//!   and s to [`Params::influx`] (0 in the thesis);
 //! * a cell at or above h_wind is windward: it loses S_e = min(R·E·h_barrier, C − s), with
 //!   h_barrier = max(0, min(h_next, h) − h_wind), R = 1 − wind_resistance of the exposed
 //!   material, E the erosion coefficient and C the capacity, walking down the layers like
@@ -99,6 +100,11 @@ pub struct Params {
     /// Map edges: `Closed` (what reaches the edge settles there) or `Open` (it leaves the
     /// map). Default `Closed`.
     pub borders: Borders,
+    /// What each line of wind carries onto the map at its upwind edge, metres, in
+    /// [0, capacity]; only through `Open` borders. Default 0 (the thesis: the wind arrives
+    /// empty, so it strips the upwind edges bare). A map that is a piece of a larger sand
+    /// sea gets from upwind about what it loses downwind.
+    pub influx: f32,
 }
 
 impl Default for Params {
@@ -112,6 +118,7 @@ impl Default for Params {
             windward_deposition: 0.5,
             shadow_deposition: 0.5,
             borders: Borders::Closed,
+            influx: 0.0,
         }
     }
 }
@@ -151,7 +158,20 @@ impl Params {
             self.shadow_deposition as f64,
             0.0,
             1.0,
-        )
+        )?;
+        check_range(
+            &name("influx"),
+            self.influx as f64,
+            0.0,
+            self.capacity as f64,
+        )?;
+        if self.influx > 0.0 && self.borders == Borders::Closed {
+            return Err(OrogenError::invalid(
+                name("influx"),
+                "material blows onto the map only through open borders: set `borders: Open`",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -164,9 +184,12 @@ pub struct StepReport {
     pub eroded: f64,
     /// Material dropped on the map.
     pub deposited: f64,
-    /// Material carried off the map: `eroded − deposited`. With [`Borders::Closed`] only
-    /// what the rounding of the carried load to a cell's f32 leaves (about 1e-8 of it).
+    /// Material carried off the map: `eroded + blown_on − deposited`. With
+    /// [`Borders::Closed`] only what the rounding of the carried load to a cell's f32
+    /// leaves (about 1e-8 of it).
     pub blown_off: f64,
+    /// Material carried onto the map at its upwind edges: [`Params::influx`] per line.
+    pub blown_on: f64,
 }
 
 /// Lines per parallel task; where lines are columns, the lanes walked in lockstep.
@@ -376,6 +399,7 @@ impl Wind {
             talus: math::tan((p.wind_talus_deg as f64).to_radians()) as f32,
             e_coef: p.erosion,
             cap: p.capacity as f64,
+            influx: p.influx as f64,
             k_wind: p.windward_deposition,
             closed: p.borders == Borders::Closed,
             k_shadow: p.shadow_deposition as f64,
@@ -401,10 +425,13 @@ impl Wind {
                 }
             })
             .collect();
+        // Every line on the map enters it once, at its first cell.
+        let entering = lines.range.iter().filter(|&&(a, b)| b > a).count();
         let mut report = StepReport {
             eroded: 0.0,
             deposited: 0.0,
             blown_off: 0.0,
+            blown_on: p.influx as f64 * entering as f64,
         };
         for s in sums {
             report.eroded += s.eroded;
@@ -452,6 +479,8 @@ struct Sweep<'a> {
     talus: f32,
     e_coef: f32,
     cap: f64,
+    /// What a line carries at its first cell ([`Params::influx`]).
+    influx: f64,
     k_wind: f32,
     k_shadow: f64,
     /// The map's edges are walls ([`Borders::Closed`]).
@@ -1286,7 +1315,7 @@ impl Sweep<'_> {
     ) {
         let (fall, talus, e_coef, k_wind) = (self.fall, self.talus, self.e_coef, self.k_wind);
         let (mut hw, mut s) = if FIRST {
-            (hc, 0.0)
+            (hc, self.influx)
         } else {
             (st.hw - fall * d_here, st.s)
         };

@@ -1,7 +1,8 @@
 //! The `Wind` stage: the recipe entry for [`crate::eroders::wind`] (the thesis's own wind
 //! algorithm, §4.3.3). Recipe syntax: `Wind(iterations: 100, direction_deg: 30.0,
 //! borders: Open)`. What the wind carries off the map (open borders) is reported as the
-//! stage's figure `wind_blown_off_m3` in `bake.json`.
+//! stage's figure `wind_blown_off_m3` in `bake.json`, what it carries on (`influx`) as
+//! `wind_blown_on_m3`.
 
 use crate::eroders::wind::{Borders, Params, Wind};
 use crate::error::Result;
@@ -29,6 +30,9 @@ stage_params! {
         shadow_deposition: f32,
         /// `Closed` (sand stops at the edge) or `Open` (it blows off the map) map edges.
         borders: Borders,
+        /// What each line of wind carries onto the map at its upwind edge, metres (open
+        /// borders only).
+        influx: f32,
     }
 }
 
@@ -67,6 +71,13 @@ const PARAMS: &[ParamInfo] = &[
         min: 0.0,
         max: 5.0,
         doc: "Most material one line of wind carries.",
+    },
+    ParamInfo {
+        name: "influx",
+        unit: "m",
+        min: 0.0,
+        max: 5.0,
+        doc: "What each line of wind carries onto the map at its upwind edge (open borders).",
     },
 ];
 
@@ -113,6 +124,9 @@ impl StageRun for Run {
         // Metres summed over cells, times a cell's area.
         let area = world.grid().dx() as f64 * world.grid().dy() as f64;
         world.add_figure("wind_blown_off_m3", r.blown_off * area);
+        if r.blown_on > 0.0 {
+            world.add_figure("wind_blown_on_m3", r.blown_on * area);
+        }
         Ok(false)
     }
 }

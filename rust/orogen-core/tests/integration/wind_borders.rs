@@ -223,3 +223,98 @@ fn the_wind_stage_reports_what_blew_off_the_map() {
         assert_eq!(json[i]["figures"]["wind_blown_off_m3"], reported);
     }
 }
+
+/// `influx`: the wind arrives carrying sand through open borders, as over a piece of a
+/// larger sand sea. On a flat sheet of sand it arrives full (influx = capacity) and takes
+/// nothing from the upwind edge, which an empty wind strips; on a mound the sand balances:
+/// what the map gains is what blew on less what blew off, to 1e-6.
+#[test]
+fn wind_arriving_full_leaves_the_upwind_edge_and_the_balance_counts_it() {
+    let (w, h) = (120, 40);
+    let mats = sand_on_rock();
+    let sheet = || {
+        let sand = vec![5.0f32; w * h];
+        let layers = Layers::new(vec![("sand".into(), sand.clone())], w * h).unwrap();
+        (sand, layers)
+    };
+    let upwind_sand = |influx: f32| {
+        let (mut s, mut l) = sheet();
+        let params = wind::Params {
+            direction_deg: 0.0,
+            borders: Borders::Open,
+            influx,
+            ..Default::default()
+        };
+        let mut wd = Wind::new(Grid::new(w, h, 1.0).unwrap(), params).unwrap();
+        let (mut on, mut off) = (0.0, 0.0);
+        for _ in 0..30 {
+            let r = wd
+                .step(&mut TerrainMut::new(&mut s, &mut l), &mats)
+                .unwrap();
+            on += r.blown_on;
+            off += r.blown_off;
+        }
+        let edge: f64 = (0..h)
+            .flat_map(|y| (0..4).map(move |x| y * w + x))
+            .map(|i| l.thickness(0)[i] as f64)
+            .sum::<f64>()
+            / (4 * h) as f64;
+        let gained = sum64(l.thickness(0)) - 5.0 * (w * h) as f64;
+        (edge, gained, on, off)
+    };
+    let capacity = wind::Params::default().capacity;
+    let (stripped, ..) = upwind_sand(0.0);
+    let (kept, gained, on, off) = upwind_sand(capacity);
+    assert!(
+        stripped < 4.99,
+        "an empty wind left the upwind edge at {stripped} m"
+    );
+    assert!(
+        (kept - 5.0).abs() < 1e-4,
+        "a full wind changed the upwind edge to {kept} m"
+    );
+    assert!(on > 0.0);
+    assert!(
+        (gained - (on - off)).abs() < 1e-6 * on,
+        "gained {gained}, on {on}, off {off}"
+    );
+
+    // A mound under a half-full wind along a diagonal: the balance holds there too.
+    let (mut s, mut l) = mound(w, h, (60.0, 20.0), 12.0, 4.0);
+    let sand0 = sum64(l.thickness(0));
+    let params = wind::Params {
+        direction_deg: 30.0,
+        borders: Borders::Open,
+        influx: 0.5 * capacity,
+        ..Default::default()
+    };
+    let mut wd = Wind::new(Grid::new(w, h, 1.0).unwrap(), params).unwrap();
+    let (mut on, mut off) = (0.0, 0.0);
+    for _ in 0..40 {
+        let r = wd
+            .step(&mut TerrainMut::new(&mut s, &mut l), &mats)
+            .unwrap();
+        on += r.blown_on;
+        off += r.blown_off;
+    }
+    let sand1 = sum64(l.thickness(0));
+    assert!(
+        ((sand1 - sand0) - (on - off)).abs() < 1e-6 * (sand0 + on),
+        "{sand0} -> {sand1}, blown on {on}, off {off}"
+    );
+
+    // Sand cannot blow in through a wall, nor more than the wind carries.
+    let closed = wind::Params {
+        influx: 0.1,
+        ..Default::default()
+    };
+    let e = closed.validate("stages[0].Wind").unwrap_err().to_string();
+    assert!(e.contains("stages[0].Wind.influx"), "{e}");
+    let over = wind::Params {
+        borders: Borders::Open,
+        influx: capacity * 2.0,
+        ..Default::default()
+    };
+    let e = over.validate("stages[0].Wind").unwrap_err().to_string();
+    assert!(e.contains("stages[0].Wind.influx"), "{e}");
+}

@@ -12,14 +12,14 @@ use orogen_core::Grid;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// The reference step; returns (eroded, deposited, blown off).
+/// The reference step; returns (eroded, deposited, blown off, blown on).
 fn reference_step(
     grid: Grid,
     p: &wind::Params,
     surface: &mut [f32],
     layers: &mut Layers,
     mats: &[MaterialProps],
-) -> (f64, f64, f64) {
+) -> (f64, f64, f64, f64) {
     let (w, h, cs) = (grid.width, grid.height, grid.cell_size);
     let nl = layers.len();
     let sus: Vec<f32> = mats.iter().map(|m| 1.0 - m.wind_resistance).collect();
@@ -94,7 +94,7 @@ fn reference_step(
         a
     };
     let mut change = vec![[0.0f32; 2]; w * h];
-    let (mut eroded, mut deposited, mut lost) = (0.0f64, 0.0f64, 0.0f64);
+    let (mut eroded, mut deposited, mut lost, mut on) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for l in 0..(minor as i64 + fmax - fmin) {
         let cells: Vec<(usize, usize)> = (0..major)
             .filter_map(|t| cell(l, t).map(|c| (t, c)))
@@ -108,7 +108,9 @@ fn reference_step(
             let hc = surface[c];
             let h_next = next.map_or(hc, |c2| surface[c2]);
             if first {
-                (hw, s) = (hc, 0.0);
+                // The wind arrives carrying the influx.
+                (hw, s) = (hc, p.influx as f64);
+                on += p.influx as f64;
             } else {
                 hw -= fall * d_here;
             }
@@ -214,7 +216,7 @@ fn reference_step(
         .map(|(k, t)| (format!("layer{k}"), t))
         .collect();
     *layers = Layers::new(names, w * h).unwrap();
-    (eroded, deposited, lost)
+    (eroded, deposited, lost, on)
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {
@@ -273,7 +275,13 @@ fn wind_matches_the_line_by_line_reference() {
             } else {
                 wind::Borders::Closed
             },
+            influx: 0.0,
         };
+        // Through open borders, every other case's wind arrives carrying up to its capacity.
+        let mut params = params;
+        if case % 4 == 0 {
+            params.influx = params.capacity * rng.random_range(0.0..=1.0f32);
+        }
         let grid = Grid::new(w, h, rng.random_range(0.5..20.0)).unwrap();
         let (mut s_ref, mut l_ref) = (surface.clone(), layers0.clone());
         let mut reports = Vec::new();
@@ -287,14 +295,17 @@ fn wind_matches_the_line_by_line_reference() {
                 .unwrap();
             let (mut s, mut l) = (surface.clone(), layers0.clone());
             let mut wd = Wind::new(grid, params).unwrap();
-            for (step, &(e, d, lost)) in reports.iter().enumerate() {
+            for (step, &(e, d, lost, on)) in reports.iter().enumerate() {
                 let r = pool
                     .install(|| wd.step(&mut TerrainMut::new(&mut s, &mut l), &mats))
                     .unwrap();
                 let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) + 1e-30;
                 assert!(
-                    close(r.eroded, e) && close(r.deposited, d) && close(r.blown_off, lost),
-                    "case {case} step {step}: {r:?} vs reference ({e}, {d}, {lost})"
+                    close(r.eroded, e)
+                        && close(r.deposited, d)
+                        && close(r.blown_off, lost)
+                        && close(r.blown_on, on),
+                    "case {case} step {step}: {r:?} vs reference ({e}, {d}, {lost}, {on})"
                 );
             }
             let what = format!(
