@@ -13,6 +13,10 @@ use crate::stages::strata::WorldMaterial;
 use crate::state::{Layers, SimState, TerrainMut};
 
 /// Names of the maps Orogen produces. Stages must use these constants.
+/// A material the wind moves this freely or more (wind resistance below this) is loose
+/// ground, as sand (0.1) and soil (0.3) are; shale (0.5) and the rocks are firm.
+pub const LOOSE_WIND_RESISTANCE: f32 = 0.5;
+
 pub mod names {
     /// Terrain heights, metres.
     pub const HEIGHT: &str = "height";
@@ -37,7 +41,9 @@ pub mod names {
     /// material beneath where the exposed layer is thinner than
     /// [`super::SURFACE_BLEND_M`]: a ready-made albedo for renderers.
     pub const SURFACE_COLOUR: &str = "surface_colour";
-    /// Thickness of layer 0, the loose sediment, metres.
+    /// Depth of loose ground at the surface, metres: layer 0 (the deposits) and the
+    /// layers of loose materials under it down to the first firm one
+    /// ([`super::LOOSE_WIND_RESISTANCE`]).
     pub const SEDIMENT_DEPTH: &str = "sediment_depth";
     /// Where the bedrock surface lies in the strata's column, 0 (below the column's foot)
     /// to 1 (its top), for beds of one thickness everywhere: see [`super::StrataLook`].
@@ -513,6 +519,44 @@ impl World {
         Some(StrataLook { position, column })
     }
 
+    /// Depth of loose ground per cell, metres: the deposits (layer 0) and, under them, every
+    /// layer of a loose material ([`LOOSE_WIND_RESISTANCE`]) down to the first firm one.
+    /// A sand sea's sand is loose ground whichever layer holds it: counted as deposits
+    /// alone, the dunes' bare sand stratum drew the rock's cracks and grew grass (issue
+    /// #37). Empty for a world of one material.
+    pub fn loose_depth(&self) -> Vec<f32> {
+        let k = self.layers.len();
+        if k == 0 {
+            return Vec::new();
+        }
+        let n = self.grid().len();
+        let loose: Vec<bool> = (0..k)
+            .map(|l| {
+                l == 0
+                    || self
+                        .materials
+                        .get(l)
+                        .is_some_and(|m| m.props.wind_resistance < LOOSE_WIND_RESISTANCE)
+            })
+            .collect();
+        (0..n)
+            .map(|i| {
+                let mut d = 0.0f32;
+                for (l, &is_loose) in loose.iter().enumerate() {
+                    let t = self.layers.thickness(l)[i];
+                    if t <= 0.0 {
+                        continue;
+                    }
+                    if !is_loose {
+                        break;
+                    }
+                    d += t;
+                }
+                d
+            })
+            .collect()
+    }
+
     /// The layered terrain's maps: the exposed material, a splat map of the four most
     /// common exposed materials, the surface colour, each material's total thickness and the
     /// sediment depth. Nothing for a one-material terrain.
@@ -599,12 +643,10 @@ impl World {
                 );
             }
         }
+        let depth = self.loose_depth();
         self.maps.insert(
             names::SEDIMENT_DEPTH.into(),
-            MapData::Scalar(ScalarMap {
-                grid,
-                data: self.layers.thickness(0).to_vec(),
-            }),
+            MapData::Scalar(ScalarMap { grid, data: depth }),
         );
         self.maps.insert(
             names::MATERIAL.into(),
@@ -734,6 +776,45 @@ mod tests {
             colour,
             props: MaterialProps::default(),
         }
+    }
+
+    /// The loose ground's depth counts the deposits and the loose layers under them, down
+    /// to the first firm layer: a sand sea whose deposits the wind stripped is still sand.
+    #[test]
+    fn loose_ground_is_the_deposits_and_the_loose_layers_under_them() {
+        let grid = Grid::new(4, 1, 1.0).unwrap();
+        let mut w = World::new(Heightfield::filled(grid, 10.0), 0);
+        let with_wind = |name: &str, wind_resistance: f32| WorldMaterial {
+            props: MaterialProps {
+                wind_resistance,
+                ..MaterialProps::default()
+            },
+            ..material(name, [0, 0, 0])
+        };
+        // Cells: deposits over sand over shale over sand; bare sand over shale; bare
+        // shale over sand; nothing but granite.
+        w.layers = Layers::new(
+            vec![
+                ("deposits".into(), vec![0.25, 0.0, 0.0, 0.0]),
+                ("sand".into(), vec![3.0, 2.0, 0.0, 0.0]),
+                ("shale".into(), vec![1.0, 1.0, 4.0, 0.0]),
+                ("sand2".into(), vec![2.0, 2.0, 2.0, 0.0]),
+            ],
+            4,
+        )
+        .unwrap();
+        w.materials = vec![
+            with_wind("deposits", 0.1),
+            with_wind("sand", 0.1),
+            with_wind("shale", 0.5),
+            with_wind("sand2", 0.1),
+            with_wind("granite", 0.95),
+        ];
+        w.export_layers();
+        let Some(MapData::Scalar(m)) = w.maps.get(names::SEDIMENT_DEPTH) else {
+            panic!("no sediment_depth map")
+        };
+        assert_eq!(m.data, vec![3.25, 2.0, 0.0, 0.0]);
     }
 
     #[test]

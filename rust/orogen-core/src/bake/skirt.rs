@@ -79,7 +79,8 @@ pub struct Skirt {
     pub indices: Vec<u32>,
     /// Per vertex, the ground layers' weights (summing to 1), with a [`Look`]; else empty.
     pub weights: Vec<[f32; LAYERS]>,
-    /// Per vertex, a layered terrain's surface colour (sRGB, 0–1, alpha 1), with a
+    /// Per vertex, a layered terrain's surface colour (sRGB, 0–1; alpha: how loose the
+    /// ground is, as [`shown_colours`]), with a
     /// [`Look`] that has colours; else empty.
     pub colours: Vec<[f32; 4]>,
 }
@@ -348,15 +349,28 @@ fn ring_mean(values: &[f32], k: usize) -> Vec<f32> {
 /// `strata_column` maps) the bed at the bedrock surface, covered as loose sediment thickens
 /// to a metre, as the terrain shader draws them (its `has_strata` branch, on average ground).
 /// (The surface colour alone is the sediment's where beds are drawn: the skirt of `strata`
-/// was a pale sand plain round a red-brown map.) None for a terrain of one material.
+/// was a pale sand plain round a red-brown map.) The alpha is how loose the ground is
+/// (0 bare rock to 255 under half a metre of loose ground, the shader's `loose`), so the
+/// skirt draws sand's grain or rock's as the map does. None for a terrain of one material.
 pub fn shown_colours(world: &World) -> Option<Vec<[u8; 4]>> {
     let grid = world.grid();
     let n = grid.width * grid.height;
     // The maps a finished run or saved data holds, else the layers they are made from.
-    let surface = match world.maps.get(names::SURFACE_COLOUR) {
+    let mut surface = match world.maps.get(names::SURFACE_COLOUR) {
         Some(MapData::Rgba(m)) if m.data.len() == n => m.data.clone(),
         _ => world.surface_colours().filter(|c| c.len() == n)?,
     };
+    let loose_depth = match world.maps.get(names::SEDIMENT_DEPTH) {
+        Some(MapData::Scalar(s)) if s.data.len() == n => s.data.clone(),
+        _ => world.loose_depth(),
+    };
+    let loose = |i: usize| {
+        let d = loose_depth.get(i).copied().unwrap_or(0.0).max(0.0);
+        (smoothstep(0.02, 0.5, d) * 255.0).round() as u8
+    };
+    for (i, c) in surface.iter_mut().enumerate() {
+        c[3] = loose(i);
+    }
     let beds = match (
         world.maps.get(names::STRATA_POSITION),
         world.maps.get(names::STRATA_COLUMN),
@@ -390,7 +404,7 @@ pub fn shown_colours(world: &World) -> Option<Vec<[u8; 4]>> {
                     let v = band[k] as f32 + (surface[i][k] as f32 - band[k] as f32) * cover;
                     c[k] = v.round().clamp(0.0, 255.0) as u8;
                 }
-                c[3] = 255;
+                c[3] = loose(i);
                 c
             })
             .collect(),
@@ -701,7 +715,8 @@ mod tests {
 
     /// Where beds are drawn as bands, the skirt carries the bed showing at the bedrock
     /// surface, covered by loose sediment from half a metre to a metre thick; without the
-    /// beds, the surface colour as it is; one material, nothing.
+    /// beds, the surface colour as it is; one material, nothing. The alpha says how loose
+    /// the ground is: 0 bare, 255 under half a metre of loose ground.
     #[test]
     fn a_layered_terrain_shows_its_beds_through_thin_sediment() {
         use crate::field::Field;
@@ -713,7 +728,8 @@ mod tests {
             names::SURFACE_COLOUR.into(),
             MapData::Rgba(Field::from_vec(grid, vec![sand; 4], "c").unwrap()),
         );
-        assert_eq!(shown_colours(&world), Some(vec![sand; 4]));
+        let bare_sand = [220, 200, 150, 0];
+        assert_eq!(shown_colours(&world), Some(vec![bare_sand; 4]));
         // Two beds: red below the column's middle, grey above it.
         let column: Vec<[u8; 4]> = (0..STRATA_COLUMN_TEXELS)
             .map(|t| {
@@ -743,8 +759,9 @@ mod tests {
             MapData::Scalar(Field::from_vec(grid, vec![0.0, 0.0, 0.5, 2.0], "s").unwrap()),
         );
         let shown = shown_colours(&world).unwrap();
-        assert_eq!(shown[0], [200, 60, 40, 255], "bare red bed");
-        assert_eq!(shown[1], [90, 90, 90, 255], "bare grey bed");
+        assert_eq!(shown[0], [200, 60, 40, 0], "bare red bed");
+        assert_eq!(shown[1], [90, 90, 90, 0], "bare grey bed");
+        assert_eq!(shown[2][3], 255, "half a metre of loose ground");
         // Half a metre: half covered (smoothstep(0.4, 0.6, 0.5) = 0.5).
         let red = [200.0f32, 60.0, 40.0];
         for k in 0..3 {
