@@ -51,6 +51,26 @@ impl Params {
     }
 }
 
+/// The lake depth (water surface less ground, never below 0) and the river mask (drainage
+/// at least `river_threshold`) of a routed surface: what every router's maps end with.
+pub fn lakes_and_rivers(
+    water_surface: &[f32],
+    heights: &[f32],
+    drainage: &[f32],
+    river_threshold: f32,
+) -> (Vec<f32>, Vec<u8>) {
+    let lake_depth = water_surface
+        .iter()
+        .zip(heights)
+        .map(|(w, z)| (w - z).max(0.0))
+        .collect();
+    let rivers = drainage
+        .iter()
+        .map(|&q| u8::from(q >= river_threshold))
+        .collect();
+    (lake_depth, rivers)
+}
+
 /// The maps one [`Hydrology::compute`] gives, one value per node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HydrologyMaps {
@@ -135,15 +155,8 @@ impl<N: Neighbourhood> Hydrology<N> {
         // FastFlow Algorithm 6 over the routed surface (the fill, if any, is kept).
         let mut surface = vec![0.0f32; n];
         water_surface(graph, &routed, self.params.epsilon, &mut surface);
-        let lake_depth = surface
-            .iter()
-            .zip(heights)
-            .map(|(w, z)| (w - z).max(0.0))
-            .collect();
-        let rivers = drainage
-            .iter()
-            .map(|&q| u8::from(q >= self.params.river_threshold))
-            .collect();
+        let (lake_depth, rivers) =
+            lakes_and_rivers(&surface, heights, &drainage, self.params.river_threshold);
         let mut basins = vec![0u32; n];
         basin_labels(graph, &mut basins);
         Ok(HydrologyMaps {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{OrogenError, Result};
 use crate::field::{Field, ScalarMap};
 use crate::flow::accumulate::basin_labels_from_receivers;
-use crate::flow::hydrology::{Hydrology, HydrologyMaps, Params};
+use crate::flow::hydrology::{lakes_and_rivers, Hydrology, HydrologyMaps, Params};
 use crate::flow::router::SinkMode;
 use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid};
 use crate::schema::ParamInfo;
@@ -256,15 +256,8 @@ pub fn insert_device_maps(
         ));
     }
     let heights = &world.height.data;
-    let lake_depth = water_surface
-        .iter()
-        .zip(heights)
-        .map(|(w, z)| (w - z).max(0.0))
-        .collect();
-    let rivers = drainage
-        .iter()
-        .map(|&q| u8::from(q >= params.river_threshold))
-        .collect();
+    let (lake_depth, rivers) =
+        lakes_and_rivers(&water_surface, heights, &drainage, params.river_threshold);
     let grid = world.grid();
     let nb = RasterGrid::new(grid, &params.outlets.borders);
     let sea = params.outlets.sea_level;

@@ -8,7 +8,7 @@
 //! grows with the tiles' sides, not their area.
 
 use super::*;
-use crate::flow::hydrology::{HydrologyMaps, Params as HydrologyParams};
+use crate::flow::hydrology::{lakes_and_rivers, HydrologyMaps, Params as HydrologyParams};
 
 const TAG_ROOTS_UP: u32 = 30;
 const TAG_ROOTS_DOWN: u32 = 31;
@@ -65,15 +65,8 @@ impl TileStreamPower {
         // least its receiver's surface + epsilon, as `fill` raises a lake.
         self.fill(comm, params.epsilon)?;
         let water_surface = self.heights();
-        let lake_depth = water_surface
-            .iter()
-            .zip(&heights)
-            .map(|(w, z)| (w - z).max(0.0))
-            .collect();
-        let rivers = drainage
-            .iter()
-            .map(|&q| u8::from(q >= params.river_threshold))
-            .collect();
+        let (lake_depth, rivers) =
+            lakes_and_rivers(&water_surface, &heights, &drainage, params.river_threshold);
         Ok(HydrologyMaps {
             drainage,
             water_surface,
