@@ -752,8 +752,14 @@ pub fn run_live_on(
         .unwrap_or_else(|| (0, StreamPowerParams::default()));
     params.schedule = Schedule::Fine;
     params.tolerance = None;
-    // The kept terrain's rivers and lakes are those of where it stopped.
-    params.hydrology = true;
+    // The kept terrain's rivers and lakes are those of where it stopped: the stream power's
+    // own maps, or, when the recipe has a `Hydrology` stage, that stage's (written once the
+    // run ends, below, so the kept terrain is routed once).
+    let kept_hydrology = recipe.stages.iter().enumerate().find_map(|(i, s)| match s {
+        Stage::Hydrology(h) => Some((i, h)),
+        _ => None,
+    });
+    params.hydrology = kept_hydrology.is_none();
     let field = format!("stages[{index}].StreamPower");
     params.validate(&field)?;
     let env = crate::stages::Env {
@@ -847,13 +853,10 @@ pub fn run_live_on(
     }
     run.finish(world)?;
     // A recipe's `Hydrology` stage says what its bake calls a river (its threshold and ε):
-    // the kept terrain's maps are made again with those, over the routing and rain the
-    // live stream power used (painted rain included), so a painted plain shows the rivers
-    // its recipe asks for and not every stream of a square kilometre.
-    if let Some((i, h)) = recipe.stages.iter().enumerate().find_map(|(i, s)| match s {
-        Stage::Hydrology(h) => Some((i, h)),
-        _ => None,
-    }) {
+    // the kept terrain's maps are made with those, over the routing and rain the live
+    // stream power used (painted rain included), so a painted plain shows the rivers its
+    // recipe asks for and not every stream of a square kilometre.
+    if let Some((i, h)) = kept_hydrology {
         let kept = crate::stages::hydrology::HydrologyParams {
             river_threshold: h.river_threshold,
             epsilon: h.epsilon,
