@@ -6,6 +6,10 @@
 #   scripts/bench-tiles.sh equal [BIN]   # the equality table (threads; about an hour on 2 busy cores)
 #   scripts/bench-tiles.sh scale [BIN]   # 4097² (and SIZES="4097 8193") on 4 MPI ranks:
 #                                        # whole, tiled 2x2 writing tiles, tiled 2x2 --merge
+#   scripts/bench-tiles.sh speed [BIN]   # the 1.5x bar: a StreamPower step (carved lakes) at
+#                                        # 4097², whole on 1 and 2 threads against tiled 2x2 on
+#                                        # 4 MPI ranks (one thread each); ROUNDS=3 alternations;
+#                                        # per step = (8 steps - 2 steps) / 6, CPU s and wall s
 #
 # BIN defaults to target/debug/orogen (the test profile: optimised). `scale` needs an orogen
 # built with `--features orogen-cli/mpi` (tests/mpi/run.sh leaves one at
@@ -126,7 +130,45 @@ elif [[ $mode == scale ]]; then
         rm -rf "$WORK/whole" "$WORK/tiled" "$WORK/merged" "$WORK"/rank*.time
       done
     done
+elif [[ $mode == speed ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    size=${SPEED_SIZE:-4097}
+    echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ), $BIN"
+    # "CPU_S WALL_S" of one bake of $1 StreamPower steps; $2: whole1 | whole2 | tiled.
+    run() {
+        local iter=$1 how=$2 t0 t1 cpu
+        local sets=(--set "size=($size,$size)" --set 'outputs=[]'
+            --set "stages=[StreamPower(iterations: $iter, dt: 50000.0, k: Constant(5e-6), hydrology: false, lakes: Carve)]")
+        rm -rf "$WORK/out" "$WORK"/rank*.time
+        t0=$(date +%s.%N)
+        case $how in
+            whole1) RAYON_NUM_THREADS=1 /usr/bin/time -f "%U %S" -o "$WORK/rank0.time" "$BIN" bake --out "$WORK/out" -q "${sets[@]}" ;;
+            whole2) RAYON_NUM_THREADS=2 /usr/bin/time -f "%U %S" -o "$WORK/rank0.time" "$BIN" bake --out "$WORK/out" -q "${sets[@]}" ;;
+            tiled) RAYON_NUM_THREADS=1 mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np 4 -x RAYON_NUM_THREADS \
+                bash -c '/usr/bin/time -f "%U %S" -o "$0/rank$OMPI_COMM_WORLD_RANK.time" "$@"' \
+                "$WORK" "$BIN" bake --out "$WORK/out" -q --tiles 2x2 "${sets[@]}" ;;
+        esac || { echo "FAILED FAILED"; return; }
+        t1=$(date +%s.%N)
+        cpu=$(cat "$WORK"/rank*.time | awk '{c += $1 + $2} END {print c}')
+        echo "$cpu $(echo "$t1 - $t0" | bc)"
+    }
+    echo "| round | load | whole, 1 thread (CPU s, wall s) | whole, 2 threads (CPU s, wall s) | tiled 2x2, 4 ranks (CPU s, wall s) | tiled / whole 2 threads (CPU, wall) |"
+    echo "|---|---|---|---|---|---|"
+    for round in $(seq "${ROUNDS:-3}"); do
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        declare -A per
+        for how in whole1 whole2 tiled; do
+            read -r c2 w2 <<<"$(run 2 $how)"
+            read -r c8 w8 <<<"$(run 8 $how)"
+            per[$how]=$(echo "$c2 $w2 $c8 $w8" | awk '{printf "%.3f %.3f", ($3 - $1) / 6, ($4 - $2) / 6}')
+        done
+        read -r c1 w1 <<<"${per[whole1]}"
+        read -r c2 w2 <<<"${per[whole2]}"
+        read -r ct wt <<<"${per[tiled]}"
+        echo "| $round | $load | $c1, $w1 | $c2, $w2 | $ct, $wt | $(awk -v a="$ct" -v b="$c2" -v c="$wt" -v d="$w2" 'BEGIN {printf "%.2fx, %.2fx", a / b, c / d}') |"
+    done
+    rm -rf "$WORK/out" "$WORK"/rank*.time
 else
-    echo "usage: scripts/bench-tiles.sh equal|scale [BIN]" >&2
+    echo "usage: scripts/bench-tiles.sh equal|scale|speed [BIN]" >&2
     exit 2
 fi
