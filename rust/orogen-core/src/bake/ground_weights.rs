@@ -50,7 +50,7 @@ pub const GW_HIGH_SLOPE_DEG: f32 = 6.0;
 /// Aspect counts from these slopes, degrees.
 pub const GW_SHADE_SLOPE_DEG: [f32; 2] = [3.0, 12.0];
 pub const GW_CLIFF_DEG: [f32; 2] = [46.0, 56.0];
-pub const GW_ROCK_DEG: [f32; 2] = [34.0, 42.0];
+pub const GW_ROCK_DEG: [f32; 2] = [32.0, 42.0];
 /// Rock on ridges and spurs: weight, convexity (1/m) and slope edges, and its share low down.
 pub const GW_RIDGE_ROCK: f32 = 0.6;
 pub const GW_RIDGE_CURV: [f32; 2] = [0.02, 0.08];
@@ -62,7 +62,7 @@ pub const GW_SCREE_CURV: [f32; 2] = [-0.01, 0.03];
 pub const GW_SCREE_LOW: f32 = 0.5;
 /// Soil everywhere, more on mid slopes and where sediment lies deep.
 pub const GW_SOIL_BASE: f32 = 0.15;
-pub const GW_SOIL_SLOPE: f32 = 0.2;
+pub const GW_SOIL_SLOPE: f32 = 0.0;
 pub const GW_SOIL_FROM_DEG: [f32; 2] = [26.0, 32.0];
 pub const GW_SOIL_TO_DEG: [f32; 2] = [34.0, 40.0];
 pub const GW_SOIL_SEDIMENT_M: [f32; 2] = [0.2, 2.0];
