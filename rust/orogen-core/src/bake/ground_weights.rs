@@ -90,6 +90,9 @@ pub const GW_SAND_WET: [f32; 2] = [0.8, 0.95];
 /// Loose sediment (a layered run's, metres) takes the plants' place as sand: none from
 /// 2 cm, all from half a metre (the depth from which the shader's grain is the sand's).
 pub const GW_LOOSE_M: [f32; 2] = [0.02, 0.5];
+/// Nothing grows under the sea: the plants' weight goes to sand below sea level, fading in
+/// over this many metres down.
+pub const GW_SUBMERGED_M: f32 = 2.0;
 /// Snow: metres the patches raise the snowline by, metres over which it fades in, degrees
 /// below the steepest it holds on over which it fades out, and its weight.
 pub const GW_SNOW_PATCH_M: f32 = 60.0;
@@ -134,6 +137,7 @@ pub const SHADER_CONSTANTS: &[(&str, &[f32])] = &[
     ("GW_SAND_DEG", &GW_SAND_DEG),
     ("GW_SAND_WET", &GW_SAND_WET),
     ("GW_LOOSE_M", &GW_LOOSE_M),
+    ("GW_SUBMERGED_M", &[GW_SUBMERGED_M]),
     ("GW_SNOW_PATCH_M", &[GW_SNOW_PATCH_M]),
     ("GW_SNOW_FADE_M", &[GW_SNOW_FADE_M]),
     ("GW_SNOW_SLOPE_FADE_DEG", &[GW_SNOW_SLOPE_FADE_DEG]),
@@ -555,6 +559,10 @@ fn cell_weights(
     wt[SAND] += (wt[GRASS] + wt[DRY_GRASS]) * loose;
     wt[GRASS] *= 1.0 - loose;
     wt[DRY_GRASS] *= 1.0 - loose;
+    let submerged = 1.0 - smoothstep(params.sea_level - GW_SUBMERGED_M, params.sea_level, hc);
+    wt[SAND] += (wt[GRASS] + wt[DRY_GRASS]) * submerged;
+    wt[GRASS] *= 1.0 - submerged;
+    wt[DRY_GRASS] *= 1.0 - submerged;
     let snow_from = snowline
         + params.snowline_aspect_m * 0.5 * (1.0 - shade)
         + GW_SNOW_PATCH_M * patches.max(0.0);
@@ -665,6 +673,43 @@ mod tests {
         for w in weights(&covered) {
             assert_eq!(w[GRASS] + w[DRY_GRASS], 0.0, "{w:?}");
             assert!(w[SAND] > w[SOIL] && w[SAND] > 0.5, "covered ground: {w:?}");
+        }
+    }
+
+    #[test]
+    fn nothing_grows_under_the_sea() {
+        // A steep hillside (20°, plants hold) running from 60 m under the sea to 60 m
+        // above it: grass above the water, sand from GW_SUBMERGED_M down, on the same slope.
+        let grid = Grid::new(64, 16, 10.0).unwrap();
+        let rise = 10.0 * 20f32.to_radians().tan();
+        let heights: Vec<f32> = (0..grid.len())
+            .map(|i| (i % 64) as f32 * rise - 32.0 * rise)
+            .collect();
+        let params = GroundParams {
+            sea_level: 0.0,
+            ..GroundParams::default()
+        };
+        let weights = automatic_weights(
+            &GroundInputs {
+                grid,
+                heights: &heights,
+                drainage: None,
+                sediment: None,
+            },
+            &params,
+        );
+        for (i, w) in weights.iter().enumerate() {
+            let (x, y) = (i % 64, i / 64);
+            if !(2..62).contains(&x) || !(2..14).contains(&y) {
+                continue;
+            }
+            let h = heights[i];
+            if h < -GW_SUBMERGED_M {
+                assert_eq!(w[GRASS] + w[DRY_GRASS], 0.0, "{h} m: {w:?}");
+                assert!(w[SAND] > 0.5, "{h} m: {w:?}");
+            } else if h > 10.0 {
+                assert!(w[GRASS] + w[DRY_GRASS] > 0.5, "{h} m: {w:?}");
+            }
         }
     }
 
