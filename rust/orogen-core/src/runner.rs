@@ -744,6 +744,8 @@ pub fn run_live_on(
     } = hooks;
     use crate::stages::StageKind;
     world.require_grid("live erosion")?;
+    // The river curves of the terrain this run starts from no longer fit it once it erodes.
+    world.rivers = None;
     let (index, mut params) = recipe
         .stages
         .iter()
@@ -868,6 +870,14 @@ pub fn run_live_on(
             base_dir,
             &format!("stages[{i}].Hydrology"),
         )?;
+    }
+    // And its rivers are curves, as a bake's (the recipe's `river_curves`, carved with their
+    // banks): drawn from the cell mask, a painted plain's rivers ran in straight D8 reaches
+    // with right-angle bends. The last stop's curves go first; they belong to the terrain
+    // before this run.
+    if let Some(p) = &recipe.river_curves {
+        world.rivers = None;
+        crate::stages::river_curves::apply(world, p)?;
     }
     Ok(LiveOutput {
         steps,

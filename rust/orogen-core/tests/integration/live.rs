@@ -116,6 +116,51 @@ fn live_erosion_keeps_the_rivers_of_the_recipes_hydrology_stage() {
     );
 }
 
+/// The kept terrain's rivers are the recipe's river curves, carved, as its bake's: heights,
+/// maps and curves equal the batch run's (the paint scene's plain drew its rivers from the
+/// cell mask, in straight D8 reaches with right-angle bends). A second run from the kept
+/// terrain makes its own curves, not the last stop's.
+#[test]
+fn live_erosion_keeps_the_recipes_river_curves() {
+    let mut r = recipe(false, "");
+    r.river_curves = Some(Default::default());
+    r.stages.push(orogen_core::recipe::Stage::Hydrology(
+        orogen_core::stages::hydrology::HydrologyParams {
+            river_threshold: 2.5e6,
+            ..Default::default()
+        },
+    ));
+    let never = AtomicBool::new(false);
+    let batch = run_recipe(&r, Path::new("."), &never, &mut |_| {})
+        .unwrap()
+        .world;
+    let mut kept = live(&r, 12, None);
+    let curves = batch.rivers.clone().expect("the bake has river curves");
+    assert!(!curves.is_empty());
+    assert_eq!(Some(&curves), kept.rivers.as_ref());
+    assert_eq!(bits(&batch.height.data), bits(&kept.height.data));
+    for (name, map) in &batch.maps {
+        assert_eq!(Some(map), kept.maps.get(name), "{name}");
+    }
+    // On from the kept terrain, 12 more steps: new curves, of the terrain where it stopped.
+    let stop = AtomicBool::new(false);
+    run_live(
+        &r,
+        Path::new("."),
+        &mut kept,
+        &stop,
+        &mut || None,
+        &mut |e| {
+            if let Event::Step { iteration: 12, .. } = e {
+                stop.store(true, Ordering::SeqCst);
+            }
+        },
+    )
+    .unwrap();
+    let again = kept.rivers.clone().expect("curves after the second run");
+    assert_ne!(again, curves, "the second run kept the first run's curves");
+}
+
 #[test]
 fn painted_maps_take_over_from_the_next_step() {
     let r = recipe(false, ", precipitation: Some(Constant(1.5))");
