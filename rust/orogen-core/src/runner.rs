@@ -806,7 +806,11 @@ pub fn run_live_on(
                 params.precipitation =
                     Some(crate::stages::source::ScalarSource::Values(Arc::new(p)));
             }
-            run = params.start(world, &env)?;
+            // On an accelerator the maps go into the stepper's buffers; the CPU's run
+            // starts again.
+            if !params.retake(run.as_mut(), world, &env)? {
+                run = params.start(world, &env)?;
+            }
         }
         let current = match &mut hillslope {
             Some((h, iterations)) => {

@@ -116,6 +116,24 @@ impl StageRun for AcceleratedRun {
         Some(self.device.clone())
     }
 
+    fn take_inputs(
+        &mut self,
+        inputs: &crate::eroders::stream_power::Inputs,
+        hydrology: Option<HydrologyParams>,
+    ) -> Result<bool> {
+        // Only a synced run: steps in flight were submitted with the old inputs.
+        if self.ahead != 0 || !self.stepper.set_inputs(inputs)? {
+            return Ok(false);
+        }
+        if let Some(mapper) = &mut self.mapper {
+            if !mapper.set_precipitation(inputs.precipitation.as_deref())? {
+                return Ok(false);
+            }
+        }
+        self.hydrology = hydrology;
+        Ok(true)
+    }
+
     fn on_device(&mut self) -> Option<&mut dyn DeviceProcess> {
         // With a tolerance its convergence needs the heights before and after each step.
         if self.tolerance.is_some() {

@@ -91,6 +91,18 @@ pub trait StageRun {
     fn on_device(&mut self) -> Option<&mut dyn crate::stages::device::DeviceProcess> {
         None
     }
+
+    /// New stream-power inputs (live painting's uplift and precipitation) and the maps'
+    /// routing that goes with them, taken in place after [`StageRun::sync`]: `Ok(true)`
+    /// when the run now steps as a run started with them would, `false` where it cannot
+    /// (the CPU's runs: the caller starts the stage again).
+    fn take_inputs(
+        &mut self,
+        _inputs: &crate::eroders::stream_power::Inputs,
+        _hydrology: Option<crate::stages::hydrology::HydrologyParams>,
+    ) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// Runs `stage` on its own: validate, start, then up to `iterations` steps (fewer once it
