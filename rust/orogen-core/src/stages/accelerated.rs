@@ -116,6 +116,11 @@ impl StageRun for AcceleratedRun {
         Some(self.device.clone())
     }
 
+    fn defers(&self) -> bool {
+        // With a tolerance each step's convergence needs its heights.
+        self.tolerance.is_none()
+    }
+
     fn take_inputs(
         &mut self,
         inputs: &crate::eroders::stream_power::Inputs,

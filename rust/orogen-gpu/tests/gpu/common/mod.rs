@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use orogen_core::eroders::stream_power::{Inputs, Params};
-use orogen_core::eroders::thermal;
+use orogen_core::eroders::{hydraulic, thermal};
 use orogen_core::flow::{hydrology, OutletParams};
 use orogen_core::stages::{
-    Accelerator, HydrologyFields, HydrologyMapper, SharedHeights, StreamPowerStepper,
-    ThermalStepper,
+    Accelerator, HydraulicState, HydraulicStepper, HydrologyFields, HydrologyMapper, SharedHeights,
+    StreamPowerStepper, ThermalStepper,
 };
 use orogen_core::{Grid, Result};
 use orogen_gpu::{GpuBackend, GpuContext, GpuStreamPower, NO_ADAPTER_HELP};
@@ -138,6 +138,9 @@ pub struct Tally {
     /// Hydrology mappers made, and the maps they routed.
     pub mappers: AtomicUsize,
     pub maps: AtomicUsize,
+    /// Heights read back from the pipe model's steppers, and their steps.
+    pub hydraulic_reads: AtomicUsize,
+    pub hydraulic_steps: AtomicUsize,
 }
 
 impl Tally {
@@ -168,6 +171,7 @@ impl Counted {
 
 struct CountedStepper(Box<dyn StreamPowerStepper>, Arc<Tally>, bool);
 struct CountedMapper(Box<dyn HydrologyMapper>, Arc<Tally>, bool);
+struct CountedHydraulic(Box<dyn HydraulicStepper>, Arc<Tally>);
 
 impl Accelerator for Counted {
     fn describe(&self) -> String {
@@ -205,6 +209,27 @@ impl Accelerator for Counted {
         field: &str,
     ) -> Result<Box<dyn ThermalStepper>> {
         self.gpu.thermal(grid, params, tangents, field)
+    }
+    fn supports_hydraulic(
+        &self,
+        grid: Grid,
+        params: &hydraulic::Params,
+        field: &str,
+    ) -> Result<()> {
+        self.gpu.supports_hydraulic(grid, params, field)
+    }
+    fn hydraulic(
+        &self,
+        grid: Grid,
+        params: &hydraulic::Params,
+        sources: &dyn Fn(u64) -> Vec<f32>,
+        dissolubility: f32,
+        field: &str,
+    ) -> Result<Box<dyn HydraulicStepper>> {
+        let inner = self
+            .gpu
+            .hydraulic(grid, params, sources, dissolubility, field)?;
+        Ok(Box::new(CountedHydraulic(inner, self.tally.clone())))
     }
     fn supports_hydrology(
         &self,
@@ -277,5 +302,34 @@ impl HydrologyMapper for CountedMapper {
             return Ok(false);
         }
         self.0.set_precipitation(precipitation)
+    }
+}
+
+impl HydraulicStepper for CountedHydraulic {
+    fn set_state(
+        &mut self,
+        heights: &[f32],
+        water: Option<&[f32]>,
+        sediment: Option<&[f32]>,
+        flux: Option<&[[f32; 4]]>,
+    ) -> Result<()> {
+        self.0.set_state(heights, water, sediment, flux)
+    }
+    fn set_heights(&mut self, heights: &[f32]) -> Result<()> {
+        self.0.set_heights(heights)
+    }
+    fn step(&mut self) -> Result<()> {
+        self.1.hydraulic_steps.fetch_add(1, Ordering::Relaxed);
+        self.0.step()
+    }
+    fn heights(&mut self) -> Result<Vec<f32>> {
+        self.1.hydraulic_reads.fetch_add(1, Ordering::Relaxed);
+        self.0.heights()
+    }
+    fn state(&mut self) -> Result<HydraulicState> {
+        self.0.state()
+    }
+    fn wait(&mut self) -> Result<()> {
+        self.0.wait()
     }
 }
