@@ -121,13 +121,13 @@ impl StageRun for AcceleratedRun {
         self.tolerance.is_none()
     }
 
-    fn take_inputs(
-        &mut self,
-        inputs: &crate::eroders::stream_power::Inputs,
-        hydrology: Option<HydrologyParams>,
-    ) -> Result<bool> {
-        // Only a synced run: steps in flight were submitted with the old inputs.
-        if self.ahead != 0 || !self.stepper.set_inputs(inputs)? {
+    fn take_inputs(&mut self, inputs: &crate::eroders::stream_power::Inputs) -> Result<bool> {
+        // Only a synced run (steps in flight were submitted with the old inputs), and one
+        // whose end maps, if any, are routed on the accelerator: the CPU's routing would
+        // need the new precipitation as the stage's source (the maps' other settings are
+        // the stage's, unchanged).
+        let cpu_maps = self.hydrology.is_some() && self.mapper.is_none();
+        if self.ahead != 0 || cpu_maps || !self.stepper.set_inputs(inputs)? {
             return Ok(false);
         }
         if let Some(mapper) = &mut self.mapper {
@@ -135,7 +135,6 @@ impl StageRun for AcceleratedRun {
                 return Ok(false);
             }
         }
-        self.hydrology = hydrology;
         Ok(true)
     }
 

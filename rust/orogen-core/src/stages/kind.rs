@@ -99,15 +99,11 @@ pub trait StageRun {
         None
     }
 
-    /// New stream-power inputs (live painting's uplift and precipitation) and the maps'
-    /// routing that goes with them, taken in place after [`StageRun::sync`]: `Ok(true)`
-    /// when the run now steps as a run started with them would, `false` where it cannot
-    /// (the CPU's runs: the caller starts the stage again).
-    fn take_inputs(
-        &mut self,
-        _inputs: &crate::eroders::stream_power::Inputs,
-        _hydrology: Option<crate::stages::hydrology::HydrologyParams>,
-    ) -> Result<bool> {
+    /// New stream-power inputs (live painting's uplift and precipitation), taken in
+    /// place after [`StageRun::sync`]: `Ok(true)` when the run now steps, and routes its
+    /// maps at the end, as a run started with them would; `false` where it cannot (the
+    /// CPU's runs: the caller starts the stage again).
+    fn take_inputs(&mut self, _inputs: &crate::eroders::stream_power::Inputs) -> Result<bool> {
         Ok(false)
     }
 }

@@ -337,9 +337,7 @@ impl StreamPowerParams {
     /// run on an accelerator: no new buffers or pipelines); `false` where the caller must
     /// start the stage again.
     pub fn retake(&self, run: &mut dyn StageRun, world: &World, env: &Env) -> Result<bool> {
-        let inputs = self.inputs(world, env)?;
-        let hydrology = self.hydrology.then(|| self.hydrology_params());
-        run.take_inputs(&inputs, hydrology)
+        run.take_inputs(&self.inputs(world, env)?)
     }
 
     /// The stage on the CPU (`device: Cpu`, and what `Auto` falls back to).
