@@ -655,13 +655,19 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
                 TiledDone::Nothing => return Ok(()),
             }
         }
-        None => orogen_core::runner::run_recipe_on(
+        // The reporter shows progress only: no step's world is needed before the end, so
+        // a stage on the GPU reads nothing back until then.
+        None => orogen_core::runner::run_recipe_watched(
             &recipe,
             &base_dir,
             &CANCEL,
             &mut |e| reporter.event(e),
-            accelerator,
-            &missing,
+            orogen_core::stages::Devices {
+                device: recipe.device,
+                accelerator,
+                missing: &missing,
+            },
+            &mut || false,
         ),
     };
     let output = match run {

@@ -163,6 +163,30 @@ pub fn run_stages_on(
     observer: &mut dyn FnMut(Event<'_>),
     devices: Devices<'_>,
 ) -> Result<Vec<StageTiming>> {
+    run_stages_watched(
+        world,
+        stages,
+        base_dir,
+        cancel,
+        observer,
+        devices,
+        &mut || true,
+    )
+}
+
+/// [`run_stages_on`] whose observer sees the world ([`Event::Step`]) only after the steps
+/// `world_due` says yes to (asked before each step of a stage run on its own) and each
+/// stage's last: a stage on an accelerator reads its heights back only then (issue #42).
+/// The same bytes as [`run_stages_on`].
+pub fn run_stages_watched(
+    world: &mut World,
+    stages: &[Stage],
+    base_dir: &Path,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(Event<'_>),
+    devices: Devices<'_>,
+    world_due: &mut dyn FnMut() -> bool,
+) -> Result<Vec<StageTiming>> {
     let mut timings = Vec::with_capacity(stages.len());
     // Figures from before the stages are no stage's.
     world.figures.clear();
@@ -178,8 +202,9 @@ pub fn run_stages_on(
         });
         let start = Instant::now();
         let (ran, device) = {
-            let mut ctx =
-                StageContext::new(index, name, cancel, observer, base_dir).with_devices(devices);
+            let mut ctx = StageContext::new(index, name, cancel, observer, base_dir)
+                .with_devices(devices)
+                .with_world_due(&mut *world_due);
             let ran = stage.run(world, &mut ctx);
             (ran, ctx.device())
         };
@@ -563,13 +588,28 @@ pub fn run_recipe_on(
     accelerator: Option<&dyn Accelerator>,
     missing: &str,
 ) -> Result<RunOutput> {
-    let start = Instant::now();
-    recipe.validate()?;
     let devices = Devices {
         device: recipe.device,
         accelerator,
         missing,
     };
+    run_recipe_watched(recipe, base_dir, cancel, observer, devices, &mut || true)
+}
+
+/// [`run_recipe_on`] whose observer sees the world ([`Event::Step`]) only after the steps
+/// `world_due` asks for and each stage's last ([`run_stages_watched`]): a run that wants
+/// only its end (`&mut || false`) reads nothing back from the accelerator between. The
+/// same bytes as [`run_recipe_on`].
+pub fn run_recipe_watched(
+    recipe: &Recipe,
+    base_dir: &Path,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(Event<'_>),
+    devices: Devices<'_>,
+    world_due: &mut dyn FnMut() -> bool,
+) -> Result<RunOutput> {
+    let start = Instant::now();
+    recipe.validate()?;
     check_devices(recipe, devices)?;
     check_memory_in(recipe, None, base_dir)?;
     let mut world = initial_world_observed(recipe, base_dir, cancel, observer)?;
@@ -584,13 +624,14 @@ pub fn run_recipe_on(
         figures: Default::default(),
         device: "cpu".into(),
     }];
-    timings.extend(run_stages_on(
+    timings.extend(run_stages_watched(
         &mut world,
         &recipe.stages,
         base_dir,
         cancel,
         observer,
         devices,
+        world_due,
     )?);
     finish_world(recipe, &mut world)?;
     if let Some(p) = &recipe.river_curves {
@@ -808,7 +849,11 @@ pub fn run_live_on(
                 params.precipitation =
                     Some(crate::stages::source::ScalarSource::Values(Arc::new(p)));
             }
-            run = params.start(world, &env)?;
+            // On an accelerator the maps go into the stepper's buffers; the CPU's run
+            // starts again.
+            if !params.retake(run.as_mut(), world, &env)? {
+                run = params.start(world, &env)?;
+            }
         }
         let current = match &mut hillslope {
             Some((h, iterations)) => {

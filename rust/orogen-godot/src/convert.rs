@@ -147,10 +147,16 @@ fn float_json(f: f64) -> Result<Json, String> {
     }
 }
 
-/// f32 values as the little-endian bytes of a `FORMAT_RF` image.
+/// f32 values as the little-endian bytes of a `FORMAT_RF` image: one copy, straight into
+/// the byte array the image takes (Godot shares it, copy on write), where going through a
+/// `PackedFloat32Array` copied twice (issue #42: the live view's heights).
 pub fn f32_bytes(values: &[f32]) -> PackedByteArray {
-    // Godot's own copy (a memcpy on little-endian machines, which Godot requires).
-    PackedFloat32Array::from(values).to_byte_array()
+    let mut bytes = PackedByteArray::new();
+    bytes.resize(values.len() * 4);
+    for (out, v) in bytes.as_mut_slice().chunks_exact_mut(4).zip(values) {
+        out.copy_from_slice(&v.to_le_bytes());
+    }
+    bytes
 }
 
 /// The pixel formats Orogen's maps use (Godot's `Image.Format`, as plain data).

@@ -244,4 +244,8 @@ impl StreamPowerStepper for GpuStreamPower {
     fn heights_changed(&mut self) {
         GpuStreamPower::heights_changed(self)
     }
+
+    fn set_inputs(&mut self, inputs: &Inputs) -> Result<bool> {
+        GpuStreamPower::set_inputs(self, inputs).map(|()| true)
+    }
 }

@@ -68,6 +68,16 @@ impl GpuHydrology {
         })
     }
 
+    /// New precipitation, m/yr per cell (finite, ≥ 0), or none, uploaded in place.
+    pub fn set_precipitation(&mut self, precipitation: Option<&[f32]>) -> Result<()> {
+        let n = self.router.nodes();
+        self.router.set_inputs(&Inputs {
+            k: vec![1e-6; n],
+            uplift: vec![0.0; n],
+            precipitation: precipitation.map(<[f32]>::to_vec),
+        })
+    }
+
     /// Routes `heights` on the GPU and reads back the receivers, drainage (rounded once
     /// from the exact sums) and water surface.
     pub fn maps(&mut self, heights: &[f32]) -> Result<HydrologyFields> {
@@ -92,5 +102,9 @@ impl GpuHydrology {
 impl HydrologyMapper for GpuHydrology {
     fn maps(&mut self, heights: &[f32]) -> Result<HydrologyFields> {
         GpuHydrology::maps(self, heights)
+    }
+
+    fn set_precipitation(&mut self, precipitation: Option<&[f32]>) -> Result<bool> {
+        self.set_precipitation(precipitation).map(|()| true)
     }
 }

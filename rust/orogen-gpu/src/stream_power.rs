@@ -216,6 +216,11 @@ pub struct GpuStreamPower {
     params: ShaderParams,
     /// The drainage sums' scale, `2^scale_exp`.
     scale_exp: i32,
+    /// Each node's drainage weight (cell area × precipitation) in fixed point, two words.
+    weights: wgpu::Buffer,
+    /// Each node's erodibility and uplift rate.
+    coefs: wgpu::Buffer,
+    grid: Grid,
     params_buf: wgpu::Buffer,
     heights: wgpu::Buffer,
     receivers: wgpu::Buffer,
@@ -356,14 +361,9 @@ impl GpuStreamPower {
         let n = grid.len();
         check_values(&format!("{field}.k"), &inputs.k, n, false)?;
         check_values("uplift", &inputs.uplift, n, true)?;
-        let area = grid.cell_area() as f64;
-        let weights: Vec<f64> = match &inputs.precipitation {
-            Some(p) => {
-                check_values(&format!("{field}.precipitation"), p, n, false)?;
-                p.iter().map(|&r| area * r as f64).collect()
-            }
-            None => vec![area; n],
-        };
+        if let Some(p) = &inputs.precipitation {
+            check_values(&format!("{field}.precipitation"), p, n, false)?;
+        }
         if n < 2 || n >= u32::MAX as usize {
             return Err(OrogenError::invalid(
                 "grid",
@@ -373,22 +373,7 @@ impl GpuStreamPower {
         // The largest binding: the solve's maps, 16 bytes a node.
         crate::context::check_binding(ctx, grid, 16)?;
         let limits = ctx.limits();
-        let total: f64 = weights.iter().sum();
-        let scale_exp = fixed_point_exponent(total);
-        let scale = 2f64.powi(scale_exp);
-        let fixed: Vec<u32> = weights
-            .iter()
-            .flat_map(|&w| {
-                let v = (w * scale).round() as u64;
-                [v as u32, (v >> 32) as u32]
-            })
-            .collect();
-        let coefs: Vec<[f32; 2]> = inputs
-            .k
-            .iter()
-            .zip(&inputs.uplift)
-            .map(|(&k, &u)| [k, u])
-            .collect();
+        let (fixed, scale_exp, coefs) = input_words(grid, &inputs);
         let mut open = 0u32;
         for side in &outlets.borders {
             open |= match side {
@@ -469,6 +454,7 @@ impl GpuStreamPower {
         let dists = storage("dists", 4 * n64, io);
         let weights = init("weights", bytemuck::cast_slice(&fixed));
         let coefs = init("coefs", bytemuck::cast_slice(&coefs));
+        let (weights_buf, coefs_buf) = (weights.clone(), coefs.clone());
         let sums = [
             storage("sums a", 8 * n64, io),
             storage("sums b", 8 * n64, io),
@@ -816,6 +802,9 @@ impl GpuStreamPower {
             groups,
             params,
             scale_exp,
+            weights: weights_buf,
+            coefs: coefs_buf,
+            grid,
             params_buf,
             heights,
             receivers,
@@ -914,6 +903,29 @@ impl GpuStreamPower {
         self.probes.clear();
         self.ctx.queue.write_buffer(&self.counter, 8, &[0; 8]);
         self.has_heights = true;
+        self.has_drainage = false;
+        Ok(())
+    }
+
+    /// New erodibility, uplift and precipitation (live painting's maps), uploaded into
+    /// the buffers in place: the same steps after it as a stepper made with them. The
+    /// steps in flight are settled first, with the inputs they were submitted with.
+    pub fn set_inputs(&mut self, inputs: &Inputs) -> Result<()> {
+        let n = self.n;
+        check_values(&format!("{}.k", self.field), &inputs.k, n, false)?;
+        check_values("uplift", &inputs.uplift, n, true)?;
+        if let Some(p) = &inputs.precipitation {
+            check_values(&format!("{}.precipitation", self.field), p, n, false)?;
+        }
+        if self.has_heights {
+            self.settle()?;
+        }
+        let (fixed, scale_exp, coefs) = input_words(self.grid, inputs);
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.weights, 0, bytemuck::cast_slice(&fixed));
+        queue.write_buffer(&self.coefs, 0, bytemuck::cast_slice(&coefs));
+        self.scale_exp = scale_exp;
+        self.params.inv_scale = 2f32.powi(-scale_exp);
         self.has_drainage = false;
         Ok(())
     }
@@ -1373,6 +1385,11 @@ impl GpuStreamPower {
         self.spec_rounds
     }
 
+    /// The nodes (cells) it steps.
+    pub fn nodes(&self) -> usize {
+        self.n
+    }
+
     /// The GPU this step runs on.
     pub fn context(&self) -> &GpuContext {
         &self.ctx
@@ -1420,4 +1437,32 @@ fn read_range(ctx: &GpuContext, buffer: &wgpu::Buffer, size: u64, field: &str) -
     let bytes = staging.slice(..).get_mapped_range().to_vec();
     staging.unmap();
     Ok(bytes)
+}
+
+/// The inputs as the shaders read them: each node's drainage weight (cell area ×
+/// precipitation, m² or m³/yr) in fixed point as two u32 words, the scale's exponent, and
+/// each node's `[k, uplift]`.
+fn input_words(grid: Grid, inputs: &Inputs) -> (Vec<u32>, i32, Vec<[f32; 2]>) {
+    let area = grid.cell_area() as f64;
+    let weights: Vec<f64> = match &inputs.precipitation {
+        Some(p) => p.iter().map(|&r| area * r as f64).collect(),
+        None => vec![area; grid.len()],
+    };
+    let total: f64 = weights.iter().sum();
+    let scale_exp = fixed_point_exponent(total);
+    let scale = 2f64.powi(scale_exp);
+    let fixed: Vec<u32> = weights
+        .iter()
+        .flat_map(|&w| {
+            let v = (w * scale).round() as u64;
+            [v as u32, (v >> 32) as u32]
+        })
+        .collect();
+    let coefs: Vec<[f32; 2]> = inputs
+        .k
+        .iter()
+        .zip(&inputs.uplift)
+        .map(|(&k, &u)| [k, u])
+        .collect();
+    (fixed, scale_exp, coefs)
 }

@@ -116,6 +116,28 @@ impl StageRun for AcceleratedRun {
         Some(self.device.clone())
     }
 
+    fn defers(&self) -> bool {
+        // With a tolerance each step's convergence needs its heights.
+        self.tolerance.is_none()
+    }
+
+    fn take_inputs(&mut self, inputs: &crate::eroders::stream_power::Inputs) -> Result<bool> {
+        // Only a synced run (steps in flight were submitted with the old inputs), and one
+        // whose end maps, if any, are routed on the accelerator: the CPU's routing would
+        // need the new precipitation as the stage's source (the maps' other settings are
+        // the stage's, unchanged).
+        let cpu_maps = self.hydrology.is_some() && self.mapper.is_none();
+        if self.ahead != 0 || cpu_maps || !self.stepper.set_inputs(inputs)? {
+            return Ok(false);
+        }
+        if let Some(mapper) = &mut self.mapper {
+            if !mapper.set_precipitation(inputs.precipitation.as_deref())? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     fn on_device(&mut self) -> Option<&mut dyn DeviceProcess> {
         // With a tolerance its convergence needs the heights before and after each step.
         if self.tolerance.is_some() {

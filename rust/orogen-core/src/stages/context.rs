@@ -52,6 +52,9 @@ pub struct StageContext<'a> {
     devices: Devices<'a>,
     /// What ran the stage ([`crate::stages::StageRun::device`]).
     device: Option<String>,
+    /// Asked before each step: whether the observer needs the world after it (an
+    /// [`Event::Step`]); `None`: every step.
+    world_due: Option<&'a mut dyn FnMut() -> bool>,
 }
 
 impl<'a> StageContext<'a> {
@@ -71,6 +74,7 @@ impl<'a> StageContext<'a> {
             base_dir,
             devices: Devices::CPU,
             device: None,
+            world_due: None,
         }
     }
 
@@ -78,6 +82,19 @@ impl<'a> StageContext<'a> {
     pub fn with_devices(mut self, devices: Devices<'a>) -> Self {
         self.devices = devices;
         self
+    }
+
+    /// The context whose observer sees the world ([`Event::Step`]) only after the steps
+    /// `due` says yes to (asked before each step) and a stage's last; a stage on an
+    /// accelerator then reads nothing back for the others (issue #42). Default: every step.
+    pub fn with_world_due(mut self, due: &'a mut dyn FnMut() -> bool) -> Self {
+        self.world_due = Some(due);
+        self
+    }
+
+    /// Whether the observer needs the world after the coming step.
+    pub fn world_due(&mut self) -> bool {
+        self.world_due.as_mut().is_none_or(|due| due())
     }
 
     /// Where `StreamPower` may run.
@@ -139,6 +156,13 @@ impl<'a> StageContext<'a> {
             iteration,
             world,
         });
+        self.check_cancel()
+    }
+
+    /// Reports a finished step whose world the observer did not ask for (progress only),
+    /// then checks the cancel flag.
+    pub fn step_unseen(&mut self, iteration: u32, fraction: f32) -> Result<()> {
+        self.progress(fraction, iteration);
         self.check_cancel()
     }
 }

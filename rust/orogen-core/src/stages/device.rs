@@ -72,6 +72,12 @@ pub trait StreamPowerStepper {
     }
     /// Another stepper changed the shared heights on the device.
     fn heights_changed(&mut self) {}
+    /// New erodibility, uplift and precipitation (live painting), taken in place: the
+    /// steps after it as those of a stepper made with them over the same heights. `false`
+    /// where it cannot (the caller then makes a new stepper).
+    fn set_inputs(&mut self, _inputs: &Inputs) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// Heights held on an accelerator, handed by one of its steppers to another so that a
@@ -189,6 +195,11 @@ pub struct HydrologyFields {
 pub trait HydrologyMapper {
     /// Routes `heights` (metres, one per cell) and reads the fields back.
     fn maps(&mut self, heights: &[f32]) -> Result<HydrologyFields>;
+    /// New precipitation (m/yr per cell, or none), taken in place; `false` where it
+    /// cannot (the caller then makes a new mapper).
+    fn set_precipitation(&mut self, _precipitation: Option<&[f32]>) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// A device that can run stream power (orogen-gpu's `GpuBackend`).

@@ -272,6 +272,10 @@ impl StageRun for AcceleratedHydraulic {
     fn device(&self) -> Option<String> {
         Some(self.device.clone())
     }
+
+    fn defers(&self) -> bool {
+        true
+    }
 }
 
 struct Run {

@@ -86,10 +86,25 @@ pub trait StageRun {
         Ok(())
     }
 
+    /// True where [`StageRun::step_deferred`] saves work and loses nothing: a run on an
+    /// accelerator whose steps never converge early (no `tolerance`). [`drive`] then
+    /// defers the steps whose world no observer asked for.
+    fn defers(&self) -> bool {
+        false
+    }
+
     /// Its process on an accelerator, for a `TimeLoop` to keep the heights there between
     /// its processes (issue #42); `None` on the CPU.
     fn on_device(&mut self) -> Option<&mut dyn crate::stages::device::DeviceProcess> {
         None
+    }
+
+    /// New stream-power inputs (live painting's uplift and precipitation), taken in
+    /// place after [`StageRun::sync`]: `Ok(true)` when the run now steps, and routes its
+    /// maps at the end, as a run started with them would; `false` where it cannot (the
+    /// CPU's runs: the caller starts the stage again).
+    fn take_inputs(&mut self, _inputs: &crate::eroders::stream_power::Inputs) -> Result<bool> {
+        Ok(false)
     }
 }
 
@@ -108,8 +123,24 @@ pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -
     let mut run = stage.start(world, &env)?;
     ctx.set_device(run.device());
     let n = stage.iterations();
+    let defers = run.defers();
     for i in 0..n {
         ctx.check_cancel()?;
+        // The observer sees the world after the steps it asks for and the last; a run on
+        // an accelerator leaves the others' heights there (read back at `finish`).
+        let shown = ctx.world_due() || i + 1 == n;
+        if defers {
+            // Never converges early: one read-back a step shown, none for the others.
+            run.step_deferred(world)?;
+            let fraction = (i + 1) as f32 / n as f32;
+            if shown {
+                run.sync(world)?;
+                ctx.step_done(world, i + 1, fraction)?;
+            } else {
+                ctx.step_unseen(i + 1, fraction)?;
+            }
+            continue;
+        }
         let converged = run.step(world)?;
         world.hold_nodata();
         let fraction = if converged {
@@ -117,7 +148,11 @@ pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -
         } else {
             (i + 1) as f32 / n as f32
         };
-        ctx.step_done(world, i + 1, fraction)?;
+        if shown {
+            ctx.step_done(world, i + 1, fraction)?;
+        } else {
+            ctx.step_unseen(i + 1, fraction)?;
+        }
         if converged {
             break;
         }
@@ -242,5 +277,9 @@ impl StageRun for Noted {
 
     fn sync(&mut self, world: &mut World) -> Result<()> {
         self.run.sync(world)
+    }
+
+    fn defers(&self) -> bool {
+        self.run.defers()
     }
 }

@@ -294,6 +294,21 @@ impl StageKind for StreamPowerParams {
     }
 
     fn start(&self, world: &World, env: &Env) -> Result<Box<dyn StageRun>> {
+        let inputs = self.inputs(world, env)?;
+        self.outlets.validate(&format!("{}.outlets", env.field))?;
+        let note = match place(env, |accel| self.on_accelerator(accel, world, env, &inputs))? {
+            Ok(run) => return Ok(run),
+            Err(note) => note,
+        };
+        let run = self.start_cpu(world, env, inputs)?;
+        Ok(Noted::wrap(run, note))
+    }
+}
+
+impl StreamPowerParams {
+    /// Each node's erodibility, uplift rate (× `uplift_scale`) and precipitation, resolved
+    /// over `world`.
+    fn inputs(&self, world: &World, env: &Env) -> Result<Inputs> {
         let grid = world.grid();
         let k = world.at_nodes(self.k.resolve(
             grid,
@@ -310,22 +325,21 @@ impl StageKind for StreamPowerParams {
             )?)),
             None => None,
         };
-        let inputs = Inputs {
+        Ok(Inputs {
             k,
             uplift,
             precipitation,
-        };
-        self.outlets.validate(&format!("{}.outlets", env.field))?;
-        let note = match place(env, |accel| self.on_accelerator(accel, world, env, &inputs))? {
-            Ok(run) => return Ok(run),
-            Err(note) => note,
-        };
-        let run = self.start_cpu(world, env, inputs)?;
-        Ok(Noted::wrap(run, note))
+        })
     }
-}
 
-impl StreamPowerParams {
+    /// `run`, a run of this stage over `world` (synced), given these parameters' inputs
+    /// (live painting's new uplift or precipitation) in place where it can take them (a
+    /// run on an accelerator: no new buffers or pipelines); `false` where the caller must
+    /// start the stage again.
+    pub fn retake(&self, run: &mut dyn StageRun, world: &World, env: &Env) -> Result<bool> {
+        run.take_inputs(&self.inputs(world, env)?)
+    }
+
     /// The stage on the CPU (`device: Cpu`, and what `Auto` falls back to).
     fn start_cpu(&self, world: &World, env: &Env, inputs: Inputs) -> Result<Box<dyn StageRun>> {
         let grid = world.grid();

@@ -570,3 +570,84 @@ fn deferred_hydraulic_steps_give_the_bytes_of_steps_read_back_each_time() {
     let start = recipe_start();
     assert_ne!(bits(&at_12), bits(&start), "12 steps moved no height");
 }
+
+/// The world of a run as bytes: heights, water, sediment, fluxes, velocity, the figures.
+fn world_bytes(world: &orogen_core::World) -> Vec<u8> {
+    let sim = &world.sim;
+    let mut out: Vec<u8> = bytemuck::cast_slice(&world.height.data).to_vec();
+    for f in [&sim.water_depth, &sim.sediment] {
+        out.extend_from_slice(bytemuck::cast_slice(f.as_deref().unwrap()));
+    }
+    out.extend_from_slice(bytemuck::cast_slice(sim.flux.as_deref().unwrap()));
+    for v in sim.velocity.as_deref().unwrap() {
+        out.extend(v.x.to_le_bytes().into_iter().chain(v.y.to_le_bytes()));
+    }
+    out.extend(format!("{:?}", world.figures).bytes());
+    out
+}
+
+/// A run whose observer wants the world only at its end (or every 10th step) reads the
+/// GPU's heights back only then, and gives the bytes of the run that sees every step.
+#[test]
+fn a_run_that_wants_only_its_end_skips_the_read_backs_and_keeps_the_bytes() {
+    use crate::common::{Counted, Tally};
+    use orogen_core::runner::{run_recipe_on, run_recipe_watched, Event};
+    use orogen_core::stages::{Device, Devices};
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let r = recipe("Gpu", "");
+    let every = Counted::new(true);
+    let (mut steps, mut progress) = (0, 0);
+    let mut count = |e: Event<'_>| match e {
+        Event::Step { .. } => steps += 1,
+        Event::Progress { .. } => progress += 1,
+        _ => {}
+    };
+    let all = run_recipe_on(
+        &r,
+        std::path::Path::new("."),
+        &never,
+        &mut count,
+        Some(&every),
+        "",
+    )
+    .unwrap();
+    assert_eq!((steps, progress), (30, 30));
+    assert_eq!(Tally::get(&every.tally.hydraulic_reads), 30);
+    for (stride, shown) in [(0u32, 1usize), (10, 3)] {
+        let watched = Counted::new(true);
+        let devices = Devices {
+            device: Device::Gpu,
+            accelerator: Some(&watched),
+            missing: "",
+        };
+        let (mut steps, mut progress, mut asked) = (0, 0, 0u32);
+        let mut count = |e: Event<'_>| match e {
+            Event::Step { .. } => steps += 1,
+            Event::Progress { .. } => progress += 1,
+            _ => {}
+        };
+        let mut due = || {
+            asked += 1;
+            stride > 0 && asked % stride == 0
+        };
+        let out = run_recipe_watched(
+            &r,
+            std::path::Path::new("."),
+            &never,
+            &mut count,
+            devices,
+            &mut due,
+        )
+        .unwrap();
+        assert!(
+            world_bytes(&out.world) == world_bytes(&all.world),
+            "stride {stride}: other bytes"
+        );
+        assert_eq!((steps, progress), (shown, 30), "stride {stride}");
+        let t = &watched.tally;
+        assert_eq!(Tally::get(&t.hydraulic_steps), 30);
+        // The steps shown read back (the last one's world comes with the final state).
+        assert_eq!(Tally::get(&t.hydraulic_reads), shown, "stride {stride}");
+        assert!(out.timings.last().unwrap().device.starts_with("gpu: "));
+    }
+}

@@ -218,18 +218,31 @@ fn a_closed_domain_is_refused_under_gpu_and_routed_on_the_cpu_under_auto() {
 #[test]
 fn a_gpu_stream_powers_own_maps_are_routed_on_the_gpu_as_the_cpu_would() {
     use orogen_core::stages::hydrology::{compute_maps, HydrologyParams};
-    let gpu = backend();
+    let gpu = crate::common::Counted::new(true);
     let text = "(size: (72, 56), cell_size: 100.0, seed: 4,
           terrain: Noise(amplitude: 60.0, wavelength: 700.0), uplift: Constant(0.001),
           device: Gpu, river_curves: None,
           stages: [StreamPower(iterations: 3, dt: 10000.0, k: Constant(2e-4), lakes: Carve,
                                precipitation: Constant(0.9), hydrology: true)])";
     let r = Recipe::from_ron_str(text, "<test>").unwrap();
-    let out = run(&r, Some(&gpu));
+    let never = AtomicBool::new(false);
+    let out = run_recipe_on(&r, Path::new("."), &never, &mut |_| {}, Some(&gpu), "").unwrap();
     assert!(
         out.timings[1].device.starts_with("gpu: "),
         "{:?}",
         out.timings
+    );
+    // The steps and the maps' routing ran on the GPU (equal maps would also come from
+    // the CPU's routing, which the stage falls back to where the GPU cannot route).
+    use crate::common::Tally;
+    let t = &gpu.tally;
+    assert_eq!(
+        (
+            Tally::get(&t.steps),
+            Tally::get(&t.mappers),
+            Tally::get(&t.maps)
+        ),
+        (3, 1, 1)
     );
     let g = out.world;
     // The CPU's Hydrology over the GPU's final heights, with the stage's routing.

@@ -109,7 +109,11 @@ fn gpu_for(ctx: &GpuContext, case: &Case, lakes: SinkMode) -> GpuStreamPower {
 /// Routes `case` on both sides with `lakes`, checks receivers, link lengths, lake counts
 /// and drainage equal, and returns the CPU's and the GPU's heights after routing (Fill
 /// raises them) and the count of lakes.
-fn route_both(ctx: &GpuContext, case: &Case, lakes: SinkMode) -> (Vec<f32>, Vec<f32>, usize) {
+pub(crate) fn route_both(
+    ctx: &GpuContext,
+    case: &Case,
+    lakes: SinkMode,
+) -> (Vec<f32>, Vec<f32>, usize) {
     let mut router = FlowRouter::new(case.grid, &case.outlets).unwrap();
     let mut want_h = case.heights.clone();
     router.route(&mut want_h, lakes).unwrap();

@@ -2,6 +2,7 @@
 //! link instead of four (lavapipe where the machine has no GPU).
 
 mod common;
+mod dems;
 mod hydraulic;
 mod hydrology;
 mod lakes;
