@@ -9,7 +9,8 @@
 #      over threads; the same for lakes carved and filled, and for the default recipe (its
 #      Hydrology stage); without --merge each rank writes its own tiles, the same files
 #      with the same bytes as the tiles over threads, also the default recipe's hydrology
-#      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0);
+#      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0); the
+#      pipe model (tests/mpi/hydraulic.ron);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -147,6 +148,19 @@ if "$BIN" bake "$RECIPE" --out "$WORK/whole-c2f" -q "${C2F[@]}" &&
     ok "mpirun -np 4 --tiles 2x2, CoarseToFine: the whole-map bake's bytes"
 else
     bad "mpirun -np 4 --tiles 2x2, CoarseToFine: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-c2f.log" 2>/dev/null))"
+fi
+
+# The pipe model (tests/mpi/hydraulic.ron: rain drops, a source, open borders, two
+# Hydraulic stages): halos of heights, water and sediment per step, the lost water and
+# sediment summed at rank 0 in the whole map's order.
+PIPES="$REPO/tests/mpi/hydraulic.ron"
+if "$BIN" bake "$PIPES" --out "$WORK/whole-pipes" -q &&
+    "${MPIRUN[@]}" 4 "$BIN" bake "$PIPES" --out "$WORK/mpi-pipes" --tiles 2x2 --merge -q \
+        >"$WORK/mpi-pipes.log" 2>&1 &&
+    same_files "$WORK/whole-pipes" "$WORK/mpi-pipes"; then
+    ok "mpirun -np 4 --tiles 2x2, Hydraulic: the whole-map bake's bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, Hydraulic: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-pipes.log" 2>/dev/null))"
 fi
 
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its

@@ -1206,6 +1206,40 @@ fn tiled_bakes_over_threads_write_the_whole_map_bakes_bytes() {
 }
 
 #[test]
+fn tiled_hydraulic_bakes_write_the_whole_map_bakes_bytes() {
+    // Issue #41: tests/mpi/hydraulic.ron (the pipe model with rain drops, a source across
+    // tile edges, open borders and a second stage carrying the water) tiled 2x2 and 3x3:
+    // heights, erosion, water depth, sediment, velocity and bake.json's lost water and
+    // sediment are the whole bake's bytes.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/hydraulic.ron");
+    let jsons =
+        assert_tiled_bakes_equal_the_whole(tmp.path(), "pipes", &[recipe.to_str().unwrap()]);
+    let whole: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("pipes-whole/bake.json")).unwrap(),
+    )
+    .unwrap();
+    let lost = &whole["stages"][2]["figures"];
+    assert!(
+        lost["hydraulic_water_lost_m3"].as_f64().unwrap() > 0.0,
+        "{lost}"
+    );
+    assert!(
+        lost["hydraulic_sediment_lost_m3"].as_f64().unwrap() > 0.0,
+        "{lost}"
+    );
+    for json in jsons {
+        assert_eq!(
+            json["stages"][2]["figures"]["hydraulic_water_lost_m3"],
+            lost["hydraulic_water_lost_m3"]
+        );
+    }
+    for name in ["water_depth.exr", "sediment.exr", "velocity.exr"] {
+        assert!(tmp.path().join("pipes-whole").join(name).exists(), "{name}");
+    }
+}
+
+#[test]
 fn the_default_recipe_bakes_tiled_to_the_whole_maps_bytes() {
     // Issue #41: `orogen recipe default` (StreamPower, Thermal, Hydrology with its river
     // curves), at 97×83: its Hydrology maps are made per tile and gathered by rank 0, which
@@ -1453,8 +1487,8 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
             "`stages[1].Thermal.talus`: Material",
         ),
         (
-            "stages=[Hydraulic()]",
-            "`stages[0].Hydraulic`: this stage is not tiled yet",
+            "stages=[Wind()]",
+            "`stages[0].Wind`: this stage is not tiled yet",
         ),
     ];
     for (set, needle) in refusals {
