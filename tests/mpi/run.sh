@@ -215,8 +215,8 @@ refused() { # what, needle, command...
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
     "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q
-refused "mpirun -np 4, a tolerance is refused naming the field" "stages[0].StreamPower.tolerance" \
+refused "mpirun -np 4, a Material talus is refused naming the field" "stages[1].Thermal.talus" \
     "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q \
-    --set "stages[0].tolerance=Some(0.1)"
+    --set "stages[1].talus=Material"
 
 finish

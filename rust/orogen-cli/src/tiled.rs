@@ -3,7 +3,7 @@
 //! feature), giving the whole-map bake's bytes.
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
-//! no `tolerance`, an open border; a `CoarseToFine` schedule's coarse levels run whole at
+//! any `tolerance` (the largest change of a step reduced over the ranks), an open border; a `CoarseToFine` schedule's coarse levels run whole at
 //! rank 0, its finest level on the tiles), `Thermal` (any talus but
 //! `Material`), `Hydraulic` (the pipe model, [`TileHydraulic`]: its water carried from one
 //! such stage to the next, its lost water and sediment summed at rank 0 as the whole map
@@ -54,7 +54,6 @@ use orogen_core::stages::source::{
 use orogen_core::stages::stream_power::{Schedule, StreamPowerParams};
 use orogen_core::stages::{Devices, Env};
 use orogen_core::stages::{Stage, StageKind};
-use orogen_core::state::MaterialProps;
 use orogen_core::tiles::comm::{Reader, Writer};
 use orogen_core::tiles::{
     all_max, gather_map, Comm, TileHydraulic, TileInputs, TileLayout, TileStreamPower, TileThermal,
@@ -72,11 +71,13 @@ const TAG_BYTES: u32 = 202;
 /// `CoarseToFine`'s gathers of the heights and inputs, and the scatter of the finest
 /// level's start heights (5 tags).
 const TAG_COARSE: u32 = 240;
+/// A `StreamPower` stage's `tolerance`: the largest change of a step over the ranks (2 tags).
+const TAG_SETTLED: u32 = 260;
 /// `--merge`'s gathers of the pipe model's water, sediment and velocity (3 tags).
 const TAG_WATER: u32 = 250;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
-/// field (`stages[0].StreamPower.tolerance: is not tiled yet`).
+/// field (`stages[1].Thermal.talus: Material is not tiled yet`).
 /// Without `merge` (`--merge`), what needs a whole map at rank 0 is refused too: the river
 /// curves where a stage makes hydrology maps (they are drawn from them over the whole map),
 /// outputs but `erosion`.
@@ -150,12 +151,6 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
 
 fn check_stream_power(p: &StreamPowerParams, field: &str) -> Result<()> {
     let refuse = |f: &str, why: String| Err(OrogenError::invalid(format!("{field}.{f}"), why));
-    if p.tolerance.is_some() {
-        return refuse(
-            "tolerance",
-            "is not tiled yet (tiled runs take none)".into(),
-        );
-    }
     if p.outlets.borders.is_empty() {
         return refuse(
             "outlets.borders",
@@ -535,8 +530,19 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 let mut tile =
                     TileStreamPower::new(layout, rank, &p.outlets, &p.process(), cut, &field)?;
                 for _ in 0..fine_steps {
+                    let before = p.tolerance.map(|_| tile.heights());
                     tile.step(comm, p.dt as f64)?;
                     steps += 1;
+                    // `tolerance`: the whole map's largest change of the step (a maximum,
+                    // exact in any order), as the whole-map stage stops on it.
+                    if let (Some(t), Some(before)) = (p.tolerance, before) {
+                        let local = (before.iter().zip(tile.heights()))
+                            .map(|(a, b)| (a - b).abs())
+                            .fold(0.0f32, f32::max);
+                        if all_max(comm, ROOT, TAG_SETTLED, local)? < t {
+                            break;
+                        }
+                    }
                 }
                 tile.heights()
             }
@@ -552,7 +558,6 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                     s.recipe.seed ^ HYDRAULIC_SEED,
                     &heights,
                     water.as_ref(),
-                    &[MaterialProps::default()],
                     &field,
                 )?;
                 for _ in 0..p.iterations {

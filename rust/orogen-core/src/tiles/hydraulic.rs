@@ -73,8 +73,8 @@ pub struct TileHydraulic {
 impl TileHydraulic {
     /// Tile `rank` of `layout` with the whole map's parameters and seed (the stage's, as
     /// [`Hydraulic::new`] takes it), its heights row-major over its interior, and the state
-    /// an earlier stage left on it (`None`: dry, as a whole map's first step). `materials`:
-    /// bedrock only (tiled runs have no layers). `field` prefixes error names.
+    /// an earlier stage left on it (`None`: dry, as a whole map's first step). One material,
+    /// the default bedrock (tiled runs have no strata). `field` prefixes error names.
     pub fn new(
         layout: &TileLayout,
         rank: usize,
@@ -82,17 +82,10 @@ impl TileHydraulic {
         seed: u64,
         heights: &[f32],
         state: Option<&TileWater>,
-        materials: &[MaterialProps],
         field: &str,
     ) -> Result<Self> {
         let grid = layout.grid();
         grid.require_square(field)?;
-        if materials.len() != 1 {
-            return Err(OrogenError::invalid(
-                format!("{field} materials"),
-                "a tile has no layers: give one material (bedrock)",
-            ));
-        }
         let interior = layout.tile(rank).interior;
         let rect = layout.extended(rank, HALO);
         let hydraulic = Hydraulic::window(
@@ -158,7 +151,7 @@ impl TileHydraulic {
             hydraulic,
             heights: h,
             sim,
-            materials: materials.to_vec(),
+            materials: vec![MaterialProps::default()],
             edge,
             losses: Vec::new(),
             steps: 0,

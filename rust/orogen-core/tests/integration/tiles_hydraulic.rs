@@ -64,8 +64,7 @@ fn tiled(l: &TileLayout, p: &Params, seed: u64, heights: &[f32], stages: &[usize
         let mut state: Option<TileWater> = None;
         let mut lost = Vec::new();
         for &steps in stages {
-            let mats = [MaterialProps::default()];
-            let mut tile = TileHydraulic::new(l, rank, p, seed, &h, state.as_ref(), &mats, "hy")?;
+            let mut tile = TileHydraulic::new(l, rank, p, seed, &h, state.as_ref(), "hy")?;
             for _ in 0..steps {
                 tile.step(comm)?;
             }
