@@ -564,7 +564,7 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                     tile.step(comm)?;
                     steps += 1;
                 }
-                lost = tile.lost(comm, ROOT)?;
+                lost = tile.lost(comm)?;
                 water = Some(tile.state());
                 tile.heights()
             }

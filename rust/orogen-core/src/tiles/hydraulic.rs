@@ -25,6 +25,7 @@ use glam::Vec2;
 
 use super::comm::{exchange_halo, Comm, Reader, Writer};
 use super::layout::{Rect, TileLayout};
+use super::stream_power::ROOT;
 use crate::eroders::hydraulic::{border_sums, Borders, Hydraulic, Params};
 use crate::error::{OrogenError, Result};
 use crate::state::{Layers, MaterialProps, SimState, TerrainMut};
@@ -37,6 +38,10 @@ const TAG_WATER: u32 = 41;
 const TAG_SEDIMENT: u32 = 42;
 const TAG_FLUX: u32 = 43;
 const TAG_LOSSES: u32 = 44;
+
+/// Steps whose edge losses a tile keeps before sending them to the root (a perimeter's
+/// worth per step: 8 B an edge cell).
+const FLUSH_EVERY: usize = 64;
 
 /// The pipe model's state over one tile's interior (row-major), carried from one tiled
 /// `Hydraulic` stage to the next as the whole map's [`SimState`] is.
@@ -65,8 +70,13 @@ pub struct TileHydraulic {
     /// This tile's own cells on the map's edge (indices in `rect`, row-major), with which
     /// neighbours the map has there.
     edge: Vec<(usize, [bool; 4])>,
-    /// Per step, per `edge` cell: water and sediment sent out of the map.
+    /// Per step since the last flush, per `edge` cell: water and sediment sent out of the
+    /// map.
     losses: Vec<(f32, f32)>,
+    /// Steps in `losses`.
+    pending: usize,
+    /// At the root: the water and sediment lost over the steps flushed, m³.
+    lost: (f64, f64),
     steps: u64,
 }
 
@@ -154,6 +164,8 @@ impl TileHydraulic {
             materials: vec![MaterialProps::default()],
             edge,
             losses: Vec::new(),
+            pending: 0,
+            lost: (0.0, 0.0),
             steps: 0,
         })
     }
@@ -215,42 +227,59 @@ impl TileHydraulic {
             self.losses.push(self.hydraulic.border_losses(flux, i, has));
         }
         self.steps += 1;
+        self.pending += 1;
+        if self.pending == FLUSH_EVERY {
+            self.flush(comm)?;
+        }
         Ok(())
     }
 
     /// The water and the sediment that left the map through its open borders over every
     /// step so far, m³, summed as the whole map's stage sums its per-step figures
-    /// (`hydraulic_water_lost_m3`, `hydraulic_sediment_lost_m3`): at `root` (`None`
-    /// elsewhere). Every rank calls it together; each sends its edge cells' losses (a
-    /// perimeter's worth per step), once.
-    pub fn lost(&self, comm: &mut impl Comm, root: usize) -> Result<Option<(f64, f64)>> {
+    /// (`hydraulic_water_lost_m3`, `hydraulic_sediment_lost_m3`): at the root (`None`
+    /// elsewhere). Every rank calls it together.
+    pub fn lost(&mut self, comm: &mut impl Comm) -> Result<Option<(f64, f64)>> {
+        self.flush(comm)?;
+        Ok((comm.rank() == ROOT).then_some(self.lost))
+    }
+
+    /// Sends the edge losses of the steps kept to the root, which adds each step's in the
+    /// whole map's order. Closed borders lose nothing (the whole map adds zeros): no
+    /// message. Every rank calls it together.
+    fn flush(&mut self, comm: &mut impl Comm) -> Result<()> {
+        let steps = std::mem::take(&mut self.pending);
+        if self.hydraulic.params().borders == Borders::Closed {
+            return Ok(());
+        }
         let grid = self.layout.grid();
-        let mut w = Writer::with_capacity(4 + 4 * self.edge.len() + 8 * self.losses.len());
+        let mut w = Writer::with_capacity(4 + 8 * self.edge.len() + 8 * self.losses.len());
         w.u32(self.edge.len() as u32);
         for &(i, _) in &self.edge {
             let (x, y) = (
                 self.rect.x0 + i % self.rect.w,
                 self.rect.y0 + i / self.rect.w,
             );
-            w.u32((y * grid.width + x) as u32);
+            let cell = (y * grid.width + x) as u64;
+            w.u32(cell as u32);
+            w.u32((cell >> 32) as u32);
         }
-        for &(a, b) in &self.losses {
+        for (a, b) in self.losses.drain(..) {
             w.f32(a);
             w.f32(b);
         }
-        let all = comm.gather(root, TAG_LOSSES, w.into_bytes())?;
-        if comm.rank() != root {
-            return Ok(None);
+        let all = comm.gather(ROOT, TAG_LOSSES, w.into_bytes())?;
+        if comm.rank() != ROOT {
+            return Ok(());
         }
-        let steps = self.steps as usize;
-        // Whole-map cell → (rank, its place among that rank's edge cells).
+        // Whole-map cell → (rank, its place among that rank's edge cells, their count).
         let mut at = HashMap::new();
         let mut values = Vec::with_capacity(all.len());
         for (rank, bytes) in all.iter().enumerate() {
             let mut rd = Reader::new(bytes, "hydraulic border losses", rank);
             let n = rd.u32()? as usize;
             for k in 0..n {
-                at.insert(rd.u32()? as usize, (rank, k, n));
+                let cell = rd.u32()? as u64 | (rd.u32()? as u64) << 32;
+                at.insert(cell as usize, (rank, k, n));
             }
             let v = (0..n * steps)
                 .map(|_| Ok((rd.f32()?, rd.f32()?)))
@@ -259,19 +288,22 @@ impl TileHydraulic {
             values.push(v);
         }
         let p = self.hydraulic.params();
-        let (mut water, mut sediment) = (0.0f64, 0.0f64);
         for step in 0..steps {
-            let (a, b) = border_sums(grid.width, grid.height, p.dt, grid.cell_area(), |x, y| {
-                match at.get(&(y * grid.width + x)) {
-                    Some(&(rank, k, n)) => values[rank][step * n + k],
-                    // Closed borders send nothing out.
-                    None => (0.0, 0.0),
-                }
-            });
-            water += a;
-            sediment += b;
+            let (a, b) =
+                border_sums(
+                    grid.width,
+                    grid.height,
+                    p.dt,
+                    grid.cell_area(),
+                    |x, y| match at.get(&(y * grid.width + x)) {
+                        Some(&(rank, k, n)) => values[rank][step * n + k],
+                        None => (0.0, 0.0),
+                    },
+                );
+            self.lost.0 += a;
+            self.lost.1 += b;
         }
-        Ok(Some((water, sediment)))
+        Ok(())
     }
 }
 
