@@ -16,8 +16,9 @@
 //!
 //! The water and sediment that left through the map's open borders are the whole map's
 //! sums bit for bit: each tile keeps, per step, what each of its own cells on the map's edge
-//! sent out ([`Hydraulic::border_losses`]), and at the end the root sums them in the whole
-//! map's order ([`border_sums`]: per chunk of rows in cell order, then the chunks).
+//! sent out ([`Hydraulic::border_losses`]), sends them to the root every 64 steps and at the
+//! end, and the root sums them in the whole map's order ([`border_sums`]: per chunk of rows
+//! in cell order, then the chunks).
 
 use std::collections::HashMap;
 
