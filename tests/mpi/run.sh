@@ -9,7 +9,8 @@
 #      over threads; the same for lakes carved and filled, and for the default recipe (its
 #      Hydrology stage); without --merge each rank writes its own tiles, the same files
 #      with the same bytes as the tiles over threads, also the default recipe's hydrology
-#      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0);
+#      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0); the
+#      pipe model (tests/mpi/hydraulic.ron);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -149,6 +150,19 @@ else
     bad "mpirun -np 4 --tiles 2x2, CoarseToFine: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-c2f.log" 2>/dev/null))"
 fi
 
+# The pipe model (tests/mpi/hydraulic.ron: rain drops, a source, open borders, two
+# Hydraulic stages): halos of heights, water and sediment per step, the lost water and
+# sediment summed at rank 0 in the whole map's order.
+PIPES="$REPO/tests/mpi/hydraulic.ron"
+if "$BIN" bake "$PIPES" --out "$WORK/whole-pipes" -q &&
+    "${MPIRUN[@]}" 4 "$BIN" bake "$PIPES" --out "$WORK/mpi-pipes" --tiles 2x2 --merge -q \
+        >"$WORK/mpi-pipes.log" 2>&1 &&
+    same_files "$WORK/whole-pipes" "$WORK/mpi-pipes"; then
+    ok "mpirun -np 4 --tiles 2x2, Hydraulic: the whole-map bake's bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, Hydraulic: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-pipes.log" 2>/dev/null))"
+fi
+
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
 # Hydrology maps are made per tile and gathered by rank 0, which draws the river curves.
 if "$BIN" bake --out "$WORK/whole-default" -q --set "size=(97,83)" &&
@@ -201,8 +215,8 @@ refused() { # what, needle, command...
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
     "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q
-refused "mpirun -np 4, a tolerance is refused naming the field" "stages[0].StreamPower.tolerance" \
+refused "mpirun -np 4, a Material talus is refused naming the field" "stages[1].Thermal.talus" \
     "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q \
-    --set "stages[0].tolerance=Some(0.1)"
+    --set "stages[1].talus=Material"
 
 finish

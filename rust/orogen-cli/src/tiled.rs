@@ -3,9 +3,11 @@
 //! feature), giving the whole-map bake's bytes.
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
-//! no `tolerance`, an open border; a `CoarseToFine` schedule's coarse levels run whole at
+//! any `tolerance` (the largest change of a step reduced over the ranks), an open border; a `CoarseToFine` schedule's coarse levels run whole at
 //! rank 0, its finest level on the tiles), `Thermal` (any talus but
-//! `Material`), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
+//! `Material`), `Hydraulic` (the pipe model, [`TileHydraulic`]: its water carried from one
+//! such stage to the next, its lost water and sediment summed at rank 0 as the whole map
+//! sums them), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
 //! maps, [`TileStreamPower::hydrology`]). Anything else is refused before any work, naming
 //! the stage and field; without `--merge` also the river curves, which are drawn over the
@@ -44,6 +46,7 @@ use orogen_core::flow::hydrology::HydrologyMaps;
 use orogen_core::recipe::Device;
 use orogen_core::runner::StageTiming;
 use orogen_core::stages::domain::Domain;
+use orogen_core::stages::hydraulic::HYDRAULIC_SEED;
 use orogen_core::stages::hydrology::HydrologyParams;
 use orogen_core::stages::source::{
     border_fade, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
@@ -53,7 +56,8 @@ use orogen_core::stages::{Devices, Env};
 use orogen_core::stages::{Stage, StageKind};
 use orogen_core::tiles::comm::{Reader, Writer};
 use orogen_core::tiles::{
-    all_max, gather_map, Comm, TileInputs, TileLayout, TileStreamPower, TileThermal, ROOT,
+    all_max, gather_map, Comm, TileHydraulic, TileInputs, TileLayout, TileStreamPower, TileThermal,
+    TileWater, ROOT,
 };
 use orogen_core::world::{names, MapData, World};
 use orogen_core::{OrogenError, Recipe, Result};
@@ -67,9 +71,13 @@ const TAG_BYTES: u32 = 202;
 /// `CoarseToFine`'s gathers of the heights and inputs, and the scatter of the finest
 /// level's start heights (5 tags).
 const TAG_COARSE: u32 = 240;
+/// A `StreamPower` stage's `tolerance`: the largest change of a step over the ranks (2 tags).
+const TAG_SETTLED: u32 = 260;
+/// `--merge`'s gathers of the pipe model's water, sediment and velocity (3 tags).
+const TAG_WATER: u32 = 250;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
-/// field (`stages[0].StreamPower.tolerance: is not tiled yet`).
+/// field (`stages[1].Thermal.talus: Material is not tiled yet`).
 /// Without `merge` (`--merge`), what needs a whole map at rank 0 is refused too: the river
 /// curves where a stage makes hydrology maps (they are drawn from them over the whole map),
 /// outputs but `erosion`.
@@ -117,6 +125,8 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
                     return refuse(format!("{field}.talus"), "Material is not tiled yet");
                 }
             }
+            // Any rain, sources and borders: `orogen_core::tiles::hydraulic`.
+            Stage::Hydraulic(p) => p.validate(&field)?,
             Stage::Hydrology(p) => {
                 p.validate(&field)?;
                 if p.outlets.borders.is_empty() {
@@ -130,8 +140,8 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
             _ => {
                 return refuse(
                     field,
-                    "this stage is not tiled yet (tiled runs take StreamPower, Thermal and \
-                     Hydrology)",
+                    "this stage is not tiled yet (tiled runs take StreamPower, Thermal, \
+                     Hydraulic and Hydrology)",
                 )
             }
         }
@@ -141,12 +151,6 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
 
 fn check_stream_power(p: &StreamPowerParams, field: &str) -> Result<()> {
     let refuse = |f: &str, why: String| Err(OrogenError::invalid(format!("{field}.{f}"), why));
-    if p.tolerance.is_some() {
-        return refuse(
-            "tolerance",
-            "is not tiled yet (tiled runs take none)".into(),
-        );
-    }
     if p.outlets.borders.is_empty() {
         return refuse(
             "outlets.borders",
@@ -337,6 +341,27 @@ fn gather_world<C: Comm>(
     Ok(())
 }
 
+/// `--merge` after a `Hydraulic` stage: the tiles' water, sediment and velocity, whole in
+/// rank 0's world (for the `water_depth`, `sediment` and `velocity` outputs).
+fn gather_water<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    water: &TileWater,
+    world: &mut Option<World>,
+) -> Result<()> {
+    let l = s.layout;
+    let depth = gather_map(comm, l, ROOT, TAG_WATER, &water.water, "water_depth")?;
+    let sed = gather_map(comm, l, ROOT, TAG_WATER + 1, &water.sediment, "sediment")?;
+    let vel: Vec<[f32; 2]> = water.velocity.iter().map(|v| v.to_array()).collect();
+    let vel = gather_map(comm, l, ROOT, TAG_WATER + 2, &vel, "velocity")?;
+    if let (Some(w), Some(depth), Some(sed), Some(vel)) = (world.as_mut(), depth, sed, vel) {
+        w.sim.water_depth = Some(depth);
+        w.sim.sediment = Some(sed);
+        w.sim.velocity = Some(vel.into_iter().map(Into::into).collect());
+    }
+    Ok(())
+}
+
 /// This tile's hydrology maps of `heights` (the whole-map `write_hydrology_maps` cut to the
 /// tile) and its routed receivers (global indices): the tiles' router, as each rank's part
 /// of one routing of the whole map.
@@ -477,6 +502,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     // The tile's last hydrology maps.
     let mut hydrology: Option<HydrologyMaps> = None;
     let mut timings = Vec::with_capacity(s.recipe.stages.len());
+    // The pipe model's water on this tile, from one `Hydraulic` stage to the next.
+    let mut water: Option<TileWater> = None;
     for (index, stage) in s.recipe.stages.iter().enumerate() {
         if s.cancel.load(Ordering::Relaxed) {
             return Err(OrogenError::Cancelled);
@@ -486,6 +513,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         let field = format!("stages[{index}].{name}");
         let before = ranges.comm.bytes_sent();
         let mut steps = 0u64;
+        // A `Hydraulic` stage's water and sediment lost at the borders (rank 0).
+        let mut lost = None;
         heights = match stage {
             Stage::StreamPower(p) => {
                 p.validate(&field)?;
@@ -501,13 +530,44 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 let mut tile =
                     TileStreamPower::new(layout, rank, &p.outlets, &p.process(), cut, &field)?;
                 for _ in 0..fine_steps {
+                    let before = p.tolerance.map(|_| tile.heights());
                     tile.step(comm, p.dt as f64)?;
                     steps += 1;
+                    // `tolerance`: the whole map's largest change of the step (a maximum,
+                    // exact in any order), as the whole-map stage stops on it.
+                    if let (Some(t), Some(before)) = (p.tolerance, before) {
+                        let local = (before.iter().zip(tile.heights()))
+                            .map(|(a, b)| (a - b).abs())
+                            .fold(0.0f32, f32::max);
+                        if all_max(comm, ROOT, TAG_SETTLED, local)? < t {
+                            break;
+                        }
+                    }
                 }
                 tile.heights()
             }
             // Routing changes no height: the maps come below.
             Stage::Hydrology(_) => std::mem::take(&mut heights),
+            Stage::Hydraulic(p) => {
+                p.validate(&field)?;
+                let comm = &mut *ranges.comm;
+                let mut tile = TileHydraulic::new(
+                    layout,
+                    rank,
+                    &p.process(),
+                    s.recipe.seed ^ HYDRAULIC_SEED,
+                    &heights,
+                    water.as_ref(),
+                    &field,
+                )?;
+                for _ in 0..p.iterations {
+                    tile.step(comm)?;
+                    steps += 1;
+                }
+                lost = tile.lost(comm)?;
+                water = Some(tile.state());
+                tile.heights()
+            }
             Stage::Thermal(p) => {
                 p.validate(&field)?;
                 // The talus tangents of this tile (a noise talus reads positions, a height
@@ -535,8 +595,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
             _ => {
                 return Err(OrogenError::invalid(
                     field,
-                    "this stage is not tiled yet (tiled runs take StreamPower, Thermal and \
-                     Hydrology)",
+                    "this stage is not tiled yet (tiled runs take StreamPower, Thermal, \
+                     Hydraulic and Hydrology)",
                 ))
             }
         };
@@ -600,6 +660,10 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
             }
             figures = std::mem::take(&mut world.figures);
         }
+        if let Some((w, sed)) = lost {
+            figures.insert("hydraulic_water_lost_m3", w);
+            figures.insert("hydraulic_sediment_lost_m3", sed);
+        }
         let steps_f = steps.max(1) as f64;
         let total: u64 = per_rank.iter().sum();
         figures.insert("tiles_bytes_per_step", total as f64 / steps_f);
@@ -622,6 +686,9 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     let mut start_whole = None;
     if s.merge {
         gather_world(comm, s, &heights, &mut root)?;
+        if let Some(water) = &water {
+            gather_water(comm, s, water, &mut root)?;
+        }
         // The start heights, whole at rank 0, for the erosion map (made after the river
         // curves, which may carve).
         if s.recipe.outputs.iter().any(|o| o == "erosion") {

@@ -395,8 +395,7 @@ impl DepthRow<'_> {
         let de = d2 * self.keep;
         dn[x] = if de < self.cut { 0.0 } else { de };
         // Water through open border pipes (zero on closed borders).
-        let border =
-            fc[0] * (1.0 - el) + fc[1] * (1.0 - er) + fc[2] * (1.0 - eu) + fc[3] * (1.0 - ed);
+        let border = water_out(fc, [el, er, eu, ed]);
         let dbar = 0.5 * (d1 + d2);
         // Computed unconditionally, then selected (branch-free, so the loop vectorises).
         let inv = 1.0 / (self.l * dbar);
@@ -531,10 +530,7 @@ impl SedRow<'_> {
             + qc[xr] * fc[xr][0] * er
             + qu[x] * fu[x][3] * eu
             + qd[x] * fd[x][2] * ed;
-        let border = q * f[0] * (1.0 - el)
-            + q * f[1] * (1.0 - er)
-            + q * f[2] * (1.0 - eu)
-            + q * f[3] * (1.0 - ed);
+        let border = sediment_out(q, f, [el, er, eu, ed]);
         ((s1[x] - gone + came).max(0.0), border)
     }
 
@@ -556,6 +552,63 @@ impl SedRow<'_> {
             out[x] = self.cell(f, q, s1, x, [x - 1, x + 1], [1.0, 1.0]).0;
         }
     }
+}
+
+/// Water a cell sends out of the map through its border pipes, m³/s, from its fluxes `f`
+/// and its neighbour masks `[left, right, up, down]` (0 where the map ends): zero on closed
+/// borders and inside the map. The one expression [`Hydraulic::step`]'s sums and a tile's
+/// ([`Hydraulic::border_losses`]) use.
+#[inline(always)]
+fn water_out(f: [f32; 4], [el, er, eu, ed]: [f32; 4]) -> f32 {
+    f[0] * (1.0 - el) + f[1] * (1.0 - er) + f[2] * (1.0 - eu) + f[3] * (1.0 - ed)
+}
+
+/// Sediment a cell with sediment per unit outflow `q` sends out of the map through its
+/// border pipes (as [`water_out`]).
+#[inline(always)]
+fn sediment_out(q: f32, f: [f32; 4], [el, er, eu, ed]: [f32; 4]) -> f32 {
+    q * f[0] * (1.0 - el) + q * f[1] * (1.0 - er) + q * f[2] * (1.0 - eu) + q * f[3] * (1.0 - ed)
+}
+
+/// The water and sediment that left a `width`×`height` map through its open borders in one
+/// step, m³, summed as [`Hydraulic::step`] sums them (per chunk of rows in cell order, in
+/// f64, then the chunks in order), so the bytes equal its [`StepReport::water_lost_m3`] and
+/// [`StepReport::sediment_lost_m3`]: `out(x, y)` gives a border cell's
+/// [`Hydraulic::border_losses`] (only cells on the map's edge are asked; the others send
+/// nothing out of the map, and adding their zeros changes no sum).
+pub fn border_sums(
+    width: usize,
+    height: usize,
+    dt: f32,
+    cell_area: f32,
+    mut out: impl FnMut(usize, usize) -> (f32, f32),
+) -> (f64, f64) {
+    let rows = chunk_rows(width);
+    let mut chunks = Vec::with_capacity(height.div_ceil(rows));
+    for y0 in (0..height).step_by(rows) {
+        let (mut water, mut sed) = (0.0f64, 0.0f64);
+        for y in y0..(y0 + rows).min(height) {
+            let edge_row = y == 0 || y + 1 == height;
+            let mut add = |x: usize| {
+                let (w, s) = out(x, y);
+                water += w as f64;
+                sed += s as f64;
+            };
+            if edge_row {
+                (0..width).for_each(&mut add);
+            } else {
+                add(0);
+                if width > 1 {
+                    add(width - 1);
+                }
+            }
+        }
+        chunks.push((water * dt as f64, sed));
+    }
+    (
+        chunks.iter().map(|c| c.0).sum(),
+        chunks.iter().map(|c| c.1).sum::<f64>() * cell_area as f64,
+    )
 }
 
 /// Largest accepted time step, seconds.
@@ -704,6 +757,17 @@ pub struct Hydraulic {
     slope: Vec<f32>,
     /// Sediment per unit outflow: `s1·Δt / (d1·l²)`, so pipe `i` carries `q·fᵢ`.
     q: Vec<f32>,
+    /// Where `grid` lies in the whole map, when it is a window of it (a tile grown by its
+    /// halo, [`Hydraulic::window`]): the rain drops' hash takes whole-map cell indices.
+    window: Option<Window>,
+}
+
+/// A window's place in the whole map: its first cell and the map's width.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    x0: usize,
+    y0: usize,
+    map_width: usize,
 }
 
 /// Rows per parallel chunk: about 16k cells.
@@ -762,6 +826,72 @@ impl Hydraulic {
     /// grid (error names without a prefix, e.g. `rain.power`, `sources[1]`).
     pub fn new(grid: Grid, params: Params, seed: u64) -> Result<Self> {
         params.validate_on(&grid, "")?;
+        let sources = Self::sources_on(&grid, &params);
+        Self::with_sources(grid, params, seed, sources, None)
+    }
+
+    /// The process on the window `w`×`h` at `(x0, y0)` of the whole map `map` (a tile grown
+    /// by its halo): the same step as the whole map's [`Hydraulic::new`] over those cells,
+    /// its sources the whole map's that fall in the window and its rain drops hashed from
+    /// whole-map cell indices. The window's cut edges are treated as map borders, so the
+    /// cells near them come out wrong: the caller overwrites them (a halo).
+    pub fn window(
+        map: Grid,
+        [x0, y0, w, h]: [usize; 4],
+        params: Params,
+        seed: u64,
+    ) -> Result<Self> {
+        params.validate_on(&map, "")?;
+        if x0 + w > map.width || y0 + h > map.height || w == 0 || h == 0 {
+            return Err(OrogenError::invalid(
+                "window",
+                format!(
+                    "{w}x{h} cells at ({x0}, {y0}) do not lie in the {}x{} map",
+                    map.width, map.height
+                ),
+            ));
+        }
+        let sources = Self::sources_on(&map, &params)
+            .into_iter()
+            .filter_map(|(c, dd, every)| {
+                let (x, y) = (c % map.width, c / map.width);
+                let inside = (x0..x0 + w).contains(&x) && (y0..y0 + h).contains(&y);
+                inside.then(|| ((y - y0) * w + x - x0, dd, every))
+            })
+            .collect();
+        let grid = Grid::new(w, h, map.cell_size)?;
+        let window = Window {
+            x0,
+            y0,
+            map_width: map.width,
+        };
+        Self::with_sources(grid, params, seed, sources, Some(window))
+    }
+
+    fn with_sources(
+        grid: Grid,
+        params: Params,
+        seed: u64,
+        sources: Vec<(usize, f32, bool)>,
+        window: Option<Window>,
+    ) -> Result<Self> {
+        let n = grid.len();
+        Ok(Hydraulic {
+            grid,
+            params,
+            seed,
+            steps: 0,
+            sources,
+            d_next: buffer(n, 0.0, "hydraulic")?,
+            s_next: buffer(n, 0.0, "hydraulic")?,
+            slope: buffer(n, 0.0, "hydraulic")?,
+            q: buffer(n, 0.0, "hydraulic")?,
+            window,
+        })
+    }
+
+    /// The source cells of `params` on `grid` and the depth each adds per step.
+    fn sources_on(grid: &Grid, params: &Params) -> Vec<(usize, f32, bool)> {
         let l = grid.cell_size;
         let area = grid.cell_area();
         let mut sources = Vec::new();
@@ -793,18 +923,17 @@ impl Hydraulic {
             let depth = s.rate_m3_per_s * params.dt / (cells.len() as f32 * area);
             sources.extend(cells.into_iter().map(|c| (c, depth, s.every_step)));
         }
-        let n = grid.len();
-        Ok(Hydraulic {
-            grid,
-            params,
-            seed,
-            steps: 0,
-            sources,
-            d_next: buffer(n, 0.0, "hydraulic")?,
-            s_next: buffer(n, 0.0, "hydraulic")?,
-            slope: buffer(n, 0.0, "hydraulic")?,
-            q: buffer(n, 0.0, "hydraulic")?,
-        })
+        sources
+    }
+
+    /// What cell `i` of this grid sent out of the map through its border pipes in the last
+    /// step: water (m³/s) and sediment (metres of material over the cell),
+    /// from `flux` (the state's fluxes after the step) and `[left, right, up, down]`, which
+    /// neighbours the whole map has (a window's cut edges are not the map's). The terms of
+    /// [`border_sums`].
+    pub fn border_losses(&self, flux: &[[f32; 4]], i: usize, has: [bool; 4]) -> (f32, f32) {
+        let e = has.map(|b| b as u32 as f32);
+        (water_out(flux[i], e), sediment_out(self.q[i], flux[i], e))
     }
 
     /// The parameters.
@@ -860,6 +989,7 @@ impl Hydraulic {
         let (pipe_a, pipe_l) = p.pipes(&self.grid);
         let cs = chunk_rows(w) * w;
         let open = p.borders == Borders::Open;
+        let window = self.window;
 
         // 1. Water in. Uniform rain is not written here: the passes below add it as they
         //    read the depth (`rd`), which saves a pass over the map.
@@ -880,7 +1010,13 @@ impl Hydraulic {
                     .map(|(ci, chunk)| {
                         let mut hits = 0u64;
                         for (k, d) in chunk.iter_mut().enumerate() {
-                            let hit = uniform(step_key, ci * cs + k) < power;
+                            let i = ci * cs + k;
+                            // The whole map's cell index (a window's cells hash as there).
+                            let cell = match window {
+                                None => i,
+                                Some(o) => (o.y0 + i / w) * o.map_width + o.x0 + i % w,
+                            };
+                            let hit = uniform(step_key, cell) < power;
                             *d += if hit { dd } else { 0.0 };
                             hits += hit as u64;
                         }

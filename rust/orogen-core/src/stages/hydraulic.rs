@@ -14,8 +14,8 @@ use crate::stages::kind::{material_props, place, stage_params, Env, StageKind, S
 use crate::state::MaterialProps;
 use crate::world::World;
 
-/// Salt mixed into the recipe seed for the rain drops.
-const HYDRAULIC_SEED: u64 = 0x7261_696e_6472_6f70; // "raindrop"
+/// Salt mixed into the recipe seed for the rain drops (a tiled run's tiles use it too).
+pub const HYDRAULIC_SEED: u64 = 0x7261_696e_6472_6f70; // "raindrop"
 
 stage_params! {
     /// `Hydraulic` stage parameters (see [`Params`] for each field's unit and default).

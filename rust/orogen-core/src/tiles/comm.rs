@@ -515,6 +515,22 @@ impl Wire for f64 {
     }
 }
 
+impl<const N: usize> Wire for [f32; N]
+where
+    [f32; N]: Default,
+{
+    fn put(self, w: &mut Writer) {
+        self.iter().for_each(|&v| w.f32(v))
+    }
+    fn get(r: &mut Reader) -> Result<Self> {
+        let mut out = [0.0f32; N];
+        for v in &mut out {
+            *v = r.f32()?;
+        }
+        Ok(out)
+    }
+}
+
 /// Every rank's `values` (row-major over its tile's interior) as the whole map at `root`
 /// (`None` elsewhere). Errors name `what`.
 pub fn gather_map<T: Wire>(

@@ -10,7 +10,9 @@
 //!   `root` holds the root rank's part (the graph of edge crossings), `basins` the lakes'
 //!   (the basin graph reduced per tile and solved at the root);
 //! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
-//!   whole map's.
+//!   whole map's;
+//! - [`hydraulic`]: one tile of the pipe model's step (a halo of 3 cells), the same bytes
+//!   as the whole map's, its water and sediment lost at the borders summed as there.
 //!
 //! How equal: receivers and thermal heights are the whole map's bit for bit; drainage sums
 //! add the same terms in another order (measured 4e-16 relative). Stream-power heights
@@ -28,17 +30,20 @@
 //! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`); each rank makes its own
 //! tile of the start world (`TerrainSource::build_window`, `ScalarSource::resolve_window`)
 //! and writes its own tiles (`bake::tiled`). A `CoarseToFine` stage runs its coarse levels
-//! whole at rank 0 and its finest level on the tiles. Still to come (issue #41): the other
-//! stages, the river curves per tile.
+//! whole at rank 0 and its finest level on the tiles. Still to come (issue #41):
+//! `LayeredThermal` and strata (layer stacks per cell with their halos), the river curves
+//! per tile.
 
 mod basins;
 pub mod comm;
+pub mod hydraulic;
 pub mod layout;
 mod root;
 pub mod stream_power;
 pub mod thermal;
 
 pub use comm::{all_max, exchange_halo, gather_map, run_threads, through_root, Comm, ThreadComm};
+pub use hydraulic::{TileHydraulic, TileWater};
 pub use layout::{Rect, Tile, TileLayout};
 pub use stream_power::{ChainSolve, StepStats, TileInputs, TileStreamPower, ROOT};
 pub use thermal::TileThermal;

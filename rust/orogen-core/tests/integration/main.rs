@@ -44,6 +44,7 @@ mod support;
 mod terrain_plane;
 mod thermal;
 mod tiles;
+mod tiles_hydraulic;
 mod tiles_hydrology;
 mod time_loop;
 mod wind_borders;
