@@ -683,6 +683,30 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         });
     }
     let comm = ranges.comm;
+    // Issue #37: the open border's held ring lowered onto the ground inside it, as the
+    // whole-map runner does when its stages are done (`stages::open_border`): per tile, its
+    // own ring cells (their inner neighbours lie in the same tile).
+    {
+        use orogen_core::stages::open_border;
+        // (With the river curves only: `river_curves: None` keeps the stages' own heights.)
+        let sides = match s.recipe.river_curves {
+            Some(_) => open_border::held_sides(&s.recipe.stages),
+            None => [false; 4],
+        };
+        let rect = [window.x0, window.y0, window.w, window.h];
+        let map = (grid.width, grid.height);
+        open_border::settle_window(&mut heights, rect, map, sides, None);
+        if let Some(maps) = hydrology.as_mut() {
+            open_border::settle_maps(
+                &mut maps.water_surface,
+                Some(&mut maps.lake_depth),
+                &heights,
+                rect,
+                map,
+                sides,
+            );
+        }
+    }
     let mut start_whole = None;
     if s.merge {
         gather_world(comm, s, &heights, &mut root)?;
@@ -731,6 +755,14 @@ pub fn finish(recipe: &Recipe, out: RootOutput) -> Result<orogen_core::runner::R
         device: "cpu".into(),
     }];
     all.extend(timings);
+    // The ring was lowered per tile; the hydrology maps rank 0 gathered stage by stage are
+    // put back on it here, as the whole-map runner's (issue #37).
+    if recipe.river_curves.is_some() {
+        orogen_core::stages::open_border::settle(
+            &mut world,
+            orogen_core::stages::open_border::held_sides(&recipe.stages),
+        )?;
+    }
     if let Some(p) = &recipe.river_curves {
         // Issue #37's river curves, drawn by rank 0 over the whole eroded map.
         let start = Instant::now();

@@ -635,8 +635,14 @@ pub fn run_recipe_watched(
     )?);
     finish_world(recipe, &mut world)?;
     if let Some(p) = &recipe.river_curves {
-        // Issue #37: the grid's rivers as curves, carved into the heights shown and baked.
+        // Issue #37: the open border's held ring no longer stands over the ground inside it,
+        // and the grid's rivers as curves, carved into the heights shown and baked
+        // (`river_curves: None`: the stages' own heights).
         let start = Instant::now();
+        crate::stages::open_border::settle(
+            &mut world,
+            crate::stages::open_border::held_sides(&recipe.stages),
+        )?;
         if crate::stages::river_curves::apply(&mut world, p)? {
             timings.push(StageTiming {
                 stage: "river curves".into(),
@@ -899,6 +905,14 @@ pub fn run_live_on(
         });
     }
     run.finish(world)?;
+    // The open border's held ring, lowered onto the ground inside it, as a bake's (before
+    // the kept terrain's maps, which are then of the settled terrain).
+    if recipe.river_curves.is_some() {
+        crate::stages::open_border::settle(
+            world,
+            crate::stages::open_border::held_sides(&recipe.stages),
+        )?;
+    }
     // A recipe's `Hydrology` stage says what its bake calls a river (its threshold and ε):
     // the kept terrain's maps are made with those, over the routing and rain the live
     // stream power used (painted rain included), so a painted plain shows the rivers its

@@ -681,7 +681,7 @@ mod tests {
         // A steep hillside (20°, plants hold) running from 60 m under the sea to 60 m
         // above it: grass above the water, sand from GW_SUBMERGED_M down, on the same slope.
         let grid = Grid::new(64, 16, 10.0).unwrap();
-        let rise = 10.0 * 20f32.to_radians().tan();
+        let rise = 10.0 * math::tan(20f32.to_radians());
         let heights: Vec<f32> = (0..grid.len())
             .map(|i| (i % 64) as f32 * rise - 32.0 * rise)
             .collect();

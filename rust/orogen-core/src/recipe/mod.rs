@@ -151,7 +151,9 @@ pub struct Recipe {
     /// the default planet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planet: Option<PlanetParams>,
-    /// On a Grid domain, once the stages are done: the hydrology maps' rivers as smooth
+    /// On a Grid domain, once the stages are done: the open border's held ring lowered
+    /// onto the ground inside it (`stages::open_border`: no one-cell rim round the map, no
+    /// dam across a channel at the edge), and the hydrology maps' rivers as smooth
     /// curves (`rivers.json`), carved into the heights with banks (issue #37).
     /// `(window: 3, spacing: 3, smoothing: 2, width_coeff: 0.004, carve: true,
     /// min_half_width: 0.75, bank_ratio: 1.0)` by default; `None` turns it off (the

@@ -15,6 +15,7 @@ pub mod hydrology;
 pub mod kind;
 pub mod layered_thermal;
 pub mod list;
+pub mod open_border;
 pub mod planet;
 pub mod river_curves;
 pub mod source;

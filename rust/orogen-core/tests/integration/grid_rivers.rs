@@ -128,6 +128,19 @@ fn without_river_curves_the_heights_are_the_stages_own_and_the_carve_only_lowers
     let w_off = run(&off);
     assert!(w_off.rivers.is_none());
     assert_eq!(w_off.height.data, bare.height.data, "no carve when off");
+    // With river curves on, the open border's held ring is first lowered onto the ground
+    // inside it (only lowered, never raised), then the curves are carved.
+    let mut settled = bare.clone();
+    let ring = orogen_core::stages::open_border::settle(
+        &mut settled,
+        orogen_core::stages::open_border::held_sides(&on.stages),
+    )
+    .unwrap();
+    for (a, b) in settled.height.data.iter().zip(&bare.height.data) {
+        assert!(a <= b);
+    }
+    let bare = settled;
+    println!("{ring} ring cells lowered");
     let w_on = run(&on);
     let mut lowered = 0;
     for (a, b) in w_on.height.data.iter().zip(&bare.height.data) {
