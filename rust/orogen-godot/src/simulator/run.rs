@@ -77,12 +77,13 @@ pub enum Msg {
 pub enum Views {
     /// Never (`live_update` off).
     Off,
-    /// When the flag is set (live painting: the runner asked `view_due`, which set it, and
-    /// read the GPU's heights back for that step alone); the observer clears it.
+    /// When the flag is set (the runner asked live painting's `view_due` or a run's
+    /// `world_due`, which set it, and read the GPU's heights back for that step alone);
+    /// the observer clears it.
     Asked(Arc<AtomicBool>),
 }
 
-/// Live painting's `view_due`: at most every `SNAPSHOT_INTERVAL`, setting `asked` for the
+/// Live painting's `view_due` (and a run's `world_due`): at most every `SNAPSHOT_INTERVAL`, setting `asked` for the
 /// observer ([`Views::Asked`]).
 pub fn view_clock(asked: Arc<AtomicBool>) -> impl FnMut() -> bool {
     let mut last: Option<Instant> = None;
@@ -142,7 +143,6 @@ impl Drop for Unseen<'_> {
 /// each step (those reported by progress alone where `unseen` is set: `world_due` said
 /// no), and a snapshot when `views` says.
 fn observer(tx: &Sender<Msg>, views: Views, unseen: Arc<AtomicBool>) -> impl FnMut(Event<'_>) + '_ {
-    let mut last_snapshot: Option<Instant> = None;
     let mut last_progress: Option<(Instant, usize)> = None;
     let mut unseen = Unseen {
         tx,
@@ -170,7 +170,7 @@ fn observer(tx: &Sender<Msg>, views: Views, unseen: Arc<AtomicBool>) -> impl FnM
                 unseen.step = Some((*index, *iteration));
             }
         }
-        observe(event, tx, &views, &mut last_snapshot, &mut last_progress)
+        observe(event, tx, &views, &mut last_progress)
     }
 }
 
@@ -179,7 +179,6 @@ fn observe(
     event: Event<'_>,
     tx: &Sender<Msg>,
     views: &Views,
-    last_snapshot: &mut Option<Instant>,
     last_progress: &mut Option<(Instant, usize)>,
 ) {
     match event {
@@ -218,13 +217,6 @@ fn observe(
         } => {
             let due = match views {
                 Views::Off => false,
-                Views::Timed => {
-                    let due = last_snapshot.is_none_or(|t| t.elapsed() >= SNAPSHOT_INTERVAL);
-                    if due {
-                        *last_snapshot = Some(Instant::now());
-                    }
-                    due
-                }
                 Views::Asked(flag) => flag.swap(false, Ordering::Relaxed),
             };
             let snapshot = if due {
