@@ -873,20 +873,23 @@ pub fn run_live_on(
             }
             None => run.step_deferred(world)?,
         };
-        let current = if view_due() && !current {
-            run.sync(world)?;
-            true
+        // A view due on an accelerator takes the heights as read back, shared; the world
+        // stays behind until the CPU needs it (new maps, the end).
+        let shown = if view_due() && !current {
+            run.shared_heights(world)?
         } else {
-            current
+            None
         };
         world.hold_nodata();
         steps += 1;
-        // A world not up to date is the last view's, already checked (the GPU's heights
-        // are checked when they are read back).
-        let bad = if current {
-            world.first_non_finite()
-        } else {
-            None
+        // A world not up to date is the last view's, already checked.
+        let bad = match &shown {
+            Some(h) => h
+                .iter()
+                .position(|v| !v.is_finite())
+                .map(|cell| (crate::world::names::HEIGHT.to_string(), cell, h[cell])),
+            None if current => world.first_non_finite(),
+            None => None,
         };
         if let Some((what, cell, value)) = bad {
             return Err(OrogenError::Numerical {
@@ -902,6 +905,7 @@ pub fn run_live_on(
             name,
             iteration: steps,
             world,
+            shown,
         });
     }
     run.finish(world)?;

@@ -17,6 +17,14 @@ use crate::world::World;
 /// the caller to remember as what the device holds); an error naming `field` if their
 /// count is not the world's.
 pub(crate) fn take_heights(field: &str, after: Vec<f32>, world: &mut World) -> Result<Vec<f32>> {
+    check_count(field, &after, world)?;
+    world.height.data.copy_from_slice(&after);
+    Ok(after)
+}
+
+/// An error naming `field` if `after`, heights an accelerator returned, are not one a
+/// cell of `world`.
+fn check_count(field: &str, after: &[f32], world: &World) -> Result<()> {
     if after.len() != world.height.data.len() {
         return Err(OrogenError::invalid(
             field,
@@ -27,8 +35,7 @@ pub(crate) fn take_heights(field: &str, after: Vec<f32>, world: &mut World) -> R
             ),
         ));
     }
-    world.height.data.copy_from_slice(&after);
-    Ok(after)
+    Ok(())
 }
 
 /// A `StreamPower` stage stepped by an accelerator: the world's heights are handed over
@@ -51,6 +58,9 @@ pub(crate) struct AcceleratedRun {
     pub held: Vec<f32>,
     /// Steps run by `step_deferred` since the heights were last read back into the world.
     pub ahead: u32,
+    /// The heights read back for a view since the last step (`shared_heights`), which
+    /// `sync` takes rather than reading back again.
+    pub viewed: Option<std::sync::Arc<Vec<f32>>>,
 }
 
 impl StageRun for AcceleratedRun {
@@ -82,6 +92,7 @@ impl StageRun for AcceleratedRun {
             self.stepper.set_heights(&world.height.data)?;
             self.held.clone_from(&world.height.data);
         }
+        self.viewed = None;
         self.stepper.step(self.dt)?;
         // Waiting (a fence, nothing read back) keeps the queue one step deep, so a stop
         // comes within a step and the steps counted are the steps done.
@@ -94,10 +105,26 @@ impl StageRun for AcceleratedRun {
         if self.ahead == 0 {
             return Ok(());
         }
-        let after = self.stepper.heights()?;
+        let after = match self.viewed.take() {
+            // The view's buffer itself once no one else holds it (a view kept still).
+            Some(v) => std::sync::Arc::try_unwrap(v).unwrap_or_else(|v| v.to_vec()),
+            None => self.stepper.heights()?,
+        };
         self.held = take_heights(&self.field, after, world)?;
         self.ahead = 0;
         Ok(())
+    }
+
+    fn shared_heights(&mut self, world: &mut World) -> Result<Option<std::sync::Arc<Vec<f32>>>> {
+        if self.ahead == 0 {
+            return Ok(None);
+        }
+        if self.viewed.is_none() {
+            let after = self.stepper.heights()?;
+            check_count(&self.field, &after, world)?;
+            self.viewed = Some(std::sync::Arc::new(after));
+        }
+        Ok(self.viewed.clone())
     }
 
     fn finish(&mut self, world: &mut World) -> Result<()> {

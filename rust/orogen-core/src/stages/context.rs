@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use crate::error::{OrogenError, Result};
 use crate::stages::device::Devices;
@@ -24,12 +25,18 @@ pub enum Event<'a> {
         fraction: f32,
         iteration: u32,
     },
-    /// One step of a stage finished; `world` is the terrain after it (for live views).
+    /// One step of a stage finished; `world` is the terrain after it (for live views),
+    /// but for its heights where `shown` has them.
     Step {
         index: usize,
         name: &'a str,
         iteration: u32,
         world: &'a World,
+        /// The heights after the step where the world does not hold them: an
+        /// accelerator's read-back, shared as it was read (issue #42: the view takes them
+        /// without a copy; the world is brought up to date only where the CPU needs it,
+        /// at the latest at the stage's end). `None`: the world's heights are the step's.
+        shown: Option<Arc<Vec<f32>>>,
     },
     /// Progress of what comes before the stages (`name`: `planet`, a recipe's planet
     /// simulated step by step), `fraction` in `[0, 1]`.
@@ -40,6 +47,18 @@ pub enum Event<'a> {
         name: &'a str,
         seconds: f64,
     },
+}
+
+impl Event<'_> {
+    /// A step's heights: `shown` where the step has them, else its world's; `None` for
+    /// the other events.
+    pub fn step_heights(&self) -> Option<&[f32]> {
+        match self {
+            Event::Step { shown: Some(h), .. } => Some(h.as_slice()),
+            Event::Step { world, .. } => Some(&world.height.data),
+            _ => None,
+        }
+    }
 }
 
 /// Handed to every stage: progress, per-step hand-over and the cancel flag.
@@ -149,12 +168,25 @@ impl<'a> StageContext<'a> {
 
     /// Reports a finished step with the world as it now is, then checks the cancel flag.
     pub fn step_done(&mut self, world: &World, iteration: u32, fraction: f32) -> Result<()> {
+        self.step_shown(world, None, iteration, fraction)
+    }
+
+    /// [`StageContext::step_done`] with the step's heights in `shown` where the world does
+    /// not hold them yet ([`Event::Step`]).
+    pub fn step_shown(
+        &mut self,
+        world: &World,
+        shown: Option<Arc<Vec<f32>>>,
+        iteration: u32,
+        fraction: f32,
+    ) -> Result<()> {
         self.progress(fraction, iteration);
         (self.observer)(Event::Step {
             index: self.index,
             name: self.name,
             iteration,
             world,
+            shown,
         });
         self.check_cancel()
     }

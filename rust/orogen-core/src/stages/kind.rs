@@ -86,6 +86,16 @@ pub trait StageRun {
         Ok(())
     }
 
+    /// The heights after the steps deferred so far, for a view, without bringing `world`
+    /// up to date: an accelerator's read-back shared as it was read (`world` is then
+    /// brought up to date by [`StageRun::sync`] from that same buffer, with no second
+    /// read-back, if no step came between), so a view's heights reach Godot's image with
+    /// one copy (issue #42). `None` where `world` holds them: the CPU's runs (whose `sync`
+    /// this calls), and a run synced since its last step.
+    fn shared_heights(&mut self, world: &mut World) -> Result<Option<std::sync::Arc<Vec<f32>>>> {
+        self.sync(world).map(|_| None)
+    }
+
     /// True where [`StageRun::step_deferred`] saves work and loses nothing: a run on an
     /// accelerator whose steps never converge early (no `tolerance`). [`drive`] then
     /// defers the steps whose world no observer asked for.
@@ -133,7 +143,12 @@ pub fn drive(stage: &dyn StageKind, world: &mut World, ctx: &mut StageContext) -
             // Never converges early: one read-back a step shown, none for the others.
             run.step_deferred(world)?;
             let fraction = (i + 1) as f32 / n as f32;
-            if shown {
+            if shown && i + 1 < n {
+                // The world stays behind (brought up to date at `finish`); the observer
+                // takes the heights as read back.
+                let heights = run.shared_heights(world)?;
+                ctx.step_shown(world, heights, i + 1, fraction)?;
+            } else if shown {
                 run.sync(world)?;
                 ctx.step_done(world, i + 1, fraction)?;
             } else {

@@ -453,6 +453,7 @@ impl StreamPowerParams {
             device: accel.describe(),
             held: world.height.data.clone(),
             ahead: 0,
+            viewed: None,
         }))
     }
 }

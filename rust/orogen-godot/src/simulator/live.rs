@@ -55,26 +55,34 @@ pub fn work_live(
     let mut take = move || first.take().or_else(|| maps_rx.try_iter().last());
     let asked = Arc::new(AtomicBool::new(false));
     let mut view_due = view_clock(asked.clone());
-    on_worker(threads, Views::Asked(asked), tx, move |observer, tx| {
-        let opened = super::device::open(recipe.device)?;
-        let mut world = match world {
-            Some(w) => w,
-            None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
-        };
-        let hooks = LiveHooks {
-            take_maps: &mut take,
-            view_due: &mut view_due,
-            observer,
-        };
-        let out = run_live_on(
-            &recipe,
-            &base_dir,
-            &mut world,
-            &stop,
-            hooks,
-            opened.devices(recipe.device),
-        )?;
-        let _ = tx.send(Msg::Device(out.device));
-        Ok(Prepared::new(world, target))
-    });
+    // Live erosion reports every step with its world (`Event::Step`).
+    let unseen = Arc::new(AtomicBool::new(false));
+    on_worker(
+        threads,
+        Views::Asked(asked),
+        unseen,
+        tx,
+        move |observer, tx| {
+            let opened = super::device::open(recipe.device)?;
+            let mut world = match world {
+                Some(w) => w,
+                None => initial_world_cancellable(&recipe, &base_dir, &stop)?,
+            };
+            let hooks = LiveHooks {
+                take_maps: &mut take,
+                view_due: &mut view_due,
+                observer,
+            };
+            let out = run_live_on(
+                &recipe,
+                &base_dir,
+                &mut world,
+                &stop,
+                hooks,
+                opened.devices(recipe.device),
+            )?;
+            let _ = tx.send(Msg::Device(out.device));
+            Ok(Prepared::new(world, target))
+        },
+    );
 }

@@ -1,6 +1,7 @@
 //! Live painting on the GPU (`runner::run_live_on`, what Godot's `start_live` runs; issue
 //! #42): the heights read back only for the steps whose view is due give the same bytes as
-//! reading every step, the steps between leave the world alone, a painted uplift map taken
+//! reading every step, shared with the view rather than copied into the world, the steps
+//! between leave the world alone, a painted uplift map taken
 //! up mid-run hands the heights over, and the result is within 1e-3 of the CPU's live run.
 
 use std::path::Path;
@@ -45,9 +46,12 @@ fn painted(world: &World) -> LiveMaps {
     }
 }
 
-/// What a live run saw: each step's world heights as reported, and the world at the end.
+/// What a live run saw: each step's heights as reported (`Event::step_heights`), the
+/// world's heights then and whether they came shared (`shown`), and the world at the end.
 struct Seen {
     reported: Vec<Vec<f32>>,
+    worlds: Vec<Vec<f32>>,
+    shared: Vec<bool>,
     end: Vec<f32>,
     device: String,
 }
@@ -62,17 +66,26 @@ fn live(r: &Recipe, gpu: Option<&Counted>, due: fn(u32) -> bool) -> Seen {
     let done = std::cell::Cell::new(0u32);
     let mut take = || (done.get() == PAINT_AT).then(|| paint.clone());
     let mut reported = Vec::new();
+    let mut worlds = Vec::new();
+    let mut shared = Vec::new();
     let mut step = 0u32;
     let mut view_due = || {
         step += 1;
         due(step)
     };
     let mut observer = |e: Event<'_>| {
+        if let Some(h) = e.step_heights() {
+            reported.push(h.to_vec());
+        }
         if let Event::Step {
-            iteration, world, ..
+            iteration,
+            world,
+            shown,
+            ..
         } = e
         {
-            reported.push(world.height.data.clone());
+            worlds.push(world.height.data.clone());
+            shared.push(shown.is_some());
             done.set(iteration);
             if iteration == STEPS {
                 stop.store(true, Ordering::SeqCst);
@@ -113,6 +126,8 @@ fn live(r: &Recipe, gpu: Option<&Counted>, due: fn(u32) -> bool) -> Seen {
     };
     Seen {
         reported,
+        worlds,
+        shared,
         end: world.height.data,
         device,
     }
@@ -138,7 +153,27 @@ fn live_painting_on_the_gpu_reads_back_only_the_views_and_matches_reading_every_
     assert_eq!(Tally::get(&t.steppers), 1);
     assert_eq!(Tally::get(&t.inputs_taken), 1);
     assert_eq!(Tally::get(&t.maps), 1);
+    let reads = Tally::get(&t.reads);
     let views = live(&r, Some(&gpu), |s| s % 5 == 0);
+    // Read back for the views at 5, 10 and 15 and for the paint after 7; the end takes the
+    // last view's buffer (a read-back more where `sync` read again).
+    assert_eq!(Tally::get(&t.reads) - reads, 4);
+    // The views' heights came shared as read back, none copied into the worker's world
+    // (issue #42: the view's one copy is Godot's): at step 5 it still held the start, at
+    // 10 and 15 the heights handed over for the paint.
+    let due: Vec<bool> = (1..=STEPS).map(|s| s % 5 == 0).collect();
+    assert_eq!(views.shared, due);
+    assert_eq!(views.worlds[4], views.worlds[0]);
+    assert_ne!(views.worlds[4], views.reported[4]);
+    assert_eq!(views.worlds[9], views.worlds[7]);
+    assert_eq!(views.worlds[14], views.worlds[7]);
+    assert_ne!(views.worlds[14], views.reported[14]);
+    assert_ne!(
+        views.worlds[7], views.worlds[0],
+        "the paint handed the heights over"
+    );
+    // Read every step, the world is still never written before the end.
+    assert!(every.shared.iter().all(|&s| s));
     assert_eq!(every.reported.len(), STEPS as usize);
     assert_eq!(views.reported.len(), STEPS as usize);
     // Reading back only at steps 5, 10, 15 (and at the paint, and the end) changes nothing.
@@ -155,13 +190,14 @@ fn live_painting_on_the_gpu_reads_back_only_the_views_and_matches_reading_every_
     }
     // Between views the world is left as it was: nothing was read back.
     assert_eq!(
-        views.reported[5], views.reported[4],
+        views.worlds[5], views.worlds[4],
         "step 6 read the heights back"
     );
     assert_eq!(
-        views.reported[0], views.reported[1],
+        views.worlds[0], views.worlds[1],
         "step 2 read the heights back"
     );
+    assert_eq!(views.reported[5], views.worlds[5]);
     assert_ne!(every.reported[5], every.reported[4]);
     // The paint took effect: the west half rose more than the east.
     let start = &every.reported[0];

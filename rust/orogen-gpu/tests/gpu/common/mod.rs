@@ -131,8 +131,9 @@ impl Case {
 pub struct Tally {
     /// Stream-power steppers made.
     pub steppers: AtomicUsize,
-    /// Their steps.
+    /// Their steps, and their heights read back.
     pub steps: AtomicUsize,
+    pub reads: AtomicUsize,
     /// New inputs taken in place.
     pub inputs_taken: AtomicUsize,
     /// Hydrology mappers made, and the maps they routed.
@@ -269,6 +270,7 @@ impl StreamPowerStepper for CountedStepper {
         self.0.step(dt)
     }
     fn heights(&mut self) -> Result<Vec<f32>> {
+        self.1.reads.fetch_add(1, Ordering::Relaxed);
         self.0.heights()
     }
     fn wait(&mut self) -> Result<()> {
