@@ -79,32 +79,19 @@ pub fn settle(world: &mut World, sides: [bool; 4]) -> Result<usize> {
     if lowered > 0 {
         world.terrain_mut().set_surface(&heights);
     }
-    let mut surface = match world.maps.remove(names::WATER_SURFACE) {
-        Some(MapData::Scalar(m)) if m.grid == grid => Some(m),
-        Some(other) => {
-            world.maps.insert(names::WATER_SURFACE.into(), other);
-            None
+    // (`heights` is the surface now: `set_surface` sets it exactly.)
+    let mut fixed = Vec::new();
+    if let Some(MapData::Scalar(m)) = world.maps.get_mut(names::WATER_SURFACE) {
+        if m.grid == grid {
+            fixed = settle_maps(&mut m.data, None, &heights, [0, 0, w, h], (w, h), sides);
         }
-        None => None,
-    };
-    let mut depth = match world.maps.get_mut(names::LAKE_DEPTH) {
-        Some(MapData::Scalar(m)) if m.grid == grid => Some(&mut m.data[..]),
-        _ => None,
-    };
-    if let Some(ws) = surface.as_mut() {
-        settle_maps(
-            &mut ws.data,
-            depth.as_deref_mut(),
-            &world.height.data,
-            [0, 0, w, h],
-            (w, h),
-            sides,
-        );
     }
-    if let Some(ws) = surface {
-        world
-            .maps
-            .insert(names::WATER_SURFACE.into(), MapData::Scalar(ws));
+    if let Some(MapData::Scalar(m)) = world.maps.get_mut(names::LAKE_DEPTH) {
+        if m.grid == grid {
+            for &i in &fixed {
+                m.data[i] = 0.0;
+            }
+        }
     }
     Ok(lowered)
 }
@@ -157,7 +144,8 @@ pub fn settle_window(
 }
 
 /// Puts the water surface of the ring cells of `sides` in the window back on the ground
-/// where it lies over it (an outlet holds no lake), and their lake depth to 0.
+/// where it lies over it (an outlet holds no lake), and their lake depth to 0; returns
+/// those cells (indices in the window).
 pub fn settle_maps(
     water_surface: &mut [f32],
     mut lake_depth: Option<&mut [f32]>,
@@ -165,7 +153,8 @@ pub fn settle_maps(
     [x0, y0, w, h]: [usize; 4],
     map: (usize, usize),
     sides: [bool; 4],
-) {
+) -> Vec<usize> {
+    let mut fixed = Vec::new();
     for y in y0..y0 + h {
         for x in x0..x0 + w {
             if !on_ring(x, y, map, sides) {
@@ -177,9 +166,11 @@ pub fn settle_maps(
                 if let Some(d) = lake_depth.as_deref_mut() {
                     d[i] = 0.0;
                 }
+                fixed.push(i);
             }
         }
     }
+    fixed
 }
 
 #[cfg(test)]
