@@ -11,6 +11,9 @@
 //!   (the basin graph reduced per tile and solved at the root);
 //! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
 //!   whole map's;
+//! - [`layered_thermal`]: one tile of the layered thermal step (a halo of 3 cells, the
+//!   heights and every layer's thickness exchanged each step), the same bytes as the whole
+//!   map's;
 //! - [`hydraulic`]: one tile of the pipe model's step (a halo of 3 cells), the same bytes
 //!   as the whole map's, its water and sediment lost at the borders summed as there.
 //!
@@ -37,6 +40,7 @@
 mod basins;
 pub mod comm;
 pub mod hydraulic;
+pub mod layered_thermal;
 pub mod layout;
 mod root;
 pub mod stream_power;
@@ -44,6 +48,7 @@ pub mod thermal;
 
 pub use comm::{all_max, exchange_halo, gather_map, run_threads, through_root, Comm, ThreadComm};
 pub use hydraulic::{TileHydraulic, TileWater};
+pub use layered_thermal::TileLayeredThermal;
 pub use layout::{Rect, Tile, TileLayout};
 pub use stream_power::{ChainSolve, StepStats, TileInputs, TileStreamPower, ROOT};
 pub use thermal::TileThermal;
