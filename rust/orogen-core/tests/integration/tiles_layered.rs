@@ -1,9 +1,14 @@
-//! Tiled layered thermal (issue #41): the tiles' heights, layers and excesses against the
-//! whole map's [`LayeredThermal`] step, bit for bit.
+//! Tiled runs over strata (issue #41): the tiles' heights, layers and excesses against the
+//! whole map's [`LayeredThermal`] step and [`Thermal`] step on layers (a `Material` talus
+//! included), bit for bit.
 
 use orogen_core::eroders::layered_thermal::{LayeredThermal, Params};
+use orogen_core::eroders::thermal::{self, TalusAngle, Thermal};
+use orogen_core::flow::RasterGrid;
 use orogen_core::state::{Layers, MaterialProps, TerrainMut};
-use orogen_core::tiles::{gather_map, run_threads, Comm, TileLayeredThermal, TileLayout, ROOT};
+use orogen_core::tiles::{
+    gather_map, run_threads, Comm, TileLayeredThermal, TileLayout, TileThermal, ROOT,
+};
 use orogen_core::Grid;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -168,4 +173,90 @@ fn tiled_layered_thermal_stops_with_the_whole_map_at_the_tolerance() {
     assert_eq!(got_excess, excess);
     assert!(bits(&h) == bits(&want_h));
     assert!(layers.iter().zip(&want_l).all(|(a, b)| bits(a) == bits(b)));
+}
+
+/// A `Thermal` stage on a layered terrain, tiled `l`: heights and layers after `steps`,
+/// and each step's excess.
+fn run_tiled_thermal(
+    l: &TileLayout,
+    p: &thermal::Params,
+    (heights, layers, materials): &(Vec<f32>, Layers, Vec<MaterialProps>),
+    tangents: &[f32],
+    steps: usize,
+) -> (Vec<f32>, Vec<Vec<f32>>, Vec<f32>) {
+    let talus: Vec<f32> = materials.iter().map(|m| m.talus_deg).collect();
+    let out = run_threads(l.count(), |comm| {
+        let rank = comm.rank();
+        let (h, t) = (l.cut(rank, heights, "h")?, l.cut(rank, tangents, "t")?);
+        let parts = (layers.names().iter().enumerate())
+            .map(|(k, name)| Ok((name.clone(), l.cut(rank, layers.thickness(k), "t")?)))
+            .collect::<orogen_core::Result<Vec<_>>>()?;
+        let mut tile = TileThermal::new(l, rank, p, &h, &t, "thermal")?;
+        tile.set_layers(Layers::new(parts, h.len())?, &talus, "thermal")?;
+        let excess = (0..steps)
+            .map(|_| tile.step(comm))
+            .collect::<orogen_core::Result<Vec<f32>>>()?;
+        let heights = gather_map(comm, l, ROOT, 100, &tile.heights(), "heights")?;
+        let got = tile.layers();
+        let mut whole = Vec::new();
+        for k in 0..got.len() {
+            whole.push(gather_map(
+                comm,
+                l,
+                ROOT,
+                101 + k as u32,
+                got.thickness(k),
+                "t",
+            )?);
+        }
+        Ok((heights, whole, excess))
+    })
+    .unwrap();
+    let (h, layers, excess) = out.into_iter().next().unwrap();
+    (
+        h.unwrap(),
+        layers.into_iter().map(Option::unwrap).collect(),
+        excess,
+    )
+}
+
+#[test]
+fn tiled_thermal_on_strata_gives_the_whole_maps_bytes_with_a_material_talus() {
+    let grid = Grid::new(49, 43, 10.0).unwrap();
+    let world = layered(grid, 31);
+    for talus in [TalusAngle::Material, TalusAngle::Constant(28.0)] {
+        let p = thermal::Params {
+            talus: talus.clone(),
+            rate: 0.5,
+            tolerance: 0.01,
+        };
+        let (heights, layers, materials) = &world;
+        let mut whole =
+            Thermal::new(RasterGrid::new(grid, &[]), p.clone(), 3, heights, "t").unwrap();
+        let tangents = whole.tangents().to_vec();
+        let deg: Vec<f32> = materials.iter().map(|m| m.talus_deg).collect();
+        whole.set_material_talus(&deg);
+        let (mut h, mut l) = (heights.clone(), layers.clone());
+        let excess: Vec<f32> = (0..12)
+            .map(|_| whole.step(&mut TerrainMut::new(&mut h, &mut l)))
+            .collect();
+        assert!(excess[0] > 1.0, "{talus:?}: {excess:?}");
+        // The layers moved: some cells lost their top bed, others gained sand.
+        let sand = (0..grid.len())
+            .filter(|&i| l.thickness(0)[i] > layers.thickness(0)[i])
+            .count();
+        assert!(sand > 10, "{talus:?}: {sand} cells gained sand");
+        for (nx, ny) in [(2, 2), (3, 3)] {
+            let lay = TileLayout::new(grid, nx, ny).unwrap();
+            let (got_h, got_l, got_excess) = run_tiled_thermal(&lay, &p, &world, &tangents, 12);
+            assert_eq!(got_excess, excess, "{talus:?} {nx}x{ny}");
+            assert!(bits(&got_h) == bits(&h), "{talus:?} {nx}x{ny}: heights");
+            for k in 0..l.len() {
+                assert!(
+                    bits(&got_l[k]) == bits(l.thickness(k)),
+                    "{talus:?} {nx}x{ny}: layer {k}"
+                );
+            }
+        }
+    }
 }
