@@ -4,12 +4,15 @@
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
 //! any `tolerance` (the largest change of a step reduced over the ranks), an open border; a `CoarseToFine` schedule's coarse levels run whole at
-//! rank 0, its finest level on the tiles), `Thermal` (any talus but
-//! `Material`), `Hydraulic` (the pipe model, [`TileHydraulic`]: its water carried from one
+//! rank 0, its finest level on the tiles), `Thermal` (any talus; over strata it moves the
+//! tile's layers), `LayeredThermal` ([`TileLayeredThermal`]), `Hydraulic` (the pipe model, [`TileHydraulic`]: its water carried from one
 //! such stage to the next, its lost water and sediment summed at rank 0 as the whole map
 //! sums them), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
-//! maps, [`TileStreamPower::hydrology`]). Anything else is refused before any work, naming
+//! maps, [`TileStreamPower::hydrology`]). A layered world's strata are laid per tile
+//! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
+//! for the layer maps; over strata `StreamPower` and `Hydraulic` are refused. Anything
+//! else is refused before any work, naming
 //! the stage and field; without `--merge` also the river curves, which are drawn over the
 //! whole map (`river_curves: None` turns them off).
 //!

@@ -47,6 +47,7 @@ impl TileLayeredThermal {
     /// [`LayeredThermal::new`] takes it), its heights and layers (top down) row-major over
     /// its interior, and the world's materials (one per layer, then the bottom one).
     /// Square cells only. `field` prefixes error names.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         layout: &TileLayout,
         rank: usize,

@@ -33,9 +33,10 @@
 //! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`); each rank makes its own
 //! tile of the start world (`TerrainSource::build_window`, `ScalarSource::resolve_window`)
 //! and writes its own tiles (`bake::tiled`). A `CoarseToFine` stage runs its coarse levels
-//! whole at rank 0 and its finest level on the tiles. Still to come (issue #41):
-//! `LayeredThermal` and strata (layer stacks per cell with their halos), the river curves
-//! per tile.
+//! whole at rank 0 and its finest level on the tiles. Strata are laid per tile
+//! (`stages::strata::build_window`); `Thermal` moves a tile's layers and reads them for a
+//! `Material` talus ([`TileThermal::set_layers`]). Still to come (issue #41): `StreamPower`
+//! and `Hydraulic` over strata, the river curves per tile.
 
 mod basins;
 pub mod comm;
