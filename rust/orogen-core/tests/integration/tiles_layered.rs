@@ -251,9 +251,10 @@ fn tiled_thermal_on_strata_gives_the_whole_maps_bytes_with_a_material_talus() {
             let (got_h, got_l, got_excess) = run_tiled_thermal(&lay, &p, &world, &tangents, 12);
             assert_eq!(got_excess, excess, "{talus:?} {nx}x{ny}");
             assert!(bits(&got_h) == bits(&h), "{talus:?} {nx}x{ny}: heights");
-            for k in 0..l.len() {
+            assert_eq!(got_l.len(), l.len());
+            for (k, got) in got_l.iter().enumerate() {
                 assert!(
-                    bits(&got_l[k]) == bits(l.thickness(k)),
+                    bits(got) == bits(l.thickness(k)),
                     "{talus:?} {nx}x{ny}: layer {k}"
                 );
             }
