@@ -1485,8 +1485,8 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     }
     let refusals = [
         (
-            "stages[1].talus=Material",
-            "`stages[1].Thermal.talus`: Material",
+            "strata=(layers: [(material: \"shale\", thickness: Constant(1.0))])",
+            "`stages[0].StreamPower`: this stage is not tiled over strata yet",
         ),
         (
             "stages=[Wind()]",
