@@ -10,7 +10,8 @@
 #      Hydrology stage); without --merge each rank writes its own tiles, the same files
 #      with the same bytes as the tiles over threads, also the default recipe's hydrology
 #      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0); the
-#      pipe model (tests/mpi/hydraulic.ron);
+#      pipe model (tests/mpi/hydraulic.ron); strata with Thermal (a Material talus) and
+#      LayeredThermal (tests/mpi/layered.ron);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -163,6 +164,19 @@ else
     bad "mpirun -np 4 --tiles 2x2, Hydraulic: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-pipes.log" 2>/dev/null))"
 fi
 
+# Strata (tests/mpi/layered.ron: strata laid per tile, Thermal with a Material talus,
+# LayeredThermal with every layer's halo exchanged per step, Hydrology): the layer maps and
+# surface colour gathered by rank 0.
+LAYERED="$REPO/tests/mpi/layered.ron"
+if "$BIN" bake "$LAYERED" --out "$WORK/whole-layered" -q &&
+    "${MPIRUN[@]}" 4 "$BIN" bake "$LAYERED" --out "$WORK/mpi-layered" --tiles 2x2 --merge -q \
+        >"$WORK/mpi-layered.log" 2>&1 &&
+    same_files "$WORK/whole-layered" "$WORK/mpi-layered"; then
+    ok "mpirun -np 4 --tiles 2x2, strata and LayeredThermal: the whole-map bake's bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, strata and LayeredThermal: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-layered.log" 2>/dev/null))"
+fi
+
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
 # Hydrology maps are made per tile and gathered by rank 0, which draws the river curves.
 if "$BIN" bake --out "$WORK/whole-default" -q --set "size=(97,83)" &&
@@ -215,8 +229,8 @@ refused() { # what, needle, command...
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
     "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q
-refused "mpirun -np 4, a Material talus is refused naming the field" "stages[1].Thermal.talus" \
+refused "mpirun -np 4, StreamPower over strata is refused naming the stage" "stages[0].StreamPower" \
     "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q \
-    --set "stages[1].talus=Material"
+    --set 'strata=(layers: [(material: "shale", thickness: Constant(1.0))])'
 
 finish

@@ -4,12 +4,15 @@
 //!
 //! What tiles is what `orogen_core::tiles` tiles: `StreamPower` (any `lakes` and `n`,
 //! any `tolerance` (the largest change of a step reduced over the ranks), an open border; a `CoarseToFine` schedule's coarse levels run whole at
-//! rank 0, its finest level on the tiles), `Thermal` (any talus but
-//! `Material`), `Hydraulic` (the pipe model, [`TileHydraulic`]: its water carried from one
+//! rank 0, its finest level on the tiles), `Thermal` (any talus; over strata it moves the
+//! tile's layers), `LayeredThermal` ([`TileLayeredThermal`]), `Hydraulic` (the pipe model, [`TileHydraulic`]: its water carried from one
 //! such stage to the next, its lost water and sediment summed at rank 0 as the whole map
 //! sums them), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
-//! maps, [`TileStreamPower::hydrology`]). Anything else is refused before any work, naming
+//! maps, [`TileStreamPower::hydrology`]). A layered world's strata are laid per tile
+//! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
+//! for the layer maps; over strata `StreamPower` and `Hydraulic` are refused. Anything
+//! else is refused before any work, naming
 //! the stage and field; without `--merge` also the river curves, which are drawn over the
 //! whole map (`river_curves: None` turns them off).
 //!
@@ -41,23 +44,26 @@ use std::time::Instant;
 
 use orogen_core::bake::tiled::{TileEntry, TileMap};
 use orogen_core::eroders::stream_power::Inputs;
-use orogen_core::eroders::thermal::{talus_tangents_window, TalusAngle};
+use orogen_core::eroders::thermal::talus_tangents_window;
 use orogen_core::flow::hydrology::HydrologyMaps;
 use orogen_core::recipe::Device;
 use orogen_core::runner::StageTiming;
 use orogen_core::stages::domain::Domain;
 use orogen_core::stages::hydraulic::HYDRAULIC_SEED;
 use orogen_core::stages::hydrology::HydrologyParams;
+use orogen_core::stages::layered_thermal::LAYERED_THERMAL_SEED;
 use orogen_core::stages::source::{
     border_fade, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
 };
+use orogen_core::stages::strata::{self, WorldMaterial};
 use orogen_core::stages::stream_power::{Schedule, StreamPowerParams};
 use orogen_core::stages::{Devices, Env};
 use orogen_core::stages::{Stage, StageKind};
+use orogen_core::state::{Layers, MaterialProps};
 use orogen_core::tiles::comm::{Reader, Writer};
 use orogen_core::tiles::{
-    all_max, gather_map, Comm, TileHydraulic, TileInputs, TileLayout, TileStreamPower, TileThermal,
-    TileWater, ROOT,
+    all_max, gather_map, Comm, TileHydraulic, TileInputs, TileLayeredThermal, TileLayout,
+    TileStreamPower, TileThermal, TileWater, ROOT,
 };
 use orogen_core::world::{names, MapData, World};
 use orogen_core::{OrogenError, Recipe, Result};
@@ -75,6 +81,8 @@ const TAG_COARSE: u32 = 240;
 const TAG_SETTLED: u32 = 260;
 /// `--merge`'s gathers of the pipe model's water, sediment and velocity (3 tags).
 const TAG_WATER: u32 = 250;
+/// `--merge`'s gathers of the layers, one tag per layer from this one (at most 254).
+const TAG_LAYERS: u32 = 20_000;
 
 /// Refuses, before any work, a recipe the tiles cannot run: the error names the stage and
 /// field (`stages[1].Thermal.talus: Material is not tiled yet`).
@@ -110,8 +118,13 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     if recipe.planet_params().is_some() {
         return refuse("terrain".into(), "a planet is not tiled");
     }
-    if recipe.strata.is_some() {
-        return refuse("strata".into(), "layered rock is not tiled yet");
+    let layered = recipe.strata.is_some();
+    if layered && !merge {
+        return refuse(
+            "strata".into(),
+            "a layered bake's material maps (surface colour, layer weights) are made over \
+             the whole map: add --merge",
+        );
     }
     if recipe.device != Device::Cpu {
         return refuse("device".into(), "tiled runs are on the CPU (device: Cpu)");
@@ -119,12 +132,17 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     for (i, stage) in recipe.stages.iter().enumerate() {
         let field = format!("stages[{i}].{}", stage.name());
         match stage {
-            Stage::StreamPower(p) => check_stream_power(p, &field)?,
-            Stage::Thermal(p) => {
-                if p.talus == TalusAngle::Material {
-                    return refuse(format!("{field}.talus"), "Material is not tiled yet");
-                }
+            Stage::StreamPower(_) | Stage::Hydraulic(_) if layered => {
+                return refuse(
+                    field,
+                    "this stage is not tiled over strata yet (it erodes the layers; tiled \
+                     runs over strata take Thermal, LayeredThermal and Hydrology)",
+                )
             }
+            Stage::StreamPower(p) => check_stream_power(p, &field)?,
+            // Any talus (a `Material` talus reads each tile's layers).
+            Stage::Thermal(p) => p.validate(&field)?,
+            Stage::LayeredThermal(p) => p.validate(&field)?,
             // Any rain, sources and borders: `orogen_core::tiles::hydraulic`.
             Stage::Hydraulic(p) => p.validate(&field)?,
             Stage::Hydrology(p) => {
@@ -141,7 +159,7 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
                 return refuse(
                     field,
                     "this stage is not tiled yet (tiled runs take StreamPower, Thermal, \
-                     Hydraulic and Hydrology)",
+                     LayeredThermal, Hydraulic and Hydrology)",
                 )
             }
         }
@@ -362,6 +380,34 @@ fn gather_water<C: Comm>(
     Ok(())
 }
 
+/// `--merge` on a layered terrain: the tiles' layers, whole in rank 0's world with the
+/// world's materials (for the layer maps `finish` exports). Nothing without strata.
+fn gather_layers<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    layers: &Layers,
+    materials: &[WorldMaterial],
+    world: &mut Option<World>,
+) -> Result<()> {
+    let mut whole = Vec::with_capacity(layers.len());
+    for (k, name) in layers.names().iter().enumerate() {
+        let tag = TAG_LAYERS + k as u32;
+        let map = gather_map(comm, s.layout, ROOT, tag, layers.thickness(k), name)?;
+        whole.push((name.clone(), map));
+    }
+    if let Some(w) = world.as_mut() {
+        if !layers.is_empty() {
+            let parts = whole
+                .into_iter()
+                .map(|(name, m)| (name, m.unwrap_or_default()))
+                .collect();
+            w.layers = Layers::new(parts, s.layout.grid().len())?;
+            w.materials = materials.to_vec();
+        }
+    }
+    Ok(())
+}
+
 /// This tile's hydrology maps of `heights` (the whole-map `write_hydrology_maps` cut to the
 /// tile) and its routed receivers (global indices): the tiles' router, as each rank's part
 /// of one routing of the whole map.
@@ -495,6 +541,28 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
             *u *= border_fade(grid, x, y, s.recipe.uplift_fade_m);
         }
     }
+    // The strata under this tile, as `runner::initial_world` lays them under the whole
+    // map (each cell's column from its position; the default top reduced over the ranks).
+    let (mut layers, materials) = match &s.recipe.strata {
+        Some(strata) => strata::build_window(
+            &s.recipe.materials,
+            strata,
+            grid,
+            window,
+            &heights,
+            s.recipe.seed,
+            s.base_dir,
+            s.cancel,
+            &mut |lo, hi| ranges.reduce(lo, hi),
+        )?,
+        None => (Layers::none(), Vec::new()),
+    };
+    // `stages::kind::material_props`: the default material without strata.
+    let props: Vec<MaterialProps> = if materials.is_empty() {
+        vec![MaterialProps::default()]
+    } else {
+        materials.iter().map(|m| m.props.clone()).collect()
+    };
     let start = heights.clone();
     let initial_seconds = started.elapsed().as_secs_f64();
     // Rank 0's whole world, with --merge only.
@@ -584,19 +652,44 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 let mut tile =
                     TileThermal::new(layout, rank, &process, &heights, &tangents, &field)?;
                 drop(tangents);
+                let talus: Vec<f32> = props.iter().map(|m| m.talus_deg).collect();
+                tile.set_layers(std::mem::take(&mut layers), &talus, &field)?;
                 for _ in 0..p.iterations {
                     steps += 1;
                     if tile.step(comm)? <= p.tolerance {
                         break;
                     }
                 }
+                layers = tile.layers().clone();
+                tile.heights()
+            }
+            Stage::LayeredThermal(p) => {
+                p.validate(&field)?;
+                let comm = &mut *ranges.comm;
+                let mut tile = TileLayeredThermal::new(
+                    layout,
+                    rank,
+                    &p.process(),
+                    s.recipe.seed ^ LAYERED_THERMAL_SEED,
+                    &heights,
+                    &layers,
+                    &props,
+                    &field,
+                )?;
+                for _ in 0..p.iterations {
+                    steps += 1;
+                    if tile.step(comm)? <= p.tolerance {
+                        break;
+                    }
+                }
+                layers = tile.layers()?;
                 tile.heights()
             }
             _ => {
                 return Err(OrogenError::invalid(
                     field,
                     "this stage is not tiled yet (tiled runs take StreamPower, Thermal, \
-                     Hydraulic and Hydrology)",
+                     LayeredThermal, Hydraulic and Hydrology)",
                 ))
             }
         };
@@ -713,6 +806,7 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         if let Some(water) = &water {
             gather_water(comm, s, water, &mut root)?;
         }
+        gather_layers(comm, s, &layers, &materials, &mut root)?;
         // The start heights, whole at rank 0, for the erosion map (made after the river
         // curves, which may carve).
         if s.recipe.outputs.iter().any(|o| o == "erosion") {

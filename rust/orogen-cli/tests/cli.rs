@@ -1485,8 +1485,8 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     }
     let refusals = [
         (
-            "stages[1].talus=Material",
-            "`stages[1].Thermal.talus`: Material",
+            "strata=(layers: [(material: \"shale\", thickness: Constant(1.0))])",
+            "`stages[0].StreamPower`: this stage is not tiled over strata yet",
         ),
         (
             "stages=[Wind()]",
@@ -1532,4 +1532,44 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
         !tmp.path().join("out").exists(),
         "a refused bake writes nothing"
     );
+}
+
+#[test]
+fn tiled_layered_bakes_write_the_whole_map_bakes_bytes() {
+    // Issue #41: tests/mpi/layered.ron (strata with a dip, a warp and a noise thickness;
+    // Thermal with a Material talus, LayeredThermal, Hydrology) tiled 2x2 and 3x3 with
+    // --merge: heights, erosion, drainage, the layer maps and surface colour are the whole
+    // bake's bytes. Without --merge a layered bake is refused naming `strata`.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered.ron");
+    let recipe = recipe.to_str().unwrap();
+    assert_tiled_bakes_equal_the_whole(tmp.path(), "layered", &[recipe]);
+    let names = files_of(&tmp.path().join("layered-whole"));
+    assert!(
+        names.iter().filter(|n| n.contains("layer")).count() > 0,
+        "the bake has layer maps: {names:?}"
+    );
+    let o = orogen(
+        tmp.path(),
+        &[
+            "bake",
+            recipe,
+            "--out",
+            "l",
+            "--tiles",
+            "2x2",
+            "--set",
+            "river_curves=None",
+        ],
+    );
+    assert_bad_input(&o, &["strata", "--merge"]);
+    // A stage that erodes the layers is not tiled over strata yet.
+    let sp = "stages[2]=StreamPower(iterations: 2)";
+    let o = orogen(
+        tmp.path(),
+        &[
+            "bake", recipe, "--out", "l", "--tiles", "2x2", "--merge", "--set", sp,
+        ],
+    );
+    assert_bad_input(&o, &["stages[2].StreamPower", "strata"]);
 }

@@ -122,6 +122,10 @@ pub struct LayeredThermal {
     grid: Grid,
     params: Params,
     seed: u64,
+    /// Where this grid lies in the whole map, for the random factor's cell index: the
+    /// window's first column and row and the whole map's width (`(0, 0, width)` for a
+    /// whole map; [`LayeredThermal::window`]).
+    origin: (usize, usize, usize),
     steps: u64,
     /// Outflow factor per cell: the flow to a lower neighbour is `k·d·s_receiver`; a
     /// negative factor sends the whole exposed layer, `−k·d`, unscaled.
@@ -214,6 +218,7 @@ impl LayeredThermal {
             grid,
             params,
             seed,
+            origin: (0, 0, grid.width),
             steps: 0,
             k: buffer(n, Default::default(), "layered thermal")?,
             exposed: buffer(n, Default::default(), "layered thermal")?,
@@ -223,6 +228,26 @@ impl LayeredThermal {
     }
 
     /// The parameters.
+    /// The process over the window `[x0, y0, w, h]` of the whole map `grid`, treated as a
+    /// grid of its own (its edges are borders) whose random factors are the whole map's
+    /// (hashed from whole-map cell indices): the tiled run's step (`tiles::layered_thermal`)
+    /// is this one's over a tile grown by a halo.
+    pub fn window(grid: Grid, window: [usize; 4], params: Params, seed: u64) -> Result<Self> {
+        let [x0, y0, w, h] = window;
+        if w == 0 || h == 0 || x0 + w > grid.width || y0 + h > grid.height {
+            return Err(OrogenError::invalid(
+                "LayeredThermal window",
+                format!(
+                    "{w}x{h} cells at ({x0}, {y0}) is not inside the {}x{} map",
+                    grid.width, grid.height
+                ),
+            ));
+        }
+        let mut t = LayeredThermal::new(Grid::new(w, h, grid.cell_size)?, params, seed)?;
+        t.origin = (x0, y0, grid.width);
+        Ok(t)
+    }
+
     pub fn params(&self) -> &Params {
         &self.params
     }
@@ -243,6 +268,18 @@ impl LayeredThermal {
         &mut self,
         terrain: &mut TerrainMut,
         materials: &[MaterialProps],
+    ) -> Result<StepReport> {
+        self.step_with(terrain, materials, Ok)
+    }
+
+    /// [`step`](Self::step) whose largest excess (found before anything moves) goes
+    /// through `excess` first: a tiled run reduces it over the tiles there, so every tile
+    /// stops, or moves, as the whole map does.
+    pub fn step_with(
+        &mut self,
+        terrain: &mut TerrainMut,
+        materials: &[MaterialProps],
+        excess: impl FnOnce(f32) -> Result<f32>,
     ) -> Result<StepReport> {
         let (w, h) = (self.grid.width, self.grid.height);
         let n = w * h;
@@ -278,6 +315,7 @@ impl LayeredThermal {
 
         // Pass 1: exposed material and outflow factor of every cell, from the old state.
         let consts = Pass1 {
+            origin: self.origin,
             drop: &drop,
             factor: &factor,
             seed,
@@ -325,7 +363,8 @@ impl LayeredThermal {
                             dmax = dmax.max(d);
                             sum += d;
                         });
-                        let (k, excess) = consts.factor_of(i, &ex_row, x, (dmax, sum, over));
+                        let cell = consts.cell(x, y);
+                        let (k, excess) = consts.factor_of(cell, &ex_row, x, (dmax, sum, over));
                         k_row[x] = k;
                         worst = worst.max(excess);
                     };
@@ -340,7 +379,7 @@ impl LayeredThermal {
                 worst
             })
             .reduce(|| f32::NEG_INFINITY, f32::max);
-        let max_excess = max_excess.max(0.0);
+        let max_excess = excess(max_excess.max(0.0))?;
         if max_excess <= self.params.tolerance {
             return Ok(StepReport {
                 max_excess,
@@ -514,6 +553,8 @@ struct ExposedRow {
 
 /// Pass 1's per-material tables and random-number key.
 struct Pass1<'a> {
+    /// [`LayeredThermal::origin`].
+    origin: (usize, usize, usize),
     drop: &'a [f32],
     factor: &'a [f32],
     seed: u64,
@@ -522,6 +563,13 @@ struct Pass1<'a> {
 }
 
 impl Pass1<'_> {
+    /// The whole-map index of cell `(x, y)` of this grid, which keys its random factor.
+    #[inline(always)]
+    fn cell(&self, x: usize, y: usize) -> usize {
+        let (x0, y0, width) = self.origin;
+        (y0 + y) * width + x0 + x
+    }
+
     /// The exposed material of each cell of a row, from the row slices of every layer
     /// (top down): the first layer holding material, else bedrock. One loop per layer,
     /// bottom up and branch-free, so that each vectorises.
@@ -547,10 +595,10 @@ impl Pass1<'_> {
         }
     }
 
-    /// The outflow factor of cell `i` (column `x` of the row `e`), from its largest drop
-    /// `dmax` and drop sum `sum` over the neighbours below its T, and its excess (`over`,
-    /// the largest dᵢ − Tᵢ; −∞ when it sends nothing). A negative factor sends the whole
-    /// exposed layer.
+    /// The outflow factor of cell `i` (its whole-map index, which keys the random factor;
+    /// column `x` of the row `e`), from its largest drop `dmax` and drop sum `sum` over the
+    /// neighbours below its T, and its excess (`over`, the largest dᵢ − Tᵢ; −∞ when it
+    /// sends nothing). A negative factor sends the whole exposed layer.
     #[inline(always)]
     fn factor_of(
         &self,
@@ -603,7 +651,7 @@ impl Pass1<'_> {
                 dmax = dmax.max(d);
                 sum += d;
             }
-            let (k, excess) = self.factor_of(y * w + x, e, x, (dmax, sum, over));
+            let (k, excess) = self.factor_of(self.cell(x, y), e, x, (dmax, sum, over));
             k_row[x] = k;
             worst = worst.max(excess);
         }

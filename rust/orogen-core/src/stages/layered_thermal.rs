@@ -10,7 +10,7 @@ use crate::state::MaterialProps;
 use crate::world::World;
 
 /// Salt mixed into the recipe seed for the random factor r.
-const LAYERED_THERMAL_SEED: u64 = 0x6c74_6865_726d; // "ltherm"
+pub const LAYERED_THERMAL_SEED: u64 = 0x6c74_6865_726d; // "ltherm"
 
 stage_params! {
     /// `LayeredThermal` stage parameters (see [`Params`] for units and defaults).

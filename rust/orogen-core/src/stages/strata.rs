@@ -22,7 +22,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_range, OrogenError, Result};
-use crate::field::Grid;
+use crate::field::{Grid, Rect};
 use crate::generators::noise::{NoiseKind, NoiseParams};
 use crate::schema::{FieldInfo, FieldKind};
 use crate::stages::source::ScalarSource;
@@ -569,60 +569,22 @@ pub fn build_cancellable(
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<(Layers, Vec<WorldMaterial>)> {
     validate(materials, strata)?;
-    let built_in = built_in_materials();
-    let world_material = |name: &str| {
-        let m = find(materials, &built_in, name).expect("validated");
-        WorldMaterial {
-            name: m.name.clone(),
-            colour: [m.colour.0, m.colour.1, m.colour.2],
-            props: m.props(),
-        }
-    };
     let n = grid.len();
-    // Depth-varying surfaces: the top one, tilted and folded, then each layer below it.
     let top = strata
         .top
         .unwrap_or_else(|| surface.iter().copied().fold(f32::MIN, f32::max));
-    let (cx, cy) = (
-        grid.width as f64 * grid.dx() as f64 / 2.0,
-        grid.height as f64 * grid.dy() as f64 / 2.0,
-    );
-    // Surfaces fall towards strike + 90° (clockwise from north; north is -y).
-    let dir = (strata.strike_deg as f64 + 90.0).to_radians();
-    let (dx, dy) = (math::sin(dir), -math::cos(dir));
-    let slope = math::tan((strata.dip_deg as f64).to_radians());
     let warp = match &strata.warp {
-        Some(w) => {
-            let params = NoiseParams {
-                kind: NoiseKind::Fbm,
-                octaves: w.octaves,
-                wavelength: w.wavelength,
-                amplitude: w.amplitude,
-                ..Default::default()
-            };
-            let warp = crate::generators::noise::generate_cancellable(
-                &params,
+        Some(w) => Some(
+            crate::generators::noise::generate_cancellable(
+                &warp_noise(w),
                 grid,
                 seed ^ STRATA_SEED,
                 cancel,
-            )?;
-            Some(warp.data)
-        }
+            )?
+            .data,
+        ),
         None => None,
     };
-    let mut upper: Vec<f64> = (0..n)
-        .map(|i| {
-            let (x, y) = grid.coords(i);
-            let (px, py) = (
-                x as f64 * grid.dx() as f64 - cx,
-                y as f64 * grid.dy() as f64 - cy,
-            );
-            let w = warp.as_ref().map_or(0.0, |w| w[i] as f64);
-            top as f64 - slope * (px * dx + py * dy) + w
-        })
-        .collect();
-    let mut layers = vec![(strata.sediment.clone(), vec![0.0f32; n])];
-    let mut mats = vec![world_material(&strata.sediment)];
     let mut thickness_maps = Vec::with_capacity(strata.layers.len());
     for (i, s) in strata.layers.iter().enumerate() {
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
@@ -636,8 +598,158 @@ pub fn build_cancellable(
         )?;
         thickness_maps.push(t.data);
     }
+    let whole = Rect {
+        x0: 0,
+        y0: 0,
+        w: grid.width,
+        h: grid.height,
+    };
+    debug_assert_eq!(whole.len(), n);
+    lay(
+        materials,
+        strata,
+        grid,
+        whole,
+        surface,
+        top,
+        warp,
+        &thickness_maps,
+    )
+}
+
+/// [`build_cancellable`] over the cells of `window` only (a tile of a tiled run, issue
+/// #41): `surface` is the window's heights (row-major), and each cell's column comes out
+/// as the whole map's there, bit for bit. The warp and noise thicknesses are evaluated at
+/// the window's whole-map positions; what needs the whole map goes through `min_max`,
+/// which turns this window's `(lo, hi)` into the whole map's (every tile calls it
+/// together, the same number of times): the default `top` (the highest point of the whole
+/// surface) and each noise thickness's normalisation.
+#[allow(clippy::too_many_arguments)]
+pub fn build_window(
+    materials: &[Material],
+    strata: &Strata,
+    grid: Grid,
+    window: Rect,
+    surface: &[f32],
+    seed: u64,
+    base_dir: &Path,
+    cancel: &std::sync::atomic::AtomicBool,
+    min_max: &mut dyn FnMut(f32, f32) -> Result<(f32, f32)>,
+) -> Result<(Layers, Vec<WorldMaterial>)> {
+    validate(materials, strata)?;
+    crate::generators::noise::check_window(grid, window)?;
+    if surface.len() != window.len() {
+        return Err(OrogenError::invalid(
+            "strata window",
+            format!(
+                "{} heights for {}x{} cells",
+                surface.len(),
+                window.w,
+                window.h
+            ),
+        ));
+    }
+    let top = match strata.top {
+        Some(t) => t,
+        None => {
+            let local = surface.iter().copied().fold(f32::MIN, f32::max);
+            min_max(local, local)?.1
+        }
+    };
+    let warp = match &strata.warp {
+        Some(w) => Some(crate::generators::noise::generate_window(
+            &warp_noise(w),
+            grid,
+            window,
+            seed ^ STRATA_SEED,
+            cancel,
+        )?),
+        None => None,
+    };
+    let mut thickness_maps = Vec::with_capacity(strata.layers.len());
+    for (i, s) in strata.layers.iter().enumerate() {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(OrogenError::Cancelled);
+        }
+        thickness_maps.push(s.thickness.resolve_window(
+            grid,
+            window,
+            seed ^ STRATA_SEED ^ (i as u64 + 1),
+            base_dir,
+            cancel,
+            min_max,
+        )?);
+    }
+    lay(
+        materials,
+        strata,
+        grid,
+        window,
+        surface,
+        top,
+        warp,
+        &thickness_maps,
+    )
+}
+
+/// The warp's noise.
+fn warp_noise(w: &StrataWarp) -> NoiseParams {
+    NoiseParams {
+        kind: NoiseKind::Fbm,
+        octaves: w.octaves,
+        wavelength: w.wavelength,
+        amplitude: w.amplitude,
+        ..Default::default()
+    }
+}
+
+/// Lays the strata under `surface` over the cells of `window` of `grid` (row-major), from
+/// the top surface's height at the map centre, the warp and each layer's thickness there.
+#[allow(clippy::too_many_arguments)]
+fn lay(
+    materials: &[Material],
+    strata: &Strata,
+    grid: Grid,
+    window: Rect,
+    surface: &[f32],
+    top: f32,
+    warp: Option<Vec<f32>>,
+    thickness_maps: &[Vec<f32>],
+) -> Result<(Layers, Vec<WorldMaterial>)> {
+    let built_in = built_in_materials();
+    let world_material = |name: &str| {
+        let m = find(materials, &built_in, name).expect("validated");
+        WorldMaterial {
+            name: m.name.clone(),
+            colour: [m.colour.0, m.colour.1, m.colour.2],
+            props: m.props(),
+        }
+    };
+    let n = window.len();
+    // Depth-varying surfaces: the top one, tilted and folded, then each layer below it.
+    let (cx, cy) = (
+        grid.width as f64 * grid.dx() as f64 / 2.0,
+        grid.height as f64 * grid.dy() as f64 / 2.0,
+    );
+    // Surfaces fall towards strike + 90° (clockwise from north; north is -y).
+    let dir = (strata.strike_deg as f64 + 90.0).to_radians();
+    let (dx, dy) = (math::sin(dir), -math::cos(dir));
+    let slope = math::tan((strata.dip_deg as f64).to_radians());
+    let mut upper: Vec<f64> = (0..n)
+        .map(|i| {
+            let (x, y) = (window.x0 + i % window.w, window.y0 + i / window.w);
+            let (px, py) = (
+                x as f64 * grid.dx() as f64 - cx,
+                y as f64 * grid.dy() as f64 - cy,
+            );
+            let w = warp.as_ref().map_or(0.0, |w| w[i] as f64);
+            top as f64 - slope * (px * dx + py * dy) + w
+        })
+        .collect();
+    let mut layers = vec![(strata.sediment.clone(), vec![0.0f32; n])];
+    let mut mats = vec![world_material(&strata.sediment)];
     for _ in 0..strata.repeat {
-        for (j, (s, t)) in strata.layers.iter().zip(&thickness_maps).enumerate() {
+        for (j, (s, t)) in strata.layers.iter().zip(thickness_maps).enumerate() {
             let mut thick = vec![0.0f32; n];
             for i in 0..n {
                 let lower = upper[i] - t[i].max(0.0) as f64;
@@ -654,8 +766,8 @@ pub fn build_cancellable(
                     format!(
                         "gives a layer {} m thick at cell ({}, {}): beyond 32-bit floats",
                         thick[i],
-                        i % grid.width.max(1),
-                        i / grid.width.max(1)
+                        window.x0 + i % window.w.max(1),
+                        window.y0 + i / window.w.max(1)
                     ),
                 ));
             }

@@ -11,6 +11,9 @@
 //!   (the basin graph reduced per tile and solved at the root);
 //! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
 //!   whole map's;
+//! - [`layered_thermal`]: one tile of the layered thermal step (a halo of 3 cells, the
+//!   heights and every layer's thickness exchanged each step), the same bytes as the whole
+//!   map's;
 //! - [`hydraulic`]: one tile of the pipe model's step (a halo of 3 cells), the same bytes
 //!   as the whole map's, its water and sediment lost at the borders summed as there.
 //!
@@ -30,13 +33,15 @@
 //! feature, over MPI ranks (`rust/orogen-cli/src/mpi_comm.rs`); each rank makes its own
 //! tile of the start world (`TerrainSource::build_window`, `ScalarSource::resolve_window`)
 //! and writes its own tiles (`bake::tiled`). A `CoarseToFine` stage runs its coarse levels
-//! whole at rank 0 and its finest level on the tiles. Still to come (issue #41):
-//! `LayeredThermal` and strata (layer stacks per cell with their halos), the river curves
-//! per tile.
+//! whole at rank 0 and its finest level on the tiles. Strata are laid per tile
+//! (`stages::strata::build_window`); `Thermal` moves a tile's layers and reads them for a
+//! `Material` talus ([`TileThermal::set_layers`]). Still to come (issue #41): `StreamPower`
+//! and `Hydraulic` over strata, the river curves per tile.
 
 mod basins;
 pub mod comm;
 pub mod hydraulic;
+pub mod layered_thermal;
 pub mod layout;
 mod root;
 pub mod stream_power;
@@ -44,6 +49,7 @@ pub mod thermal;
 
 pub use comm::{all_max, exchange_halo, gather_map, run_threads, through_root, Comm, ThreadComm};
 pub use hydraulic::{TileHydraulic, TileWater};
+pub use layered_thermal::TileLayeredThermal;
 pub use layout::{Rect, Tile, TileLayout};
 pub use stream_power::{ChainSolve, StepStats, TileInputs, TileStreamPower, ROOT};
 pub use thermal::TileThermal;

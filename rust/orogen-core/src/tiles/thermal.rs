@@ -17,6 +17,7 @@ use crate::eroders::thermal::{
 use crate::error::{OrogenError, Result};
 use crate::field::Grid;
 use crate::neighbourhood::RasterGrid;
+use crate::state::{Layers, TerrainMut};
 
 /// Halo width of the thermal stencil, cells.
 pub const HALO: usize = 3;
@@ -37,6 +38,13 @@ pub struct TileThermal {
     before: Vec<f32>,
     buf: ThermalBuffers,
     steps: u64,
+    /// A layered terrain's layers over the interior (empty without strata) and its
+    /// surface there, which each step moves as the whole map's `Thermal::step` does.
+    layers: Layers,
+    surface: Vec<f32>,
+    /// With [`TalusAngle::Material`]: each material's talus tangent (layers top down, then
+    /// the bottom one).
+    material_tan: Option<Vec<f32>>,
 }
 
 impl TileThermal {
@@ -54,12 +62,6 @@ impl TileThermal {
     ) -> Result<Self> {
         params.validate(field)?;
         layout.grid().require_square(field)?;
-        if params.talus == TalusAngle::Material {
-            return Err(OrogenError::invalid(
-                format!("{field}.talus"),
-                "Material is not tiled yet (tiled runs have no layers)",
-            ));
-        }
         let interior = layout.tile(rank).interior;
         for (what, v) in [("heights", heights), ("talus tangents", tangents)] {
             if v.len() != interior.len() {
@@ -91,7 +93,46 @@ impl TileThermal {
             before: Vec::new(),
             buf: ThermalBuffers::with_len(rect.len())?,
             steps: 0,
+            layers: Layers::none(),
+            surface: Vec::new(),
+            material_tan: None,
         })
+    }
+
+    /// On a layered terrain: the tile's layers (top down, each row-major over its
+    /// interior) and each material's talus angle, degrees (layers top down, then the
+    /// bottom one: the whole map's `material_props`). Each step then lowers and raises the
+    /// layers as the whole map's does, and a [`TalusAngle::Material`] talus takes each
+    /// cell's exposed material's angle (the tiles exchange those tangents over the halo
+    /// every step). `field` prefixes error names.
+    pub fn set_layers(&mut self, layers: Layers, talus_deg: &[f32], field: &str) -> Result<()> {
+        let own = self.layout.tile(self.rank).interior.len();
+        for (k, name) in layers.names().iter().enumerate() {
+            if layers.thickness(k).len() != own {
+                return Err(OrogenError::invalid(
+                    format!("{field} layers[{name:?}] (tile {})", self.rank),
+                    format!("{} values for {own} cells", layers.thickness(k).len()),
+                ));
+            }
+        }
+        // As `Thermal::set_material_talus`.
+        if self.params.talus == TalusAngle::Material && !talus_deg.is_empty() {
+            let tan: Vec<f32> = talus_deg
+                .iter()
+                .map(|d| crate::math::tan((*d as f64).to_radians()) as f32)
+                .collect();
+            let bottom = tan[tan.len() - 1];
+            self.tan.iter_mut().for_each(|t| *t = bottom);
+            self.material_tan = Some(tan);
+        }
+        self.layers = layers;
+        self.surface = self.heights();
+        Ok(())
+    }
+
+    /// This tile's layers (top down), each row-major over its interior.
+    pub fn layers(&self) -> &Layers {
+        &self.layers
     }
 
     /// This tile's heights, row-major over its interior.
@@ -110,7 +151,26 @@ impl TileThermal {
     pub fn step(&mut self, comm: &mut impl Comm) -> Result<f32> {
         let grid = self.layout.grid();
         exchange_halo(comm, &self.layout, HALO, TAG_HEIGHTS, &mut self.heights)?;
-        if self.steps == 0 {
+        let interior = self.layout.tile(self.rank).interior;
+        let layered = !self.layers.is_empty();
+        if let (Some(mt), true) = (&self.material_tan, layered) {
+            // As the whole map's `Thermal::step`: each cell's exposed material's tangent,
+            // made on the tile's own cells and exchanged.
+            let (layers, last) = (&self.layers, mt.len() - 1);
+            for (i, x, y) in (0..interior.len()).map(|i| {
+                (
+                    i,
+                    interior.x0 + i % interior.w,
+                    interior.y0 + i / interior.w,
+                )
+            }) {
+                let m = (0..layers.len())
+                    .position(|k| layers.thickness(k)[i] > 0.0)
+                    .unwrap_or(layers.len());
+                self.tan[self.rect.index(x, y)] = mt[m.min(last)];
+            }
+            exchange_halo(comm, &self.layout, HALO, TAG_TANGENTS, &mut self.tan)?;
+        } else if self.steps == 0 {
             exchange_halo(comm, &self.layout, HALO, TAG_TANGENTS, &mut self.tan)?;
         } else if let TalusAngle::Height(_) = self.params.talus {
             // Per cell from its own height: the grown rectangle as a grid of its own.
@@ -140,6 +200,12 @@ impl TileThermal {
         let max = all_max(comm, ROOT, TAG_MAX, local)?;
         if max <= self.params.tolerance {
             std::mem::swap(&mut self.heights, &mut self.before);
+        }
+        if layered {
+            // `TerrainMut::set_surface` cell by cell over the tile's own cells, as the
+            // whole map's step lays its new heights on the layers.
+            let new = self.heights();
+            TerrainMut::new(&mut self.surface, &mut self.layers).set_surface(&new);
         }
         Ok(max)
     }

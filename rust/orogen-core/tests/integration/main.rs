@@ -46,6 +46,7 @@ mod thermal;
 mod tiles;
 mod tiles_hydraulic;
 mod tiles_hydrology;
+mod tiles_layered;
 mod time_loop;
 mod wind_borders;
 mod wind_reference;
