@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use glam::Vec2;
 
 use super::comm::{exchange_halo, Comm, Reader, Writer};
-use super::layout::{Rect, TileLayout};
+use super::layout::{check_tile_len, spread, Rect, TileLayout};
 use super::stream_power::ROOT;
 use crate::eroders::hydraulic::{border_sums, Borders, Hydraulic, Params};
 use crate::error::{OrogenError, Result};
@@ -106,15 +106,7 @@ impl TileHydraulic {
             seed,
         )
         .map_err(|e| e.in_field(field))?;
-        let place = |what: &str, len: usize| -> Result<()> {
-            if len != interior.len() {
-                return Err(OrogenError::invalid(
-                    format!("{field} {what} (tile {rank})"),
-                    format!("{len} values for {}x{} cells", interior.w, interior.h),
-                ));
-            }
-            Ok(())
-        };
+        let place = |what: &str, len: usize| check_tile_len(field, what, rank, interior, len);
         place("heights", heights.len())?;
         let mut sim = SimState::default();
         let mut h = vec![0.0f32; rect.len()];
@@ -305,13 +297,5 @@ impl TileHydraulic {
             self.lost.1 += b;
         }
         Ok(())
-    }
-}
-
-/// Copies `v` (row-major over `interior`) into `out` (row-major over `rect`, which holds it).
-fn spread<T: Copy>(rect: &Rect, interior: Rect, v: &[T], out: &mut [T]) {
-    for (y, row) in (interior.y0..).zip(v.chunks_exact(interior.w)) {
-        let at = rect.index(interior.x0, y);
-        out[at..at + interior.w].copy_from_slice(row);
     }
 }

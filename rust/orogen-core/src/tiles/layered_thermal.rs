@@ -15,10 +15,10 @@
 //! tile owning it finds.
 
 use super::comm::{all_max, exchange_halo, Comm};
-use super::layout::{Rect, TileLayout};
+use super::layout::{check_tile_len, spread, Rect, TileLayout};
 use super::stream_power::ROOT;
 use crate::eroders::layered_thermal::{LayeredThermal, Params};
-use crate::error::{OrogenError, Result};
+use crate::error::Result;
 use crate::state::{Layers, MaterialProps, TerrainMut};
 
 /// Halo width of the layered thermal step, cells.
@@ -65,15 +65,7 @@ impl TileLayeredThermal {
         let thermal =
             LayeredThermal::window(grid, [rect.x0, rect.y0, rect.w, rect.h], *params, seed)
                 .map_err(|e| e.in_field(field))?;
-        let place = |what: &str, len: usize| -> Result<()> {
-            if len != interior.len() {
-                return Err(OrogenError::invalid(
-                    format!("{field} {what} (tile {rank})"),
-                    format!("{len} values for {}x{} cells", interior.w, interior.h),
-                ));
-            }
-            Ok(())
-        };
+        let place = |what: &str, len: usize| check_tile_len(field, what, rank, interior, len);
         place("heights", heights.len())?;
         let grow = |v: &[f32]| {
             let mut out = vec![0.0f32; rect.len()];
@@ -134,13 +126,5 @@ impl TileLayeredThermal {
                 all_max(comm, ROOT, TAG_MAX, local)
             })?;
         Ok(report.max_excess)
-    }
-}
-
-/// Copies `v` (row-major over `interior`) into `out` (row-major over `rect`, which holds it).
-fn spread(rect: &Rect, interior: Rect, v: &[f32], out: &mut [f32]) {
-    for (y, row) in (interior.y0..).zip(v.chunks_exact(interior.w)) {
-        let at = rect.index(interior.x0, y);
-        out[at..at + interior.w].copy_from_slice(row);
     }
 }

@@ -177,3 +177,30 @@ impl TileLayout {
         Ok(out)
     }
 }
+
+/// Copies `v` (row-major over `interior`) into `out` (row-major over `rect`, which holds it):
+/// a tile's own cells laid into its window grown by a halo.
+pub fn spread<T: Copy>(rect: &Rect, interior: Rect, v: &[T], out: &mut [T]) {
+    for (y, row) in (interior.y0..).zip(v.chunks_exact(interior.w)) {
+        let at = rect.index(interior.x0, y);
+        out[at..at + interior.w].copy_from_slice(row);
+    }
+}
+
+/// Checks that a tile's `what` has one value per cell of its `interior`; the error names
+/// `field`, `what` and the tile's `rank`.
+pub fn check_tile_len(
+    field: &str,
+    what: &str,
+    rank: usize,
+    interior: Rect,
+    len: usize,
+) -> Result<()> {
+    if len != interior.len() {
+        return Err(OrogenError::invalid(
+            format!("{field} {what} (tile {rank})"),
+            format!("{len} values for {}x{} cells", interior.w, interior.h),
+        ));
+    }
+    Ok(())
+}
