@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use glam::Vec2;
 
 use super::comm::{exchange_halo, Comm, Reader, Writer};
-use super::layout::{check_tile_len, spread, Rect, TileLayout};
+use super::layout::{check_tile_len, cut, spread, Rect, TileLayout};
 use super::stream_power::ROOT;
 use crate::eroders::hydraulic::{border_sums, Borders, Hydraulic, Params};
 use crate::error::{OrogenError, Result};
@@ -180,13 +180,7 @@ impl TileHydraulic {
     }
 
     fn cut<T: Copy>(&self, v: &[T]) -> Vec<T> {
-        let r = self.layout.tile(self.rank).interior;
-        let mut out = Vec::with_capacity(r.len());
-        for y in r.y0..r.y0 + r.h {
-            let at = self.rect.index(r.x0, y);
-            out.extend_from_slice(&v[at..at + r.w]);
-        }
-        out
+        cut(&self.rect, self.layout.tile(self.rank).interior, v)
     }
 
     /// One step; every rank calls it together.

@@ -15,7 +15,7 @@
 //! tile owning it finds.
 
 use super::comm::{all_max, exchange_halo, Comm};
-use super::layout::{check_tile_len, spread, Rect, TileLayout};
+use super::layout::{check_tile_len, cut, spread, Rect, TileLayout};
 use super::stream_power::ROOT;
 use crate::eroders::layered_thermal::{LayeredThermal, Params};
 use crate::error::Result;
@@ -102,13 +102,7 @@ impl TileLayeredThermal {
     }
 
     fn cut(&self, v: &[f32]) -> Vec<f32> {
-        let r = self.layout.tile(self.rank).interior;
-        let mut out = Vec::with_capacity(r.len());
-        for y in r.y0..r.y0 + r.h {
-            let at = self.rect.index(r.x0, y);
-            out.extend_from_slice(&v[at..at + r.w]);
-        }
-        out
+        cut(&self.rect, self.layout.tile(self.rank).interior, v)
     }
 
     /// One step; every rank calls it together. Returns the whole map's largest excess over

@@ -204,3 +204,14 @@ pub fn check_tile_len(
     }
     Ok(())
 }
+
+/// The cells of `interior` out of `v` (row-major over `rect`, which holds it): [`spread`]'s
+/// inverse, a tile's own cells from its window grown by a halo.
+pub fn cut<T: Copy>(rect: &Rect, interior: Rect, v: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(interior.len());
+    for y in interior.y0..interior.y0 + interior.h {
+        let at = rect.index(interior.x0, y);
+        out.extend_from_slice(&v[at..at + interior.w]);
+    }
+    out
+}
