@@ -91,6 +91,7 @@ impl TerrainWorld {
             || self.edge.resolve(self.sea_enabled) == orogen_core::bake::skirt::Edge::Coast;
         let level = if sea_on { self.sea_level } else { -1.0e9 };
         self.material.set_sea_level(level);
+        self.lake_water.set_sea_level(level);
         if !sea_on {
             self.sea.remove();
             return;
@@ -101,6 +102,9 @@ impl TerrainWorld {
                 .add_child_ex(&plane)
                 .internal(InternalMode::BACK)
                 .done();
+        }
+        if let Some(m) = self.material.get() {
+            self.sea.sync(&m, self.sea_level);
         }
     }
 }

@@ -12,6 +12,7 @@ const SEA_SHADER: &str = include_str!("../../../../addons/orogen/runtime/sea.gds
 #[derive(Default)]
 pub struct Sea {
     plane: Option<Gd<MeshInstance3D>>,
+    material: Option<Gd<ShaderMaterial>>,
 }
 
 impl Sea {
@@ -22,6 +23,7 @@ impl Sea {
 
     /// Removes the plane.
     pub fn remove(&mut self) {
+        self.material = None;
         if let Some(mut sea) = self.plane.take() {
             sea.queue_free();
         }
@@ -41,6 +43,7 @@ impl Sea {
             material.set_shader(&shader);
             let mut plane = PlaneMesh::new_gd();
             plane.set_material(&material);
+            self.material = Some(material);
             let mut mi = MeshInstance3D::new_alloc();
             mi.set_name("Sea");
             mi.set_mesh(&plane);
@@ -56,5 +59,18 @@ impl Sea {
             mi.set_position(Vector3::new(0.0, level, 0.0));
         }
         made
+    }
+
+    /// Gives the sea the terrain's heights (its material's `heights`, `cells` and
+    /// `cell_size`) and the sea `level`, so its depth is the water over the true ground, not
+    /// over the level-of-detail mesh drawn far off.
+    pub fn sync(&self, terrain: &Gd<ShaderMaterial>, level: f32) {
+        let Some(mut m) = self.material.clone() else {
+            return;
+        };
+        for name in ["heights", "cells", "cell_size"] {
+            m.set_shader_parameter(name, &terrain.get_shader_parameter(name));
+        }
+        m.set_shader_parameter("sea_level", &level.to_variant());
     }
 }

@@ -13,14 +13,19 @@ use super::mesh_node::{array_mesh, MeshNode};
 /// The water shader (also at `addons/orogen/runtime/water.gdshader`).
 const WATER_SHADER: &str = include_str!("../../../../addons/orogen/runtime/water.gdshader");
 
-/// The lakes' water mesh, an internal child of the terrain while it has lakes.
-pub struct LakeWater(MeshNode);
+/// The lakes' water mesh, an internal child of the terrain while it has lakes, and the sea
+/// level it is drawn above (metres, the terrain's; far under any ground when there is no
+/// sea).
+pub struct LakeWater(MeshNode, f32);
 
 impl Default for LakeWater {
     fn default() -> Self {
-        LakeWater(MeshNode::new("Lakes", WATER_SHADER))
+        LakeWater(MeshNode::new("Lakes", WATER_SHADER), NO_SEA)
     }
 }
+
+/// The sea level while there is no sea.
+pub const NO_SEA: f32 = -1.0e9;
 
 impl LakeWater {
     /// Shows `surface` (the lakes' water mesh: [`surface_of`]), or removes the mesh when
@@ -31,7 +36,19 @@ impl LakeWater {
             self.0.remove();
             return None;
         };
-        self.0.show(&mesh_of(surface))
+        let made = self.0.show(&mesh_of(surface));
+        self.set_sea_level(self.1);
+        made
+    }
+
+    /// Draws no lake at or under the sea `level` (metres; [`NO_SEA`] for none): the sea
+    /// covers it. (Drawn, such a lake's water lay over the sea, both being transparent: the
+    /// pits along `large`'s drowned border showed as a pale band through the sea.)
+    pub fn set_sea_level(&mut self, level: f32) {
+        self.1 = level;
+        if let Some(mut m) = self.0.material() {
+            m.set_shader_parameter("sea_level", &level.to_variant());
+        }
     }
 }
 
