@@ -11,8 +11,11 @@
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
 //! maps, [`TileStreamPower::hydrology`]). A layered world's strata are laid per tile
 //! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
-//! for the layer maps; over strata `StreamPower` and `Hydraulic` are refused. Anything
-//! else is refused before any work, naming
+//! for the layer maps; over strata `StreamPower` takes `k` from the exposed material and
+//! erodes the tile's own layers ([`TileStreamPower::step_layered`]: per cell, no layer
+//! crosses a tile edge; `CoarseToFine` is refused there as the whole-map stage refuses it)
+//! and `Hydraulic` dissolves down them ([`TileHydraulic::set_layers`]: every layer's halo of
+//! one ring exchanged per step). Anything else is refused before any work, naming
 //! the stage and field; without `--merge` also the river curves, which are drawn over the
 //! whole map (`river_curves: None` turns them off).
 //!
