@@ -11,7 +11,9 @@
 #      with the same bytes as the tiles over threads, also the default recipe's hydrology
 #      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0); the
 #      pipe model (tests/mpi/hydraulic.ron); strata with Thermal (a Material talus) and
-#      LayeredThermal (tests/mpi/layered.ron);
+#      LayeredThermal (tests/mpi/layered.ron); strata eroded by StreamPower (k from the
+#      exposed material) and the pipe model (dissolving down the layers)
+#      (tests/mpi/layered_erosion.ron);
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -177,6 +179,19 @@ else
     bad "mpirun -np 4 --tiles 2x2, strata and LayeredThermal: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-layered.log" 2>/dev/null))"
 fi
 
+# Strata eroded by water (tests/mpi/layered_erosion.ron: StreamPower with k from the
+# exposed material, lakes carved; the pipe model dissolving down the layers, each layer's
+# halo of one ring exchanged per step; StreamPower with n = 2, lakes filled).
+ERODED="$REPO/tests/mpi/layered_erosion.ron"
+if "$BIN" bake "$ERODED" --out "$WORK/whole-eroded" -q &&
+    "${MPIRUN[@]}" 4 "$BIN" bake "$ERODED" --out "$WORK/mpi-eroded" --tiles 2x2 --merge -q \
+        >"$WORK/mpi-eroded.log" 2>&1 &&
+    same_files "$WORK/whole-eroded" "$WORK/mpi-eroded"; then
+    ok "mpirun -np 4 --tiles 2x2, StreamPower and Hydraulic over strata: the whole-map bake's bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, StreamPower and Hydraulic over strata: the whole-map bake's bytes ($(tail -n 3 "$WORK/mpi-eroded.log" 2>/dev/null))"
+fi
+
 # The default recipe (StreamPower, Thermal, Hydrology with its river curves) at 97×83: its
 # Hydrology maps are made per tile and gathered by rank 0, which draws the river curves.
 if "$BIN" bake --out "$WORK/whole-default" -q --set "size=(97,83)" &&
@@ -229,8 +244,9 @@ refused() { # what, needle, command...
 }
 refused "mpirun -np 3 --tiles 2x2 is refused naming --tiles" "--tiles 2x2 is 4 tiles, but mpirun started 3 ranks" \
     "${MPIRUN[@]}" 3 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q
-refused "mpirun -np 4, StreamPower over strata is refused naming the stage" "stages[0].StreamPower" \
+refused "mpirun -np 4, CoarseToFine over strata is refused naming the field" "stages[0].StreamPower.schedule" \
     "${MPIRUN[@]}" 4 "$BIN" bake "$RECIPE" --out "$WORK/refused" --tiles 2x2 --merge -q \
-    --set 'strata=(layers: [(material: "shale", thickness: Constant(1.0))])'
+    --set 'strata=(layers: [(material: "shale", thickness: Constant(1.0))])' \
+    --set 'stages[0].schedule=CoarseToFine(levels: 2)'
 
 finish

@@ -11,8 +11,11 @@
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
 //! maps, [`TileStreamPower::hydrology`]). A layered world's strata are laid per tile
 //! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
-//! for the layer maps; over strata `StreamPower` and `Hydraulic` are refused. Anything
-//! else is refused before any work, naming
+//! for the layer maps; over strata `StreamPower` takes `k` from the exposed material and
+//! erodes the tile's own layers ([`TileStreamPower::step_layered`]: per cell, no layer
+//! crosses a tile edge; `CoarseToFine` is refused there as the whole-map stage refuses it)
+//! and `Hydraulic` dissolves down them ([`TileHydraulic::set_layers`]: every layer's halo of
+//! one ring exchanged per step). Anything else is refused before any work, naming
 //! the stage and field; without `--merge` also the river curves, which are drawn over the
 //! whole map (`river_curves: None` turns them off).
 //!
@@ -132,18 +135,22 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     for (i, stage) in recipe.stages.iter().enumerate() {
         let field = format!("stages[{i}].{}", stage.name());
         match stage {
-            Stage::StreamPower(_) | Stage::Hydraulic(_) if layered => {
+            // As the whole-map stage refuses it (`StreamPowerParams::scheduled`).
+            Stage::StreamPower(p)
+                if layered
+                    && matches!(p.schedule, Schedule::CoarseToFine { levels, .. } if levels > 1) =>
+            {
                 return refuse(
-                    field,
-                    "this stage is not tiled over strata yet (it erodes the layers; tiled \
-                     runs over strata take Thermal, LayeredThermal and Hydrology)",
-                )
+                    format!("{field}.schedule"),
+                    "CoarseToFine needs a terrain without strata; use schedule: Fine",
+                );
             }
+            // Over strata too: the tile's own layers (`TileStreamPower::step_layered`).
             Stage::StreamPower(p) => check_stream_power(p, &field)?,
             // Any talus (a `Material` talus reads each tile's layers).
             Stage::Thermal(p) => p.validate(&field)?,
             Stage::LayeredThermal(p) => p.validate(&field)?,
-            // Any rain, sources and borders: `orogen_core::tiles::hydraulic`.
+            // Any rain, sources and borders, over strata too: `orogen_core::tiles::hydraulic`.
             Stage::Hydraulic(p) => p.validate(&field)?,
             Stage::Hydrology(p) => {
                 p.validate(&field)?;
@@ -597,9 +604,13 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 };
                 let mut tile =
                     TileStreamPower::new(layout, rank, &p.outlets, &p.process(), cut, &field)?;
+                // Over strata `k` follows the exposed material, as the whole-map stage's.
+                if !materials.is_empty() {
+                    tile.set_material_erodibility(props.iter().map(|m| m.erodibility).collect())?;
+                }
                 for _ in 0..fine_steps {
                     let before = p.tolerance.map(|_| tile.heights());
-                    tile.step(comm, p.dt as f64)?;
+                    tile.step_layered(comm, p.dt as f64, &mut layers)?;
                     steps += 1;
                     // `tolerance`: the whole map's largest change of the step (a maximum,
                     // exact in any order), as the whole-map stage stops on it.
@@ -628,12 +639,15 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                     water.as_ref(),
                     &field,
                 )?;
+                // The world's materials (`material_props`), and its layers over strata.
+                tile.set_layers(std::mem::take(&mut layers), &props, &field)?;
                 for _ in 0..p.iterations {
                     tile.step(comm)?;
                     steps += 1;
                 }
                 lost = tile.lost(comm)?;
                 water = Some(tile.state());
+                layers = tile.layers()?;
                 tile.heights()
             }
             Stage::Thermal(p) => {

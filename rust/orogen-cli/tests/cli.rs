@@ -1483,21 +1483,24 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     ] {
         assert_bad_input(&bake(&["--tiles", tiles]), &["--tiles", needle]);
     }
+    let strata = "strata=(layers: [(material: \"shale\", thickness: Constant(1.0))])";
     let refusals = [
         (
-            "strata=(layers: [(material: \"shale\", thickness: Constant(1.0))])",
-            "`stages[0].StreamPower`: this stage is not tiled over strata yet",
+            // As the whole-map stage refuses it.
+            &[strata, "stages[0].schedule=CoarseToFine(levels: 2)"][..],
+            "`stages[0].StreamPower.schedule`: CoarseToFine needs a terrain without strata",
         ),
         (
-            "stages=[Wind()]",
+            &["stages=[Wind()]"][..],
             "`stages[0].Wind`: this stage is not tiled yet",
         ),
     ];
-    for (set, needle) in refusals {
-        assert_bad_input(
-            &bake(&["--tiles", "2x2", "--merge", "--set", set]),
-            &[needle],
-        );
+    for (sets, needle) in refusals {
+        let mut args = vec!["--tiles", "2x2", "--merge"];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        assert_bad_input(&bake(&args), &[needle]);
     }
     // A closed map's outlet is a whole-map choice.
     assert_bad_input(
@@ -1563,13 +1566,43 @@ fn tiled_layered_bakes_write_the_whole_map_bakes_bytes() {
         ],
     );
     assert_bad_input(&o, &["strata", "--merge"]);
-    // A stage that erodes the layers is not tiled over strata yet.
-    let sp = "stages[2]=StreamPower(iterations: 2)";
+}
+
+#[test]
+fn tiled_bakes_that_erode_strata_write_the_whole_map_bakes_bytes() {
+    // Issue #41: tests/mpi/layered_erosion.ron (StreamPower with k from the exposed
+    // material, lakes carved; the pipe model dissolving down the layers; StreamPower with
+    // n = 2 and lakes filled) tiled 2x2 and 3x3 with --merge: heights, erosion, water,
+    // sediment, drainage, the layer maps and surface colour are the whole bake's bytes.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered_erosion.ron");
+    let recipe = recipe.to_str().unwrap();
+    assert_tiled_bakes_equal_the_whole(tmp.path(), "eroded", &[recipe]);
+    // The erosion moved the layers: the weights of the exposed materials differ from the
+    // strata's own (the same recipe without its stages but a Hydrology).
     let o = orogen(
         tmp.path(),
         &[
-            "bake", recipe, "--out", "l", "--tiles", "2x2", "--merge", "--set", sp,
+            "bake",
+            recipe,
+            "--out",
+            "uneroded",
+            "-q",
+            "--set",
+            "stages=[Hydrology()]",
+            "--set",
+            "outputs=[]",
         ],
     );
-    assert_bad_input(&o, &["stages[2].StreamPower", "strata"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let layer_maps: Vec<String> = files_of(&tmp.path().join("eroded-whole"))
+        .into_iter()
+        .filter(|n| n.contains("layer"))
+        .collect();
+    assert!(!layer_maps.is_empty(), "the bake has layer maps");
+    let moved = layer_maps.iter().any(|n| {
+        let read = |dir: &str| std::fs::read(tmp.path().join(dir).join(n)).unwrap();
+        read("eroded-whole") != read("uneroded")
+    });
+    assert!(moved, "the erosion changed the layer maps {layer_maps:?}");
 }

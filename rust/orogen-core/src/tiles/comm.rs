@@ -9,6 +9,7 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 use crate::error::{OrogenError, Result};
+use crate::field::Rect;
 
 /// Point-to-point messages between the ranks of a tiled run (one rank per tile).
 ///
@@ -85,16 +86,39 @@ pub fn exchange_halo<T: Wire>(
     tag: u32,
     values: &mut [T],
 ) -> Result<()> {
+    let held = layout.extended(comm.rank(), radius);
+    exchange_halo_in(comm, layout, radius, held, tag, values)
+}
+
+/// [`exchange_halo`] of `radius` cells over `values` laid row-major over `held`, a
+/// rectangle holding this tile's grown by `radius` (e.g. one grown further, of which only
+/// the nearer rings need the neighbours' values); the cells of `held` beyond `radius` are
+/// left as they are.
+pub fn exchange_halo_in<T: Wire>(
+    comm: &mut impl Comm,
+    layout: &super::TileLayout,
+    radius: usize,
+    held: Rect,
+    tag: u32,
+    values: &mut [T],
+) -> Result<()> {
     let rank = comm.rank();
     let (own, mine) = (layout.tile(rank).interior, layout.extended(rank, radius));
-    if values.len() != mine.len() {
+    if values.len() != held.len() || mine.intersect(&held) != Some(mine) {
         return Err(OrogenError::invalid(
             format!("tiles rank {rank} halo"),
             format!(
-                "{} values for the {}x{} cells",
+                "{} values for the {}x{} cells at ({}, {}), which must hold the {}x{} at \
+                 ({}, {})",
                 values.len(),
+                held.w,
+                held.h,
+                held.x0,
+                held.y0,
                 mine.w,
-                mine.h
+                mine.h,
+                mine.x0,
+                mine.y0
             ),
         ));
     }
@@ -102,7 +126,7 @@ pub fn exchange_halo<T: Wire>(
         if let Some(r) = own.intersect(&layout.extended(t, radius)) {
             let mut w = Writer::with_capacity(std::mem::size_of::<T>() * r.len());
             for y in r.y0..r.y0 + r.h {
-                let at = mine.index(r.x0, y);
+                let at = held.index(r.x0, y);
                 values[at..at + r.w].iter().for_each(|v| v.put(&mut w));
             }
             comm.send(t, tag, w.into_bytes())?;
@@ -113,7 +137,7 @@ pub fn exchange_halo<T: Wire>(
             let data = comm.recv(t, tag)?;
             let mut rd = Reader::new(&data, "halo", t);
             for y in r.y0..r.y0 + r.h {
-                let at = mine.index(r.x0, y);
+                let at = held.index(r.x0, y);
                 for v in &mut values[at..at + r.w] {
                     *v = T::get(&mut rd)?;
                 }

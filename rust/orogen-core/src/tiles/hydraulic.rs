@@ -14,6 +14,13 @@
 //! ring 1's are right after every step). The rain drops hash whole-map cell indices, and the
 //! sources are the whole map's cells that fall in the tile's rectangle.
 //!
+//! Over strata ([`TileHydraulic::set_layers`]) step 4 dissolves from the cell's own layers
+//! and deposits into its layer 0, so a cell's new bed and layers read only its own layers,
+//! and its new sediment its neighbours' sediment per outflow, which their layers decide: the
+//! layers must be right one ring beyond the interior. The tiles exchange every layer's
+//! thickness over that one ring before each step (the rings further out are never read by
+//! an interior cell within the step, and their heights, water and sediment are exchanged).
+//!
 //! The water and sediment that left through the map's open borders are the whole map's
 //! sums bit for bit: each tile keeps, per step, what each of its own cells on the map's edge
 //! sent out ([`Hydraulic::border_losses`]), sends them to the root every 64 steps and at the
@@ -24,7 +31,7 @@ use std::collections::HashMap;
 
 use glam::Vec2;
 
-use super::comm::{exchange_halo, Comm, Reader, Writer};
+use super::comm::{exchange_halo, exchange_halo_in, Comm, Reader, Writer};
 use super::layout::{check_tile_len, cut, spread, Rect, TileLayout};
 use super::stream_power::ROOT;
 use crate::eroders::hydraulic::{border_sums, Borders, Hydraulic, Params};
@@ -39,6 +46,11 @@ const TAG_WATER: u32 = 41;
 const TAG_SEDIMENT: u32 = 42;
 const TAG_FLUX: u32 = 43;
 const TAG_LOSSES: u32 = 44;
+/// Each layer's thickness, one tag per layer from this one (at most 255 layers).
+const TAG_LAYERS: u32 = 12_000;
+
+/// Rings of the layers exchanged before each step: the cells next to the interior.
+const LAYER_HALO: usize = 1;
 
 /// Steps whose edge losses a tile keeps before sending them to the root (a perimeter's
 /// worth per step: 8 B an edge cell).
@@ -67,6 +79,9 @@ pub struct TileHydraulic {
     hydraulic: Hydraulic,
     heights: Vec<f32>,
     sim: SimState,
+    /// The layers over `rect` (right on the interior and, after the exchange, one ring
+    /// beyond), and one material per layer then bedrock.
+    layers: Layers,
     materials: Vec<MaterialProps>,
     /// This tile's own cells on the map's edge (indices in `rect`, row-major), with which
     /// neighbours the map has there.
@@ -85,7 +100,8 @@ impl TileHydraulic {
     /// Tile `rank` of `layout` with the whole map's parameters and seed (the stage's, as
     /// [`Hydraulic::new`] takes it), its heights row-major over its interior, and the state
     /// an earlier stage left on it (`None`: dry, as a whole map's first step). One material,
-    /// the default bedrock (tiled runs have no strata). `field` prefixes error names.
+    /// the default bedrock, until [`TileHydraulic::set_layers`]. `field` prefixes error
+    /// names.
     pub fn new(
         layout: &TileLayout,
         rank: usize,
@@ -154,6 +170,7 @@ impl TileHydraulic {
             hydraulic,
             heights: h,
             sim,
+            layers: Layers::none(),
             materials: vec![MaterialProps::default()],
             edge,
             losses: Vec::new(),
@@ -177,6 +194,44 @@ impl TileHydraulic {
             flux: self.cut(s.flux.as_deref().unwrap_or_default()),
             velocity: self.cut(s.velocity.as_deref().unwrap_or_default()),
         }
+    }
+
+    /// Steps this tile over strata: its `layers` (top down, each row-major over the
+    /// interior) and `materials`, one per layer and one for bedrock (the world's, as the
+    /// whole map's stage takes them). Errors name `field`, the layer or the material.
+    pub fn set_layers(
+        &mut self,
+        layers: Layers,
+        materials: &[MaterialProps],
+        field: &str,
+    ) -> Result<()> {
+        crate::state::validate_materials(materials, layers.len()).map_err(|e| e.in_field(field))?;
+        let interior = self.layout.tile(self.rank).interior;
+        let mut grown = Vec::with_capacity(layers.len());
+        for (k, name) in layers.names().iter().enumerate() {
+            let t = layers.thickness(k);
+            check_tile_len(
+                field,
+                &format!("layers[{name:?}]"),
+                self.rank,
+                interior,
+                t.len(),
+            )?;
+            let mut out = vec![0.0f32; self.rect.len()];
+            spread(&self.rect, interior, t, &mut out);
+            grown.push((name.clone(), out));
+        }
+        self.layers = Layers::new(grown, self.rect.len())?;
+        self.materials = materials.to_vec();
+        Ok(())
+    }
+
+    /// This tile's layers (top down), each row-major over its interior.
+    pub fn layers(&self) -> Result<Layers> {
+        let parts = (self.layers.names().iter().enumerate())
+            .map(|(k, name)| (name.clone(), self.cut(self.layers.thickness(k))))
+            .collect();
+        Layers::new(parts, self.layout.tile(self.rank).interior.len())
     }
 
     fn cut<T: Copy>(&self, v: &[T]) -> Vec<T> {
@@ -206,8 +261,11 @@ impl TileHydraulic {
         if self.steps == 0 {
             exchange_halo(comm, l, r, TAG_FLUX, sim.flux.as_mut().ok_or_else(missing)?)?;
         }
-        let mut layers = Layers::none();
-        let mut terrain = TerrainMut::new(&mut self.heights, &mut layers);
+        for (k, t) in self.layers.thickness_all_mut().iter_mut().enumerate() {
+            let tag = TAG_LAYERS + k as u32;
+            exchange_halo_in(comm, l, LAYER_HALO, self.rect, tag, t)?;
+        }
+        let mut terrain = TerrainMut::new(&mut self.heights, &mut self.layers);
         self.hydraulic.step(&mut terrain, sim, &self.materials)?;
         let flux = sim.flux.as_deref().ok_or_else(missing)?;
         for &(i, has) in &self.edge {

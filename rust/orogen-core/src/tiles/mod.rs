@@ -6,7 +6,9 @@
 //!   ([`ThreadComm`], [`run_threads`]) and the message codec; an MPI implementation
 //!   (rsmpi) is the same trait;
 //! - [`stream_power`]: one tile of the stream-power step (every lake mode, any n), equal
-//!   to the whole map's, and of the hydrology maps ([`TileStreamPower::hydrology`]);
+//!   to the whole map's, over strata too ([`TileStreamPower::step_layered`]: `k` from the
+//!   exposed material, the change taken from the tile's own layers, per cell), and of the
+//!   hydrology maps ([`TileStreamPower::hydrology`]);
 //!   `root` holds the root rank's part (the graph of edge crossings), `basins` the lakes'
 //!   (the basin graph reduced per tile and solved at the root);
 //! - [`thermal`]: one tile of the thermal step (a halo of 3 cells), the same bytes as the
@@ -15,7 +17,9 @@
 //!   heights and every layer's thickness exchanged each step), the same bytes as the whole
 //!   map's;
 //! - [`hydraulic`]: one tile of the pipe model's step (a halo of 3 cells), the same bytes
-//!   as the whole map's, its water and sediment lost at the borders summed as there.
+//!   as the whole map's, its water and sediment lost at the borders summed as there; over
+//!   strata ([`TileHydraulic::set_layers`]) every layer's thickness exchanged over one ring
+//!   each step.
 //!
 //! How equal: receivers and thermal heights are the whole map's bit for bit; drainage sums
 //! add the same terms in another order (measured 4e-16 relative). Stream-power heights
@@ -35,8 +39,8 @@
 //! and writes its own tiles (`bake::tiled`). A `CoarseToFine` stage runs its coarse levels
 //! whole at rank 0 and its finest level on the tiles. Strata are laid per tile
 //! (`stages::strata::build_window`); `Thermal` moves a tile's layers and reads them for a
-//! `Material` talus ([`TileThermal::set_layers`]). Still to come (issue #41): `StreamPower`
-//! and `Hydraulic` over strata, the river curves per tile.
+//! `Material` talus ([`TileThermal::set_layers`]); `StreamPower` and `Hydraulic` erode
+//! them. Still to come (issue #41): the river curves per tile.
 
 mod basins;
 pub mod comm;

@@ -24,6 +24,7 @@ use crate::neighbourhood::{OutletParams, RasterGrid, Side};
 
 mod hydrology;
 mod lakes;
+mod layered;
 mod restack;
 
 /// The rank that solves the crossing graphs.
@@ -209,6 +210,10 @@ pub struct TileStreamPower {
     /// halo rectangle): new ones each step cost a page fault per 4 KiB.
     node: Vec<u32>,
     labels: Vec<u32>,
+    /// Over strata ([`TileStreamPower::set_material_erodibility`]): per material (layers
+    /// top down, then bedrock) the factor on `k` where it is exposed, and `k` as given.
+    material_factors: Option<Vec<f32>>,
+    k_base: Vec<f32>,
 }
 
 impl TileStreamPower {
@@ -326,6 +331,8 @@ impl TileStreamPower {
             lake_root: LakeRoot::default(),
             node: Vec::new(),
             labels: Vec::new(),
+            material_factors: None,
+            k_base: Vec::new(),
         })
     }
 

@@ -47,6 +47,7 @@ mod tiles;
 mod tiles_hydraulic;
 mod tiles_hydrology;
 mod tiles_layered;
+mod tiles_strata;
 mod time_loop;
 mod wind_borders;
 mod wind_reference;

@@ -37,7 +37,7 @@ pub(super) fn terrain(grid: Grid, seed: u64, noise: f32, step: f32) -> Vec<f32> 
 
 /// [`terrain`] with valleys 23 cells apart running north-south: converging trees, long
 /// rivers crossing tile edges.
-fn valleys(grid: Grid, seed: u64, noise: f32) -> Vec<f32> {
+pub(super) fn valleys(grid: Grid, seed: u64, noise: f32) -> Vec<f32> {
     let tau = std::f32::consts::TAU;
     terrain(grid, seed, noise, 0.0)
         .iter()
@@ -59,7 +59,7 @@ fn params() -> Params {
 }
 
 /// Per-node k, uplift and (optionally) precipitation, varying over the map.
-fn inputs(grid: Grid, seed: u64, rain: bool) -> Inputs {
+pub(super) fn inputs(grid: Grid, seed: u64, rain: bool) -> Inputs {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let n = grid.len();
     Inputs {
