@@ -1466,4 +1466,29 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 	for i: int in range(mini(weights_data.size(), weights_run.size())):
 		largest = maxf(largest, absf(weights_data[i] - weights_run[i]))
 	check(largest < 1.0e-4, "set from its data, the skirt carries the same ground weights (largest difference %f)" % largest)
+	# A sea: lakes at or under its level are the sea's (the lakes' shader leaves them out;
+	# drawn, their water lay over the sea's), and the sea reads the terrain's own heights.
+	var lakes_material: ShaderMaterial = internal_material(terrain, "Lakes")
+	check(float(lakes_material.get_shader_parameter("sea_level")) < -1.0e8, "no sea: every lake is drawn")
+	terrain.sea_level = 40.0
+	terrain.sea_enabled = true
+	check(is_equal_approx(float(lakes_material.get_shader_parameter("sea_level")), 40.0), "the lakes' water knows the sea level")
+	var sea_material: ShaderMaterial = (terrain.get_sea_mesh().mesh as PlaneMesh).material
+	var material: ShaderMaterial = terrain.get_terrain_material()
+	check(sea_material.get_shader_parameter("heights") == material.get_shader_parameter("heights")
+			and sea_material.get_shader_parameter("cells") == Vector2i(193, 193)
+			and is_equal_approx(float(sea_material.get_shader_parameter("sea_level")), 40.0),
+			"the sea reads the terrain's heights (%s) at its level" % sea_material.get_shader_parameter("cells"))
+	terrain.sea_level = -5.0
+	check(is_equal_approx(float(lakes_material.get_shader_parameter("sea_level")), -5.0), "moving the sea moves the lakes' cut")
+	terrain.sea_enabled = false
+	check(float(lakes_material.get_shader_parameter("sea_level")) < -1.0e8, "no sea again: every lake is drawn")
 	terrain.queue_free()
+
+
+## The material override of the internal mesh child `name` of `terrain` (null when none).
+func internal_material(terrain: TerrainWorld, name: String) -> ShaderMaterial:
+	for c: Node in terrain.get_children(true):
+		if c.name == name and c is MeshInstance3D:
+			return (c as MeshInstance3D).material_override as ShaderMaterial
+	return null
