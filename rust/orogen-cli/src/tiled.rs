@@ -13,8 +13,7 @@
 //! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
 //! for the layer maps; over strata `StreamPower` and `Hydraulic` are refused. Anything
 //! else is refused before any work, naming
-//! the stage and field; without `--merge` also the river curves, which are drawn over the
-//! whole map (`river_curves: None` turns them off).
+//! the stage and field.
 //!
 //! No rank holds a whole map unless `--merge` asks for one:
 //! - each rank makes only its own tile of the start world (terrain, uplift, `k`,
@@ -27,6 +26,10 @@
 //! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`, and
 //!   `erosion_rR_cC.exr` when the recipe asks for `erosion`) into the one staging folder,
 //!   and rank 0 writes `bake.json` (listing the tiles) and puts the folder in place;
+//! - without `--merge` the river curves are traced at rank 0 from the tiles' river cells
+//!   alone ([`orogen_core::tiles::river_curves`]: 16 B a river cell to rank 0), which
+//!   writes `rivers.json`; each rank carves the curves that reach its tile into its own
+//!   cells (and layers), giving the whole bake's heights bit for bit;
 //! - with `--merge` rank 0 gathers the heights and the tiles' hydrology maps whole, and
 //!   writes the whole-map bake's files, byte for byte.
 //!
@@ -61,6 +64,7 @@ use orogen_core::stages::{Devices, Env};
 use orogen_core::stages::{Stage, StageKind};
 use orogen_core::state::{Layers, MaterialProps};
 use orogen_core::tiles::comm::{Reader, Writer};
+use orogen_core::tiles::river_curves::{carve_tile, tile_river_curves, TileRiverMaps};
 use orogen_core::tiles::{
     all_max, gather_map, Comm, TileHydraulic, TileInputs, TileLayeredThermal, TileLayout,
     TileStreamPower, TileThermal, TileWater, ROOT,
@@ -81,6 +85,9 @@ const TAG_COARSE: u32 = 240;
 const TAG_SETTLED: u32 = 260;
 /// `--merge`'s gathers of the pipe model's water, sediment and velocity (3 tags).
 const TAG_WATER: u32 = 250;
+/// Without `--merge`: the river curves' cells and curves
+/// (`orogen_core::tiles::river_curves::TAGS` tags).
+const TAG_CURVES: u32 = 270;
 /// `--merge`'s gathers of the layers, one tag per layer from this one (at most 254).
 const TAG_LAYERS: u32 = 20_000;
 
@@ -99,17 +106,6 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
                     "a tiled bake writes `erosion` per tile; other outputs need --merge",
                 );
             }
-        }
-        let hydrology = recipe.stages.iter().any(|stage| {
-            matches!(stage, Stage::Hydrology(_))
-                || matches!(stage, Stage::StreamPower(p) if p.hydrology)
-        });
-        if hydrology && recipe.river_curves.is_some() {
-            return refuse(
-                "river_curves".into(),
-                "are drawn over the whole map's rivers at rank 0: add --merge (rank 0 then \
-                 holds the whole maps), or set river_curves: None",
-            );
         }
     }
     if matches!(recipe.domain, Domain::Graph(_)) {
@@ -207,6 +203,8 @@ pub struct RootOutput {
     pub world: Option<World>,
     /// With `--merge` and an `erosion` output: the start heights, whole.
     pub start: Option<Vec<f32>>,
+    /// Without `--merge`: the river curves, for `rivers.json`.
+    pub rivers: Option<Vec<orogen_core::rasterise::River>>,
     pub timings: Vec<StageTiming>,
     pub initial_seconds: f64,
 }
@@ -569,6 +567,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     let mut root: Option<World> = None;
     // The tile's last hydrology maps.
     let mut hydrology: Option<HydrologyMaps> = None;
+    // Its routed receivers (global indices), for the river curves.
+    let mut receivers: Option<Vec<u32>> = None;
     let mut timings = Vec::with_capacity(s.recipe.stages.len());
     // The pipe model's water on this tile, from one `Hydraulic` stage to the next.
     let mut water: Option<TileWater> = None;
@@ -725,6 +725,7 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 merge_hydrology(comm, s, &heights, &made, &mut root)?;
             }
             hydrology = Some(made.0);
+            receivers = Some(made.1);
         }
         if rank != ROOT {
             continue;
@@ -800,6 +801,53 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
             );
         }
     }
+    // Without --merge: the river curves from the tiles' river cells, carved per tile.
+    let mut rivers = None;
+    if let (false, Some(p), Some(maps), Some(recv)) = (
+        s.merge,
+        &s.recipe.river_curves,
+        hydrology.as_ref(),
+        receivers.as_deref(),
+    ) {
+        let started = Instant::now();
+        let before = comm.bytes_sent();
+        let maps = TileRiverMaps {
+            receivers: recv,
+            drainage: &maps.drainage,
+            rivers: &maps.rivers,
+            surface: &maps.water_surface,
+        };
+        let curves = tile_river_curves(comm, layout, maps, p, p.carve, TAG_CURVES)?;
+        if p.carve {
+            // As `stages::river_curves::apply`: the layers lose what is cut, top first.
+            let mut carved = heights.clone();
+            carve_tile(layout, rank, &mut carved, &curves.near, p)?;
+            orogen_core::state::TerrainMut::new(&mut heights, &mut layers).set_surface(&carved);
+        }
+        let exchanged = comm.bytes_sent() - before;
+        let all = comm.gather(ROOT, TAG_BYTES, exchanged.to_le_bytes().to_vec())?;
+        if let Some(curves_all) = curves.all {
+            let total: u64 = all
+                .iter()
+                .map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])))
+                .sum();
+            let mut figures = std::collections::BTreeMap::new();
+            figures.insert("tiles_river_cell_bytes", curves.cell_bytes as f64);
+            figures.insert("tiles_river_curve_bytes", curves.curve_bytes as f64);
+            figures.insert("tiles_bytes", total as f64);
+            timings.push(StageTiming {
+                stage: "river curves".into(),
+                seconds: started.elapsed().as_secs_f64(),
+                figures,
+                device: format!(
+                    "cpu, tiles {nx}x{ny} over {} ({} ranks)",
+                    s.transport,
+                    comm.size()
+                ),
+            });
+            rivers = Some(curves_all);
+        }
+    }
     let mut start_whole = None;
     if s.merge {
         gather_world(comm, s, &heights, &mut root)?;
@@ -823,6 +871,7 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 w
             }),
             start: start_whole,
+            rivers,
             timings,
             initial_seconds,
         }),
@@ -838,6 +887,7 @@ pub fn finish(recipe: &Recipe, out: RootOutput) -> Result<orogen_core::runner::R
         start,
         timings,
         initial_seconds,
+        ..
     } = out;
     let mut world = world.ok_or_else(|| {
         OrogenError::invalid("--merge", "rank 0 has no whole map to write".to_string())
@@ -948,17 +998,35 @@ pub fn write_tiles<C: Comm>(
         .iter()
         .flat_map(|e| e.files.iter().map(|f| out_dir.join(f)))
         .collect();
-    let json = orogen_core::bake::tiled::write_tiled_bake_json(
-        &staged,
-        out_dir,
-        s.recipe,
-        layout.grid(),
-        (lo, hi),
-        &timings,
-        recipe_path,
-        layout.shape(),
-        &entries,
-    );
+    // The river curves, drawn by rank 0 (`rivers.json`, as the whole bake writes it).
+    let whole_maps: Vec<&str> = Vec::new();
+    let mut json = Ok(());
+    if let Some(rivers) = &root.rivers {
+        let shown = out_dir.join(orogen_core::bake::RIVERS_JSON);
+        json = orogen_core::bake::rivers_json(rivers)
+            .map_err(|e| OrogenError::bad_file(&shown, format!("cannot build rivers.json: {e}")))
+            .and_then(|mut text| {
+                text.push('\n');
+                std::fs::write(staged.join(orogen_core::bake::RIVERS_JSON), text)
+                    .map_err(|e| OrogenError::io("cannot write", &shown, e))
+            });
+        files.push(shown);
+    }
+    let json = json.and_then(|_| {
+        orogen_core::bake::tiled::write_tiled_bake_json(
+            &staged,
+            out_dir,
+            s.recipe,
+            layout.grid(),
+            (lo, hi),
+            &timings,
+            recipe_path,
+            layout.shape(),
+            &entries,
+            &whole_maps,
+            root.rivers.is_some(),
+        )
+    });
     match json.and_then(|j| orogen_core::bake::folder::commit(&staged, out_dir).map(|_| j)) {
         Ok(j) => files.push(j),
         Err(e) => {

@@ -1466,6 +1466,64 @@ fn a_tiled_bake_without_merge_writes_the_hydrology_maps_per_tile() {
 }
 
 #[test]
+fn a_tiled_bake_without_merge_draws_and_carves_the_river_curves() {
+    // Issue #41: the default recipe's river curves without --merge: each rank sends rank 0
+    // its river cells only, rank 0 traces the curves (rivers.json, the whole bake's bytes)
+    // and sends each tile the curves that reach it, which it carves. The tiles of the
+    // carved heights put together are the whole bake's, bit for bit, 2x2 and 3x3.
+    let tmp = tempfile::tempdir().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", "--out", out, "-q", "--set", "size=(97,83)"];
+        args.extend_from_slice(extra);
+        let o = orogen(tmp.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        tmp.path().join(out)
+    };
+    let whole = bake("whole", &[]);
+    let read = |dir: &Path, m: &str| {
+        orogen_core::io::exr::read_exr(&dir.join(format!("{m}.exr")))
+            .unwrap()
+            .data
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // The carve changes the heights: comparing them tests it.
+    let flat = bake("no-carve", &["--set", "river_curves=Some((carve: false))"]);
+    let carved = bits(&read(&whole, "height"))
+        .iter()
+        .zip(bits(&read(&flat, "height")))
+        .filter(|(a, b)| **a != *b)
+        .count();
+    assert!(carved > 50, "{carved} cells carved");
+    let curves = std::fs::read(whole.join("rivers.json")).unwrap();
+    for tiles in ["2x2", "3x3"] {
+        let dir = bake(&format!("tiles-{tiles}"), &["--tiles", tiles]);
+        for map in ["height", "drainage", "water_surface", "lake_depth"] {
+            let got = assemble_tiles(&dir, map);
+            assert!(bits(&got) == bits(&read(&whole, map)), "{tiles}: {map}");
+        }
+        assert_eq!(
+            std::fs::read(dir.join("rivers.json")).unwrap(),
+            curves,
+            "{tiles}: rivers.json"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+        assert_eq!(json["rivers"], "rivers.json", "{tiles}");
+        let last = json["stages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["stage"], "river curves", "{tiles}");
+        let cells = last["figures"]["tiles_river_cell_bytes"].as_f64().unwrap();
+        // 16 B per river cell: a few per cent of the 97×83 cells.
+        assert!(cells > 0.0 && cells < 0.2 * 16.0 * 97.0 * 83.0, "{cells}");
+    }
+    // A later bake into the folder drops rivers.json with the tiles (bake.json names it).
+    let dir = bake(
+        "tiles-2x2",
+        &["--tiles", "2x2", "--set", "river_curves=None"],
+    );
+    assert!(!dir.join("rivers.json").exists());
+}
+
+#[test]
 fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     let tmp = tempfile::tempdir().unwrap();
     let recipe = tiled_recipe();
@@ -1511,23 +1569,15 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
         &["`stages[0].Hydrology.outlets.borders`"],
     );
     // Without --merge, what needs a whole map at rank 0 is refused, naming its field.
-    for (extra, needle) in [
-        (&[][..], "`river_curves`"),
-        (&["--set", "stages=[Hydrology()]"][..], "`river_curves`"),
-        (
-            &[
-                "--set",
-                "stages[0].hydrology=false",
-                "--target",
-                "terrain3d",
-            ][..],
-            "--target",
-        ),
-    ] {
-        let mut args = vec!["--tiles", "2x2"];
-        args.extend_from_slice(extra);
-        assert_bad_input(&bake(&args), &[needle, "--merge"]);
-    }
+    let terrain3d = [
+        "--tiles",
+        "2x2",
+        "--set",
+        "stages[0].hydrology=false",
+        "--target",
+        "terrain3d",
+    ];
+    assert_bad_input(&bake(&terrain3d), &["--target", "--merge"]);
     assert!(
         !tmp.path().join("out").exists(),
         "a refused bake writes nothing"

@@ -163,7 +163,11 @@ struct TiledInfo<'a> {
     device: crate::recipe::Device,
     stages: &'a [StageTiming],
     total_seconds: f64,
-    maps: Vec<&'a str>,
+    /// Whole maps of the bake besides the tiles (rank 0's, small: `strata_column`).
+    maps: &'a [&'a str],
+    /// `rivers.json` when the bake drew river curves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rivers: Option<&'static str>,
     tiles: TilesInfo<'a>,
     recipe: &'a Recipe,
     recipe_ron: String,
@@ -177,7 +181,9 @@ struct TilesInfo<'a> {
 }
 
 /// Writes `bake.json` of a tiled bake into `staged`: the whole grid, its lowest and highest
-/// height `(lo, hi)`, the stages' timings, `columns × rows` tiles and each tile's entry.
+/// height `(lo, hi)`, the stages' timings, `columns × rows` tiles and each tile's entry,
+/// the whole maps rank 0 wrote beside the tiles (`maps`) and, with `rivers`,
+/// `"rivers": "rivers.json"` (so a later bake into the folder knows these files).
 #[allow(clippy::too_many_arguments)]
 pub fn write_tiled_bake_json(
     staged: &Path,
@@ -189,6 +195,8 @@ pub fn write_tiled_bake_json(
     recipe_path: Option<&Path>,
     (columns, rows): (usize, usize),
     tiles: &[TileEntry],
+    maps: &[&str],
+    rivers: bool,
 ) -> Result<PathBuf> {
     let info = TiledInfo {
         orogen_version: crate::VERSION,
@@ -202,7 +210,8 @@ pub fn write_tiled_bake_json(
         device: recipe.device,
         stages: timings,
         total_seconds: timings.iter().map(|t| t.seconds).sum(),
-        maps: Vec::new(),
+        maps,
+        rivers: rivers.then_some(super::RIVERS_JSON),
         tiles: TilesInfo {
             columns,
             rows,
