@@ -99,14 +99,8 @@ const TAG_LAYERS: u32 = 20_000;
 pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     let refuse = |field: String, why: &str| Err(OrogenError::invalid(field, why.to_string()));
     if !merge {
-        for (i, name) in recipe.outputs.iter().enumerate() {
-            if name != "erosion" {
-                return refuse(
-                    format!("outputs[{i}]"),
-                    "a tiled bake writes `erosion` per tile; other outputs need --merge",
-                );
-            }
-        }
+        // Every output is per cell: `erosion` and the pipe model's state are written per
+        // tile (a name no stage makes is refused after the stages, as the whole bake does).
     }
     if matches!(recipe.domain, Domain::Graph(_)) {
         return refuse("domain".into(), "Graph is not tiled (tiled runs take Grid)");
@@ -115,13 +109,6 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
         return refuse("terrain".into(), "a planet is not tiled");
     }
     let layered = recipe.strata.is_some();
-    if layered && !merge {
-        return refuse(
-            "strata".into(),
-            "a layered bake's material maps (surface colour, layer weights) are made over \
-             the whole map: add --merge",
-        );
-    }
     if recipe.device != Device::Cpu {
         return refuse("device".into(), "tiled runs are on the CPU (device: Cpu)");
     }
@@ -215,6 +202,11 @@ pub struct RankOutput {
     pub start: Vec<f32>,
     pub heights: Vec<f32>,
     pub hydrology: Option<HydrologyMaps>,
+    /// The tile's layers and the world's materials (empty without strata).
+    pub layers: Layers,
+    pub materials: Vec<WorldMaterial>,
+    /// The pipe model's water, sediment and velocity on the tile, after a `Hydraulic` stage.
+    pub water: Option<TileWater>,
     pub root: Option<RootOutput>,
 }
 
@@ -865,6 +857,9 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         start,
         heights,
         hydrology,
+        layers,
+        materials,
+        water,
         root: (rank == ROOT).then(|| RootOutput {
             world: root.take().map(|mut w| {
                 w.figures.clear();
@@ -975,7 +970,7 @@ pub fn write_tiles<C: Comm>(
         None
     };
     let result = write_staged(comm, s, &out, staged.as_deref(), out_dir, tile);
-    let entries = match result {
+    let (entries, whole_maps) = match result {
         Ok(e) => e,
         Err(e) => {
             if let Some(dir) = &staged {
@@ -998,8 +993,13 @@ pub fn write_tiles<C: Comm>(
         .iter()
         .flat_map(|e| e.files.iter().map(|f| out_dir.join(f)))
         .collect();
+    // The whole maps rank 0 wrote beside the tiles (`strata_column`), by map name.
+    files.extend(whole_maps.iter().map(|f| out_dir.join(f)));
+    let whole_maps: Vec<&str> = whole_maps
+        .iter()
+        .map(|f| f.rsplit_once('.').map_or(f.as_str(), |(stem, _)| stem))
+        .collect();
     // The river curves, drawn by rank 0 (`rivers.json`, as the whole bake writes it).
-    let whole_maps: Vec<&str> = Vec::new();
     let mut json = Ok(());
     if let Some(rivers) = &root.rivers {
         let shown = out_dir.join(orogen_core::bake::RIVERS_JSON);
@@ -1046,7 +1046,7 @@ fn write_staged<C: Comm>(
     staged: Option<&Path>,
     out_dir: &Path,
     tile: orogen_core::tiles::Tile,
-) -> Result<Vec<TileEntry>> {
+) -> Result<(Vec<TileEntry>, Vec<String>)> {
     let parts = match staged {
         Some(p) => vec![p.to_string_lossy().as_bytes().to_vec(); comm.size()],
         None => Vec::new(),
@@ -1073,6 +1073,43 @@ fn write_staged<C: Comm>(
             (names::BASINS, TileMap::Labels(&h.basins)),
         ]);
     }
+    // The recipe's outputs of the pipe model's state, per cell (as `World::export_state`).
+    let velocity: Option<Vec<[f32; 2]>> = out
+        .water
+        .as_ref()
+        .map(|w| w.velocity.iter().map(|v| v.to_array()).collect());
+    for (i, name) in s.recipe.outputs.iter().enumerate() {
+        let map = match (name.as_str(), &out.water, &velocity) {
+            ("erosion", _, _) => continue,
+            ("water_depth", Some(w), _) => TileMap::Scalar(&w.water),
+            ("sediment", Some(w), _) => TileMap::Scalar(&w.sediment),
+            ("velocity", _, Some(v)) => TileMap::Vector(v),
+            _ => {
+                return Err(OrogenError::invalid(
+                    format!("outputs[{i}]"),
+                    format!("`{name}` is not produced by any stage of this recipe"),
+                ))
+            }
+        };
+        maps.push((name.as_str(), map));
+    }
+    // A layered world's maps over the tile, with the whole map's counts and beds.
+    let layer_world = layer_maps(comm, s, out, tile)?;
+    let mut whole_maps = Vec::new();
+    if let Some(world) = &layer_world {
+        for (name, map) in &world.maps {
+            if name == names::STRATA_COLUMN {
+                // One row for the whole map: rank 0 writes it.
+                if staged.is_some() {
+                    let file =
+                        orogen_core::bake::tiled::write_whole_map(&path, out_dir, name, map)?;
+                    whole_maps.push(file);
+                }
+                continue;
+            }
+            maps.push((name.as_str(), orogen_core::bake::tiled::tile_map(map)));
+        }
+    }
     let entry = orogen_core::bake::tiled::write_tile_maps(
         &path,
         out_dir,
@@ -1084,7 +1121,7 @@ fn write_staged<C: Comm>(
     // Each rank's file names (its place is known from its rank).
     let text = entry.files.join("\n");
     let all = comm.gather(ROOT, TAG_ENTRY, text.into_bytes())?;
-    Ok(all
+    let entries = all
         .iter()
         .enumerate()
         .map(|(r, names)| {
@@ -1103,5 +1140,81 @@ fn write_staged<C: Comm>(
                     .collect(),
             }
         })
-        .collect())
+        .collect();
+    Ok((entries, whole_maps))
+}
+
+/// Tags of the layer maps' reductions: the totals' gather and scatter, the beds' check.
+const TAG_LAYER_MAPS: u32 = 280;
+
+/// A layered world's maps over this rank's tile (`World::export_layers_with` on a world of
+/// the tile's cells), with the whole map's totals: the cells exposing each material summed
+/// over the ranks (for `splat`'s four materials), each bed's full thickness the largest
+/// over the ranks, and whether the beds are whole everywhere (for `strata_position` and
+/// `strata_column`). `None` without strata. Every rank calls it together.
+fn layer_maps<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    out: &RankOutput,
+    tile: orogen_core::tiles::Tile,
+) -> Result<Option<World>> {
+    if s.recipe.strata.is_none() {
+        return Ok(None);
+    }
+    let grid = s.layout.grid();
+    let rect = tile.interior;
+    let tile_grid = orogen_core::Grid::with_cells(rect.w, rect.h, grid.dx(), grid.dy())?;
+    let height =
+        orogen_core::field::Heightfield::from_vec(tile_grid, out.heights.clone(), "heights")?;
+    let mut world = World::new(height, s.recipe.seed);
+    world.layers = out.layers.clone();
+    world.materials = out.materials.clone();
+    let mine = world.layer_totals();
+    let mut w = Writer::with_capacity(8 * mine.exposed.len() + 4 * mine.full.len());
+    mine.exposed.iter().for_each(|&c| {
+        w.u32(c as u32);
+        w.u32((c >> 32) as u32);
+    });
+    mine.full.iter().for_each(|&f| w.f32(f));
+    let parts = comm.gather(ROOT, TAG_LAYER_MAPS, w.into_bytes())?;
+    let mut sums = Vec::new();
+    if !parts.is_empty() {
+        let mut total = orogen_core::world::LayerTotals {
+            exposed: vec![0; mine.exposed.len()],
+            full: vec![0.0; mine.full.len()],
+        };
+        for (from, part) in parts.iter().enumerate() {
+            let mut r = Reader::new(part, "layer totals", from);
+            for c in total.exposed.iter_mut() {
+                let (lo, hi) = (r.u32()? as u64, r.u32()? as u64);
+                *c += lo | hi << 32;
+            }
+            for f in total.full.iter_mut() {
+                *f = f.max(r.f32()?);
+            }
+            r.finish()?;
+        }
+        let mut w = Writer::with_capacity(0);
+        total.exposed.iter().for_each(|&c| {
+            w.u32(c as u32);
+            w.u32((c >> 32) as u32);
+        });
+        total.full.iter().for_each(|&f| w.f32(f));
+        sums = vec![w.into_bytes(); comm.size()];
+    }
+    let part = comm.scatter(ROOT, TAG_LAYER_MAPS + 1, sums)?;
+    let mut r = Reader::new(&part, "layer totals", ROOT);
+    let mut totals = mine;
+    for c in totals.exposed.iter_mut() {
+        let (lo, hi) = (r.u32()? as u64, r.u32()? as u64);
+        *c = lo | hi << 32;
+    }
+    for f in totals.full.iter_mut() {
+        *f = r.f32()?;
+    }
+    r.finish()?;
+    let broken = f32::from(u8::from(!world.beds_whole(&totals.full)));
+    let whole = all_max(comm, ROOT, TAG_LAYER_MAPS + 2, broken)? == 0.0;
+    world.export_layers_with(&totals, whole);
+    Ok(Some(world))
 }

@@ -1585,11 +1585,138 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
 }
 
 #[test]
+fn a_tiled_layered_bake_without_merge_writes_the_layer_maps_per_tile() {
+    // Issue #41: tests/mpi/layered.ron (with its river curves, carved into the layers per
+    // tile) without --merge: every rank writes its tiles of the layer maps (layer_*.exr,
+    // sediment_depth.exr, material.png, splat.png, surface_colour.png, made per cell with
+    // the whole map's counts of exposed materials), which put together are the whole
+    // bake's values and pixels, 2x2 and 3x3. With beds of one thickness, strata_position
+    // per tile and strata_column.png (one row for the whole map, from rank 0) too.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered.ron");
+    let recipe = recipe.to_str().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", recipe, "--out", out, "-q"];
+        args.extend_from_slice(extra);
+        let o = orogen(tmp.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        tmp.path().join(out)
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // One channel of a PNG, as values (exact in f32).
+    let channel = |c: usize| {
+        move |p: &Path| {
+            let img = image::open(p).unwrap().to_rgba16();
+            let grid = orogen_core::Grid::new(img.width() as usize, img.height() as usize, 1.0);
+            orogen_core::field::ScalarMap {
+                grid: grid.unwrap(),
+                data: img.pixels().map(|q| q.0[c] as f32).collect(),
+            }
+        }
+    };
+    let banded = "strata=(layers: [(material: \"sandstone\", thickness: Constant(4.0)), \
+                  (material: \"shale\", thickness: Constant(3.0))], repeat: 4, bottom: \
+                  \"granite\", dip_deg: 8.0)";
+    for (case, sets) in [("noise", &[][..]), ("banded", &["--set", banded][..])] {
+        let whole = bake(&format!("{case}-whole"), sets);
+        let names = files_of(&whole);
+        let exr: Vec<String> = names
+            .iter()
+            .filter_map(|n| n.strip_suffix(".exr"))
+            .map(String::from)
+            .collect();
+        let png = ["material", "splat", "surface_colour", "rivers"];
+        for want in ["layer_shale", "sediment_depth", "erosion", "height"] {
+            assert!(exr.iter().any(|n| n == want), "{case}: {want} in {exr:?}");
+        }
+        for tiles in ["2x2", "3x3"] {
+            let mut args = sets.to_vec();
+            args.extend(["--tiles", tiles]);
+            let dir = bake(&format!("{case}-{tiles}"), &args);
+            for map in &exr {
+                let want = orogen_core::io::exr::read_exr(&whole.join(format!("{map}.exr")));
+                let got = assemble_tiles(&dir, map);
+                assert!(
+                    bits(&got) == bits(&want.unwrap().data),
+                    "{case} {tiles}: {map}"
+                );
+            }
+            for map in png {
+                for c in 0..4 {
+                    let want = channel(c)(&whole.join(format!("{map}.png"))).data;
+                    let got = assemble_tiles_of(&dir, map, "png", channel(c));
+                    assert!(
+                        bits(&got) == bits(&want),
+                        "{case} {tiles}: {map} channel {c}"
+                    );
+                }
+            }
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap())
+                    .unwrap();
+            if case == "banded" {
+                assert!(exr.iter().any(|n| n == "strata_position"), "{exr:?}");
+                assert_eq!(
+                    std::fs::read(dir.join("strata_column.png")).unwrap(),
+                    std::fs::read(whole.join("strata_column.png")).unwrap(),
+                    "{tiles}: strata_column.png"
+                );
+                assert_eq!(json["maps"], serde_json::json!(["strata_column"]));
+            } else {
+                assert!(!names.iter().any(|n| n.starts_with("strata_")), "{names:?}");
+                assert_eq!(json["maps"], serde_json::json!([]));
+            }
+            assert_eq!(
+                std::fs::read(dir.join("rivers.json")).unwrap(),
+                std::fs::read(whole.join("rivers.json")).unwrap(),
+                "{case} {tiles}: rivers.json"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_tiled_hydraulic_bake_without_merge_writes_its_outputs_per_tile() {
+    // Issue #41: the pipe model's outputs (water_depth, sediment; velocity a two-channel
+    // EXR) are per cell: without --merge each rank writes its tiles of them, which put
+    // together are the whole bake's bits (tests/mpi/hydraulic.ron, 2x2 and 3x3). An output
+    // no stage makes is refused naming it, as the whole bake refuses it.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/hydraulic.ron");
+    let recipe = recipe.to_str().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", recipe, "--out", out, "-q"];
+        args.extend_from_slice(extra);
+        orogen(tmp.path(), &args)
+    };
+    let o = bake("whole", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = tmp.path().join("whole");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for tiles in ["2x2", "3x3"] {
+        let o = bake(tiles, &["--tiles", tiles]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let dir = tmp.path().join(tiles);
+        for map in ["height", "erosion", "water_depth", "sediment"] {
+            let want = orogen_core::io::exr::read_exr(&whole.join(format!("{map}.exr")));
+            let got = assemble_tiles(&dir, map);
+            assert!(bits(&got) == bits(&want.unwrap().data), "{tiles}: {map}");
+        }
+        // Velocity, a two-channel EXR: its first channel (x) as read_exr reads it.
+        let want = orogen_core::io::exr::read_exr(&whole.join("velocity.exr")).unwrap();
+        let got = assemble_tiles(&dir, "velocity");
+        assert!(bits(&got) == bits(&want.data), "{tiles}: velocity");
+    }
+    let o = bake("none", &["--tiles", "2x2", "--set", "stages=[Thermal()]"]);
+    assert_bad_input(&o, &["outputs[1]", "water_depth", "not produced"]);
+}
+
+#[test]
 fn tiled_layered_bakes_write_the_whole_map_bakes_bytes() {
     // Issue #41: tests/mpi/layered.ron (strata with a dip, a warp and a noise thickness;
     // Thermal with a Material talus, LayeredThermal, Hydrology) tiled 2x2 and 3x3 with
     // --merge: heights, erosion, drainage, the layer maps and surface colour are the whole
-    // bake's bytes. Without --merge a layered bake is refused naming `strata`.
+    // bake's bytes (without --merge: `a_tiled_layered_bake_without_merge_writes_...`).
     let tmp = tempfile::tempdir().unwrap();
     let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered.ron");
     let recipe = recipe.to_str().unwrap();
@@ -1599,20 +1726,6 @@ fn tiled_layered_bakes_write_the_whole_map_bakes_bytes() {
         names.iter().filter(|n| n.contains("layer")).count() > 0,
         "the bake has layer maps: {names:?}"
     );
-    let o = orogen(
-        tmp.path(),
-        &[
-            "bake",
-            recipe,
-            "--out",
-            "l",
-            "--tiles",
-            "2x2",
-            "--set",
-            "river_curves=None",
-        ],
-    );
-    assert_bad_input(&o, &["strata", "--merge"]);
     // A stage that erodes the layers is not tiled over strata yet.
     let sp = "stages[2]=StreamPower(iterations: 2)";
     let o = orogen(
