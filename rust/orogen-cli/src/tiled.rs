@@ -10,8 +10,10 @@
 //! sums them), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
 //! maps, [`TileStreamPower::hydrology`]). A layered world's strata are laid per tile
-//! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
-//! for the layer maps; over strata `StreamPower` and `Hydraulic` are refused. Anything
+//! (`strata::build_window`); without `--merge` each rank writes its tile of the layer maps
+//! (`layer_maps`: the whole map's counts of exposed materials and beds' thicknesses
+//! reduced over the ranks), with `--merge` the layers are gathered at rank 0 for them;
+//! over strata `StreamPower` and `Hydraulic` are refused. Anything
 //! else is refused before any work, naming
 //! the stage and field.
 //!
@@ -23,9 +25,11 @@
 //!   lowest and highest value, reduced over the ranks; an image or heightmap file is read
 //!   whole (the file is the whole map) and only the tile's cells are kept;
 //! - the stages hand each other the tiles' heights (each tiled stage exchanges its halos);
-//! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`, and
-//!   `erosion_rR_cC.exr` when the recipe asks for `erosion`) into the one staging folder,
-//!   and rank 0 writes `bake.json` (listing the tiles) and puts the folder in place;
+//! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`; the recipe's
+//!   `outputs`, all per cell: `erosion`, `water_depth`, `sediment`, `velocity`; the
+//!   hydrology maps; a layered world's maps) into the one staging folder, and rank 0
+//!   writes `bake.json` (listing the tiles, `strata_column` in `maps`, `rivers.json`) and
+//!   puts the folder in place. Only `--target terrain3d`/`hterrain` need `--merge`;
 //! - without `--merge` the river curves are traced at rank 0 from the tiles' river cells
 //!   alone ([`orogen_core::tiles::river_curves`]: 16 B a river cell to rank 0), which
 //!   writes `rivers.json`; each rank carves the curves that reach its tile into its own
