@@ -252,3 +252,111 @@ fn read_river(rd: &mut Reader) -> Result<River> {
     }
     Ok(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::Grid;
+    use crate::rasterise::grid_rivers::{carve, grid_rivers};
+    use crate::tiles::run_threads;
+    use rand::{Rng, SeedableRng};
+
+    /// Random stream forests whose river masks are not closed downstream (so a rank must
+    /// add the cells below its river cells, and rank 0 ask other tiles for receivers in
+    /// rounds), tiled 2x2, 3x3 and 4x1 over threads: the curves at rank 0 are the whole
+    /// maps' bit for bit, and the tiles carved with the curves each got are the whole
+    /// carve.
+    #[test]
+    fn tiled_curves_and_carve_equal_the_whole_maps() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut rounds_needed = 0;
+        for case in 0..12 {
+            let (w, h) = (rng.random_range(12..40), rng.random_range(12..40));
+            let grid = Grid::new(w, h, 10.0).unwrap();
+            let n = grid.len();
+            let z: Vec<f32> = (0..n)
+                .map(|i| (i % w + i / w) as f32 * 2.0 + rng.random_range(0.0..8.0))
+                .collect();
+            // Each cell drains to its lowest neighbour below it, or to itself.
+            let recv: Vec<u32> = (0..n)
+                .map(|i| {
+                    let (x, y) = (i % w, i / w);
+                    let mut best = i;
+                    for (ox, oy) in [
+                        (-1i64, -1i64),
+                        (0, -1),
+                        (1, -1),
+                        (-1, 0),
+                        (1, 0),
+                        (-1, 1),
+                        (0, 1),
+                        (1, 1),
+                    ] {
+                        let (a, b) = (x as i64 + ox, y as i64 + oy);
+                        if a < 0 || b < 0 || a >= w as i64 || b >= h as i64 {
+                            continue;
+                        }
+                        let j = b as usize * w + a as usize;
+                        if z[j] < z[best] {
+                            best = j;
+                        }
+                    }
+                    best as u32
+                })
+                .collect();
+            let mask: Vec<u8> = (0..n).map(|_| u8::from(rng.random_bool(0.05))).collect();
+            let q: Vec<f32> = (0..n).map(|_| rng.random_range(1e4..1e8)).collect();
+            let surface: Vec<f32> = z.iter().map(|v| v + 0.5).collect();
+            let p = RiverCurveParams {
+                window: rng.random_range(0..5),
+                min_half_width: 1.5,
+                ..Default::default()
+            };
+            let want = grid_rivers(grid, &recv, &q, &mask, &surface, &p).unwrap();
+            let mut carved = z.clone();
+            carve(grid, &mut carved, &want, &p, None).unwrap();
+            for (nx, ny) in [(2, 2), (3, 3), (4, 1)] {
+                let layout = TileLayout::new(grid, nx, ny).unwrap();
+                let out = run_threads(layout.count(), |comm| {
+                    let rank = comm.rank();
+                    let cut = |v: &[f32]| layout.cut(rank, v, "test").unwrap();
+                    let (r, m) = (
+                        layout.cut(rank, &recv, "receivers").unwrap(),
+                        layout.cut(rank, &mask, "rivers").unwrap(),
+                    );
+                    let (d, s) = (cut(&q), cut(&surface));
+                    let maps = TileRiverMaps {
+                        receivers: &r,
+                        drainage: &d,
+                        rivers: &m,
+                        surface: &s,
+                    };
+                    let curves = tile_river_curves(comm, &layout, maps, &p, true, 50)?;
+                    let mut heights = cut(&z);
+                    carve_tile(&layout, rank, &mut heights, &curves.near, &p)?;
+                    Ok((curves.all, heights))
+                })
+                .unwrap();
+                let all = out[0].0.as_ref().unwrap();
+                assert_eq!(all, &want, "case {case} {nx}x{ny}: curves");
+                let parts: Vec<Vec<f32>> = out.into_iter().map(|o| o.1).collect();
+                let got = layout.assemble(&parts, "heights").unwrap();
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&carved), "case {case} {nx}x{ny}: carve");
+            }
+            // Some river cell drains out of its tile into a cell that is no river cell.
+            let layout = TileLayout::new(grid, 3, 3).unwrap();
+            rounds_needed += (0..n)
+                .filter(|&i| {
+                    let r = recv[i] as usize;
+                    let tile = |c: usize| layout.rank_of(c % w, c / w);
+                    mask[i] != 0 && mask[r] == 0 && tile(i) != tile(r)
+                })
+                .count();
+        }
+        assert!(
+            rounds_needed > 10,
+            "{rounds_needed} open river ends at tile edges"
+        );
+    }
+}
