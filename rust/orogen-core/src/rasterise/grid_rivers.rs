@@ -580,36 +580,49 @@ fn per_segment(
 ) {
     let w = grid.width;
     let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
-    if window.is_empty() {
-        return;
-    }
     for s in segs {
-        let r = reach(s);
-        let cells = |lo: f64, hi: f64, d: f64, from: usize, n: usize| {
-            let a = (((lo - r) / d).floor().max(0.0) as usize).max(from);
-            let b = (((hi + r) / d).ceil().max(0.0) as usize).min(from + n - 1);
-            (a, b)
+        let Some(((x0, x1), (y0, y1))) = cells_near(grid, window, s, reach(s)) else {
+            continue;
         };
-        let (x0, x1) = cells(
-            s.a[0].min(s.b[0]),
-            s.a[0].max(s.b[0]),
-            dx,
-            window.x0,
-            window.w,
-        );
-        let (y0, y1) = cells(
-            s.a[1].min(s.b[1]),
-            s.a[1].max(s.b[1]),
-            dy,
-            window.y0,
-            window.h,
-        );
         for y in y0..=y1 {
             for x in x0..=x1 {
                 visit(y * w + x, [x as f64 * dx, y as f64 * dy], s);
             }
         }
     }
+}
+
+/// The columns and rows of `window` within `r` metres of `s`'s bounding box, or `None`.
+fn cells_near(
+    grid: Grid,
+    window: Rect,
+    s: &Segment,
+    r: f64,
+) -> Option<((usize, usize), (usize, usize))> {
+    if window.is_empty() {
+        return None;
+    }
+    let (dx, dy) = (grid.dx() as f64, grid.dy() as f64);
+    let cells = |lo: f64, hi: f64, d: f64, from: usize, n: usize| {
+        let a = (((lo - r) / d).floor().max(0.0) as usize).max(from);
+        let b = (((hi + r) / d).ceil().max(0.0) as usize).min(from + n - 1);
+        (a <= b).then_some((a, b))
+    };
+    let x = cells(
+        s.a[0].min(s.b[0]),
+        s.a[0].max(s.b[0]),
+        dx,
+        window.x0,
+        window.w,
+    )?;
+    let y = cells(
+        s.a[1].min(s.b[1]),
+        s.a[1].max(s.b[1]),
+        dy,
+        window.y0,
+        window.h,
+    )?;
+    Some((x, y))
 }
 
 /// The whole of `grid` as a window.
@@ -706,19 +719,43 @@ pub fn carve_window(
     Ok(heights.iter().zip(&before).filter(|(a, b)| a != b).count())
 }
 
-/// Whether [`carve_window`] over `window` can change a cell for `river`: some segment's
-/// carve reach (floor and bank) meets the window. A tiled bake sends each tile only
-/// these.
-pub fn reaches_window(
+/// The runs of `river` whose segments [`carve_window`] over `window` reads (their carve
+/// reach, floor and bank, meets the window), each as a river of its own points (so each
+/// segment's ends, widths and beds are the whole curve's): carving `window` with them
+/// gives what carving it with `river` does. Empty when no segment comes near. A tiled
+/// bake sends each tile only these.
+pub fn clip_to_window(
     grid: Grid,
     window: Rect,
     river: &River,
     p: &RiverCurveParams,
-) -> Result<bool> {
+) -> Result<Vec<River>> {
     let segs = segments(grid, std::slice::from_ref(river), p)?;
-    let mut any = false;
-    per_segment(grid, window, &segs, |s| s.reach(), |_, _, _| any = true);
-    Ok(any)
+    let near: Vec<bool> = segs
+        .iter()
+        .map(|s| cells_near(grid, window, s, s.reach()).is_some())
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < near.len() {
+        if !near[i] {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j + 1 < near.len() && near[j + 1] {
+            j += 1;
+        }
+        // Segments i..=j: points i..=j + 1.
+        out.push(River {
+            points: river.points[i..=j + 1].to_vec(),
+            discharge: river.discharge[i..=j + 1].to_vec(),
+            width: river.width[i..=j + 1].to_vec(),
+            order: river.order,
+        });
+        i = j + 1;
+    }
+    Ok(out)
 }
 
 /// The channel field of `rivers` on `grid`, one value per cell, metres: the floor's half
@@ -1129,11 +1166,7 @@ mod tests {
                     let mut tile: Vec<f32> = (y0..y1)
                         .flat_map(|y| tiled[y * 61 + x0..y * 61 + x1].to_vec())
                         .collect();
-                    let near: Vec<River> = [&river]
-                        .into_iter()
-                        .filter(|r| reaches_window(grid, window, r, &p).unwrap())
-                        .cloned()
-                        .collect();
+                    let near = clip_to_window(grid, window, &river, &p).unwrap();
                     skipped += usize::from(near.is_empty());
                     carve_window(grid, window, &mut tile, &near, &p, None).unwrap();
                     for (y, row) in tile.chunks_exact(window.w).enumerate() {

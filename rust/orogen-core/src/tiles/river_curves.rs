@@ -2,7 +2,8 @@
 //! river cells ([`grid_rivers_sparse`]), a few per cent of the map, so each rank sends
 //! rank 0 its river cells with their receiver, drainage and water surface; rank 0 traces
 //! the whole map's curves from them (the same bits as from the whole maps) and sends each
-//! rank the curves whose carve reaches its tile, which it carves
+//! rank the runs of the curves whose carve reaches its tile ([`clip_to_window`]), which
+//! it carves
 //! ([`carve_window`]: each cell's cut reads only its own height and the curves near it).
 //!
 //! Every cell downstream of a river cell is one (a river flows on to its outlet). Drainage
@@ -13,7 +14,7 @@
 
 use crate::error::Result;
 use crate::rasterise::grid_rivers::{
-    carve_window, grid_rivers_sparse, reaches_window, RiverCell, RiverCurveParams,
+    carve_window, clip_to_window, grid_rivers_sparse, RiverCell, RiverCurveParams,
 };
 use crate::rasterise::River;
 use crate::tiles::comm::{Comm, Reader, Writer};
@@ -22,8 +23,8 @@ use crate::tiles::layout::TileLayout;
 /// The tags this module uses, from its `tag` on: 5.
 pub const TAGS: u32 = 5;
 
-/// One rank's part of the curves: all of them at rank 0 (for `rivers.json`), and the ones
-/// that reach this rank's tile; the bytes every rank sent rank 0 for them (at rank 0).
+/// One rank's part of the curves: all of them at rank 0 (for `rivers.json`), and the runs
+/// of them that reach this rank's tile; the bytes every rank sent rank 0 for them (at rank 0).
 pub struct TileCurves {
     pub all: Option<Vec<River>>,
     pub near: Vec<River>,
@@ -176,8 +177,8 @@ pub fn tile_river_curves<C: Comm>(
             let window = layout.tile(r).interior;
             let mut w = Writer::with_capacity(0);
             for river in all {
-                if reaches_window(grid, window, river, p)? {
-                    write_river(&mut w, river);
+                for run in clip_to_window(grid, window, river, p)? {
+                    write_river(&mut w, &run);
                 }
             }
             parts.push(w.into_bytes());
