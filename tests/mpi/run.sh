@@ -9,7 +9,8 @@
 #      over threads; the same for lakes carved and filled, and for the default recipe (its
 #      Hydrology stage); without --merge each rank writes its own tiles, the same files
 #      with the same bytes as the tiles over threads, also the default recipe's hydrology
-#      tiles (river curves off); a CoarseToFine schedule (coarse levels at rank 0); the
+#      tiles, with its river curves (traced at rank 0 from the river cells, carved per
+#      tile) and without; a layered world's maps per tile; a CoarseToFine schedule; the
 #      pipe model (tests/mpi/hydraulic.ron); strata with Thermal (a Material talus) and
 #      LayeredThermal (tests/mpi/layered.ron); strata eroded by StreamPower (k from the
 #      exposed material) and the pipe model (dissolving down the layers)
@@ -228,6 +229,30 @@ if "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-hydro" --tiles 2x2 -q "${NOCURV
     ok "mpirun -np 4 --tiles 2x2, the default recipe without --merge: hydrology tiles, the threads' bytes"
 else
     bad "mpirun -np 4 --tiles 2x2, the default recipe without --merge: hydrology tiles, the threads' bytes ($(tail -n 3 "$WORK/mpi-hydro.log" 2>/dev/null))"
+fi
+
+# Without --merge, the river curves (traced at rank 0 from the ranks' river cells, carved
+# per tile) and a layered world's maps per tile: the threads' bytes, and rivers.json the
+# whole bake's.
+SMALL=(--set "size=(97,83)")
+if "${MPIRUN[@]}" 4 "$BIN" bake --out "$WORK/mpi-curves" --tiles 2x2 -q "${SMALL[@]}" \
+        >"$WORK/mpi-curves.log" 2>&1 &&
+    "$BIN" bake --out "$WORK/threads-curves" --tiles 2x2 -q "${SMALL[@]}" &&
+    cmp -s "$WORK/whole-default/rivers.json" "$WORK/mpi-curves/rivers.json" &&
+    same_files "$WORK/threads-curves" "$WORK/mpi-curves"; then
+    ok "mpirun -np 4 --tiles 2x2, the default recipe's river curves without --merge: the threads' bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, the default recipe's river curves without --merge: the threads' bytes ($(tail -n 3 "$WORK/mpi-curves.log" 2>/dev/null))"
+fi
+if "${MPIRUN[@]}" 4 "$BIN" bake "$LAYERED" --out "$WORK/mpi-layered-tiles" --tiles 2x2 -q \
+        >"$WORK/mpi-layered-tiles.log" 2>&1 &&
+    "$BIN" bake "$LAYERED" --out "$WORK/threads-layered-tiles" --tiles 2x2 -q &&
+    [[ $(ls "$WORK/mpi-layered-tiles" | grep -c '^splat_r[0-9]*_c[0-9]*\.png$') -eq 4 ]] &&
+    cmp -s "$WORK/whole-layered/rivers.json" "$WORK/mpi-layered-tiles/rivers.json" &&
+    same_files "$WORK/threads-layered-tiles" "$WORK/mpi-layered-tiles"; then
+    ok "mpirun -np 4 --tiles 2x2, strata without --merge: the layer maps per tile, the threads' bytes"
+else
+    bad "mpirun -np 4 --tiles 2x2, strata without --merge: the layer maps per tile, the threads' bytes ($(tail -n 3 "$WORK/mpi-layered-tiles.log" 2>/dev/null))"
 fi
 
 # Refusals, exit code 2, naming the flag or the field; no rank hangs.

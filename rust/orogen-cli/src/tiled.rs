@@ -10,14 +10,15 @@
 //! sums them), and `Hydrology` and a `StreamPower` stage's `hydrology: true` maps (an open
 //! border; each rank routes its tile with the tiles' router and writes its tiles of the
 //! maps, [`TileStreamPower::hydrology`]). A layered world's strata are laid per tile
-//! (`strata::build_window`) and, with `--merge` (needed over strata), gathered at rank 0
-//! for the layer maps; over strata `StreamPower` takes `k` from the exposed material and
+//! (`strata::build_window`); without `--merge` each rank writes its tile of the layer maps
+//! (`layer_maps`: the whole map's counts of exposed materials and beds' thicknesses
+//! reduced over the ranks), with `--merge` the layers are gathered at rank 0 for them;
+//! over strata `StreamPower` takes `k` from the exposed material and
 //! erodes the tile's own layers ([`TileStreamPower::step_layered`]: per cell, no layer
 //! crosses a tile edge; `CoarseToFine` is refused there as the whole-map stage refuses it)
 //! and `Hydraulic` dissolves down them ([`TileHydraulic::set_layers`]: every layer's halo of
 //! one ring exchanged per step). Anything else is refused before any work, naming
-//! the stage and field; without `--merge` also the river curves, which are drawn over the
-//! whole map (`river_curves: None` turns them off).
+//! the stage and field.
 //!
 //! No rank holds a whole map unless `--merge` asks for one:
 //! - each rank makes only its own tile of the start world (terrain, uplift, `k`,
@@ -27,9 +28,15 @@
 //!   lowest and highest value, reduced over the ranks; an image or heightmap file is read
 //!   whole (the file is the whole map) and only the tile's cells are kept;
 //! - the stages hand each other the tiles' heights (each tiled stage exchanges its halos);
-//! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`, and
-//!   `erosion_rR_cC.exr` when the recipe asks for `erosion`) into the one staging folder,
-//!   and rank 0 writes `bake.json` (listing the tiles) and puts the folder in place;
+//! - without `--merge` each rank writes its own tiles (`height_rR_cC.exr`; the recipe's
+//!   `outputs`, all per cell: `erosion`, `water_depth`, `sediment`, `velocity`; the
+//!   hydrology maps; a layered world's maps) into the one staging folder, and rank 0
+//!   writes `bake.json` (listing the tiles, `strata_column` in `maps`, `rivers.json`) and
+//!   puts the folder in place. Only `--target terrain3d`/`hterrain` need `--merge`;
+//! - without `--merge` the river curves are traced at rank 0 from the tiles' river cells
+//!   alone ([`orogen_core::tiles::river_curves`]: 16 B a river cell to rank 0), which
+//!   writes `rivers.json`; each rank carves the curves that reach its tile into its own
+//!   cells (and layers), giving the whole bake's heights bit for bit;
 //! - with `--merge` rank 0 gathers the heights and the tiles' hydrology maps whole, and
 //!   writes the whole-map bake's files, byte for byte.
 //!
@@ -64,6 +71,7 @@ use orogen_core::stages::{Devices, Env};
 use orogen_core::stages::{Stage, StageKind};
 use orogen_core::state::{Layers, MaterialProps};
 use orogen_core::tiles::comm::{Reader, Writer};
+use orogen_core::tiles::river_curves::{carve_tile, tile_river_curves, TileRiverMaps};
 use orogen_core::tiles::{
     all_max, gather_map, Comm, TileHydraulic, TileInputs, TileLayeredThermal, TileLayout,
     TileStreamPower, TileThermal, TileWater, ROOT,
@@ -84,6 +92,9 @@ const TAG_COARSE: u32 = 240;
 const TAG_SETTLED: u32 = 260;
 /// `--merge`'s gathers of the pipe model's water, sediment and velocity (3 tags).
 const TAG_WATER: u32 = 250;
+/// Without `--merge`: the river curves' cells and curves
+/// (`orogen_core::tiles::river_curves::TAGS` tags).
+const TAG_CURVES: u32 = 270;
 /// `--merge`'s gathers of the layers, one tag per layer from this one (at most 254).
 const TAG_LAYERS: u32 = 20_000;
 
@@ -95,25 +106,8 @@ const TAG_LAYERS: u32 = 20_000;
 pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
     let refuse = |field: String, why: &str| Err(OrogenError::invalid(field, why.to_string()));
     if !merge {
-        for (i, name) in recipe.outputs.iter().enumerate() {
-            if name != "erosion" {
-                return refuse(
-                    format!("outputs[{i}]"),
-                    "a tiled bake writes `erosion` per tile; other outputs need --merge",
-                );
-            }
-        }
-        let hydrology = recipe.stages.iter().any(|stage| {
-            matches!(stage, Stage::Hydrology(_))
-                || matches!(stage, Stage::StreamPower(p) if p.hydrology)
-        });
-        if hydrology && recipe.river_curves.is_some() {
-            return refuse(
-                "river_curves".into(),
-                "are drawn over the whole map's rivers at rank 0: add --merge (rank 0 then \
-                 holds the whole maps), or set river_curves: None",
-            );
-        }
+        // Every output is per cell: `erosion` and the pipe model's state are written per
+        // tile (a name no stage makes is refused after the stages, as the whole bake does).
     }
     if matches!(recipe.domain, Domain::Graph(_)) {
         return refuse("domain".into(), "Graph is not tiled (tiled runs take Grid)");
@@ -122,13 +116,6 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
         return refuse("terrain".into(), "a planet is not tiled");
     }
     let layered = recipe.strata.is_some();
-    if layered && !merge {
-        return refuse(
-            "strata".into(),
-            "a layered bake's material maps (surface colour, layer weights) are made over \
-             the whole map: add --merge",
-        );
-    }
     if recipe.device != Device::Cpu {
         return refuse("device".into(), "tiled runs are on the CPU (device: Cpu)");
     }
@@ -214,6 +201,8 @@ pub struct RootOutput {
     pub world: Option<World>,
     /// With `--merge` and an `erosion` output: the start heights, whole.
     pub start: Option<Vec<f32>>,
+    /// Without `--merge`: the river curves, for `rivers.json`.
+    pub rivers: Option<Vec<orogen_core::rasterise::River>>,
     pub timings: Vec<StageTiming>,
     pub initial_seconds: f64,
 }
@@ -224,6 +213,11 @@ pub struct RankOutput {
     pub start: Vec<f32>,
     pub heights: Vec<f32>,
     pub hydrology: Option<HydrologyMaps>,
+    /// The tile's layers and the world's materials (empty without strata).
+    pub layers: Layers,
+    pub materials: Vec<WorldMaterial>,
+    /// The pipe model's water, sediment and velocity on the tile, after a `Hydraulic` stage.
+    pub water: Option<TileWater>,
     pub root: Option<RootOutput>,
 }
 
@@ -576,6 +570,8 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     let mut root: Option<World> = None;
     // The tile's last hydrology maps.
     let mut hydrology: Option<HydrologyMaps> = None;
+    // Its routed receivers (global indices), for the river curves.
+    let mut receivers: Option<Vec<u32>> = None;
     let mut timings = Vec::with_capacity(s.recipe.stages.len());
     // The pipe model's water on this tile, from one `Hydraulic` stage to the next.
     let mut water: Option<TileWater> = None;
@@ -739,6 +735,7 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 merge_hydrology(comm, s, &heights, &made, &mut root)?;
             }
             hydrology = Some(made.0);
+            receivers = Some(made.1);
         }
         if rank != ROOT {
             continue;
@@ -814,6 +811,53 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
             );
         }
     }
+    // Without --merge: the river curves from the tiles' river cells, carved per tile.
+    let mut rivers = None;
+    if let (false, Some(p), Some(maps), Some(recv)) = (
+        s.merge,
+        &s.recipe.river_curves,
+        hydrology.as_ref(),
+        receivers.as_deref(),
+    ) {
+        let started = Instant::now();
+        let before = comm.bytes_sent();
+        let maps = TileRiverMaps {
+            receivers: recv,
+            drainage: &maps.drainage,
+            rivers: &maps.rivers,
+            surface: &maps.water_surface,
+        };
+        let curves = tile_river_curves(comm, layout, maps, p, p.carve, TAG_CURVES)?;
+        if p.carve {
+            // As `stages::river_curves::apply`: the layers lose what is cut, top first.
+            let mut carved = heights.clone();
+            carve_tile(layout, rank, &mut carved, &curves.near, p)?;
+            orogen_core::state::TerrainMut::new(&mut heights, &mut layers).set_surface(&carved);
+        }
+        let exchanged = comm.bytes_sent() - before;
+        let all = comm.gather(ROOT, TAG_BYTES, exchanged.to_le_bytes().to_vec())?;
+        if let Some(curves_all) = curves.all {
+            let total: u64 = all
+                .iter()
+                .map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])))
+                .sum();
+            let mut figures = std::collections::BTreeMap::new();
+            figures.insert("tiles_river_cell_bytes", curves.cell_bytes as f64);
+            figures.insert("tiles_river_curve_bytes", curves.curve_bytes as f64);
+            figures.insert("tiles_bytes", total as f64);
+            timings.push(StageTiming {
+                stage: "river curves".into(),
+                seconds: started.elapsed().as_secs_f64(),
+                figures,
+                device: format!(
+                    "cpu, tiles {nx}x{ny} over {} ({} ranks)",
+                    s.transport,
+                    comm.size()
+                ),
+            });
+            rivers = Some(curves_all);
+        }
+    }
     let mut start_whole = None;
     if s.merge {
         gather_world(comm, s, &heights, &mut root)?;
@@ -831,12 +875,16 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
         start,
         heights,
         hydrology,
+        layers,
+        materials,
+        water,
         root: (rank == ROOT).then(|| RootOutput {
             world: root.take().map(|mut w| {
                 w.figures.clear();
                 w
             }),
             start: start_whole,
+            rivers,
             timings,
             initial_seconds,
         }),
@@ -852,6 +900,7 @@ pub fn finish(recipe: &Recipe, out: RootOutput) -> Result<orogen_core::runner::R
         start,
         timings,
         initial_seconds,
+        ..
     } = out;
     let mut world = world.ok_or_else(|| {
         OrogenError::invalid("--merge", "rank 0 has no whole map to write".to_string())
@@ -939,7 +988,7 @@ pub fn write_tiles<C: Comm>(
         None
     };
     let result = write_staged(comm, s, &out, staged.as_deref(), out_dir, tile);
-    let entries = match result {
+    let (entries, whole_maps) = match result {
         Ok(e) => e,
         Err(e) => {
             if let Some(dir) = &staged {
@@ -962,17 +1011,40 @@ pub fn write_tiles<C: Comm>(
         .iter()
         .flat_map(|e| e.files.iter().map(|f| out_dir.join(f)))
         .collect();
-    let json = orogen_core::bake::tiled::write_tiled_bake_json(
-        &staged,
-        out_dir,
-        s.recipe,
-        layout.grid(),
-        (lo, hi),
-        &timings,
-        recipe_path,
-        layout.shape(),
-        &entries,
-    );
+    // The whole maps rank 0 wrote beside the tiles (`strata_column`), by map name.
+    files.extend(whole_maps.iter().map(|f| out_dir.join(f)));
+    let whole_maps: Vec<&str> = whole_maps
+        .iter()
+        .map(|f| f.rsplit_once('.').map_or(f.as_str(), |(stem, _)| stem))
+        .collect();
+    // The river curves, drawn by rank 0 (`rivers.json`, as the whole bake writes it).
+    let mut json = Ok(());
+    if let Some(rivers) = &root.rivers {
+        let shown = out_dir.join(orogen_core::bake::RIVERS_JSON);
+        json = orogen_core::bake::rivers_json(rivers)
+            .map_err(|e| OrogenError::bad_file(&shown, format!("cannot build rivers.json: {e}")))
+            .and_then(|mut text| {
+                text.push('\n');
+                std::fs::write(staged.join(orogen_core::bake::RIVERS_JSON), text)
+                    .map_err(|e| OrogenError::io("cannot write", &shown, e))
+            });
+        files.push(shown);
+    }
+    let json = json.and_then(|_| {
+        orogen_core::bake::tiled::write_tiled_bake_json(
+            &staged,
+            out_dir,
+            s.recipe,
+            layout.grid(),
+            (lo, hi),
+            &timings,
+            recipe_path,
+            layout.shape(),
+            &entries,
+            &whole_maps,
+            root.rivers.is_some(),
+        )
+    });
     match json.and_then(|j| orogen_core::bake::folder::commit(&staged, out_dir).map(|_| j)) {
         Ok(j) => files.push(j),
         Err(e) => {
@@ -992,7 +1064,7 @@ fn write_staged<C: Comm>(
     staged: Option<&Path>,
     out_dir: &Path,
     tile: orogen_core::tiles::Tile,
-) -> Result<Vec<TileEntry>> {
+) -> Result<(Vec<TileEntry>, Vec<String>)> {
     let parts = match staged {
         Some(p) => vec![p.to_string_lossy().as_bytes().to_vec(); comm.size()],
         None => Vec::new(),
@@ -1019,6 +1091,43 @@ fn write_staged<C: Comm>(
             (names::BASINS, TileMap::Labels(&h.basins)),
         ]);
     }
+    // The recipe's outputs of the pipe model's state, per cell (as `World::export_state`).
+    let velocity: Option<Vec<[f32; 2]>> = out
+        .water
+        .as_ref()
+        .map(|w| w.velocity.iter().map(|v| v.to_array()).collect());
+    for (i, name) in s.recipe.outputs.iter().enumerate() {
+        let map = match (name.as_str(), &out.water, &velocity) {
+            ("erosion", _, _) => continue,
+            ("water_depth", Some(w), _) => TileMap::Scalar(&w.water),
+            ("sediment", Some(w), _) => TileMap::Scalar(&w.sediment),
+            ("velocity", _, Some(v)) => TileMap::Vector(v),
+            _ => {
+                return Err(OrogenError::invalid(
+                    format!("outputs[{i}]"),
+                    format!("`{name}` is not produced by any stage of this recipe"),
+                ))
+            }
+        };
+        maps.push((name.as_str(), map));
+    }
+    // A layered world's maps over the tile, with the whole map's counts and beds.
+    let layer_world = layer_maps(comm, s, out, tile)?;
+    let mut whole_maps = Vec::new();
+    if let Some(world) = &layer_world {
+        for (name, map) in &world.maps {
+            if name == names::STRATA_COLUMN {
+                // One row for the whole map: rank 0 writes it.
+                if staged.is_some() {
+                    let file =
+                        orogen_core::bake::tiled::write_whole_map(&path, out_dir, name, map)?;
+                    whole_maps.push(file);
+                }
+                continue;
+            }
+            maps.push((name.as_str(), orogen_core::bake::tiled::tile_map(map)));
+        }
+    }
     let entry = orogen_core::bake::tiled::write_tile_maps(
         &path,
         out_dir,
@@ -1030,7 +1139,7 @@ fn write_staged<C: Comm>(
     // Each rank's file names (its place is known from its rank).
     let text = entry.files.join("\n");
     let all = comm.gather(ROOT, TAG_ENTRY, text.into_bytes())?;
-    Ok(all
+    let entries = all
         .iter()
         .enumerate()
         .map(|(r, names)| {
@@ -1049,5 +1158,81 @@ fn write_staged<C: Comm>(
                     .collect(),
             }
         })
-        .collect())
+        .collect();
+    Ok((entries, whole_maps))
+}
+
+/// Tags of the layer maps' reductions: the totals' gather and scatter, the beds' check.
+const TAG_LAYER_MAPS: u32 = 280;
+
+/// A layered world's maps over this rank's tile (`World::export_layers_with` on a world of
+/// the tile's cells), with the whole map's totals: the cells exposing each material summed
+/// over the ranks (for `splat`'s four materials), each bed's full thickness the largest
+/// over the ranks, and whether the beds are whole everywhere (for `strata_position` and
+/// `strata_column`). `None` without strata. Every rank calls it together.
+fn layer_maps<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    out: &RankOutput,
+    tile: orogen_core::tiles::Tile,
+) -> Result<Option<World>> {
+    if s.recipe.strata.is_none() {
+        return Ok(None);
+    }
+    let grid = s.layout.grid();
+    let rect = tile.interior;
+    let tile_grid = orogen_core::Grid::with_cells(rect.w, rect.h, grid.dx(), grid.dy())?;
+    let height =
+        orogen_core::field::Heightfield::from_vec(tile_grid, out.heights.clone(), "heights")?;
+    let mut world = World::new(height, s.recipe.seed);
+    world.layers = out.layers.clone();
+    world.materials = out.materials.clone();
+    let mine = world.layer_totals();
+    let mut w = Writer::with_capacity(8 * mine.exposed.len() + 4 * mine.full.len());
+    mine.exposed.iter().for_each(|&c| {
+        w.u32(c as u32);
+        w.u32((c >> 32) as u32);
+    });
+    mine.full.iter().for_each(|&f| w.f32(f));
+    let parts = comm.gather(ROOT, TAG_LAYER_MAPS, w.into_bytes())?;
+    let mut sums = Vec::new();
+    if !parts.is_empty() {
+        let mut total = orogen_core::world::LayerTotals {
+            exposed: vec![0; mine.exposed.len()],
+            full: vec![0.0; mine.full.len()],
+        };
+        for (from, part) in parts.iter().enumerate() {
+            let mut r = Reader::new(part, "layer totals", from);
+            for c in total.exposed.iter_mut() {
+                let (lo, hi) = (r.u32()? as u64, r.u32()? as u64);
+                *c += lo | hi << 32;
+            }
+            for f in total.full.iter_mut() {
+                *f = f.max(r.f32()?);
+            }
+            r.finish()?;
+        }
+        let mut w = Writer::with_capacity(0);
+        total.exposed.iter().for_each(|&c| {
+            w.u32(c as u32);
+            w.u32((c >> 32) as u32);
+        });
+        total.full.iter().for_each(|&f| w.f32(f));
+        sums = vec![w.into_bytes(); comm.size()];
+    }
+    let part = comm.scatter(ROOT, TAG_LAYER_MAPS + 1, sums)?;
+    let mut r = Reader::new(&part, "layer totals", ROOT);
+    let mut totals = mine;
+    for c in totals.exposed.iter_mut() {
+        let (lo, hi) = (r.u32()? as u64, r.u32()? as u64);
+        *c = lo | hi << 32;
+    }
+    for f in totals.full.iter_mut() {
+        *f = r.f32()?;
+    }
+    r.finish()?;
+    let broken = f32::from(u8::from(!world.beds_whole(&totals.full)));
+    let whole = all_max(comm, ROOT, TAG_LAYER_MAPS + 2, broken)? == 0.0;
+    world.export_layers_with(&totals, whole);
+    Ok(Some(world))
 }

@@ -1466,6 +1466,64 @@ fn a_tiled_bake_without_merge_writes_the_hydrology_maps_per_tile() {
 }
 
 #[test]
+fn a_tiled_bake_without_merge_draws_and_carves_the_river_curves() {
+    // Issue #41: the default recipe's river curves without --merge: each rank sends rank 0
+    // its river cells only, rank 0 traces the curves (rivers.json, the whole bake's bytes)
+    // and sends each tile the curves that reach it, which it carves. The tiles of the
+    // carved heights put together are the whole bake's, bit for bit, 2x2 and 3x3.
+    let tmp = tempfile::tempdir().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", "--out", out, "-q", "--set", "size=(97,83)"];
+        args.extend_from_slice(extra);
+        let o = orogen(tmp.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        tmp.path().join(out)
+    };
+    let whole = bake("whole", &[]);
+    let read = |dir: &Path, m: &str| {
+        orogen_core::io::exr::read_exr(&dir.join(format!("{m}.exr")))
+            .unwrap()
+            .data
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // The carve changes the heights: comparing them tests it.
+    let flat = bake("no-carve", &["--set", "river_curves=Some((carve: false))"]);
+    let carved = bits(&read(&whole, "height"))
+        .iter()
+        .zip(bits(&read(&flat, "height")))
+        .filter(|(a, b)| **a != *b)
+        .count();
+    assert!(carved > 50, "{carved} cells carved");
+    let curves = std::fs::read(whole.join("rivers.json")).unwrap();
+    for tiles in ["2x2", "3x3"] {
+        let dir = bake(&format!("tiles-{tiles}"), &["--tiles", tiles]);
+        for map in ["height", "drainage", "water_surface", "lake_depth"] {
+            let got = assemble_tiles(&dir, map);
+            assert!(bits(&got) == bits(&read(&whole, map)), "{tiles}: {map}");
+        }
+        assert_eq!(
+            std::fs::read(dir.join("rivers.json")).unwrap(),
+            curves,
+            "{tiles}: rivers.json"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap()).unwrap();
+        assert_eq!(json["rivers"], "rivers.json", "{tiles}");
+        let last = json["stages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["stage"], "river curves", "{tiles}");
+        let cells = last["figures"]["tiles_river_cell_bytes"].as_f64().unwrap();
+        // 16 B per river cell: a few per cent of the 97×83 cells.
+        assert!(cells > 0.0 && cells < 0.2 * 16.0 * 97.0 * 83.0, "{cells}");
+    }
+    // A later bake into the folder drops rivers.json with the tiles (bake.json names it).
+    let dir = bake(
+        "tiles-2x2",
+        &["--tiles", "2x2", "--set", "river_curves=None"],
+    );
+    assert!(!dir.join("rivers.json").exists());
+}
+
+#[test]
 fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
     let tmp = tempfile::tempdir().unwrap();
     let recipe = tiled_recipe();
@@ -1514,23 +1572,15 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
         &["`stages[0].Hydrology.outlets.borders`"],
     );
     // Without --merge, what needs a whole map at rank 0 is refused, naming its field.
-    for (extra, needle) in [
-        (&[][..], "`river_curves`"),
-        (&["--set", "stages=[Hydrology()]"][..], "`river_curves`"),
-        (
-            &[
-                "--set",
-                "stages[0].hydrology=false",
-                "--target",
-                "terrain3d",
-            ][..],
-            "--target",
-        ),
-    ] {
-        let mut args = vec!["--tiles", "2x2"];
-        args.extend_from_slice(extra);
-        assert_bad_input(&bake(&args), &[needle, "--merge"]);
-    }
+    let terrain3d = [
+        "--tiles",
+        "2x2",
+        "--set",
+        "stages[0].hydrology=false",
+        "--target",
+        "terrain3d",
+    ];
+    assert_bad_input(&bake(&terrain3d), &["--target", "--merge"]);
     assert!(
         !tmp.path().join("out").exists(),
         "a refused bake writes nothing"
@@ -1538,11 +1588,138 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
 }
 
 #[test]
+fn a_tiled_layered_bake_without_merge_writes_the_layer_maps_per_tile() {
+    // Issue #41: tests/mpi/layered.ron (with its river curves, carved into the layers per
+    // tile) without --merge: every rank writes its tiles of the layer maps (layer_*.exr,
+    // sediment_depth.exr, material.png, splat.png, surface_colour.png, made per cell with
+    // the whole map's counts of exposed materials), which put together are the whole
+    // bake's values and pixels, 2x2 and 3x3. With beds of one thickness, strata_position
+    // per tile and strata_column.png (one row for the whole map, from rank 0) too.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered.ron");
+    let recipe = recipe.to_str().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", recipe, "--out", out, "-q"];
+        args.extend_from_slice(extra);
+        let o = orogen(tmp.path(), &args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        tmp.path().join(out)
+    };
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // One channel of a PNG, as values (exact in f32).
+    let channel = |c: usize| {
+        move |p: &Path| {
+            let img = image::open(p).unwrap().to_rgba16();
+            let grid = orogen_core::Grid::new(img.width() as usize, img.height() as usize, 1.0);
+            orogen_core::field::ScalarMap {
+                grid: grid.unwrap(),
+                data: img.pixels().map(|q| q.0[c] as f32).collect(),
+            }
+        }
+    };
+    let banded = "strata=(layers: [(material: \"sandstone\", thickness: Constant(4.0)), \
+                  (material: \"shale\", thickness: Constant(3.0))], repeat: 4, bottom: \
+                  \"granite\", dip_deg: 8.0)";
+    for (case, sets) in [("noise", &[][..]), ("banded", &["--set", banded][..])] {
+        let whole = bake(&format!("{case}-whole"), sets);
+        let names = files_of(&whole);
+        let exr: Vec<String> = names
+            .iter()
+            .filter_map(|n| n.strip_suffix(".exr"))
+            .map(String::from)
+            .collect();
+        let png = ["material", "splat", "surface_colour", "rivers"];
+        for want in ["layer_shale", "sediment_depth", "erosion", "height"] {
+            assert!(exr.iter().any(|n| n == want), "{case}: {want} in {exr:?}");
+        }
+        for tiles in ["2x2", "3x3"] {
+            let mut args = sets.to_vec();
+            args.extend(["--tiles", tiles]);
+            let dir = bake(&format!("{case}-{tiles}"), &args);
+            for map in &exr {
+                let want = orogen_core::io::exr::read_exr(&whole.join(format!("{map}.exr")));
+                let got = assemble_tiles(&dir, map);
+                assert!(
+                    bits(&got) == bits(&want.unwrap().data),
+                    "{case} {tiles}: {map}"
+                );
+            }
+            for map in png {
+                for c in 0..4 {
+                    let want = channel(c)(&whole.join(format!("{map}.png"))).data;
+                    let got = assemble_tiles_of(&dir, map, "png", channel(c));
+                    assert!(
+                        bits(&got) == bits(&want),
+                        "{case} {tiles}: {map} channel {c}"
+                    );
+                }
+            }
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("bake.json")).unwrap())
+                    .unwrap();
+            if case == "banded" {
+                assert!(exr.iter().any(|n| n == "strata_position"), "{exr:?}");
+                assert_eq!(
+                    std::fs::read(dir.join("strata_column.png")).unwrap(),
+                    std::fs::read(whole.join("strata_column.png")).unwrap(),
+                    "{tiles}: strata_column.png"
+                );
+                assert_eq!(json["maps"], serde_json::json!(["strata_column"]));
+            } else {
+                assert!(!names.iter().any(|n| n.starts_with("strata_")), "{names:?}");
+                assert_eq!(json["maps"], serde_json::json!([]));
+            }
+            assert_eq!(
+                std::fs::read(dir.join("rivers.json")).unwrap(),
+                std::fs::read(whole.join("rivers.json")).unwrap(),
+                "{case} {tiles}: rivers.json"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_tiled_hydraulic_bake_without_merge_writes_its_outputs_per_tile() {
+    // Issue #41: the pipe model's outputs (water_depth, sediment; velocity a two-channel
+    // EXR) are per cell: without --merge each rank writes its tiles of them, which put
+    // together are the whole bake's bits (tests/mpi/hydraulic.ron, 2x2 and 3x3). An output
+    // no stage makes is refused naming it, as the whole bake refuses it.
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/hydraulic.ron");
+    let recipe = recipe.to_str().unwrap();
+    let bake = |out: &str, extra: &[&str]| {
+        let mut args = vec!["bake", recipe, "--out", out, "-q"];
+        args.extend_from_slice(extra);
+        orogen(tmp.path(), &args)
+    };
+    let o = bake("whole", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = tmp.path().join("whole");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for tiles in ["2x2", "3x3"] {
+        let o = bake(tiles, &["--tiles", tiles]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let dir = tmp.path().join(tiles);
+        for map in ["height", "erosion", "water_depth", "sediment"] {
+            let want = orogen_core::io::exr::read_exr(&whole.join(format!("{map}.exr")));
+            let got = assemble_tiles(&dir, map);
+            assert!(bits(&got) == bits(&want.unwrap().data), "{tiles}: {map}");
+        }
+        // Velocity, a two-channel EXR: its first channel (x) as read_exr reads it.
+        let want = orogen_core::io::exr::read_exr(&whole.join("velocity.exr")).unwrap();
+        let got = assemble_tiles(&dir, "velocity");
+        assert!(bits(&got) == bits(&want.data), "{tiles}: velocity");
+    }
+    let o = bake("none", &["--tiles", "2x2", "--set", "stages=[Thermal()]"]);
+    assert_bad_input(&o, &["outputs[1]", "water_depth", "not produced"]);
+}
+
+#[test]
 fn tiled_layered_bakes_write_the_whole_map_bakes_bytes() {
     // Issue #41: tests/mpi/layered.ron (strata with a dip, a warp and a noise thickness;
     // Thermal with a Material talus, LayeredThermal, Hydrology) tiled 2x2 and 3x3 with
     // --merge: heights, erosion, drainage, the layer maps and surface colour are the whole
-    // bake's bytes. Without --merge a layered bake is refused naming `strata`.
+    // bake's bytes (without --merge: `a_tiled_layered_bake_without_merge_writes_...`).
     let tmp = tempfile::tempdir().unwrap();
     let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered.ron");
     let recipe = recipe.to_str().unwrap();
@@ -1552,20 +1729,6 @@ fn tiled_layered_bakes_write_the_whole_map_bakes_bytes() {
         names.iter().filter(|n| n.contains("layer")).count() > 0,
         "the bake has layer maps: {names:?}"
     );
-    let o = orogen(
-        tmp.path(),
-        &[
-            "bake",
-            recipe,
-            "--out",
-            "l",
-            "--tiles",
-            "2x2",
-            "--set",
-            "river_curves=None",
-        ],
-    );
-    assert_bad_input(&o, &["strata", "--merge"]);
 }
 
 #[test]

@@ -82,6 +82,15 @@ pub const STRATA_COLUMN_TEXELS: usize = 2048;
 /// Share of the strata column, at its foot, that shows the bottom material.
 const STRATA_FOOT: f32 = 1.0 / 64.0;
 
+/// What the layer maps take from the whole map ([`World::layer_totals`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerTotals {
+    /// Cells exposing each material, by name in world order.
+    pub exposed: Vec<u64>,
+    /// Each bed's full thickness (the most any cell holds), metres; 0 for layer 0.
+    pub full: Vec<f32>,
+}
+
 /// Beds drawn as bands at the renderer's own resolution, not cell by cell: where every bed
 /// has one thickness everywhere (however dipped or folded), the bed at a point of the
 /// surface follows from how far the bedrock there stands above the column's foot, so a
@@ -463,34 +472,80 @@ impl World {
     /// bed is thinner or thicker than that bed's thickest): those keep the per-cell
     /// [`World::surface_colours`].
     pub fn strata_look(&self) -> Option<StrataLook> {
-        let k = self.layers.len();
-        if k < 2 || self.materials.len() != k + 1 {
+        let full = self.layer_totals().full;
+        if !self.beds_whole(&full) {
             return None;
         }
-        let n = self.grid().len();
-        let t = |l: usize| self.layers.thickness(l);
-        // Each bed's full thickness (layer 0 is the sediment): the most any cell holds.
-        let full: Vec<f32> = (0..k)
+        self.strata_look_with(&full)
+    }
+
+    /// What the layer maps take from the whole map, for this world's cells: per material
+    /// (by name, in world order) the cells exposing it, and each bed's full thickness (the
+    /// most any cell holds; 0 for the sediment, layer 0). A tiled bake sums the counts and
+    /// takes the largest thicknesses over its tiles (both exact in any order) and hands
+    /// them to [`World::export_layers_with`].
+    pub fn layer_totals(&self) -> LayerTotals {
+        let k = self.layers.len();
+        let names = Self::material_names(&self.materials);
+        let mut exposed = vec![0u64; names.len()];
+        for i in 0..self.grid().len() {
+            let top = (0..k)
+                .find(|&l| self.layers.thickness(l)[i] > 0.0)
+                .unwrap_or(k);
+            if let Some(j) = self
+                .materials
+                .get(top)
+                .and_then(|m| names.iter().position(|n| *n == m.name))
+            {
+                exposed[j] += 1;
+            }
+        }
+        let full = (0..k)
             .map(|l| {
                 if l == 0 {
                     0.0
                 } else {
-                    t(l).iter().fold(0.0f32, |a, &b| a.max(b))
+                    self.layers
+                        .thickness(l)
+                        .iter()
+                        .fold(0.0f32, |a, &b| a.max(b))
                 }
             })
             .collect();
+        LayerTotals { exposed, full }
+    }
+
+    /// Whether every bed below each cell's top bed is whole there (within 1e-3 of its
+    /// `full` thickness, [`World::layer_totals`]): the strata can be drawn as bands. True
+    /// for a world without beds (then [`World::strata_look`] is `None` anyway).
+    pub fn beds_whole(&self, full: &[f32]) -> bool {
+        let k = self.layers.len();
+        if k < 2 || self.materials.len() != k + 1 || full.len() != k {
+            return true;
+        }
+        let t = |l: usize| self.layers.thickness(l);
+        (0..self.grid().len()).all(|i| {
+            let top = (1..k).find(|&l| t(l)[i] > 0.0).unwrap_or(k);
+            let mut whole = full.iter().enumerate().skip(top.saturating_add(1));
+            !whole.any(|(l, &f)| (t(l)[i] - f).abs() > 1e-3 * f.max(1.0))
+        })
+    }
+
+    /// [`World::strata_look`] with the beds' `full` thicknesses given (the whole map's, from
+    /// [`World::layer_totals`]), the beds known to be whole ([`World::beds_whole`]).
+    fn strata_look_with(&self, full: &[f32]) -> Option<StrataLook> {
+        let k = self.layers.len();
+        if k < 2 || self.materials.len() != k + 1 || full.len() != k {
+            return None;
+        }
+        let n = self.grid().len();
+        let t = |l: usize| self.layers.thickness(l);
         let total: f32 = full.iter().sum();
         if !(total > 0.0 && total.is_finite()) {
             return None;
         }
-        // Every bed below a cell's top bed is whole there.
         let mut position = vec![0.0f32; n];
         for (i, p) in position.iter_mut().enumerate() {
-            let top = (1..k).find(|&l| t(l)[i] > 0.0).unwrap_or(k);
-            let mut whole = full.iter().enumerate().skip(top.saturating_add(1));
-            if whole.any(|(l, &f)| (t(l)[i] - f).abs() > 1e-3 * f.max(1.0)) {
-                return None;
-            }
             let h: f32 = (1..k).map(|l| t(l)[i]).sum();
             *p = (h + STRATA_FOOT * total) / ((1.0 + STRATA_FOOT) * total);
         }
@@ -561,6 +616,27 @@ impl World {
     /// common exposed materials, the surface colour, each material's total thickness and the
     /// sediment depth. Nothing for a one-material terrain.
     pub fn export_layers(&mut self) {
+        let totals = self.layer_totals();
+        let whole = self.beds_whole(&totals.full);
+        self.export_layers_with(&totals, whole);
+    }
+
+    /// The material names of the world, each once, in world order.
+    fn material_names(materials: &[WorldMaterial]) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for m in materials {
+            if !names.contains(&m.name.as_str()) {
+                names.push(&m.name);
+            }
+        }
+        names
+    }
+
+    /// [`World::export_layers`] with the whole map's [`LayerTotals`] and whether its beds
+    /// are whole ([`World::beds_whole`] over every cell) given: over one tile of a tiled
+    /// bake, the tile's cells of the whole map's layer maps (the `strata_column` row is
+    /// the whole map's).
+    pub fn export_layers_with(&mut self, totals: &LayerTotals, beds_whole: bool) {
         if self.layers.is_empty() {
             return;
         }
@@ -575,12 +651,7 @@ impl World {
             })
             .collect();
         // Materials by name (a material may form several layers), in world order.
-        let mut names: Vec<&str> = Vec::new();
-        for m in &self.materials {
-            if !names.contains(&m.name.as_str()) {
-                names.push(&m.name);
-            }
-        }
+        let names = Self::material_names(&self.materials);
         let index_of = |layer: usize| {
             names
                 .iter()
@@ -592,10 +663,7 @@ impl World {
             .map(|&l| index_of(l as usize) as u8)
             .collect();
         // The four most exposed materials, most common first, ties by world order.
-        let mut counts = vec![0usize; names.len()];
-        for &m in &material {
-            counts[m as usize] += 1;
-        }
+        let counts = &totals.exposed;
         let mut order: Vec<usize> = (0..names.len()).collect();
         order.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
         let top4: Vec<usize> = order.into_iter().take(4).collect();
@@ -665,7 +733,10 @@ impl World {
                 MapData::Rgba(Field { grid, data }),
             );
         }
-        if let Some(look) = self.strata_look() {
+        let look = beds_whole
+            .then(|| self.strata_look_with(&totals.full))
+            .flatten();
+        if let Some(look) = look {
             self.maps.insert(
                 names::STRATA_POSITION.into(),
                 MapData::Scalar(ScalarMap {

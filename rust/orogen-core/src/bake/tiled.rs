@@ -18,6 +18,7 @@ use crate::error::{OrogenError, Result};
 use crate::field::{Field, Grid, Rect, ScalarMap};
 use crate::recipe::Recipe;
 use crate::runner::StageTiming;
+use crate::world::MapData;
 
 /// The file of tile (`row`, `col`)'s map `map` (a 32-bit float EXR).
 pub fn tile_file_name(map: &str, row: usize, col: usize) -> String {
@@ -33,6 +34,12 @@ pub enum TileMap<'a> {
     Mask(&'a [u8]),
     /// Ids, as an RGB PNG with one colour per id, encoded as the whole map's `basins.png`.
     Labels(&'a [u32]),
+    /// Small indices, as a grey PNG encoded as the whole map's (`material.png`).
+    Index(&'a [u8]),
+    /// sRGB colours, as an RGBA PNG encoded as the whole map's (`splat.png`).
+    Rgba(&'a [[u8; 4]]),
+    /// Vectors, as a two-channel 32-bit float EXR (`velocity`).
+    Vector(&'a [[f32; 2]]),
 }
 
 impl TileMap<'_> {
@@ -41,6 +48,9 @@ impl TileMap<'_> {
             TileMap::Scalar(v) => v.len(),
             TileMap::Mask(v) => v.len(),
             TileMap::Labels(v) => v.len(),
+            TileMap::Index(v) => v.len(),
+            TileMap::Rgba(v) => v.len(),
+            TileMap::Vector(v) => v.len(),
         }
     }
 }
@@ -75,7 +85,7 @@ pub fn write_tile_maps(
     let mut files = Vec::with_capacity(maps.len());
     for &(name, map) in maps {
         let file = match map {
-            TileMap::Scalar(_) => tile_file_name(name, row, col),
+            TileMap::Scalar(_) | TileMap::Vector(_) => tile_file_name(name, row, col),
             _ => format!("{name}_r{row}_c{col}.png"),
         };
         let path = staged.join(&file);
@@ -128,6 +138,41 @@ pub fn write_tile_maps(
                 };
                 crate::io::png16::encode_labels_png(&m, &mut w, &shown)?
             }
+            TileMap::Index(values) => {
+                let m = Field {
+                    grid: tile_grid,
+                    data: values.to_vec(),
+                };
+                crate::io::png16::encode_index_png(&m, &mut w, &shown)?
+            }
+            TileMap::Rgba(values) => {
+                let m = Field {
+                    grid: tile_grid,
+                    data: values.to_vec(),
+                };
+                crate::io::png16::encode_rgba_png(&m, &mut w, &shown)?
+            }
+            TileMap::Vector(values) => {
+                if let Some(i) = values
+                    .iter()
+                    .position(|v| !(v[0].is_finite() && v[1].is_finite()))
+                {
+                    return Err(OrogenError::Numerical {
+                        field: file,
+                        reason: format!(
+                            "has {:?} at cell ({}, {}); a map with NaN or inf is not written",
+                            values[i],
+                            rect.x0 + i % rect.w,
+                            rect.y0 + i / rect.w
+                        ),
+                    });
+                }
+                let m = Field {
+                    grid: tile_grid,
+                    data: values.to_vec(),
+                };
+                crate::io::exr::encode_exr2(&m, &mut w, &shown)?
+            }
         }
         let f = w
             .into_inner()
@@ -147,6 +192,46 @@ pub fn write_tile_maps(
     })
 }
 
+/// One of a tiled bake's tile maps from a map of the tile's world (`MapData` over the
+/// tile's cells).
+pub fn tile_map(map: &MapData) -> TileMap<'_> {
+    match map {
+        MapData::Scalar(m) => TileMap::Scalar(&m.data),
+        MapData::Mask(m) => TileMap::Mask(&m.data),
+        MapData::Labels(m) => TileMap::Labels(&m.data),
+        MapData::Index(m) => TileMap::Index(&m.data),
+        MapData::Rgba(m) => TileMap::Rgba(&m.data),
+        MapData::Vector(m) => TileMap::Vector(&m.data),
+    }
+}
+
+/// Writes one whole map of a tiled bake (rank 0's, small: the `strata_column` row) into
+/// `staged` as the whole bake writes it (`{name}.png` or `.exr`); returns the file name.
+pub fn write_whole_map(staged: &Path, shown: &Path, name: &str, map: &MapData) -> Result<String> {
+    let file = match map {
+        MapData::Scalar(_) | MapData::Vector(_) => format!("{name}.exr"),
+        _ => format!("{name}.png"),
+    };
+    let path = staged.join(&file);
+    let shown = shown.join(&file);
+    let f = File::create(&path).map_err(|e| OrogenError::io("cannot create", &shown, e))?;
+    let mut w = BufWriter::new(f);
+    match map {
+        MapData::Scalar(m) => crate::io::exr::encode_exr(m, &mut w, &shown)?,
+        MapData::Vector(m) => crate::io::exr::encode_exr2(m, &mut w, &shown)?,
+        MapData::Mask(m) => crate::io::png16::encode_mask_png(m, &mut w, &shown)?,
+        MapData::Labels(m) => crate::io::png16::encode_labels_png(m, &mut w, &shown)?,
+        MapData::Index(m) => crate::io::png16::encode_index_png(m, &mut w, &shown)?,
+        MapData::Rgba(m) => crate::io::png16::encode_rgba_png(m, &mut w, &shown)?,
+    }
+    let f = w
+        .into_inner()
+        .map_err(|e| OrogenError::io("cannot write", &shown, e.into_error()))?;
+    f.sync_all()
+        .map_err(|e| OrogenError::io("cannot write", &shown, e))?;
+    Ok(file)
+}
+
 /// What a tiled bake's `bake.json` holds: `bake.json`'s usual keys (no whole maps) and the
 /// tiles.
 #[derive(Serialize)]
@@ -163,7 +248,11 @@ struct TiledInfo<'a> {
     device: crate::recipe::Device,
     stages: &'a [StageTiming],
     total_seconds: f64,
-    maps: Vec<&'a str>,
+    /// Whole maps of the bake besides the tiles (rank 0's, small: `strata_column`).
+    maps: &'a [&'a str],
+    /// `rivers.json` when the bake drew river curves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rivers: Option<&'static str>,
     tiles: TilesInfo<'a>,
     recipe: &'a Recipe,
     recipe_ron: String,
@@ -177,7 +266,9 @@ struct TilesInfo<'a> {
 }
 
 /// Writes `bake.json` of a tiled bake into `staged`: the whole grid, its lowest and highest
-/// height `(lo, hi)`, the stages' timings, `columns × rows` tiles and each tile's entry.
+/// height `(lo, hi)`, the stages' timings, `columns × rows` tiles and each tile's entry,
+/// the whole maps rank 0 wrote beside the tiles (`maps`) and, with `rivers`,
+/// `"rivers": "rivers.json"` (so a later bake into the folder knows these files).
 #[allow(clippy::too_many_arguments)]
 pub fn write_tiled_bake_json(
     staged: &Path,
@@ -189,6 +280,8 @@ pub fn write_tiled_bake_json(
     recipe_path: Option<&Path>,
     (columns, rows): (usize, usize),
     tiles: &[TileEntry],
+    maps: &[&str],
+    rivers: bool,
 ) -> Result<PathBuf> {
     let info = TiledInfo {
         orogen_version: crate::VERSION,
@@ -202,7 +295,8 @@ pub fn write_tiled_bake_json(
         device: recipe.device,
         stages: timings,
         total_seconds: timings.iter().map(|t| t.seconds).sum(),
-        maps: Vec::new(),
+        maps,
+        rivers: rivers.then_some(super::RIVERS_JSON),
         tiles: TilesInfo {
             columns,
             rows,

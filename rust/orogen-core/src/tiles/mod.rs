@@ -40,13 +40,15 @@
 //! whole at rank 0 and its finest level on the tiles. Strata are laid per tile
 //! (`stages::strata::build_window`); `Thermal` moves a tile's layers and reads them for a
 //! `Material` talus ([`TileThermal::set_layers`]); `StreamPower` and `Hydraulic` erode
-//! them. Still to come (issue #41): the river curves per tile.
+//! them. The river curves are traced at rank 0 from the tiles' river cells alone and carved
+//! per tile ([`river_curves`]).
 
 mod basins;
 pub mod comm;
 pub mod hydraulic;
 pub mod layered_thermal;
 pub mod layout;
+pub mod river_curves;
 mod root;
 pub mod stream_power;
 pub mod thermal;
