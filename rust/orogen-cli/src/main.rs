@@ -583,8 +583,8 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     if let Ok(grid) = recipe.grid() {
         target.check(grid).map_err(Failure::from_core)?;
     }
-    // The estimate is the whole map's: a tiled run's ranks each hold their tile, unless
-    // --merge gathers the whole maps at rank 0.
+    // The whole map's estimate; a tiled run's ranks each hold their tile (checked once
+    // the ranks are known, below), unless --merge gathers the whole maps at rank 0.
     if args.tiles.is_none() || args.merge {
         orogen_core::runner::check_memory_in(&recipe, args.max_memory, &base_dir)
             .map_err(Failure::from_core)?;
@@ -602,6 +602,39 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     }
     // Under mpirun: MPI started, and its ranks checked against the tiles.
     let mpi = start_mpi(tiles.as_ref())?;
+    // Without --merge no process holds a whole map: the estimate is of the tiles this
+    // process holds (all of them over threads; under MPI its own, times the ranks Open MPI
+    // started on this machine, which share its memory), with their halos.
+    if let (Some(layout), false) = (&tiles, args.merge) {
+        let largest = (0..layout.count())
+            .map(|r| layout.tile(r).halo.len() as u64)
+            .max()
+            .unwrap_or(0);
+        let (here, what) = match &mpi {
+            Some(_) => {
+                let local = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
+                    .ok()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(1);
+                (
+                    local,
+                    format!("{local} MPI ranks on this machine, one tile each,"),
+                )
+            }
+            None => (
+                layout.count() as u64,
+                format!("{} tiles on threads of one process", layout.count()),
+            ),
+        };
+        orogen_core::runner::check_tile_memory(
+            &recipe,
+            args.max_memory,
+            &base_dir,
+            largest.saturating_mul(here),
+            &what,
+        )
+        .map_err(Failure::from_core)?;
+    }
     if mpi.as_ref().is_none_or(|m| m.rank() == 0) {
         prepare_out_dir(&args.out)?;
     }

@@ -136,9 +136,20 @@ pub fn check_recipe(recipe: &Recipe, merge: bool) -> Result<()> {
             Stage::StreamPower(p) => check_stream_power(p, &field)?,
             // Any talus (a `Material` talus reads each tile's layers).
             Stage::Thermal(p) => p.validate(&field)?,
-            Stage::LayeredThermal(p) => p.validate(&field)?,
+            // Square cells, as the whole-map stage checks when it starts.
+            Stage::LayeredThermal(p) => {
+                p.validate(&field)?;
+                recipe.grid()?.require_square(&field)?;
+            }
             // Any rain, sources and borders, over strata too: `orogen_core::tiles::hydraulic`.
-            Stage::Hydraulic(p) => p.validate(&field)?,
+            // The whole-map stage's checks when it starts (`HydraulicParams::start`): square
+            // cells, the sources on the map, `dt` under the pipe model's stability limit.
+            Stage::Hydraulic(p) => {
+                p.validate(&field)?;
+                let grid = recipe.grid()?;
+                grid.require_square(&field)?;
+                p.process().validate_on(&grid, &field)?;
+            }
             Stage::Hydrology(p) => {
                 p.validate(&field)?;
                 if p.outlets.borders.is_empty() {
@@ -604,6 +615,9 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
                 if !materials.is_empty() {
                     tile.set_material_erodibility(props.iter().map(|m| m.erodibility).collect())?;
                 }
+                // The whole map's stability check of `dt` (`StreamPower::check_dt`), over
+                // the whole map's largest `k` and water: the same refusal, before a step.
+                tile.check_dt(comm, p.dt as f64)?;
                 for _ in 0..fine_steps {
                     let before = p.tolerance.map(|_| tile.heights());
                     tile.step_layered(comm, p.dt as f64, &mut layers)?;

@@ -1397,15 +1397,16 @@ fn a_tiled_bake_without_merge_writes_tiles_that_assemble_to_the_whole_maps() {
         let want = orogen_core::field::finite_min_max(&height);
         assert_eq!((lo, hi), want, "{tiles}");
     }
-    // The memory check is the whole map's: it holds a --merge bake, not the tiles.
+    // Without --merge the memory check is of the tiles the process holds (over threads,
+    // all of them, with their halos), naming `--tiles`; with --merge the whole map's.
     let small = ["--tiles", "2x2", "--max-memory", "100000"];
     let mut args = vec!["bake", recipe, "--out", "small", "-q"];
     args.extend_from_slice(&["--set", "stages[0].hydrology=false"]);
     args.extend_from_slice(&small);
     let o = orogen(tmp.path(), &args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_bad_input(&o, &["`--tiles`", "4 tiles on threads of one process hold"]);
     args.push("--merge");
-    assert_eq!(orogen(tmp.path(), &args).status.code(), Some(2));
+    assert_bad_input(&orogen(tmp.path(), &args), &["`size`"]);
     // The same folder baked again with --merge: the whole maps, no tile left over.
     let dir = bake("tiles-2x2", &["--tiles", "2x2", "--merge"]);
     assert_eq!(files_of(&dir), files_of(&whole));
@@ -1585,6 +1586,83 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
         !tmp.path().join("out").exists(),
         "a refused bake writes nothing"
     );
+}
+
+/// The stream-power stage whose `dt` the stability check judges: `k` and precipitation
+/// near the f32 limit, m = 5, n = 10 (the term `k·(N·A·P)^m·dt·(R/link)^n` is about
+/// 1e296·dt on 33² cells of 1 m).
+fn overflowing_stream_power(dt: &str) -> String {
+    format!(
+        "stages=[StreamPower(iterations: 2, dt: {dt}, m: 5.0, n: 10.0, k: Constant(3e38), \
+         precipitation: Constant(3e38))]"
+    )
+}
+
+#[test]
+fn tiled_bakes_refuse_what_the_whole_map_refuses_with_the_same_error() {
+    // Issue #41: the whole-map stages' run-time checks run on the tiles through the same
+    // functions: a recipe the whole map refuses is refused tiled (2x2 over threads), with
+    // the same exit code and error line, and what it accepts, the tiles accept.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |sets: &[&str], extra: &[&str]| {
+        let mut args = vec!["bake", "--out", "out", "-q", "--set", "size=(33,33)"];
+        args.extend(["--set", "cell_size=1.0", "--set", "river_curves=None"]);
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        args.extend_from_slice(extra);
+        orogen(tmp.path(), &args)
+    };
+    let tiled = ["--tiles", "2x2", "--merge"];
+    let too_large = overflowing_stream_power("1e9");
+    // 1.1e299 over plain ground: under the limit; ten times that over strata.
+    let under = overflowing_stream_power("1000.0");
+    let soft = "materials=[(name: \"soft\", erodibility: 10.0)]";
+    let strata = "strata=(layers: [(material: \"soft\", thickness: Constant(5.0))])";
+    let refused: [(&[&str], &str); 4] = [
+        // StreamPower's stability check over plain ground.
+        (
+            &[&too_large],
+            "`stages[0].StreamPower.dt`: k·A^m·dt/dist^n reaches",
+        ),
+        // The same dt accepted over plain ground (below) but refused over strata, where
+        // `k` is scaled by the largest material factor.
+        (
+            &[&under, soft, strata],
+            "`stages[0].StreamPower.dt`: k·A^m·dt/dist^n reaches",
+        ),
+        // The pipe model's stability limit and its sources on the map, checked before
+        // any work (an earlier stage's steps are not run).
+        (
+            &["stages=[Thermal(iterations: 1), Hydraulic(dt: 50.0)]"],
+            "`stages[1].Hydraulic.dt`: must be below the pipe model's stability limit",
+        ),
+        (
+            &[
+                "stages=[Hydraulic(sources: [(x_m: -1e6, y_m: 0.0, radius_m: 10.0, \
+               rate_m3_per_s: 1.0, every_step: true)])]",
+            ],
+            "`stages[0].Hydraulic.sources[0]`: centre",
+        ),
+    ];
+    for (sets, needle) in refused {
+        let whole = run(sets, &[]);
+        assert_bad_input(&whole, &[needle]);
+        let tiles = run(sets, &tiled);
+        assert_bad_input(&tiles, &[needle]);
+        assert_eq!(stderr(&tiles), stderr(&whole), "{sets:?}");
+    }
+    let out = tmp.path().join("out");
+    assert!(
+        !out.exists() || files_of(&out).is_empty(),
+        "a refused bake writes nothing"
+    );
+    // A dt of 1e9 years with the default `k`: far under the limit, both run.
+    for extra in [&[][..], &tiled[..]] {
+        let o = run(&["stages=[StreamPower(iterations: 2, dt: 1e9)]"], extra);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        std::fs::remove_dir_all(tmp.path().join("out")).unwrap();
+    }
 }
 
 #[test]

@@ -312,8 +312,15 @@ pub fn world_size(recipe: &Recipe, base_dir: &Path) -> ((u32, u32), u64) {
 /// ([`HEIGHTMAP_LOAD_BYTES`] per sample), [`BYTES_PER_STAGE`] per stage, a graph's nodes,
 /// a planet's points and maps, and 64 MiB.
 pub fn estimate_bytes_in(recipe: &Recipe, base_dir: &Path) -> u64 {
-    let ((w, h), samples) = world_size(recipe, base_dir);
-    let cells = w as u64 * h as u64;
+    let ((w, h), _) = world_size(recipe, base_dir);
+    estimate_bytes_of_cells(recipe, base_dir, w as u64 * h as u64)
+}
+
+/// [`estimate_bytes_in`] for a process that holds `cells` of the world's cells: a tiled
+/// run's tiles (issue #41), the same bytes per cell and per stage, the same heightmap
+/// loading (every rank reads the file whole) and 64 MiB.
+pub fn estimate_bytes_of_cells(recipe: &Recipe, base_dir: &Path, cells: u64) -> u64 {
+    let (_, samples) = world_size(recipe, base_dir);
     let stage = recipe
         .stages
         .iter()
@@ -416,12 +423,7 @@ pub fn check_memory(recipe: &Recipe, max: Option<u64>) -> Result<()> {
 /// own size counts, not the recipe's `size`).
 pub fn check_memory_in(recipe: &Recipe, max: Option<u64>, base_dir: &Path) -> Result<()> {
     let need = estimate_bytes_in(recipe, base_dir);
-    let limit = match (max, available_bytes()) {
-        (Some(m), Some((a, from))) if a < m => Some((a, from)),
-        (Some(m), _) => Some((m, "--max-memory")),
-        (None, found) => found,
-    };
-    let Some((limit, from)) = limit else {
+    let Some((limit, from)) = memory_limit(max) else {
         return Ok(());
     };
     if need > limit {
@@ -492,6 +494,47 @@ pub fn check_memory_in(recipe: &Recipe, max: Option<u64>, base_dir: &Path) -> Re
             format!(
                 "a {w}x{h} bake needs about {} ({per_cell} B per cell), more than the {} of \
                  {from}; choose a smaller size",
+                gib(need),
+                gib(limit)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The memory a bake may use and where the bound comes from: `max` (`--max-memory`) or
+/// [`available_bytes`], the smaller.
+fn memory_limit(max: Option<u64>) -> Option<(u64, &'static str)> {
+    match (max, available_bytes()) {
+        (Some(m), Some((a, from))) if a < m => Some((a, from)),
+        (Some(m), _) => Some((m, "--max-memory")),
+        (None, found) => found,
+    }
+}
+
+/// A tiled run's memory check (issue #41), before anything is allocated: the process
+/// holds `cells` cells (its tiles with their halos, times the ranks that share its memory),
+/// estimated as [`check_memory_in`] estimates the whole map ([`estimate_bytes_of_cells`])
+/// against the same limit. `what` says what holds them (`4 tiles on threads`); the error
+/// names `--tiles`.
+pub fn check_tile_memory(
+    recipe: &Recipe,
+    max: Option<u64>,
+    base_dir: &Path,
+    cells: u64,
+    what: &str,
+) -> Result<()> {
+    let need = estimate_bytes_of_cells(recipe, base_dir, cells);
+    let Some((limit, from)) = memory_limit(max) else {
+        return Ok(());
+    };
+    if need > limit {
+        let per_cell = need.saturating_sub(64 << 20) / cells.max(1);
+        return Err(OrogenError::invalid(
+            "--tiles",
+            format!(
+                "{what} hold {cells} cells, which need about {} ({per_cell} B per cell), more \
+                 than the {} of {from}; use more tiles, or more machines",
                 gib(need),
                 gib(limit)
             ),

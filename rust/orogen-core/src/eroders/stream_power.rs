@@ -202,10 +202,7 @@ impl<N: Neighbourhood> StreamPower<N> {
         // The largest factor any node can see: all the water through the shortest link.
         let k_max = inputs.k.iter().fold(0.0_f32, |a, &b| a.max(b)) as f64;
         let total: f64 = weights.iter().sum();
-        let factor_per_year = match nb.shortest_link() {
-            Some(link) => k_max * math::powf(total, m) / math::powf(link as f64, n),
-            None => 0.0,
-        };
+        let factor_per_year = largest_factor_per_year(k_max, total, nb.shortest_link(), m, n);
         let router = FlowRouter::with_neighbourhood(nb, sea_level)?;
         Ok(StreamPower {
             router,
@@ -234,22 +231,7 @@ impl<N: Neighbourhood> StreamPower<N> {
     /// enough that the largest erosion term `k·A^m·dt/dist^n` over [`MAX_RELIEF`] metres of
     /// relief stays finite in f64. The error names `<field>.dt`.
     pub fn check_dt(&self, dt: f64) -> Result<()> {
-        let field = format!("{}.dt", self.field);
-        check_positive(&field, dt)?;
-        check_range(&field, dt, 0.0, MAX_DT)?;
-        let f_max = self.factor_per_year * dt;
-        let term = f_max * math::powf(MAX_RELIEF, self.n);
-        if term.is_nan() || term > MAX_EROSION_TERM {
-            return Err(OrogenError::invalid(
-                field,
-                format!(
-                    "k·A^m·dt/dist^n reaches {f_max:e}, so k·A^m·S^n·dt over {MAX_RELIEF} m of \
-                     relief ({term:e}) overflows the implicit solve; lower dt, k or \
-                     precipitation"
-                ),
-            ));
-        }
-        Ok(())
+        check_dt_against(&self.field, self.factor_per_year, self.n, dt)
     }
 
     /// Over a layered terrain, `k` at a node is `k` times the factor of the material
@@ -262,8 +244,7 @@ impl<N: Neighbourhood> StreamPower<N> {
                 format!("must be finite and >= 0, got {}", factors[i]),
             ));
         }
-        let max = factors.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
-        self.factor_per_year *= max.max(1.0);
+        self.factor_per_year *= material_factor_bound(&factors);
         if self.k_base.is_empty() {
             self.k_base = self.k.clone();
         }
@@ -385,6 +366,53 @@ impl<N: Neighbourhood> StreamPower<N> {
 
 /// Newton iterations allowed per node before the solve reports an error (n ≠ 1).
 pub const MAX_NEWTON_ITERATIONS: u32 = 100;
+
+/// The largest erosion factor per year of `dt` any node can see, `k_max·total^m/link^n`:
+/// all the water (`total`, the sum of node area × precipitation) through the shortest link
+/// (`None`: no link, 0). [`StreamPower::new`] takes it over its nodes; a tiled run
+/// (`tiles::TileStreamPower::check_dt`) over the whole map's, reduced over its tiles.
+pub fn largest_factor_per_year(
+    k_max: f64,
+    total: f64,
+    shortest_link: Option<f32>,
+    m: f64,
+    n: f64,
+) -> f64 {
+    match shortest_link {
+        Some(link) => k_max * math::powf(total, m) / math::powf(link as f64, n),
+        None => 0.0,
+    }
+}
+
+/// Over strata, the bound on the materials' factors on `k` that scales
+/// [`largest_factor_per_year`]: the largest factor, at least 1.
+pub fn material_factor_bound(factors: &[f32]) -> f64 {
+    (factors.iter().fold(0.0f32, |a, &b| a.max(b)) as f64).max(1.0)
+}
+
+/// [`StreamPower::check_dt`] given the largest erosion factor per year
+/// ([`largest_factor_per_year`], times [`material_factor_bound`] over strata) and `n`: a
+/// step of `dt` years is positive, at most [`MAX_DT`], and keeps the largest erosion term
+/// over [`MAX_RELIEF`] metres of relief finite in f64. The error names `<field>.dt`. The
+/// whole map's check and the tiled run's, one function.
+pub fn check_dt_against(field: &str, factor_per_year: f64, n: f64, dt: f64) -> Result<()> {
+    let field = format!("{field}.dt");
+    check_positive(&field, dt)?;
+    check_range(&field, dt, 0.0, MAX_DT)?;
+    let f_max = factor_per_year * dt;
+    let term = f_max * math::powf(MAX_RELIEF, n);
+    if term.is_nan() || term > MAX_EROSION_TERM {
+        return Err(OrogenError::invalid(
+            field,
+            format!(
+                "k·A^m·dt/dist^n reaches {f_max:e}, so k·A^m·S^n·dt over {MAX_RELIEF} m of \
+                 relief ({term:e}) overflows the implicit solve; lower dt, k or \
+                 precipitation"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// Largest value of `F·R^n` the solver accepts, with `F = k·A^m·dt/dist^n` the largest
 /// erosion factor and `R` = [`MAX_RELIEF`]: beyond it the Newton residual overflows f64.

@@ -15,12 +15,15 @@ use super::basins::LakeRoot;
 use super::comm::{exchange_halo, through_root, Comm, Reader, Writer};
 use super::layout::{Tile, TileLayout};
 use super::root::{CrossGraph, NONE};
-use crate::eroders::stream_power::{erosion_factor, solve_drop, Inputs, Params, MAX_DT};
+use crate::eroders::stream_power::{
+    check_dt_against, erosion_factor, largest_factor_per_year, material_factor_bound, solve_drop,
+    Inputs, Params, MAX_DT,
+};
 use crate::error::{check_positive, check_range, OrogenError, Result};
 use crate::flow::graph::{prefetch, PREFETCH_AHEAD};
 use crate::flow::router::SinkMode;
 use crate::neighbourhood::raster::{steepest_row, OFFSETS};
-use crate::neighbourhood::{OutletParams, RasterGrid, Side};
+use crate::neighbourhood::{Neighbourhood, OutletParams, RasterGrid, Side};
 
 mod hydrology;
 mod lakes;
@@ -35,6 +38,9 @@ const TAG_ACC_UP: u32 = 2;
 const TAG_ACC_DOWN: u32 = 3;
 const TAG_SOLVE_UP: u32 = 4;
 const TAG_SOLVE_DOWN: u32 = 5;
+/// [`TileStreamPower::check_dt`]'s reduction of the largest `k` and the total water.
+const TAG_DT_UP: u32 = 6;
+const TAG_DT_DOWN: u32 = 7;
 
 /// A local receiver that lies in another tile.
 const EXIT: u32 = u32::MAX;
@@ -392,6 +398,61 @@ impl TileStreamPower {
             rounds: self.rounds,
             passes,
         })
+    }
+
+    /// The whole map's stability check of a step of `dt` years
+    /// (`StreamPower::check_dt`, through the one [`check_dt_against`]): the largest `k`
+    /// and the total of node area × precipitation reduced over the tiles (through the
+    /// root), the grid's shortest link, over strata the largest material factor; every
+    /// rank gets the same answer, so a `dt` the whole map refuses is refused here with the
+    /// same error, before any step. The total adds the tiles' sums in rank order, the
+    /// whole map's cell by cell: equal without precipitation (a sum of one area), else up
+    /// to the last bits, which only a `dt` within 1e-15 of the limit could tell apart.
+    /// Every rank calls it together.
+    pub fn check_dt(&self, comm: &mut impl Comm, dt: f64) -> Result<()> {
+        let k = if self.k_base.is_empty() {
+            &self.k
+        } else {
+            &self.k_base
+        };
+        let k_max = k.iter().fold(0.0_f32, |a, &b| a.max(b));
+        let total: f64 = match &self.weights {
+            Some(w) => w.iter().sum(),
+            None => (0..self.k.len()).map(|_| self.area).sum(),
+        };
+        let mut up = Writer::with_capacity(12);
+        up.f32(k_max);
+        up.f64(total);
+        let size = comm.size();
+        let back = through_root(
+            comm,
+            ROOT,
+            (TAG_DT_UP, TAG_DT_DOWN),
+            up.into_bytes(),
+            |all| {
+                let (mut k_max, mut total) = (0.0_f32, 0.0_f64);
+                for (rank, bytes) in all.iter().enumerate() {
+                    let mut r = Reader::new(bytes, "the largest k and the total water", rank);
+                    k_max = k_max.max(r.f32()?);
+                    total += r.f64()?;
+                    r.finish()?;
+                }
+                let mut w = Writer::with_capacity(12);
+                w.f32(k_max);
+                w.f64(total);
+                Ok(vec![w.into_bytes(); size])
+            },
+        )?;
+        let mut r = Reader::new(&back, "the largest k and the total water", ROOT);
+        let (k_max, total) = (r.f32()?, r.f64()?);
+        r.finish()?;
+        let grid = self.layout.grid();
+        let link = RasterGrid::new(grid, &[]).shortest_link();
+        let mut factor = largest_factor_per_year(k_max as f64, total, link, self.m, self.n);
+        if let Some(f) = &self.material_factors {
+            factor *= material_factor_bound(f);
+        }
+        check_dt_against(&self.field, factor, self.n, dt)
     }
 
     /// Halo exchange, then receivers and the tile's flow order (no change to heights).

@@ -812,3 +812,89 @@ fn tiled_stream_power_with_n_other_than_1_gives_the_whole_maps_bytes() {
         assert!(e.contains("sp.n") && e.contains("affine"), "{e}");
     }
 }
+
+#[test]
+fn the_tiled_dt_check_refuses_exactly_what_the_whole_map_refuses() {
+    // Issue #41: `TileStreamPower::check_dt` is the whole map's `StreamPower::check_dt`
+    // (one function) over the whole map's largest k and water, reduced over the tiles. On
+    // random k and precipitation near the f32 limit (m = 5, n = 10: the erosion term reaches
+    // f64's 1e300 within the range of dt), the precipitation random or uniform, with and
+    // without strata's factors on k, the tiles (2x2 and 3x2 over threads) accept and refuse
+    // the same dts as the whole map, with the same error, on both sides of the limit the
+    // whole map's check draws.
+    let grid = Grid::new(20, 16, 1.0).unwrap();
+    let params = Params {
+        m: 5.0,
+        n: 10.0,
+        lakes: SinkMode::None,
+    };
+    let outlets = OutletParams::default();
+    for seed in 0..4u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let n = grid.len();
+        let inputs = Inputs {
+            k: (0..n).map(|_| rng.random_range(1e37..3e38)).collect(),
+            uplift: vec![0.0; n],
+            // Random, or uniform (its total the same in any order); without precipitation
+            // k·(N·A)^5 stays far under the limit.
+            precipitation: Some(if seed % 2 == 0 {
+                (0..n).map(|_| rng.random_range(1e37..3e38)).collect()
+            } else {
+                vec![2e38; n]
+            }),
+        };
+        let heights = terrain(grid, seed, 1.0, 0.0);
+        // Over strata: one layer and bedrock, k scaled up to 7 times.
+        let factors = (seed >= 2).then(|| vec![0.5f32, 7.0]);
+        let whole = |dt: f64| -> Result<(), String> {
+            let mut s = StreamPower::on_grid(grid, &outlets, &params, inputs.clone(), false, "sp")
+                .map_err(|e| e.to_string())?;
+            if let Some(f) = &factors {
+                s.set_material_erodibility(f.clone()).unwrap();
+            }
+            s.check_dt(dt).map_err(|e| e.to_string())
+        };
+        // The whole map's limit, bisected in log space.
+        let (mut lo, mut hi) = (1e-3f64, 1e9f64);
+        assert!(
+            whole(lo).is_ok() && whole(hi).is_err(),
+            "seed {seed}: no limit"
+        );
+        for _ in 0..80 {
+            let mid = (lo * hi).sqrt();
+            if whole(mid).is_ok() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        for (nx, ny) in [(2, 2), (3, 2)] {
+            let layout = TileLayout::new(grid, nx, ny).unwrap();
+            for dt in [
+                1.0,
+                lo * (1.0 - 1e-9),
+                hi * (1.0 + 1e-9),
+                1e9,
+                0.0,
+                -5.0,
+                2e9,
+            ] {
+                let want = whole(dt);
+                let got = run_threads(layout.count(), |comm| {
+                    let rank = comm.rank();
+                    let cut = TileInputs::cut(&layout, rank, &heights, &inputs)?;
+                    let mut tile =
+                        TileStreamPower::new(&layout, rank, &outlets, &params, cut, "sp")?;
+                    if let Some(f) = &factors {
+                        tile.set_material_erodibility(f.clone())?;
+                    }
+                    tile.check_dt(comm, dt)
+                })
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+                assert_eq!(got, want, "seed {seed}, {nx}x{ny}, dt {dt}");
+            }
+            assert!(whole(lo * (1.0 - 1e-9)).is_ok() && whole(hi * (1.0 + 1e-9)).is_err());
+        }
+    }
+}
