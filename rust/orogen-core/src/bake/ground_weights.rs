@@ -60,6 +60,11 @@ pub const GW_SCREE_FROM_DEG: [f32; 2] = [28.0, 34.0];
 pub const GW_SCREE_TO_DEG: [f32; 2] = [40.0, 46.0];
 pub const GW_SCREE_CURV: [f32; 2] = [-0.01, 0.03];
 pub const GW_SCREE_LOW: f32 = 0.5;
+/// Fell-field: metres under the snowline over which plants thin out over stony ground (from
+/// the first to the second), how much of the plants goes, and the scree it leaves.
+pub const GW_FELL_BELOW_SNOWLINE_M: [f32; 2] = [450.0, 50.0];
+pub const GW_FELL_THIN: f32 = 0.75;
+pub const GW_FELL_SCREE: f32 = 0.6;
 /// Soil everywhere, more on mid slopes and where sediment lies deep.
 pub const GW_SOIL_BASE: f32 = 0.15;
 pub const GW_SOIL_SLOPE: f32 = 0.0;
@@ -118,6 +123,9 @@ pub const SHADER_CONSTANTS: &[(&str, &[f32])] = &[
     ("GW_SCREE_TO_DEG", &GW_SCREE_TO_DEG),
     ("GW_SCREE_CURV", &GW_SCREE_CURV),
     ("GW_SCREE_LOW", &[GW_SCREE_LOW]),
+    ("GW_FELL_BELOW_SNOWLINE_M", &GW_FELL_BELOW_SNOWLINE_M),
+    ("GW_FELL_THIN", &[GW_FELL_THIN]),
+    ("GW_FELL_SCREE", &[GW_FELL_SCREE]),
     ("GW_SOIL_BASE", &[GW_SOIL_BASE]),
     ("GW_SOIL_SLOPE", &[GW_SOIL_SLOPE]),
     ("GW_SOIL_FROM_DEG", &GW_SOIL_FROM_DEG),
@@ -540,7 +548,14 @@ fn cell_weights(
         GW_MOIST,
         d + GW_MOIST_PATCHES * patches + GW_MOIST_SHADE * shade,
     );
-    let plants = 1.0 - step2(GW_PLANTS_DEG, s);
+    // Fell-field: plants thin out over stony ground under the snowline.
+    let fell = smoothstep(
+        snowline - GW_FELL_BELOW_SNOWLINE_M[0],
+        snowline - GW_FELL_BELOW_SNOWLINE_M[1],
+        hc + GW_PATCH_HEIGHT_M * patches,
+    );
+    wt[SCREE] += GW_FELL_SCREE * fell;
+    let plants = (1.0 - step2(GW_PLANTS_DEG, s)) * (1.0 - GW_FELL_THIN * fell);
     let alpine = 1.0 - high;
     wt[GRASS] = plants
         * (GW_GRASS_MOIST[0] + GW_GRASS_MOIST[1] * moist)
@@ -711,6 +726,51 @@ mod tests {
                 assert!(w[GRASS] + w[DRY_GRASS] > 0.5, "{h} m: {w:?}");
             }
         }
+    }
+
+    #[test]
+    fn plants_thin_out_over_stony_ground_under_the_snowline() {
+        // A gentle slope (5°) from 800 m under the default snowline up past it: meadow far
+        // down, stony ground (scree) leading over the plants in the last 100 m.
+        let grid = Grid::new(128, 8, 100.0).unwrap();
+        let rise = 100.0 * math::tan(5f32.to_radians());
+        let params = GroundParams::default();
+        let base = params.snowline_m - 800.0;
+        let heights: Vec<f32> = (0..grid.len())
+            .map(|i| base + (i % 128) as f32 * rise)
+            .collect();
+        let weights = automatic_weights(
+            &GroundInputs {
+                grid,
+                heights: &heights,
+                drainage: None,
+                sediment: None,
+            },
+            &params,
+        );
+        let share = |w: &[f32; LAYERS], k: &[usize]| {
+            k.iter().map(|&l| w[l]).sum::<f32>() / w.iter().sum::<f32>().max(1e-6)
+        };
+        let mut saw = (false, false);
+        for (i, w) in weights.iter().enumerate() {
+            let (x, y) = (i % 128, i / 128);
+            if !(2..126).contains(&x) || !(2..6).contains(&y) {
+                continue;
+            }
+            let below = params.snowline_m - heights[i];
+            let plants = share(w, &[GRASS, DRY_GRASS]);
+            if below > GW_FELL_BELOW_SNOWLINE_M[0] + 100.0 {
+                assert!(plants > 0.5, "{below} m under the snowline: {w:?}");
+                saw.0 = true;
+            } else if below < GW_FELL_BELOW_SNOWLINE_M[1] + 50.0 && below > 20.0 {
+                assert!(
+                    w[SCREE] > w[GRASS] && w[SCREE] > w[DRY_GRASS],
+                    "{below} m: {w:?}"
+                );
+                saw.1 = true;
+            }
+        }
+        assert!(saw.0 && saw.1, "the slope spans meadow and fell-field");
     }
 
     #[test]
