@@ -815,8 +815,10 @@ mod tests {
     fn the_look_meets_the_border_and_tends_to_the_maps_mean_far_out() {
         use crate::bake::ground_weights::GroundParams;
         let (grid, h) = terrain();
-        // Drainage growing southwards (wetter ground), and a snowline inside the relief, so
-        // the border shows several layers.
+        // Drainage growing southwards (wetter ground), and a snowline at the relief's top
+        // (the fell-field's stony ground on the high half, meadow low down), so the border
+        // shows several layers. (At 380 m, inside the relief, the fell-field covered it all
+        // and the border looked like the whole map.)
         let drainage: Vec<f32> = (0..grid.len()).map(|i| (i / 65) as f32 * 20.0).collect();
         let colours: Vec<[u8; 4]> = (0..grid.len())
             .map(|i| [(i % 65 * 3) as u8, (i / 65 * 5) as u8, 100, 255])
@@ -829,7 +831,7 @@ mod tests {
         };
         let ground = Ground {
             params: GroundParams {
-                snowline_m: 380.0,
+                snowline_m: 500.0,
                 ..GroundParams::default()
             },
             paint: None,
