@@ -334,9 +334,69 @@ pub fn automatic_weights(inputs: &GroundInputs<'_>, params: &GroundParams) -> Ve
         .into_par_iter()
         .map(|i| {
             let (x, y) = ((i % w) as f32, (i / w) as f32);
-            cell_weights(inputs, params, log_max, x, y, w, h)
+            cell_weights(inputs, params, log_max, x, y, w, h, (0, 0, w, h))
         })
         .collect()
+}
+
+/// [`weights_of`]'s pairs over the cells of `inner` (whole-map coordinates) of a map
+/// `whole` cells wide and high, from `inputs` over `window` only (`inputs.grid` is the
+/// window's size): `window` must hold `inner` and the one-cell ring around it inside the
+/// map, as the slope, curvature, wetness and sediment stencils read it. `log_max` is
+/// [`drainage_log_max`] of the whole map's inputs; `ground.paint`, if any, is the whole
+/// map's. Gives the whole map's pairs bit for bit (one region of a Terrain3D export
+/// written by the rank holding its cells, issue #41). Errors name `ground`.
+pub fn pairs_in(
+    inputs: &GroundInputs<'_>,
+    ground: &Ground<'_>,
+    log_max: f32,
+    window: crate::field::Rect,
+    whole: (usize, usize),
+    inner: crate::field::Rect,
+) -> Result<Vec<Pair>> {
+    ground.params.validate()?;
+    let (ww, wh) = (inputs.grid.width, inputs.grid.height);
+    let ring = |a: usize, lo: usize| a.saturating_sub(1).max(lo);
+    let fits = window.w == ww
+        && window.h == wh
+        && inputs.heights.len() == ww * wh
+        && ring(inner.x0, 0) >= window.x0
+        && ring(inner.y0, 0) >= window.y0
+        && (inner.x0 + inner.w + 1).min(whole.0) <= window.x0 + window.w
+        && (inner.y0 + inner.h + 1).min(whole.1) <= window.y0 + window.h
+        && window.x0 + window.w <= whole.0
+        && window.y0 + window.h <= whole.1;
+    if !fits {
+        return Err(OrogenError::invalid(
+            "ground",
+            format!("the window {window:?} does not hold the cells {inner:?} and their ring"),
+        ));
+    }
+    if let Some(p) = ground.paint {
+        if p.grid.width != whole.0 || p.grid.height != whole.1 {
+            return Err(OrogenError::invalid(
+                "ground",
+                format!(
+                    "the painted ground is {}×{} but the terrain is {}×{}",
+                    p.grid.width, p.grid.height, whole.0, whole.1
+                ),
+            ));
+        }
+    }
+    let place = (window.x0, window.y0, whole.0, whole.1);
+    Ok((0..inner.len())
+        .into_par_iter()
+        .map(|i| {
+            let (gx, gy) = (inner.x0 + i % inner.w, inner.y0 + i / inner.w);
+            let (x, y) = ((gx - window.x0) as f32, (gy - window.y0) as f32);
+            let w = cell_weights(inputs, &ground.params, log_max, x, y, ww, wh, place);
+            let w = match ground.paint {
+                Some(p) => p.over(gy * whole.0 + gx, w),
+                None => w,
+            };
+            strongest_pair(&w)
+        })
+        .collect())
 }
 
 /// ln(1 + the largest drainage) of `inputs`, the wetness's scale (1 without drainage).
@@ -359,7 +419,16 @@ pub fn shown_weights_at(
 ) -> [f32; LAYERS] {
     let grid = inputs.grid;
     let (w, h) = (grid.width, grid.height);
-    let auto = cell_weights(inputs, &ground.params, log_max, x as f32, y as f32, w, h);
+    let auto = cell_weights(
+        inputs,
+        &ground.params,
+        log_max,
+        x as f32,
+        y as f32,
+        w,
+        h,
+        (0, 0, w, h),
+    );
     let w = match ground.paint {
         Some(p) if p.grid.width == w && p.grid.height == h => p.over(y * w + x, auto),
         _ => auto,
@@ -470,7 +539,10 @@ fn detail_fbm(p: [f32; 3], mut wavelength: f32, octaves: usize, pixel: f32) -> f
     sum
 }
 
-/// One cell's weights (normalised), the shader's fragment at footprint 1.
+/// One cell's weights (normalised), the shader's fragment at footprint 1. `(x, y)` is the
+/// cell in `inputs` (`w × h`), which is the window at `(ox, oy)` of a map `ww × wh`: the
+/// spans at the map's border and the patches' positions are the whole map's.
+#[allow(clippy::too_many_arguments)]
 fn cell_weights(
     inputs: &GroundInputs<'_>,
     params: &GroundParams,
@@ -479,6 +551,7 @@ fn cell_weights(
     y: f32,
     w: usize,
     h: usize,
+    (ox, oy, ww, wh): (usize, usize, usize, usize),
 ) -> [f32; LAYERS] {
     let hf = inputs.heights;
     let (dx, dy) = (inputs.grid.dx(), inputs.grid.dy());
@@ -488,8 +561,9 @@ fn cell_weights(
     let hn = bilinear(hf, w, h, x, y - 1.0);
     let hs = bilinear(hf, w, h, x, y + 1.0);
     // The spans sampled, one-sided at the border (as the shader has them).
-    let sx = ((x + 1.0).min((w - 1) as f32) - (x - 1.0).max(0.0)).max(1.0e-3);
-    let sy = ((y + 1.0).min((h - 1) as f32) - (y - 1.0).max(0.0)).max(1.0e-3);
+    let (gx, gy) = (x + ox as f32, y + oy as f32);
+    let sx = ((gx + 1.0).min((ww - 1) as f32) - (gx - 1.0).max(0.0)).max(1.0e-3);
+    let sy = ((gy + 1.0).min((wh - 1) as f32) - (gy - 1.0).max(0.0)).max(1.0e-3);
     let n = [(hw - he) * sy * dy, sx * sy * dx * dy, (hn - hs) * sx * dx];
     let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
     let n = n.map(|v| v / len);
@@ -508,7 +582,7 @@ fn cell_weights(
     let sediment = inputs
         .sediment
         .map_or(0.0, |s| filtered(s, w, h, x, y, 0.5));
-    let p = [x * dx, hc, y * dy];
+    let p = [gx * dx, hc, gy * dy];
     // One sample per cell: a "pixel" one cell wide.
     let patches = detail_fbm(p, GW_PATCH_CELLS * cell, 3, cell);
 
