@@ -32,7 +32,13 @@
 //!   `outputs`, all per cell: `erosion`, `water_depth`, `sediment`, `velocity`; the
 //!   hydrology maps; a layered world's maps) into the one staging folder, and rank 0
 //!   writes `bake.json` (listing the tiles, `strata_column` in `maps`, `rivers.json`) and
-//!   puts the folder in place. Only `--target terrain3d`/`hterrain` need `--merge`;
+//!   puts the folder in place. With `--target terrain3d` the ranks write the Terrain3D
+//!   regions instead ([`write_regions`]): each region by the rank owning its first cell,
+//!   from the cells of the region and the ground weights' one-cell ring sent by their
+//!   owners (1025² 2×2, region size 256: 8.2 KB a rank, the ring's 8 B a cell of heights
+//!   and drainage; region size 1024: 2.1 MB from each of ranks 1–3 to rank 0), the whole
+//!   export's bytes (bake.json aside). `--target hterrain` needs `--merge` (its maps are
+//!   whole-map files);
 //! - without `--merge` the river curves are traced at rank 0 from the tiles' river cells
 //!   alone ([`orogen_core::tiles::river_curves`]: 16 B a river cell to rank 0), which
 //!   writes `rivers.json`; each rank carves the curves that reach its tile into its own
