@@ -655,6 +655,7 @@ fn cell_weights(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::Rect;
 
     /// The shader file's `const float NAME = v;` and `const vec2 NAME = vec2(a, b);`.
     fn shader_constants() -> Vec<(String, Vec<f32>)> {
@@ -694,6 +695,103 @@ mod tests {
         }
         let gw = shader.iter().filter(|(n, _)| n.starts_with("GW_")).count();
         assert_eq!(gw, SHADER_CONSTANTS.len(), "the shader's GW_ constants");
+    }
+
+    #[test]
+    fn pairs_over_a_window_are_the_whole_maps() {
+        // A region's pairs from its window alone (the cells and their one-cell ring) are
+        // the whole map's, bit for bit, wherever the window lies: at the map's edges (the
+        // stencils' spans and clamps), inside (the patches at whole-map positions).
+        let (w, h) = (37usize, 29usize);
+        let mut state = 99u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let heights: Vec<f32> = (0..w * h).map(|_| 1500.0 * next()).collect();
+        let drainage: Vec<f32> = (0..w * h).map(|_| (12.0 * next()).exp()).collect();
+        let sediment: Vec<f32> = (0..w * h).map(|_| next()).collect();
+        let grid = Grid::new(w, h, 30.0).unwrap();
+        let whole = GroundInputs {
+            grid,
+            heights: &heights,
+            drainage: Some(&drainage),
+            sediment: Some(&sediment),
+        };
+        let ground = Ground::default();
+        let want = weights_of(&whole, &ground).unwrap().pairs;
+        let log_max = drainage_log_max(&whole);
+        let cut = |v: &[f32], r: Rect| -> Vec<f32> {
+            (r.y0..r.y0 + r.h)
+                .flat_map(|y| (r.x0..r.x0 + r.w).map(move |x| (x, y)))
+                .map(|(x, y)| v[y * w + x])
+                .collect()
+        };
+        let rects = [
+            (0, 0, 10, 10),
+            (10, 7, 16, 11),
+            (30, 20, 7, 9),
+            (0, 0, w, h),
+        ];
+        for (x0, y0, rw, rh) in rects {
+            let inner = Rect {
+                x0,
+                y0,
+                w: rw,
+                h: rh,
+            };
+            let (wx0, wy0) = (x0.saturating_sub(1), y0.saturating_sub(1));
+            let window = Rect {
+                x0: wx0,
+                y0: wy0,
+                w: (x0 + rw + 1).min(w) - wx0,
+                h: (y0 + rh + 1).min(h) - wy0,
+            };
+            let (hw, dw, sw) = (
+                cut(&heights, window),
+                cut(&drainage, window),
+                cut(&sediment, window),
+            );
+            let inputs = GroundInputs {
+                grid: Grid::new(window.w, window.h, 30.0).unwrap(),
+                heights: &hw,
+                drainage: Some(&dw),
+                sediment: Some(&sw),
+            };
+            let got = pairs_in(&inputs, &ground, log_max, window, (w, h), inner).unwrap();
+            let want: Vec<Pair> = cut_pairs(&want, w, inner);
+            let bits = |p: &[Pair]| {
+                p.iter()
+                    .map(|p| (p.first, p.second, p.blend.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&got), bits(&want), "{inner:?}");
+            // A window short of the ring is refused, naming `ground`.
+            if x0 > 0 {
+                let short = Rect {
+                    x0: window.x0 + 1,
+                    w: window.w - 1,
+                    ..window
+                };
+                let hs = cut(&heights, short);
+                let inputs = GroundInputs {
+                    grid: Grid::new(short.w, short.h, 30.0).unwrap(),
+                    heights: &hs,
+                    drainage: None,
+                    sediment: None,
+                };
+                let e = pairs_in(&inputs, &ground, log_max, short, (w, h), inner).unwrap_err();
+                assert!(e.to_string().contains("ground"), "{e}");
+            }
+        }
+    }
+
+    fn cut_pairs(p: &[Pair], w: usize, r: Rect) -> Vec<Pair> {
+        (r.y0..r.y0 + r.h)
+            .flat_map(|y| (r.x0..r.x0 + r.w).map(move |x| p[y * w + x]))
+            .collect()
     }
 
     #[test]
