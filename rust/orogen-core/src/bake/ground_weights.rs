@@ -711,7 +711,7 @@ mod tests {
             (state >> 40) as f32 / (1u64 << 24) as f32
         };
         let heights: Vec<f32> = (0..w * h).map(|_| 1500.0 * next()).collect();
-        let drainage: Vec<f32> = (0..w * h).map(|_| (12.0 * next()).exp()).collect();
+        let drainage: Vec<f32> = (0..w * h).map(|_| math::exp(12.0 * next())).collect();
         let sediment: Vec<f32> = (0..w * h).map(|_| next()).collect();
         let grid = Grid::new(w, h, 30.0).unwrap();
         let whole = GroundInputs {
