@@ -14,7 +14,8 @@
 #      pipe model (tests/mpi/hydraulic.ron); strata with Thermal (a Material talus) and
 #      LayeredThermal (tests/mpi/layered.ron); strata eroded by StreamPower (k from the
 #      exposed material) and the pipe model (dissolving down the layers)
-#      (tests/mpi/layered_erosion.ron);
+#      (tests/mpi/layered_erosion.ron); with --target terrain3d, the regions written per
+#      rank, the whole export's bytes;
 #   4. ranks that are not one per tile, and a stage that does not tile, are refused with
 #      exit code 2 and a message naming the flag or the field.
 #
@@ -254,6 +255,36 @@ if "${MPIRUN[@]}" 4 "$BIN" bake "$LAYERED" --out "$WORK/mpi-layered-tiles" --til
 else
     bad "mpirun -np 4 --tiles 2x2, strata without --merge: the layer maps per tile, the threads' bytes ($(tail -n 3 "$WORK/mpi-layered-tiles.log" 2>/dev/null))"
 fi
+
+# Without --merge, --target terrain3d: each region written by the rank owning its first
+# cell from its window's cells (region size 64: regions straddle the tiles); every file
+# but bake.json the whole export's bytes, for the default recipe and a layered one.
+T3D=(--target terrain3d --region-size 64)
+# The same files in $1 and $2, each but bake.json (a tiled bake's lists its tiles) the same.
+same_export() {
+    local f name good=0
+    [[ "$(ls "$1")" == "$(ls "$2")" ]] || { echo "  files differ"; return 1; }
+    for f in "$1"/*; do
+        name=$(basename "$f")
+        if [[ $name != bake.json ]] && ! cmp -s "$f" "$2/$name"; then
+            echo "  $name differs"
+            good=1
+        fi
+    done
+    return $good
+}
+for case in default layered; do
+    if [[ $case == default ]]; then src=("${SMALL[@]}"); else src=("$LAYERED"); fi
+    if "$BIN" bake "${src[@]}" --out "$WORK/whole-t3d-$case" -q "${T3D[@]}" &&
+        "${MPIRUN[@]}" 4 "$BIN" bake "${src[@]}" --out "$WORK/mpi-t3d-$case" --tiles 2x2 -q "${T3D[@]}" \
+            >"$WORK/mpi-t3d-$case.log" 2>&1 &&
+        [[ -f "$WORK/mpi-t3d-$case/control_1_1.exr" ]] &&
+        same_export "$WORK/whole-t3d-$case" "$WORK/mpi-t3d-$case"; then
+        ok "mpirun -np 4 --tiles 2x2 --target terrain3d without --merge, $case: the whole export's bytes"
+    else
+        bad "mpirun -np 4 --tiles 2x2 --target terrain3d without --merge, $case: the whole export's bytes ($(tail -n 3 "$WORK/mpi-t3d-$case.log" 2>/dev/null))"
+    fi
+done
 
 # Refusals, exit code 2, naming the flag or the field; no rank hangs.
 refused() { # what, needle, command...

@@ -593,10 +593,11 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
         Some(spec) => Some(tiles_of(&recipe, spec, args.merge)?),
         None => None,
     };
-    if tiles.is_some() && !args.merge && target != orogen_core::bake::Target::Maps {
+    // HTerrain's maps are single whole-map files: they need --merge.
+    if tiles.is_some() && !args.merge && target == orogen_core::bake::Target::HTerrain {
         return Err(Failure::usage(
-            "--target: a tiled bake writes its tiles as Orogen's maps; add --merge to write \
-             the whole map for this target"
+            "--target hterrain: a tiled bake without --merge writes its tiles as Orogen's \
+             maps or Terrain3D regions; HTerrain's maps are whole-map files, so add --merge"
                 .to_string(),
         ));
     }
@@ -668,6 +669,10 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
                 base_dir: &base_dir,
                 layout: &layout,
                 merge: args.merge,
+                terrain3d: match target {
+                    orogen_core::bake::Target::Terrain3d { region_size } => Some(region_size),
+                    _ => None,
+                },
                 out: &args.out,
                 recipe_path: args.recipe.as_deref(),
             };
@@ -886,6 +891,8 @@ struct Tiled<'a> {
     base_dir: &'a Path,
     layout: &'a orogen_core::tiles::TileLayout,
     merge: bool,
+    /// `--target terrain3d`'s region size.
+    terrain3d: Option<usize>,
     out: &'a Path,
     recipe_path: Option<&'a Path>,
 }
@@ -930,6 +937,7 @@ fn run_tiled(how: &Tiled, mpi: Option<Mpi>) -> Result<TiledDone, Failure> {
         layout: how.layout,
         transport: "threads",
         merge: how.merge,
+        terrain3d: how.terrain3d.filter(|_| !how.merge),
         cancel: &CANCEL,
     };
     let done = match mpi {

@@ -32,7 +32,13 @@
 //!   `outputs`, all per cell: `erosion`, `water_depth`, `sediment`, `velocity`; the
 //!   hydrology maps; a layered world's maps) into the one staging folder, and rank 0
 //!   writes `bake.json` (listing the tiles, `strata_column` in `maps`, `rivers.json`) and
-//!   puts the folder in place. Only `--target terrain3d`/`hterrain` need `--merge`;
+//!   puts the folder in place. With `--target terrain3d` the ranks write the Terrain3D
+//!   regions instead ([`write_regions`]): each region by the rank owning its first cell,
+//!   from the cells of the region and the ground weights' one-cell ring sent by their
+//!   owners (1025² 2×2, region size 256: 8.2 KB a rank, the ring's 8 B a cell of heights
+//!   and drainage; region size 1024: 2.1 MB from each of ranks 1–3 to rank 0), the whole
+//!   export's bytes (bake.json aside). `--target hterrain` needs `--merge` (its maps are
+//!   whole-map files);
 //! - without `--merge` the river curves are traced at rank 0 from the tiles' river cells
 //!   alone ([`orogen_core::tiles::river_curves`]: 16 B a river cell to rank 0), which
 //!   writes `rivers.json`; each rank carves the curves that reach its tile into its own
@@ -202,6 +208,9 @@ pub struct Shared<'a> {
     pub transport: &'static str,
     /// `--merge`: rank 0 gathers the whole maps and returns the whole-map world.
     pub merge: bool,
+    /// Without `--merge`, `--target terrain3d`'s region size: the ranks write the Terrain3D
+    /// regions ([`write_regions`]) instead of the tiles' maps.
+    pub terrain3d: Option<usize>,
     pub cancel: &'a AtomicBool,
 }
 
@@ -1001,7 +1010,10 @@ pub fn write_tiles<C: Comm>(
     } else {
         None
     };
-    let result = write_staged(comm, s, &out, staged.as_deref(), out_dir, tile);
+    let result = match s.terrain3d {
+        Some(r) => write_regions(comm, s, &out, staged.as_deref(), out_dir, tile, r, (lo, hi)),
+        None => write_staged(comm, s, &out, staged.as_deref(), out_dir, tile),
+    };
     let (entries, whole_maps) = match result {
         Ok(e) => e,
         Err(e) => {
@@ -1025,15 +1037,21 @@ pub fn write_tiles<C: Comm>(
         .iter()
         .flat_map(|e| e.files.iter().map(|f| out_dir.join(f)))
         .collect();
-    // The whole maps rank 0 wrote beside the tiles (`strata_column`), by map name.
+    // The whole maps rank 0 wrote beside the tiles (`strata_column`), by map name; for
+    // Terrain3D, its README.txt and export.json.
     files.extend(whole_maps.iter().map(|f| out_dir.join(f)));
-    let whole_maps: Vec<&str> = whole_maps
-        .iter()
-        .map(|f| f.rsplit_once('.').map_or(f.as_str(), |(stem, _)| stem))
-        .collect();
+    let whole_maps: Vec<&str> = match s.terrain3d {
+        Some(_) => Vec::new(),
+        None => whole_maps
+            .iter()
+            .map(|f| f.rsplit_once('.').map_or(f.as_str(), |(stem, _)| stem))
+            .collect(),
+    };
     // The river curves, drawn by rank 0 (`rivers.json`, as the whole bake writes it).
     let mut json = Ok(());
-    if let Some(rivers) = &root.rivers {
+    // Not beside Terrain3D regions: the whole-map export has no rivers.json.
+    let rivers = root.rivers.as_ref().filter(|_| s.terrain3d.is_none());
+    if let Some(rivers) = rivers {
         let shown = out_dir.join(orogen_core::bake::RIVERS_JSON);
         json = orogen_core::bake::rivers_json(rivers)
             .map_err(|e| OrogenError::bad_file(&shown, format!("cannot build rivers.json: {e}")))
@@ -1056,7 +1074,7 @@ pub fn write_tiles<C: Comm>(
             layout.shape(),
             &entries,
             &whole_maps,
-            root.rivers.is_some(),
+            rivers.is_some(),
         )
     });
     match json.and_then(|j| orogen_core::bake::folder::commit(&staged, out_dir).map(|_| j)) {
@@ -1174,6 +1192,195 @@ fn write_staged<C: Comm>(
         })
         .collect();
     Ok((entries, whole_maps))
+}
+
+/// Tags of the Terrain3D regions: the drainage's largest value (2 tags), the regions'
+/// cells.
+const TAG_REGIONS: u32 = 290;
+
+/// One rank's cells of `part` (whole-map cells inside its tile `rect`) of the maps a
+/// Terrain3D region reads: per cell the height, then the drainage, the sediment depth and
+/// the colour where the world has them.
+fn pack_part(
+    maps: &RegionMaps,
+    rect: orogen_core::field::Rect,
+    part: orogen_core::field::Rect,
+) -> Vec<u8> {
+    let mut w = Writer::with_capacity(part.len() * 16);
+    for y in part.y0..part.y0 + part.h {
+        for x in part.x0..part.x0 + part.w {
+            let i = (y - rect.y0) * rect.w + (x - rect.x0);
+            w.f32(maps.heights[i]);
+            if let Some(d) = maps.drainage {
+                w.f32(d[i]);
+            }
+            if let Some(d) = maps.sediment {
+                w.f32(d[i]);
+            }
+            if let Some(c) = maps.colour {
+                w.u32(u32::from_le_bytes(c[i]));
+            }
+        }
+    }
+    w.into_bytes()
+}
+
+/// A tile's maps a Terrain3D region reads.
+struct RegionMaps<'a> {
+    heights: &'a [f32],
+    drainage: Option<&'a [f32]>,
+    sediment: Option<&'a [f32]>,
+    colour: Option<&'a [[u8; 4]]>,
+}
+
+/// Without `--merge`, `--target terrain3d` (issue #41): each Terrain3D region is written by
+/// the rank owning its first cell; every rank sends it the cells of the region's window
+/// (the region and the ground weights' one-cell ring, `region_window`) inside its tile, so
+/// no rank holds more than its tile and the regions it writes. The files are the
+/// whole-map export's bytes (`export_terrain3d::write_region`, the writer the whole-map
+/// export uses); rank 0 writes `README.txt` and `export.json`. Every rank calls it
+/// together; returns each rank's region files (as tile entries) and rank 0's other files.
+#[allow(clippy::too_many_arguments)]
+fn write_regions<C: Comm>(
+    comm: &mut C,
+    s: &Shared,
+    out: &RankOutput,
+    staged: Option<&Path>,
+    out_dir: &Path,
+    tile: orogen_core::tiles::Tile,
+    region_size: usize,
+    lo_hi: (f32, f32),
+) -> Result<(Vec<TileEntry>, Vec<String>)> {
+    use orogen_core::bake::export_terrain3d as t3d;
+    use orogen_core::bake::ground_weights::{drainage_log_max, Ground, GroundInputs};
+    let parts = match staged {
+        Some(p) => vec![p.to_string_lossy().as_bytes().to_vec(); comm.size()],
+        None => Vec::new(),
+    };
+    let path = comm.scatter(ROOT, TAG_STAGED, parts)?;
+    let path = PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+    let (grid, rank) = (s.layout.grid(), comm.rank());
+    let lay = t3d::layout(grid, region_size)?;
+    let layer_world = layer_maps(comm, s, out, tile)?;
+    let layer_map = |name: &str| layer_world.as_ref().and_then(|w| w.maps.get(name));
+    let maps = RegionMaps {
+        heights: &out.heights,
+        drainage: out.hydrology.as_ref().map(|h| h.drainage.as_slice()),
+        sediment: match layer_map(names::SEDIMENT_DEPTH) {
+            Some(MapData::Scalar(m)) => Some(m.data.as_slice()),
+            _ => None,
+        },
+        colour: match layer_map(names::SURFACE_COLOUR) {
+            Some(MapData::Rgba(m)) => Some(m.data.as_slice()),
+            _ => None,
+        },
+    };
+    // The wetness's scale: the whole map's largest drainage.
+    let log_max = match maps.drainage {
+        Some(d) => {
+            let top = all_max(
+                comm,
+                ROOT,
+                TAG_REGIONS,
+                orogen_core::field::finite_min_max(d).1,
+            )?;
+            let one = [top];
+            let inputs = GroundInputs {
+                grid: orogen_core::Grid::new(1, 1, grid.cell_size)?,
+                heights: &one,
+                drainage: Some(&one),
+                sediment: None,
+            };
+            drainage_log_max(&inputs)
+        }
+        None => 1.0,
+    };
+    let r = region_size;
+    let regions: Vec<(usize, usize)> = (0..lay.tiles.1)
+        .flat_map(|z| (0..lay.tiles.0).map(move |x| (x, z)))
+        .collect();
+    let owner = |(x, z): (usize, usize)| s.layout.rank_of(x * r, z * r);
+    // Every rank's cells of every region's window to the region's owner (itself too).
+    for &at in &regions {
+        let win = t3d::region_window(grid, lay, at);
+        if let Some(part) = win.intersect(&tile.interior) {
+            comm.send(
+                owner(at),
+                TAG_REGIONS + 2,
+                pack_part(&maps, tile.interior, part),
+            )?;
+        }
+    }
+    let ground = Ground::default();
+    let mut written = Vec::new();
+    for &at in regions.iter().filter(|&&at| owner(at) == rank) {
+        let win = t3d::region_window(grid, lay, at);
+        let n = win.len();
+        let mut heights = vec![0.0f32; n];
+        let mut drainage = maps.drainage.map(|_| vec![0.0f32; n]);
+        let mut sediment = maps.sediment.map(|_| vec![0.0f32; n]);
+        let mut colour = maps.colour.map(|_| vec![[0u8; 4]; n]);
+        for from in 0..comm.size() {
+            let Some(part) = win.intersect(&s.layout.tile(from).interior) else {
+                continue;
+            };
+            let data = comm.recv(from, TAG_REGIONS + 2)?;
+            let mut rd = Reader::new(&data, "Terrain3D region cells", from);
+            for y in part.y0..part.y0 + part.h {
+                for x in part.x0..part.x0 + part.w {
+                    let i = (y - win.y0) * win.w + (x - win.x0);
+                    heights[i] = rd.f32()?;
+                    if let Some(d) = &mut drainage {
+                        d[i] = rd.f32()?;
+                    }
+                    if let Some(d) = &mut sediment {
+                        d[i] = rd.f32()?;
+                    }
+                    if let Some(c) = &mut colour {
+                        c[i] = rd.u32()?.to_le_bytes();
+                    }
+                }
+            }
+            rd.finish()?;
+        }
+        let window = t3d::RegionWindow {
+            rect: win,
+            heights: &heights,
+            drainage: drainage.as_deref(),
+            sediment: sediment.as_deref(),
+            colour: colour.as_deref(),
+        };
+        written.extend(t3d::write_region(
+            &path, out_dir, grid, r, at, window, &ground, log_max,
+        )?);
+    }
+    let mut tail = Vec::new();
+    if staged.is_some() {
+        tail = t3d::write_tail(&path, out_dir, grid, r, lo_hi, maps.colour.is_some())?;
+    }
+    let text = written.join("\n");
+    let all = comm.gather(ROOT, TAG_ENTRY, text.into_bytes())?;
+    let entries = all
+        .iter()
+        .enumerate()
+        .map(|(r, names)| {
+            let t = s.layout.tile(r);
+            TileEntry {
+                row: t.row,
+                col: t.col,
+                x0: t.interior.x0,
+                y0: t.interior.y0,
+                width: t.interior.w,
+                height: t.interior.h,
+                files: String::from_utf8_lossy(names)
+                    .split('\n')
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect(),
+            }
+        })
+        .collect();
+    Ok((entries, tail))
 }
 
 /// Tags of the layer maps' reductions: the totals' gather and scatter, the beds' check.

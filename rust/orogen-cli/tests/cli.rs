@@ -1573,15 +1573,16 @@ fn tiled_bakes_refuse_a_bad_tiling_or_a_stage_that_does_not_tile() {
         &["`stages[0].Hydrology.outlets.borders`"],
     );
     // Without --merge, what needs a whole map at rank 0 is refused, naming its field.
-    let terrain3d = [
+    // HTerrain's maps are whole-map files (Terrain3D's regions are written per rank).
+    let hterrain = [
         "--tiles",
         "2x2",
         "--set",
         "stages[0].hydrology=false",
         "--target",
-        "terrain3d",
+        "hterrain",
     ];
-    assert_bad_input(&bake(&terrain3d), &["--target", "--merge"]);
+    assert_bad_input(&bake(&hterrain), &["--target", "--merge"]);
     assert!(
         !tmp.path().join("out").exists(),
         "a refused bake writes nothing"
@@ -1662,6 +1663,58 @@ fn tiled_bakes_refuse_what_the_whole_map_refuses_with_the_same_error() {
         let o = run(&["stages=[StreamPower(iterations: 2, dt: 1e9)]"], extra);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
         std::fs::remove_dir_all(tmp.path().join("out")).unwrap();
+    }
+}
+
+#[test]
+fn a_tiled_bake_without_merge_writes_the_terrain3d_regions_of_the_whole_export() {
+    // Issue #41: without --merge each Terrain3D region is written by one rank from the
+    // cells of its window (the region and the ground weights' ring) sent by their owners.
+    // Region size 64 does not divide the tiles, so regions straddle tile edges (and the
+    // world's edge, padded). Every file but bake.json is the whole bake's and the --merge
+    // bake's byte for byte: the default recipe (hydrology, river curves) and a layered one
+    // (surface colour, sediment depth).
+    let tmp = tempfile::tempdir().unwrap();
+    let layered = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mpi/layered.ron");
+    let layered = layered.to_str().unwrap();
+    let cases: [(&str, Vec<&str>); 2] = [
+        ("default", vec!["--set", "size=(97,83)"]),
+        ("layered", vec![layered]),
+    ];
+    for (case, recipe) in cases {
+        let bake = |out: &str, extra: &[&str]| {
+            let mut args = vec!["bake", "--out", out, "-q"];
+            args.extend_from_slice(&recipe);
+            args.extend_from_slice(&["--target", "terrain3d", "--region-size", "64"]);
+            args.extend_from_slice(extra);
+            let o = orogen(tmp.path(), &args);
+            assert!(o.status.success(), "{case} {extra:?}: {}", stderr(&o));
+            tmp.path().join(out)
+        };
+        let whole = bake(&format!("{case}-whole"), &[]);
+        let names = files_of(&whole);
+        assert!(names.contains(&"control_1_1.exr".to_string()), "{names:?}");
+        assert_eq!(
+            names.contains(&"color_1_1.png".to_string()),
+            case == "layered",
+            "{names:?}"
+        );
+        let runs: [&[&str]; 3] = [
+            &["--tiles", "2x2", "--merge"],
+            &["--tiles", "2x2"],
+            &["--tiles", "3x3"],
+        ];
+        for extra in runs {
+            let dir = bake(&format!("{case}-{}", extra.join("")), extra);
+            assert_eq!(files_of(&dir), names, "{case} {extra:?}");
+            for name in names.iter().filter(|n| *n != "bake.json") {
+                assert!(
+                    std::fs::read(whole.join(name)).unwrap()
+                        == std::fs::read(dir.join(name)).unwrap(),
+                    "{case} {extra:?}: {name} differs from the whole export's"
+                );
+            }
+        }
     }
 }
 

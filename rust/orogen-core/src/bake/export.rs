@@ -88,10 +88,22 @@ pub(crate) fn add_bake_json(files: &mut Vec<(String, Encoder<'_>)>, text: Option
 pub(crate) fn add_manifest_and_readme<'a>(
     files: &mut Vec<(String, Encoder<'a>)>,
     dir: &Path,
-    mut manifest: serde_json::Map<String, serde_json::Value>,
+    manifest: serde_json::Map<String, serde_json::Value>,
     readme: String,
 ) -> Result<()> {
-    let mut names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    files.extend(manifest_and_readme(names, dir, manifest, readme)?);
+    Ok(())
+}
+
+/// `README.txt` and `export.json` (`manifest` plus `files`: `names`, the export's other
+/// files, then these two).
+pub(crate) fn manifest_and_readme(
+    mut names: Vec<String>,
+    dir: &Path,
+    mut manifest: serde_json::Map<String, serde_json::Value>,
+    readme: String,
+) -> Result<Vec<(String, Encoder<'static>)>> {
     names.push("README.txt".into());
     names.push("export.json".into());
     manifest.insert("files".into(), serde_json::json!(names));
@@ -101,18 +113,19 @@ pub(crate) fn add_manifest_and_readme<'a>(
             format!("cannot build export.json: {e}"),
         )
     })?;
-    files.push((
-        "README.txt".into(),
-        Box::new(move |out, path| crate::io::write_all(out, readme.as_bytes(), path)),
-    ));
-    files.push((
-        "export.json".into(),
-        Box::new(move |out, path| {
-            crate::io::write_all(out, text.as_bytes(), path)?;
-            crate::io::write_all(out, b"\n", path)
-        }),
-    ));
-    Ok(())
+    Ok(vec![
+        (
+            "README.txt".into(),
+            Box::new(move |out, path| crate::io::write_all(out, readme.as_bytes(), path)),
+        ),
+        (
+            "export.json".into(),
+            Box::new(move |out, path| {
+                crate::io::write_all(out, text.as_bytes(), path)?;
+                crate::io::write_all(out, b"\n", path)
+            }),
+        ),
+    ])
 }
 
 #[cfg(test)]

@@ -24,12 +24,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{OrogenError, Result};
-use crate::field::{Field, Grid, ScalarMap};
+use crate::field::{Field, Grid, Rect, ScalarMap};
 use crate::world::World;
 
-use super::export::{add_manifest_and_readme, surface_colour, window};
-use super::ground_weights::{ground_weights, Ground, Pair, GROUND_MATERIALS};
-use super::write::{write_all_or_nothing, Encoder};
+use super::export::{manifest_and_readme, surface_colour, window};
+use super::ground_weights::{
+    drainage_log_max, pairs_in, Ground, GroundInputs, Pair, GROUND_MATERIALS,
+};
+use super::write::{write_all_or_nothing, write_into, Encoder};
 
 /// Terrain3D's region sizes (`Terrain3D::RegionSize`).
 pub const REGION_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
@@ -173,69 +175,213 @@ pub(crate) fn files<'a>(
 ) -> Result<Vec<(String, Encoder<'a>)>> {
     let grid = world.grid();
     let lay = layout(grid, region_size)?;
-    let control: Vec<u32> = ground_weights(world, ground)?
-        .pairs
-        .into_iter()
-        .map(control_bits)
-        .collect();
-    let (w, h) = (grid.width, grid.height);
-    let r = region_size;
+    let inputs = GroundInputs::of(world);
+    let log_max = drainage_log_max(&inputs);
+    let whole = Rect {
+        x0: 0,
+        y0: 0,
+        w: grid.width,
+        h: grid.height,
+    };
     let colour = surface_colour(world);
     let mut files: Vec<(String, Encoder<'_>)> = Vec::new();
+    for z in 0..lay.tiles.1 {
+        for x in 0..lay.tiles.0 {
+            let win = RegionWindow {
+                rect: whole,
+                heights: &world.height.data,
+                drainage: inputs.drainage,
+                sediment: inputs.sediment,
+                colour,
+            };
+            files.extend(region_files(grid, lay, (x, z), win, ground, log_max)?);
+        }
+    }
+    super::export::add_bake_json(&mut files, bake_json);
+    let names = files.iter().map(|(n, _)| n.clone()).collect();
+    let tail = tail_files(
+        grid,
+        lay,
+        world.height.min_max(),
+        colour.is_some(),
+        dir,
+        names,
+    )?;
+    files.extend(tail);
+    Ok(files)
+}
+
+/// The maps region files read, over `rect` (whole-map cells): at least the region's cells
+/// inside the world and the one-cell ring around them inside the world
+/// ([`region_window`]). `drainage` and `sediment` as [`GroundInputs`] has them; `colour`
+/// a layered terrain's surface colour.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionWindow<'a> {
+    pub rect: Rect,
+    pub heights: &'a [f32],
+    pub drainage: Option<&'a [f32]>,
+    pub sediment: Option<&'a [f32]>,
+    pub colour: Option<&'a [[u8; 4]]>,
+}
+
+/// The cells of region `(x, z)` inside the world of `grid`.
+pub fn region_cells(grid: Grid, lay: Layout, (x, z): (usize, usize)) -> Rect {
+    let r = lay.region_size;
+    let (x0, y0) = (x * r, z * r);
+    Rect {
+        x0,
+        y0,
+        w: (grid.width - x0).min(r),
+        h: (grid.height - y0).min(r),
+    }
+}
+
+/// The cells region `(x, z)`'s files read: its cells and the one-cell ring of the ground
+/// weights' stencils (slope, curvature, wetness, sediment), clipped to the world.
+pub fn region_window(grid: Grid, lay: Layout, at: (usize, usize)) -> Rect {
+    let c = region_cells(grid, lay, at);
+    let (x0, y0) = (c.x0.saturating_sub(1), c.y0.saturating_sub(1));
+    let x1 = (c.x0 + c.w + 1).min(grid.width);
+    let y1 = (c.y0 + c.h + 1).min(grid.height);
+    Rect {
+        x0,
+        y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    }
+}
+
+/// The files of region `(x, z)` (height, control, colour if `win` has it) from `win`:
+/// the same bytes whether `win` is the whole map or the region's window. `log_max` is
+/// [`drainage_log_max`] of the whole map.
+pub(crate) fn region_files<'a>(
+    grid: Grid,
+    lay: Layout,
+    (x, z): (usize, usize),
+    win: RegionWindow<'a>,
+    ground: &Ground<'_>,
+    log_max: f32,
+) -> Result<Vec<(String, Encoder<'a>)>> {
+    let (w, h) = (grid.width, grid.height);
+    let r = lay.region_size;
+    let rect = win.rect;
+    let len = rect.len();
+    let bad = |what: &str| {
+        OrogenError::invalid(
+            "region",
+            format!("region ({x}, {z}): the window's {what} do not cover {rect:?}"),
+        )
+    };
+    if win.heights.len() != len {
+        return Err(bad("heights"));
+    }
+    if win.drainage.is_some_and(|d| d.len() != len) {
+        return Err(bad("drainage"));
+    }
+    if win.sediment.is_some_and(|d| d.len() != len) {
+        return Err(bad("sediment depths"));
+    }
+    if win.colour.is_some_and(|d| d.len() != len) {
+        return Err(bad("colours"));
+    }
+    let cells = region_cells(grid, lay, (x, z));
+    let inputs = GroundInputs {
+        grid: Grid::new(rect.w, rect.h, grid.cell_size)?,
+        heights: win.heights,
+        drainage: win.drainage,
+        sediment: win.sediment,
+    };
+    let pairs = pairs_in(&inputs, ground, log_max, rect, (w, h), cells)?;
+    let control: Vec<u32> = pairs.into_iter().map(control_bits).collect();
+    // Padded past the world's edge by repeating the edge (the cells' window is the world's
+    // edge there).
+    let at = (x * r, z * r);
+    let local = (at.0 - rect.x0, at.1 - rect.y0);
+    let tile_grid = Grid::new(r, r, grid.cell_size)?;
+    let mut files: Vec<(String, Encoder<'a>)> = Vec::new();
+    let heights = win.heights;
+    files.push((
+        tile_name("height", x, z, "exr"),
+        Box::new(move |out, path| {
+            let tile = ScalarMap {
+                grid: tile_grid,
+                data: window(heights, rect.w, rect.h, local, (r, r)),
+            };
+            crate::io::exr::encode_exr(&tile, out, path)
+        }),
+    ));
+    files.push((
+        tile_name("control", x, z, "exr"),
+        Box::new(move |out, path| {
+            let padded = window(&control, cells.w, cells.h, (0, 0), (r, r));
+            let data = (0..r * r)
+                .map(|i| {
+                    let (sx, sz) = (at.0 + i % r, at.1 + i / r);
+                    let bits = if sx < w && sz < h {
+                        padded[i]
+                    } else {
+                        padded[i] | CONTROL_HOLE
+                    };
+                    f32::from_bits(bits)
+                })
+                .collect();
+            let tile = ScalarMap {
+                grid: tile_grid,
+                data,
+            };
+            crate::io::exr::encode_exr(&tile, out, path)
+        }),
+    ));
+    if let Some(colour) = win.colour {
+        files.push((
+            tile_name("color", x, z, "png"),
+            Box::new(move |out, path| {
+                let data = window(colour, rect.w, rect.h, local, (r, r))
+                    .into_iter()
+                    .map(|[r, g, b, _]| [r, g, b, NEUTRAL_ROUGHNESS])
+                    .collect();
+                let tile = Field {
+                    grid: tile_grid,
+                    data,
+                };
+                crate::io::png16::encode_rgba_png(&tile, out, path)
+            }),
+        ));
+    }
+    Ok(files)
+}
+
+/// The file names of every region, in the export's order.
+pub fn region_names(lay: Layout, colour: bool) -> Vec<String> {
+    let mut names = Vec::new();
+    for z in 0..lay.tiles.1 {
+        for x in 0..lay.tiles.0 {
+            names.push(tile_name("height", x, z, "exr"));
+            names.push(tile_name("control", x, z, "exr"));
+            if colour {
+                names.push(tile_name("color", x, z, "png"));
+            }
+        }
+    }
+    names
+}
+
+/// `README.txt` and `export.json` (listing `names`, the files before them, and the
+/// regions), for a world of `grid` with heights `lo..hi`.
+fn tail_files(
+    grid: Grid,
+    lay: Layout,
+    (lo, hi): (f32, f32),
+    colour: bool,
+    dir: &Path,
+    names: Vec<String>,
+) -> Result<Vec<(String, Encoder<'static>)>> {
+    let (w, h) = (grid.width, grid.height);
+    let r = lay.region_size;
     let mut tiles_json = Vec::new();
     for z in 0..lay.tiles.1 {
         for x in 0..lay.tiles.0 {
             let at = (x * r, z * r);
-            let tile_grid = Grid::new(r, r, grid.cell_size)?;
-            let heights = &world.height.data;
-            files.push((
-                tile_name("height", x, z, "exr"),
-                Box::new(move |out, path| {
-                    let tile = ScalarMap {
-                        grid: tile_grid,
-                        data: window(heights, w, h, at, (r, r)),
-                    };
-                    crate::io::exr::encode_exr(&tile, out, path)
-                }),
-            ));
-            let tile_control = window(&control, w, h, at, (r, r));
-            files.push((
-                tile_name("control", x, z, "exr"),
-                Box::new(move |out, path| {
-                    let data = (0..r * r)
-                        .map(|i| {
-                            let (sx, sz) = (at.0 + i % r, at.1 + i / r);
-                            let bits = if sx < w && sz < h {
-                                tile_control[i]
-                            } else {
-                                tile_control[i] | CONTROL_HOLE
-                            };
-                            f32::from_bits(bits)
-                        })
-                        .collect();
-                    let tile = ScalarMap {
-                        grid: tile_grid,
-                        data,
-                    };
-                    crate::io::exr::encode_exr(&tile, out, path)
-                }),
-            ));
-            if let Some(colour) = colour {
-                files.push((
-                    tile_name("color", x, z, "png"),
-                    Box::new(move |out, path| {
-                        let data = window(colour, w, h, at, (r, r))
-                            .into_iter()
-                            .map(|[r, g, b, _]| [r, g, b, NEUTRAL_ROUGHNESS])
-                            .collect();
-                        let tile = Field {
-                            grid: tile_grid,
-                            data,
-                        };
-                        crate::io::png16::encode_rgba_png(&tile, out, path)
-                    }),
-                ));
-            }
             let loc = (lay.origin.0 + x as i32, lay.origin.1 + z as i32);
             tiles_json.push(serde_json::json!({
                 "tile": [x, z],
@@ -244,11 +390,10 @@ pub(crate) fn files<'a>(
                 "samples": [at.0, at.1, (w - at.0).min(r), (h - at.1).min(r)],
                 "height": tile_name("height", x, z, "exr"),
                 "control": tile_name("control", x, z, "exr"),
-                "color": colour.map(|_| tile_name("color", x, z, "png")),
+                "color": colour.then(|| tile_name("color", x, z, "png")),
             }));
         }
     }
-    let (lo, hi) = world.height.min_max();
     let mut manifest = serde_json::Map::new();
     manifest.insert("target".into(), "terrain3d".into());
     manifest.insert("orogen_version".into(), crate::VERSION.into());
@@ -267,10 +412,47 @@ pub(crate) fn files<'a>(
     );
     manifest.insert("tile_list".into(), serde_json::Value::Array(tiles_json));
     manifest.insert("texture_ids".into(), serde_json::json!(GROUND_MATERIALS));
-    let readme = readme(grid, lay, (lo, hi), colour.is_some());
-    super::export::add_bake_json(&mut files, bake_json);
-    add_manifest_and_readme(&mut files, dir, manifest, readme)?;
-    Ok(files)
+    let readme = readme(grid, lay, (lo, hi), colour);
+    manifest_and_readme(names, dir, manifest, readme)
+}
+
+/// Writes region `(x, z)`'s files from `win` into the folder `staged` (errors name the
+/// file in `shown`, the folder the user asked for): one rank's part of a tiled bake's
+/// Terrain3D export (issue #41), the same bytes as the whole-map export's. Returns the
+/// file names.
+#[allow(clippy::too_many_arguments)]
+pub fn write_region(
+    staged: &Path,
+    shown: &Path,
+    grid: Grid,
+    region_size: usize,
+    at: (usize, usize),
+    win: RegionWindow<'_>,
+    ground: &Ground<'_>,
+    log_max: f32,
+) -> Result<Vec<String>> {
+    let lay = layout(grid, region_size)?;
+    let files = region_files(grid, lay, at, win, ground, log_max)?;
+    write_into(staged, shown, files)
+}
+
+/// Writes the export's `README.txt` and `export.json` into `staged` for a world of `grid`
+/// with heights `lo..hi` whose regions (with a colour map if `colour`) and `bake.json`
+/// are written beside them: rank 0's part of a tiled bake's Terrain3D export. Returns the
+/// file names.
+pub fn write_tail(
+    staged: &Path,
+    shown: &Path,
+    grid: Grid,
+    region_size: usize,
+    lo_hi: (f32, f32),
+    colour: bool,
+) -> Result<Vec<String>> {
+    let lay = layout(grid, region_size)?;
+    let mut names = region_names(lay, colour);
+    names.push("bake.json".into());
+    let files = tail_files(grid, lay, lo_hi, colour, shown, names)?;
+    write_into(staged, shown, files)
 }
 
 fn readme(grid: Grid, lay: Layout, (lo, hi): (f32, f32), colour: bool) -> String {

@@ -342,9 +342,69 @@ pub fn automatic_weights(inputs: &GroundInputs<'_>, params: &GroundParams) -> Ve
         .into_par_iter()
         .map(|i| {
             let (x, y) = ((i % w) as f32, (i / w) as f32);
-            cell_weights(inputs, params, log_max, x, y, w, h)
+            cell_weights(inputs, params, log_max, x, y, w, h, (0, 0, w, h))
         })
         .collect()
+}
+
+/// [`weights_of`]'s pairs over the cells of `inner` (whole-map coordinates) of a map
+/// `whole` cells wide and high, from `inputs` over `window` only (`inputs.grid` is the
+/// window's size): `window` must hold `inner` and the one-cell ring around it inside the
+/// map, as the slope, curvature, wetness and sediment stencils read it. `log_max` is
+/// [`drainage_log_max`] of the whole map's inputs; `ground.paint`, if any, is the whole
+/// map's. Gives the whole map's pairs bit for bit (one region of a Terrain3D export
+/// written by the rank holding its cells, issue #41). Errors name `ground`.
+pub fn pairs_in(
+    inputs: &GroundInputs<'_>,
+    ground: &Ground<'_>,
+    log_max: f32,
+    window: crate::field::Rect,
+    whole: (usize, usize),
+    inner: crate::field::Rect,
+) -> Result<Vec<Pair>> {
+    ground.params.validate()?;
+    let (ww, wh) = (inputs.grid.width, inputs.grid.height);
+    let ring = |a: usize, lo: usize| a.saturating_sub(1).max(lo);
+    let fits = window.w == ww
+        && window.h == wh
+        && inputs.heights.len() == ww * wh
+        && ring(inner.x0, 0) >= window.x0
+        && ring(inner.y0, 0) >= window.y0
+        && (inner.x0 + inner.w + 1).min(whole.0) <= window.x0 + window.w
+        && (inner.y0 + inner.h + 1).min(whole.1) <= window.y0 + window.h
+        && window.x0 + window.w <= whole.0
+        && window.y0 + window.h <= whole.1;
+    if !fits {
+        return Err(OrogenError::invalid(
+            "ground",
+            format!("the window {window:?} does not hold the cells {inner:?} and their ring"),
+        ));
+    }
+    if let Some(p) = ground.paint {
+        if p.grid.width != whole.0 || p.grid.height != whole.1 {
+            return Err(OrogenError::invalid(
+                "ground",
+                format!(
+                    "the painted ground is {}×{} but the terrain is {}×{}",
+                    p.grid.width, p.grid.height, whole.0, whole.1
+                ),
+            ));
+        }
+    }
+    let place = (window.x0, window.y0, whole.0, whole.1);
+    Ok((0..inner.len())
+        .into_par_iter()
+        .map(|i| {
+            let (gx, gy) = (inner.x0 + i % inner.w, inner.y0 + i / inner.w);
+            let (x, y) = ((gx - window.x0) as f32, (gy - window.y0) as f32);
+            let w = cell_weights(inputs, &ground.params, log_max, x, y, ww, wh, place);
+            let w = match ground.paint {
+                Some(p) => p.over(gy * whole.0 + gx, w),
+                None => w,
+            };
+            strongest_pair(&w)
+        })
+        .collect())
 }
 
 /// ln(1 + the largest drainage) of `inputs`, the wetness's scale (1 without drainage).
@@ -367,7 +427,16 @@ pub fn shown_weights_at(
 ) -> [f32; LAYERS] {
     let grid = inputs.grid;
     let (w, h) = (grid.width, grid.height);
-    let auto = cell_weights(inputs, &ground.params, log_max, x as f32, y as f32, w, h);
+    let auto = cell_weights(
+        inputs,
+        &ground.params,
+        log_max,
+        x as f32,
+        y as f32,
+        w,
+        h,
+        (0, 0, w, h),
+    );
     let w = match ground.paint {
         Some(p) if p.grid.width == w && p.grid.height == h => p.over(y * w + x, auto),
         _ => auto,
@@ -478,7 +547,10 @@ fn detail_fbm(p: [f32; 3], mut wavelength: f32, octaves: usize, pixel: f32) -> f
     sum
 }
 
-/// One cell's weights (normalised), the shader's fragment at footprint 1.
+/// One cell's weights (normalised), the shader's fragment at footprint 1. `(x, y)` is the
+/// cell in `inputs` (`w × h`), which is the window at `(ox, oy)` of a map `ww × wh`: the
+/// spans at the map's border and the patches' positions are the whole map's.
+#[allow(clippy::too_many_arguments)]
 fn cell_weights(
     inputs: &GroundInputs<'_>,
     params: &GroundParams,
@@ -487,6 +559,7 @@ fn cell_weights(
     y: f32,
     w: usize,
     h: usize,
+    (ox, oy, ww, wh): (usize, usize, usize, usize),
 ) -> [f32; LAYERS] {
     let hf = inputs.heights;
     let (dx, dy) = (inputs.grid.dx(), inputs.grid.dy());
@@ -496,8 +569,9 @@ fn cell_weights(
     let hn = bilinear(hf, w, h, x, y - 1.0);
     let hs = bilinear(hf, w, h, x, y + 1.0);
     // The spans sampled, one-sided at the border (as the shader has them).
-    let sx = ((x + 1.0).min((w - 1) as f32) - (x - 1.0).max(0.0)).max(1.0e-3);
-    let sy = ((y + 1.0).min((h - 1) as f32) - (y - 1.0).max(0.0)).max(1.0e-3);
+    let (gx, gy) = (x + ox as f32, y + oy as f32);
+    let sx = ((gx + 1.0).min((ww - 1) as f32) - (gx - 1.0).max(0.0)).max(1.0e-3);
+    let sy = ((gy + 1.0).min((wh - 1) as f32) - (gy - 1.0).max(0.0)).max(1.0e-3);
     let n = [(hw - he) * sy * dy, sx * sy * dx * dy, (hn - hs) * sx * dx];
     let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
     let n = n.map(|v| v / len);
@@ -516,7 +590,7 @@ fn cell_weights(
     let sediment = inputs
         .sediment
         .map_or(0.0, |s| filtered(s, w, h, x, y, 0.5));
-    let p = [x * dx, hc, y * dy];
+    let p = [gx * dx, hc, gy * dy];
     // One sample per cell: a "pixel" one cell wide.
     let patches = detail_fbm(p, GW_PATCH_CELLS * cell, 3, cell);
 
@@ -596,6 +670,7 @@ fn cell_weights(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::Rect;
 
     /// The shader file's `const float NAME = v;` and `const vec2 NAME = vec2(a, b);`.
     fn shader_constants() -> Vec<(String, Vec<f32>)> {
@@ -635,6 +710,103 @@ mod tests {
         }
         let gw = shader.iter().filter(|(n, _)| n.starts_with("GW_")).count();
         assert_eq!(gw, SHADER_CONSTANTS.len(), "the shader's GW_ constants");
+    }
+
+    #[test]
+    fn pairs_over_a_window_are_the_whole_maps() {
+        // A region's pairs from its window alone (the cells and their one-cell ring) are
+        // the whole map's, bit for bit, wherever the window lies: at the map's edges (the
+        // stencils' spans and clamps), inside (the patches at whole-map positions).
+        let (w, h) = (37usize, 29usize);
+        let mut state = 99u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let heights: Vec<f32> = (0..w * h).map(|_| 1500.0 * next()).collect();
+        let drainage: Vec<f32> = (0..w * h).map(|_| math::exp(12.0 * next())).collect();
+        let sediment: Vec<f32> = (0..w * h).map(|_| next()).collect();
+        let grid = Grid::new(w, h, 30.0).unwrap();
+        let whole = GroundInputs {
+            grid,
+            heights: &heights,
+            drainage: Some(&drainage),
+            sediment: Some(&sediment),
+        };
+        let ground = Ground::default();
+        let want = weights_of(&whole, &ground).unwrap().pairs;
+        let log_max = drainage_log_max(&whole);
+        let cut = |v: &[f32], r: Rect| -> Vec<f32> {
+            (r.y0..r.y0 + r.h)
+                .flat_map(|y| (r.x0..r.x0 + r.w).map(move |x| (x, y)))
+                .map(|(x, y)| v[y * w + x])
+                .collect()
+        };
+        let rects = [
+            (0, 0, 10, 10),
+            (10, 7, 16, 11),
+            (30, 20, 7, 9),
+            (0, 0, w, h),
+        ];
+        for (x0, y0, rw, rh) in rects {
+            let inner = Rect {
+                x0,
+                y0,
+                w: rw,
+                h: rh,
+            };
+            let (wx0, wy0) = (x0.saturating_sub(1), y0.saturating_sub(1));
+            let window = Rect {
+                x0: wx0,
+                y0: wy0,
+                w: (x0 + rw + 1).min(w) - wx0,
+                h: (y0 + rh + 1).min(h) - wy0,
+            };
+            let (hw, dw, sw) = (
+                cut(&heights, window),
+                cut(&drainage, window),
+                cut(&sediment, window),
+            );
+            let inputs = GroundInputs {
+                grid: Grid::new(window.w, window.h, 30.0).unwrap(),
+                heights: &hw,
+                drainage: Some(&dw),
+                sediment: Some(&sw),
+            };
+            let got = pairs_in(&inputs, &ground, log_max, window, (w, h), inner).unwrap();
+            let want: Vec<Pair> = cut_pairs(&want, w, inner);
+            let bits = |p: &[Pair]| {
+                p.iter()
+                    .map(|p| (p.first, p.second, p.blend.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&got), bits(&want), "{inner:?}");
+            // A window short of the ring is refused, naming `ground`.
+            if x0 > 0 {
+                let short = Rect {
+                    x0: window.x0 + 1,
+                    w: window.w - 1,
+                    ..window
+                };
+                let hs = cut(&heights, short);
+                let inputs = GroundInputs {
+                    grid: Grid::new(short.w, short.h, 30.0).unwrap(),
+                    heights: &hs,
+                    drainage: None,
+                    sediment: None,
+                };
+                let e = pairs_in(&inputs, &ground, log_max, short, (w, h), inner).unwrap_err();
+                assert!(e.to_string().contains("ground"), "{e}");
+            }
+        }
+    }
+
+    fn cut_pairs(p: &[Pair], w: usize, r: Rect) -> Vec<Pair> {
+        (r.y0..r.y0 + r.h)
+            .flat_map(|y| (r.x0..r.x0 + r.w).map(move |x| p[y * w + x]))
+            .collect()
     }
 
     #[test]

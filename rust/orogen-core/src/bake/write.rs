@@ -22,12 +22,31 @@ pub(crate) fn write_all_or_nothing(
         return Err(OrogenError::bad_file(dir, "is not a folder"));
     }
     let staged = folder::stage(dir)?;
+    let out = match write_into(&staged, dir, files) {
+        Ok(names) => names.iter().map(|n| dir.join(n)).collect(),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staged);
+            return Err(e);
+        }
+    };
+    folder::commit(&staged, dir)?;
+    Ok(out)
+}
+
+/// Writes every file of `files` into the folder `staged` (errors name the file in `shown`,
+/// the folder the user asked for); returns their names. A tiled bake's ranks each write
+/// their files into the one staging folder this way.
+pub(crate) fn write_into(
+    staged: &Path,
+    shown_dir: &Path,
+    files: Vec<(String, Encoder<'_>)>,
+) -> Result<Vec<String>> {
     let mut out = Vec::with_capacity(files.len());
     for (name, encode) in files {
         let path = staged.join(&name);
         // Errors name the file the user asked for, not the staging folder's copy.
-        let shown = dir.join(&name);
-        let written = File::create(&path)
+        let shown = shown_dir.join(&name);
+        File::create(&path)
             .map_err(|e| OrogenError::io("cannot create", &shown, e))
             .and_then(|file| {
                 let mut w = BufWriter::new(file);
@@ -37,13 +56,8 @@ pub(crate) fn write_all_or_nothing(
                     .map_err(|e| OrogenError::io("cannot write", &shown, e.into_error()))?;
                 file.sync_all()
                     .map_err(|e| OrogenError::io("cannot write", &shown, e))
-            });
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&staged);
-            return Err(e);
-        }
-        out.push(dir.join(&name));
+            })?;
+        out.push(name);
     }
-    folder::commit(&staged, dir)?;
     Ok(out)
 }
