@@ -1169,28 +1169,7 @@ fn write_staged<C: Comm>(
         &maps,
     )?;
     // Each rank's file names (its place is known from its rank).
-    let text = entry.files.join("\n");
-    let all = comm.gather(ROOT, TAG_ENTRY, text.into_bytes())?;
-    let entries = all
-        .iter()
-        .enumerate()
-        .map(|(r, names)| {
-            let t = s.layout.tile(r);
-            TileEntry {
-                row: t.row,
-                col: t.col,
-                x0: t.interior.x0,
-                y0: t.interior.y0,
-                width: t.interior.w,
-                height: t.interior.h,
-                files: String::from_utf8_lossy(names)
-                    .split('\n')
-                    .filter(|n| !n.is_empty())
-                    .map(String::from)
-                    .collect(),
-            }
-        })
-        .collect();
+    let entries = gather_entries(comm, s.layout, &entry.files)?;
     Ok((entries, whole_maps))
 }
 
@@ -1358,13 +1337,23 @@ fn write_regions<C: Comm>(
     if staged.is_some() {
         tail = t3d::write_tail(&path, out_dir, grid, r, lo_hi, maps.colour.is_some())?;
     }
-    let text = written.join("\n");
-    let all = comm.gather(ROOT, TAG_ENTRY, text.into_bytes())?;
-    let entries = all
+    let entries = gather_entries(comm, s.layout, &written)?;
+    Ok((entries, tail))
+}
+
+/// Gathers at rank 0 each rank's written file names (`files`) as `bake.json`'s tile entries,
+/// placed by their rank's tile (other ranks get theirs only).
+fn gather_entries<C: Comm>(
+    comm: &mut C,
+    layout: &TileLayout,
+    files: &[String],
+) -> Result<Vec<TileEntry>> {
+    let all = comm.gather(ROOT, TAG_ENTRY, files.join("\n").into_bytes())?;
+    Ok(all
         .iter()
         .enumerate()
         .map(|(r, names)| {
-            let t = s.layout.tile(r);
+            let t = layout.tile(r);
             TileEntry {
                 row: t.row,
                 col: t.col,
@@ -1379,8 +1368,7 @@ fn write_regions<C: Comm>(
                     .collect(),
             }
         })
-        .collect();
-    Ok((entries, tail))
+        .collect())
 }
 
 /// Tags of the layer maps' reductions: the totals' gather and scatter, the beds' check.
