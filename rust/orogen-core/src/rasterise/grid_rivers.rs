@@ -1036,17 +1036,8 @@ mod tests {
                 .map(|i| {
                     let (x, y) = ((i % w) as i64, (i / w) as i64);
                     let mut best = i;
-                    for (ox, oy) in [
-                        (-1, -1),
-                        (0, -1),
-                        (1, -1),
-                        (-1, 0),
-                        (1, 0),
-                        (-1, 1),
-                        (0, 1),
-                        (1, 1),
-                    ] {
-                        let (a, b) = (x + ox, y + oy);
+                    for &(ox, oy) in &crate::neighbourhood::raster::OFFSETS {
+                        let (a, b) = (x + ox as i64, y + oy as i64);
                         if a < 0 || b < 0 || a >= w as i64 || b >= h as i64 {
                             continue;
                         }

@@ -283,17 +283,8 @@ mod tests {
                 .map(|i| {
                     let (x, y) = (i % w, i / w);
                     let mut best = i;
-                    for (ox, oy) in [
-                        (-1i64, -1i64),
-                        (0, -1),
-                        (1, -1),
-                        (-1, 0),
-                        (1, 0),
-                        (-1, 1),
-                        (0, 1),
-                        (1, 1),
-                    ] {
-                        let (a, b) = (x as i64 + ox, y as i64 + oy);
+                    for &(ox, oy) in &crate::neighbourhood::raster::OFFSETS {
+                        let (a, b) = (x as i64 + ox as i64, y as i64 + oy as i64);
                         if a < 0 || b < 0 || a >= w as i64 || b >= h as i64 {
                             continue;
                         }
