@@ -259,36 +259,17 @@ impl<N: Neighbourhood> StreamPower<N> {
             return self.step_heights(terrain.surface, dt);
         }
         if let Some(factors) = &self.material_factors {
-            if factors.len() != terrain.layers.len() + 1 {
-                return Err(OrogenError::invalid(
-                    format!("{}.materials", self.field),
-                    format!(
-                        "{} erodibility factors for {} layers and bedrock",
-                        factors.len(),
-                        terrain.layers.len()
-                    ),
-                ));
-            }
-            for (i, (k, &base)) in self.k.iter_mut().zip(&self.k_base).enumerate() {
-                *k = base * factors[terrain.exposed(i)];
-            }
+            set_material_k(&self.field, factors, &self.k_base, &mut self.k, terrain)?;
         }
         let mut h = std::mem::take(&mut self.scratch);
         h.clear();
         h.extend_from_slice(terrain.surface);
         let report = self.step_heights(&mut h, dt);
         if report.is_ok() {
-            // Uplift moves the column; whatever else changed was eroded (or filled).
-            for i in 0..h.len() {
-                let up = if self.router.graph().receivers[i] as usize == i {
-                    0.0
-                } else {
-                    (terrain.surface[i] as f64 + self.uplift[i] as f64 * dt) as f32
-                        - terrain.surface[i]
-                };
-                terrain.uplift(i, up);
-            }
-            terrain.set_surface(&h);
+            let receivers = &self.router.graph().receivers;
+            move_columns(terrain, &h, &self.uplift, dt, |i| {
+                receivers[i] as usize == i
+            });
         }
         self.scratch = h;
         report
@@ -366,6 +347,54 @@ impl<N: Neighbourhood> StreamPower<N> {
 
 /// Newton iterations allowed per node before the solve reports an error (n ≠ 1).
 pub const MAX_NEWTON_ITERATIONS: u32 = 100;
+
+/// A layered terrain's `k` (issue #20's materials): `base` times the erodibility factor of
+/// the material each cell exposes (`factors`: one per layer, then bedrock), for the
+/// whole map's step and a tile's alike.
+pub(crate) fn set_material_k(
+    field: &str,
+    factors: &[f32],
+    base: &[f32],
+    k: &mut [f32],
+    terrain: &TerrainMut,
+) -> Result<()> {
+    if factors.len() != terrain.layers.len() + 1 {
+        return Err(OrogenError::invalid(
+            format!("{field}.materials"),
+            format!(
+                "{} erodibility factors for {} layers and bedrock",
+                factors.len(),
+                terrain.layers.len()
+            ),
+        ));
+    }
+    for (i, (k, &b)) in k.iter_mut().zip(base).enumerate() {
+        *k = b * factors[terrain.exposed(i)];
+    }
+    Ok(())
+}
+
+/// After a step of `dt` years to the heights `new`: uplift moves each column (none where
+/// `outlet(i)`, a cell that receives itself), and whatever else changed was eroded from
+/// the top layer down (or laid into layer 0).
+pub(crate) fn move_columns(
+    terrain: &mut TerrainMut,
+    new: &[f32],
+    uplift: &[f32],
+    dt: f64,
+    outlet: impl Fn(usize) -> bool,
+) {
+    for (i, &u) in uplift.iter().enumerate() {
+        let up = if outlet(i) {
+            0.0
+        } else {
+            let s = terrain.surface[i];
+            (s as f64 + u as f64 * dt) as f32 - s
+        };
+        terrain.uplift(i, up);
+    }
+    terrain.set_surface(new);
+}
 
 /// The largest erosion factor per year of `dt` any node can see, `k_max·total^m/link^n`:
 /// all the water (`total`, the sum of node area × precipitation) through the shortest link

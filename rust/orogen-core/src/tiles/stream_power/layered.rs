@@ -7,6 +7,7 @@
 //! cross tile edges, as without strata.
 
 use super::TileStreamPower;
+use crate::eroders::stream_power::{move_columns, set_material_k};
 use crate::error::{OrogenError, Result};
 use crate::state::{Layers, TerrainMut};
 use crate::tiles::comm::Comm;
@@ -59,35 +60,14 @@ impl TileStreamPower {
         }
         let mut surface = self.heights();
         if let Some(factors) = &self.material_factors {
-            if factors.len() != layers.len() + 1 {
-                return Err(OrogenError::invalid(
-                    format!("{}.materials", self.field),
-                    format!(
-                        "{} erodibility factors for {} layers and bedrock",
-                        factors.len(),
-                        layers.len()
-                    ),
-                ));
-            }
             let terrain = TerrainMut::new(&mut surface, layers);
-            for (i, (k, &base)) in self.k.iter_mut().zip(&self.k_base).enumerate() {
-                *k = base * factors[terrain.exposed(i)];
-            }
+            set_material_k(&self.field, factors, &self.k_base, &mut self.k, &terrain)?;
         }
         let stats = self.step(comm, dt)?;
         let new = self.heights();
         let mut terrain = TerrainMut::new(&mut surface, layers);
-        // Uplift moves the column; whatever else changed was eroded (or filled).
-        for (i, &u) in self.uplift.iter().enumerate() {
-            let up = if self.receivers[i] == self.global(i) {
-                0.0
-            } else {
-                let s = terrain.surface[i];
-                (s as f64 + u as f64 * dt) as f32 - s
-            };
-            terrain.uplift(i, up);
-        }
-        terrain.set_surface(&new);
+        let outlet = |i: usize| self.receivers[i] == self.global(i);
+        move_columns(&mut terrain, &new, &self.uplift, dt, outlet);
         Ok(stats)
     }
 }
