@@ -154,6 +154,10 @@ func _build_uplift(src: Variant, noise_fields: Array, source_fields: Dictionary)
 	fade["label"] = "Fade at borders"
 	_number(g, "uplift_fade_m", fade,
 			float(Context.dict_of(_ctx.recipe()).get("uplift_fade_m", 0.0)))
+	var ragged: Dictionary = source_fields.get("uplift_fade_ragged", {}).duplicate()
+	ragged["label"] = "Ragged coast"
+	_number(g, "uplift_fade_ragged", ragged,
+			float(Context.dict_of(_ctx.recipe()).get("uplift_fade_ragged", 0.0)))
 
 
 ## A rate field (uplift, m/yr in the recipe) labelled `label`.

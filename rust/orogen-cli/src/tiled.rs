@@ -69,7 +69,7 @@ use orogen_core::stages::hydraulic::HYDRAULIC_SEED;
 use orogen_core::stages::hydrology::HydrologyParams;
 use orogen_core::stages::layered_thermal::LAYERED_THERMAL_SEED;
 use orogen_core::stages::source::{
-    border_fade, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
+    border_fade_window, COAST_SEED, ERODIBILITY_SEED, PRECIPITATION_SEED, THERMAL_SEED, UPLIFT_SEED,
 };
 use orogen_core::stages::strata::{self, WorldMaterial};
 use orogen_core::stages::stream_power::{Schedule, StreamPowerParams};
@@ -557,9 +557,15 @@ pub fn run_rank<C: Comm>(comm: &mut C, s: &Shared) -> Result<RankOutput> {
     )?;
     // The recipe's fade at the borders, from the whole grid's coordinates.
     if s.recipe.uplift_fade_m > 0.0 {
-        for (i, u) in uplift.iter_mut().enumerate() {
-            let (x, y) = (window.x0 + i % window.w, window.y0 + i / window.w);
-            *u *= border_fade(grid, x, y, s.recipe.uplift_fade_m);
+        let fade = border_fade_window(
+            grid,
+            window,
+            s.recipe.border_fade(),
+            s.recipe.seed ^ COAST_SEED,
+            s.cancel,
+        )?;
+        for (u, f) in uplift.iter_mut().zip(fade) {
+            *u *= f;
         }
     }
     // The strata under this tile, as `runner::initial_world` lays them under the whole

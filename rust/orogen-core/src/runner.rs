@@ -13,7 +13,7 @@ use crate::recipe::{Recipe, Stage};
 pub use crate::stages::context::{Event, StageContext};
 use crate::stages::device::{Accelerator, Device, Devices, NO_BACKEND};
 use crate::stages::planet::{PlanetValue, PLANET_SEED};
-use crate::stages::source::{GRAPH_SEED, UPLIFT_SEED};
+use crate::stages::source::{COAST_SEED, GRAPH_SEED, UPLIFT_SEED};
 use crate::stages::stream_power::StreamPowerParams;
 use crate::stages::thermal::ThermalParams;
 use crate::stages::{LoopProcess, Process};
@@ -101,7 +101,12 @@ pub fn initial_world_observed(
                 .resolve_cancellable(grid, recipe.seed ^ UPLIFT_SEED, base_dir, cancel)?
         }
     };
-    crate::stages::source::fade_at_borders(&mut world.uplift, recipe.uplift_fade_m);
+    crate::stages::source::fade_at_borders(
+        &mut world.uplift,
+        recipe.border_fade(),
+        recipe.seed ^ COAST_SEED,
+        cancel,
+    )?;
     world.planet = planet;
     cancelled()?;
     if let Some(strata) = &recipe.strata {

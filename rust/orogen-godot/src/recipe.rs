@@ -540,6 +540,14 @@ const SOURCE_FIELDS: &[FieldInfo] = &[
         "Metres inside the map's borders over which the uplift fades to 0, so the range rises from lowlands and coasts rather than from walls at the borders; 0: no fade.",
     ),
     FieldInfo::new(
+        "uplift_fade_ragged",
+        "",
+        0.0,
+        3.0,
+        FieldKind::Number,
+        "How far the fade's start moves in from the borders and back along them, a share of uplift_fade_m: the sea reaches in as bays between headlands instead of the coast following the square; 0: an even fade.",
+    ),
+    FieldInfo::new(
         "height",
         "m",
         -1000.0,

@@ -120,6 +120,12 @@ pub struct Recipe {
     /// talus angle). 0 (the default): no fade.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub uplift_fade_m: f32,
+    /// How far the fade's start moves in from the borders and back, with noise along them,
+    /// as a share of `uplift_fade_m` (at most 0.15 of the map's shorter side), in [0, 3]:
+    /// the sea at the borders then reaches in as bays between headlands instead of the
+    /// coast following the square. 0 (the default): the fade starts on the border.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uplift_fade_ragged: f32,
     /// Stages run in order.
     #[serde(default)]
     pub stages: Vec<Stage>,
@@ -201,6 +207,14 @@ impl Recipe {
                     sp.precipitation = Some(ScalarSource::Values(p.clone()));
                 }
             }
+        }
+    }
+
+    /// The uplift's fade at the borders: `uplift_fade_m` and `uplift_fade_ragged`.
+    pub fn border_fade(&self) -> crate::stages::source::BorderFade {
+        crate::stages::source::BorderFade {
+            fade_m: self.uplift_fade_m,
+            ragged: self.uplift_fade_ragged,
         }
     }
 
@@ -291,6 +305,12 @@ impl Recipe {
         }
         self.uplift.validate("uplift")?;
         check_range("uplift_fade_m", self.uplift_fade_m as f64, 0.0, 1.0e7)?;
+        check_range(
+            "uplift_fade_ragged",
+            self.uplift_fade_ragged as f64,
+            0.0,
+            3.0,
+        )?;
         if let Some(p) = &self.planet {
             p.validate("planet")?;
         }

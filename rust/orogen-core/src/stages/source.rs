@@ -21,6 +21,8 @@ use crate::stages::planet::PlanetSource;
 
 /// Salt mixed into the recipe seed for the uplift's noise, so it differs from the terrain's.
 pub const UPLIFT_SEED: u64 = 0x7570_6c69_6674;
+/// Seed of the noise that moves the uplift's fade at the borders in and out (`uplift_fade_ragged`).
+pub const COAST_SEED: u64 = 0x0063_6f61_7374; // "coast"
 /// Salt mixed into the recipe seed for a noise erodibility map.
 pub const ERODIBILITY_SEED: u64 = 0x6572_6f64_6962_696c;
 /// Salt mixed into the recipe seed for a noise precipitation map (every stage's).
@@ -391,36 +393,113 @@ impl ScalarSource {
 /// crease). 1 everywhere when `fade_m` is 0. Per cell, from the whole grid's coordinates,
 /// so a tile of a tiled run gets the whole map's values.
 pub fn border_fade(grid: Grid, x: usize, y: usize, fade_m: f32) -> f32 {
-    let extent_x = grid.width.saturating_sub(1) as f32 * grid.cell_size;
-    let extent_y = grid.height.saturating_sub(1) as f32 * grid.cell_size_y;
-    let fade_m = fade_m.min(0.25 * extent_x.min(extent_y));
+    border_fade_inset(grid, x, y, fade_m, 0.0)
+}
+
+/// [`border_fade`] with the smoothstep starting `inset_m` metres inside the border instead
+/// of on it (0 up to there): where the inset is deep, the land starts further in, and the
+/// sea at the borders reaches in as a bay.
+pub fn border_fade_inset(grid: Grid, x: usize, y: usize, fade_m: f32, inset_m: f32) -> f32 {
+    let fade_m = fade_m.min(0.25 * short_extent(grid));
     if fade_m <= 0.0 {
         return 1.0;
     }
     let along = |i: usize, n: usize, d: f32| {
         let from_border = i.min(n.saturating_sub(1).saturating_sub(i)) as f32 * d;
-        let t = (from_border / fade_m).clamp(0.0, 1.0);
+        let t = ((from_border - inset_m) / fade_m).clamp(0.0, 1.0);
         t * t * (3.0 - 2.0 * t)
     };
     along(x, grid.width, grid.cell_size) * along(y, grid.height, grid.cell_size_y)
 }
 
-/// Scales `map` (a resolved uplift) by [`border_fade`] of `fade_m`: the range rises from
-/// lowlands (or a coast) at the map's borders rather than from walls at the borders held
-/// at base level.
-pub fn fade_at_borders(map: &mut ScalarMap, fade_m: f32) {
-    if fade_m <= 0.0 {
-        return;
+/// The map's shorter side, metres.
+fn short_extent(grid: Grid) -> f32 {
+    let extent_x = grid.width.saturating_sub(1) as f32 * grid.cell_size;
+    let extent_y = grid.height.saturating_sub(1) as f32 * grid.cell_size_y;
+    extent_x.min(extent_y)
+}
+
+/// The recipe's fade of the uplift at the borders, one factor per cell of `window` of
+/// `grid` (row-major over the window): [`border_fade_inset`] of `fade_m`, with an inset
+/// that low-frequency noise moves between 0 and `ragged` × the fade (at most 0.15 of the
+/// map's shorter side; the noise's wavelength is 1.3 times that deepest bay), so the coast
+/// has bays between headlands instead of following the square. `ragged` 0: [`border_fade`]'s even fade. The noise
+/// is sampled at whole-map positions, so a tile gets the whole map's values.
+pub fn border_fade_window(
+    grid: Grid,
+    window: Rect,
+    fade: BorderFade,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<Vec<f32>> {
+    let inset = if fade.ragged > 0.0 && fade.fade_m > 0.0 {
+        let fade_m = fade.fade_m.min(0.25 * short_extent(grid));
+        let deepest = (fade.ragged * fade_m).min(0.15 * short_extent(grid));
+        let params = NoiseParams {
+            octaves: 3,
+            wavelength: (1.3 * deepest).max(grid.cell_size.max(grid.cell_size_y)),
+            amplitude: 1.0,
+            ..NoiseParams::default()
+        };
+        let noise = crate::generators::noise::generate_window(&params, grid, window, seed, cancel)?;
+        // Where the noise is low the fade starts on the border (headlands); elsewhere bays
+        // reach in, smoothly. An octave sum rarely reaches its bound: from −0.6 of its half
+        // (no inset) to its half (the deepest bay).
+        let half = 0.5 * params.bounds().1 as f32;
+        noise
+            .into_iter()
+            .map(|n| {
+                let t = ((n / half + 0.6) / 1.6).clamp(0.0, 1.0);
+                deepest * t * t * (3.0 - 2.0 * t)
+            })
+            .collect()
+    } else {
+        vec![0.0; window.len()]
+    };
+    Ok(inset
+        .iter()
+        .enumerate()
+        .map(|(i, &inset_m)| {
+            let (x, y) = (window.x0 + i % window.w, window.y0 + i / window.w);
+            border_fade_inset(grid, x, y, fade.fade_m, inset_m)
+        })
+        .collect())
+}
+
+/// A recipe's `uplift_fade_m` and `uplift_fade_ragged`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BorderFade {
+    /// Metres over which the uplift rises from 0 to the recipe's own.
+    pub fade_m: f32,
+    /// How far the fade's start moves inland with noise, a share of `fade_m`, in [0, 3].
+    pub ragged: f32,
+}
+
+/// Scales `map` (a resolved uplift) by [`border_fade_window`] over the whole map: the range
+/// rises from lowlands (or a coast) at the map's borders rather than from walls at the
+/// borders held at base level.
+pub fn fade_at_borders(
+    map: &mut ScalarMap,
+    fade: BorderFade,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    if fade.fade_m <= 0.0 {
+        return Ok(());
     }
     let grid = map.grid;
+    let whole = Rect {
+        x0: 0,
+        y0: 0,
+        w: grid.width,
+        h: grid.height,
+    };
+    let factors = border_fade_window(grid, whole, fade, seed, cancel)?;
     map.data
-        .par_chunks_mut(grid.width.max(1))
-        .enumerate()
-        .for_each(|(y, row)| {
-            for (x, v) in row.iter_mut().enumerate() {
-                *v *= border_fade(grid, x, y, fade_m);
-            }
-        });
+        .par_iter_mut()
+        .zip(factors.par_iter())
+        .for_each(|(v, f)| *v *= f);
+    Ok(())
 }
 
 /// The rows of `window` of a whole map over `grid`, row-major over the window.

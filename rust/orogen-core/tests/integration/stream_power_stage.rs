@@ -509,15 +509,96 @@ fn uplift_fading_at_the_borders_leaves_no_walls() {
 
 #[test]
 fn a_bad_uplift_fade_names_its_field() {
-    for bad in ["-1.0", "NaN", "inf"] {
+    for (field, bad) in [
+        ("uplift_fade_m", "-1.0"),
+        ("uplift_fade_m", "NaN"),
+        ("uplift_fade_m", "inf"),
+        ("uplift_fade_ragged", "-0.1"),
+        ("uplift_fade_ragged", "3.5"),
+        ("uplift_fade_ragged", "NaN"),
+    ] {
         let text = format!(
             "(size: (33, 33), cell_size: 100.0, seed: 1, terrain: Flat(0.0), \
-             uplift_fade_m: {bad})"
+             uplift_fade_m: 500.0, {field}: {bad})"
         );
         let e = match Recipe::from_ron_str(&text, "<test>") {
             Err(e) => e.to_string(),
             Ok(r) => r.validate().expect_err(bad).to_string(),
         };
-        assert!(e.contains("uplift_fade_m"), "{bad}: {e}");
+        assert!(e.contains(field), "{field} {bad}: {e}");
+    }
+}
+
+/// `uplift_fade_ragged`: the fade starts up to `ragged` × the fade inside the border, moved
+/// in and out by noise along it, so the coast of an eroded range has bays and headlands; the
+/// even fade (0) starts on the border everywhere. A window of the map (a tile) gets the
+/// whole map's factors bit for bit.
+#[test]
+fn a_ragged_uplift_fade_moves_the_coast_in_and_out() {
+    use orogen_core::field::Rect;
+    use orogen_core::stages::source::{border_fade_window, BorderFade};
+    let side = 257usize;
+    let grid = Grid::new(side, side, 100.0).unwrap();
+    let cancel = AtomicBool::new(false);
+    let whole = Rect {
+        x0: 0,
+        y0: 0,
+        w: side,
+        h: side,
+    };
+    let factors = |ragged: f32| {
+        let fade = BorderFade {
+            fade_m: 4000.0,
+            ragged,
+        };
+        border_fade_window(grid, whole, fade, 11, &cancel).expect("fade")
+    };
+    // Along the west border, the first cell (from the border) whose factor is over 1 %:
+    // where the land starts.
+    let starts = |f: &[f32]| -> Vec<usize> {
+        (60..side - 60)
+            .map(|y| (0..side / 2).find(|&x| f[y * side + x] > 0.01).unwrap())
+            .collect()
+    };
+    let even = factors(0.0);
+    let ragged = factors(1.0);
+    let (e, r) = (starts(&even), starts(&ragged));
+    assert!(
+        e.iter().all(|&x| x == e[0]),
+        "the even fade starts at one distance: {e:?}"
+    );
+    let (lo, hi) = (*r.iter().min().unwrap(), *r.iter().max().unwrap());
+    assert!(
+        lo <= e[0] + 3,
+        "a headland reaches the border: {lo} cells in"
+    );
+    assert!(
+        hi >= e[0] + 20,
+        "a bay reaches at least half the 40-cell fade further in: {hi} cells against {}",
+        e[0]
+    );
+    // The bays are wide, not single-cell notches: on average neighbouring rows start
+    // within 1.5 cells of each other (a headland's tip can still jump a row).
+    let mean_step =
+        r.windows(2).map(|p| p[0].abs_diff(p[1])).sum::<usize>() as f64 / (r.len() - 1) as f64;
+    assert!(mean_step < 1.5, "{mean_step}: {r:?}");
+    // Deeper in, every cell gets the recipe's own uplift; the inset never passes 0.15 of
+    // the map (38 cells) plus the fade (40).
+    assert!((0..side).all(|x| ragged[(side / 2) * side + x] == 1.0 || x < 79 || x > side - 80));
+    // A tile's factors are the whole map's.
+    let tile = Rect {
+        x0: 30,
+        y0: 100,
+        w: 70,
+        h: 50,
+    };
+    let fade = BorderFade {
+        fade_m: 4000.0,
+        ragged: 1.0,
+    };
+    let part = border_fade_window(grid, tile, fade, 11, &cancel).expect("tile");
+    for (i, v) in part.iter().enumerate() {
+        let (x, y) = (tile.x0 + i % tile.w, tile.y0 + i / tile.w);
+        assert_eq!(v.to_bits(), ragged[y * side + x].to_bits(), "({x}, {y})");
     }
 }
