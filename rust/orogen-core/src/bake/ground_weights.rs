@@ -65,6 +65,10 @@ pub const GW_SCREE_LOW: f32 = 0.5;
 pub const GW_FELL_BELOW_SNOWLINE_M: [f32; 2] = [450.0, 50.0];
 pub const GW_FELL_THIN: f32 = 0.75;
 pub const GW_FELL_SCREE: f32 = 0.6;
+/// The fell-field's edge also moves with noise of a fixed size in metres (wavelengths from
+/// the first down to an eighth of it, faded under a few pixels or cells), up and down by
+/// about the second: on coarse cells the patches alone drew it as a smooth contour.
+pub const GW_FELL_FINE: [f32; 2] = [400.0, 180.0];
 /// Soil everywhere, more on mid slopes and where sediment lies deep.
 pub const GW_SOIL_BASE: f32 = 0.15;
 pub const GW_SOIL_SLOPE: f32 = 0.0;
@@ -126,6 +130,7 @@ pub const SHADER_CONSTANTS: &[(&str, &[f32])] = &[
     ("GW_FELL_BELOW_SNOWLINE_M", &GW_FELL_BELOW_SNOWLINE_M),
     ("GW_FELL_THIN", &[GW_FELL_THIN]),
     ("GW_FELL_SCREE", &[GW_FELL_SCREE]),
+    ("GW_FELL_FINE", &GW_FELL_FINE),
     ("GW_SOIL_BASE", &[GW_SOIL_BASE]),
     ("GW_SOIL_SLOPE", &[GW_SOIL_SLOPE]),
     ("GW_SOIL_FROM_DEG", &GW_SOIL_FROM_DEG),
@@ -623,10 +628,11 @@ fn cell_weights(
         d + GW_MOIST_PATCHES * patches + GW_MOIST_SHADE * shade,
     );
     // Fell-field: plants thin out over stony ground under the snowline.
+    let fine = detail_fbm(p, GW_FELL_FINE[0], 4, cell);
     let fell = smoothstep(
         snowline - GW_FELL_BELOW_SNOWLINE_M[0],
         snowline - GW_FELL_BELOW_SNOWLINE_M[1],
-        hc + GW_PATCH_HEIGHT_M * patches,
+        hc + GW_PATCH_HEIGHT_M * patches + GW_FELL_FINE[1] * fine,
     );
     wt[SCREE] += GW_FELL_SCREE * fell;
     let plants = (1.0 - step2(GW_PLANTS_DEG, s)) * (1.0 - GW_FELL_THIN * fell);
