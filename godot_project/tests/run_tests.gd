@@ -1451,6 +1451,10 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 			sum += weights_run[4 * v + k] + weights_run[4 * (skirt_run + v) + k]
 		sums_to_one = sums_to_one and absf(sum - 1.0) < 1.0e-3
 	check(sums_to_one, "after a run the skirt carries ground weights summing to 1 (%d floats)" % weights_run.size())
+	# The skirt is lit with bumps as steep as the border's hills (200 m of noise over 3 km:
+	# a root-mean-square slope of a few tenths), whichever way it was made.
+	var relief_run: float = float(internal_material(terrain, "Skirt").get_shader_parameter("skirt_relief"))
+	check(relief_run > 0.05 and relief_run < 1.0, "after a run the skirt has the border's relief (%f)" % relief_run)
 	var data: TerrainData = terrain.data
 	terrain.data = null
 	await process_frame # (a removed mesh node is freed at the frame's end)
@@ -1466,6 +1470,8 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 	for i: int in range(mini(weights_data.size(), weights_run.size())):
 		largest = maxf(largest, absf(weights_data[i] - weights_run[i]))
 	check(largest < 1.0e-4, "set from its data, the skirt carries the same ground weights (largest difference %f)" % largest)
+	var relief_data: float = float(internal_material(terrain, "Skirt").get_shader_parameter("skirt_relief"))
+	check(is_equal_approx(relief_data, relief_run), "set from its data, the same relief (%f)" % relief_data)
 	# A sea: lakes at or under its level are the sea's (the lakes' shader leaves them out;
 	# drawn, their water lay over the sea's), and the sea reads the terrain's own heights.
 	var lakes_material: ShaderMaterial = internal_material(terrain, "Lakes")

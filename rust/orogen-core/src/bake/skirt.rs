@@ -83,6 +83,49 @@ pub struct Skirt {
     /// ground is, as [`shown_colours`]), with a
     /// [`Look`] that has colours; else empty.
     pub colours: Vec<[f32; 4]>,
+    /// How rough the terrain is along its border: the root-mean-square slope (rise per
+    /// metre) of its land within [`RELIEF_BAND_CELLS`] of the border ([`border_slope`]). The
+    /// shader draws bumps this steep into the skirt's lighting, finer than its mesh: a
+    /// smooth skirt lit evenly showed as a pale frame round a map of shaded hills.
+    pub relief_slope: f32,
+}
+
+/// Cells inside the border over which [`Skirt::relief_slope`] is measured.
+pub const RELIEF_BAND_CELLS: usize = 16;
+
+/// The root-mean-square slope (rise per metre, central differences) of the cells within
+/// [`RELIEF_BAND_CELLS`] of the border (the border's own cells left out, where the
+/// differences are one-sided) that stand above `sea_level` (the sea hides the rest); 0
+/// when there is none.
+pub fn border_slope(grid: Grid, height: &[f32], sea_level: f32) -> f32 {
+    let (w, h) = (grid.width, grid.height);
+    if w < 3 || h < 3 || height.len() != w * h {
+        return 0.0;
+    }
+    let (dx, dy) = (grid.dx(), grid.dy());
+    let band = RELIEF_BAND_CELLS.min(w / 2).min(h / 2).max(2);
+    let (mut sum, mut count) = (0.0f64, 0usize);
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let from_border = x.min(y).min(w - 1 - x).min(h - 1 - y);
+            let above = height[y * w + x] > sea_level; // false for NaN too
+            if from_border >= band || !above {
+                continue;
+            }
+            let gx = (height[y * w + x + 1] - height[y * w + x - 1]) / (2.0 * dx);
+            let gy = (height[(y + 1) * w + x] - height[(y - 1) * w + x]) / (2.0 * dy);
+            let g2 = (gx * gx + gy * gy) as f64;
+            if g2.is_finite() {
+                sum += g2;
+                count += 1;
+            }
+        }
+    }
+    if count == 0 {
+        0.0
+    } else {
+        (sum / count as f64).sqrt() as f32
+    }
 }
 
 /// What the skirt carries outwards besides the heights: what the terrain's look is made of.
@@ -431,6 +474,13 @@ pub fn skirt_with(
     if edge == Edge::None || grid.width < 2 || grid.height < 2 {
         return out;
     }
+    // The sea hides the ground under it only where the edge is a coast.
+    let hidden_under = if edge == Edge::Coast {
+        sea_level
+    } else {
+        f32::NEG_INFINITY
+    };
+    out.relief_slope = border_slope(grid, height, hidden_under);
     let (dx, dy) = (grid.dx(), grid.dy());
     let extent = ((grid.width - 1) as f32 * dx).max((grid.height - 1) as f32 * dy);
     // One point per border cell (up to 4,096 round the map), so the first ring meets the
@@ -711,6 +761,44 @@ mod tests {
             })
             .collect();
         (grid, h)
+    }
+
+    /// `border_slope`: a tilted plane's is its tilt; ridges of known slope give theirs
+    /// (a sawtooth rising and falling 1 in 4 across x, within the band); ground under the
+    /// sea is left out for a coast, not for a land skirt; a flat map has none.
+    #[test]
+    fn the_skirts_relief_is_the_borders_slope() {
+        let grid = Grid::new(101, 81, 20.0).unwrap();
+        let plane: Vec<f32> = (0..101 * 81)
+            .map(|i| 0.3 * 20.0 * (i / 101) as f32)
+            .collect();
+        let s = border_slope(grid, &plane, f32::NEG_INFINITY);
+        assert!((s - 0.3).abs() < 1e-4, "{s}");
+        // A sawtooth of period 8 cells, rising and falling 40 m over 4 cells of 20 m: every
+        // central difference away from its corners is ±0.5 per metre, at its corners 0.
+        let tooth = |x: usize| {
+            let k = (x % 8) as f32;
+            40.0 * if k <= 4.0 { k / 4.0 } else { (8.0 - k) / 4.0 }
+        };
+        let saw: Vec<f32> = (0..101 * 81).map(|i| tooth(i % 101)).collect();
+        let s = border_slope(grid, &saw, f32::NEG_INFINITY);
+        // Three of every four columns at 0.5, one at 0: sqrt(3/4 × 0.25).
+        assert!((s - (0.75f32 * 0.25).sqrt()).abs() < 0.02, "{s}");
+        // Under a sea over the sawtooth's lower half, only its upper half counts: still
+        // sloping, but with fewer cells (the corners at the bottom drop out).
+        let s_sea = border_slope(grid, &saw, 20.0);
+        assert!(s_sea > 0.3 && s_sea <= 0.5 + 1e-4, "{s_sea}");
+        assert_eq!(border_slope(grid, &saw, 1.0e9), 0.0, "all under the sea");
+        assert_eq!(border_slope(grid, &vec![5.0; 101 * 81], 0.0), 0.0);
+        // The skirt carries it: a coast hides what the sea covers, a land skirt does not.
+        let land = skirt(grid, &saw, Edge::Skirt, 1.0e9);
+        assert!(
+            (land.relief_slope - s).abs() < 1e-6,
+            "{}",
+            land.relief_slope
+        );
+        let coast = skirt(grid, &saw, Edge::Coast, 1.0e9);
+        assert_eq!(coast.relief_slope, 0.0);
     }
 
     /// Where beds are drawn as bands, the skirt carries the bed showing at the bedrock

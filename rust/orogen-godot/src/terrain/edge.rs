@@ -161,6 +161,7 @@ impl SkirtMesh {
             }
             m.set_shader_parameter("skirt_has_look", &has_look.to_variant());
             m.set_shader_parameter("skirt_has_colour", &has_colour.to_variant());
+            m.set_shader_parameter("skirt_relief", &skirt.relief_slope.to_variant());
         }
         made
     }
