@@ -116,7 +116,7 @@ func _frame_camera() -> void:
 	var pos := Vector3(cos(orbit_angle) * radius, extent * camera_height, sin(orbit_angle) * radius)
 	camera.look_at_from_position(pos, Vector3(0.0, 0.0, extent * 0.06 * sin(orbit_angle)), Vector3.UP)
 	# Far enough for the skirt or the sea out to the horizon (TerrainWorld.edge).
-	camera.far = extent * 1100.0
+	camera.far = extent * 220.0
 	camera.near = extent * 0.0005
 
 

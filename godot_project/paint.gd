@@ -64,7 +64,7 @@ func _frame_camera() -> void:
 	var extent := 51200.0
 	camera.look_at_from_position(Vector3(0.0, extent * 0.3, extent * 0.55), Vector3(0.0, 0.0, -extent * 0.04), Vector3.UP)
 	# Far enough for the skirt out to the horizon (TerrainWorld.edge), as main.gd's.
-	camera.far = extent * 1100.0
+	camera.far = extent * 220.0
 	camera.near = extent * 0.0005
 
 

@@ -133,7 +133,7 @@ func _orbit() -> void:
 	var radius: float = extent * orbit_radius
 	var pos := Vector3(cos(orbit_angle) * radius, extent * orbit_height, sin(orbit_angle) * radius)
 	camera.look_at_from_position(pos, Vector3(0.0, 0.0, extent * 0.06 * sin(orbit_angle)), Vector3.UP)
-	camera.far = extent * 1100.0
+	camera.far = extent * 220.0
 	camera.near = extent * 0.0005
 
 

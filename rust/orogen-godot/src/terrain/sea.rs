@@ -33,9 +33,8 @@ impl Sea {
     /// no terrain yet), making it if there is none: then it is returned, for the terrain
     /// to add as its child.
     pub fn update(&mut self, level: f32, extent: Option<Vector2>) -> Option<Gd<MeshInstance3D>> {
-        // 2,300 times the terrain across (past the skirt's reach), past the demos' far plane
-        // (1,100 times): the sea then ends at the horizon within half a pixel, never at its
-        // own edge (at 460 and 220, a one-pixel band of sky showed under the horizon).
+        // 460 times the terrain across (past the skirt's reach): past any far plane a view of it needs, so the
+        // sea ends at the horizon, never at its own edge.
         let extent = extent.map(|e| e.x.max(e.y)).unwrap_or(25_600.0);
         let made = if self.plane.is_none() {
             let mut shader = Shader::new_gd();
@@ -55,7 +54,7 @@ impl Sea {
         };
         if let Some(mi) = &mut self.plane {
             if let Some(mut plane) = mi.get_mesh().and_then(|m| m.try_cast::<PlaneMesh>().ok()) {
-                plane.set_size(Vector2::new(extent * 2300.0, extent * 2300.0));
+                plane.set_size(Vector2::new(extent * 460.0, extent * 460.0));
             }
             mi.set_position(Vector3::new(0.0, level, 0.0));
         }
