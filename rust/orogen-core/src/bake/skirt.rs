@@ -83,17 +83,18 @@ pub struct Skirt {
     /// ground is, as [`shown_colours`]), with a
     /// [`Look`] that has colours; else empty.
     pub colours: Vec<[f32; 4]>,
-    /// How rough the terrain is along its border: the root-mean-square slope (rise per
-    /// metre) of its land within [`RELIEF_BAND_CELLS`] of the border ([`border_slope`]). The
-    /// shader draws bumps this steep into the skirt's lighting, finer than its mesh: a
-    /// smooth skirt lit evenly showed as a pale frame round a map of shaded hills.
+    /// How rough the terrain is along its border: the median slope (rise per metre) of its
+    /// land within [`RELIEF_BAND_CELLS`] of the border ([`border_slope`]). The shader draws
+    /// bumps with this median slope into the skirt's lighting, finer than its mesh: a
+    /// smooth skirt lit evenly showed as a pale frame round a map of shaded hills. (The
+    /// median, not the mean: a mesa's cliffs would make the plain beyond it all bumps.)
     pub relief_slope: f32,
 }
 
 /// Cells inside the border over which [`Skirt::relief_slope`] is measured.
 pub const RELIEF_BAND_CELLS: usize = 16;
 
-/// The root-mean-square slope (rise per metre, central differences) of the cells within
+/// The median slope (rise per metre, central differences) of the cells within
 /// [`RELIEF_BAND_CELLS`] of the border (the border's own cells left out, where the
 /// differences are one-sided) that stand above `sea_level` (the sea hides the rest); 0
 /// when there is none.
@@ -104,7 +105,7 @@ pub fn border_slope(grid: Grid, height: &[f32], sea_level: f32) -> f32 {
     }
     let (dx, dy) = (grid.dx(), grid.dy());
     let band = RELIEF_BAND_CELLS.min(w / 2).min(h / 2).max(2);
-    let (mut sum, mut count) = (0.0f64, 0usize);
+    let mut slopes = Vec::new();
     for y in 1..h - 1 {
         for x in 1..w - 1 {
             let from_border = x.min(y).min(w - 1 - x).min(h - 1 - y);
@@ -114,18 +115,17 @@ pub fn border_slope(grid: Grid, height: &[f32], sea_level: f32) -> f32 {
             }
             let gx = (height[y * w + x + 1] - height[y * w + x - 1]) / (2.0 * dx);
             let gy = (height[(y + 1) * w + x] - height[(y - 1) * w + x]) / (2.0 * dy);
-            let g2 = (gx * gx + gy * gy) as f64;
-            if g2.is_finite() {
-                sum += g2;
-                count += 1;
+            let g = (gx * gx + gy * gy).sqrt();
+            if g.is_finite() {
+                slopes.push(g);
             }
         }
     }
-    if count == 0 {
-        0.0
-    } else {
-        (sum / count as f64).sqrt() as f32
+    if slopes.is_empty() {
+        return 0.0;
     }
+    let mid = slopes.len() / 2;
+    *slopes.select_nth_unstable_by(mid, f32::total_cmp).1
 }
 
 /// What the skirt carries outwards besides the heights: what the terrain's look is made of.
@@ -764,8 +764,9 @@ mod tests {
     }
 
     /// `border_slope`: a tilted plane's is its tilt; ridges of known slope give theirs
-    /// (a sawtooth rising and falling 1 in 4 across x, within the band); ground under the
-    /// sea is left out for a coast, not for a land skirt; a flat map has none.
+    /// (a sawtooth rising and falling 1 in 2 across x, within the band), and a few cliffs
+    /// do not change it; ground under the sea is left out for a coast, not for a land
+    /// skirt; a flat map has none.
     #[test]
     fn the_skirts_relief_is_the_borders_slope() {
         let grid = Grid::new(101, 81, 20.0).unwrap();
@@ -782,12 +783,18 @@ mod tests {
         };
         let saw: Vec<f32> = (0..101 * 81).map(|i| tooth(i % 101)).collect();
         let s = border_slope(grid, &saw, f32::NEG_INFINITY);
-        // Three of every four columns at 0.5, one at 0: sqrt(3/4 × 0.25).
-        assert!((s - (0.75f32 * 0.25).sqrt()).abs() < 0.02, "{s}");
-        // Under a sea over the sawtooth's lower half, only its upper half counts: still
-        // sloping, but with fewer cells (the corners at the bottom drop out).
+        // Three of every four columns at 0.5, one (the corners) at 0.
+        assert!((s - 0.5).abs() < 1e-4, "{s}");
+        // Cliffs 200 m high in one column of every sixteen leave the median as it was.
+        let cliffs: Vec<f32> = (0..101 * 81)
+            .map(|i| tooth(i % 101) + if (i % 101) % 16 == 9 { 200.0 } else { 0.0 })
+            .collect();
+        let c = border_slope(grid, &cliffs, f32::NEG_INFINITY);
+        assert!((c - 0.5).abs() < 1e-4, "{c}");
+        // Under a sea over the sawtooth's lower half, only its upper half counts: its
+        // slopes are still 0.5 (the corners at the bottom drop out).
         let s_sea = border_slope(grid, &saw, 20.0);
-        assert!(s_sea > 0.3 && s_sea <= 0.5 + 1e-4, "{s_sea}");
+        assert!((s_sea - 0.5).abs() < 1e-4, "{s_sea}");
         assert_eq!(border_slope(grid, &saw, 1.0e9), 0.0, "all under the sea");
         assert_eq!(border_slope(grid, &vec![5.0; 101 * 81], 0.0), 0.0);
         // The skirt carries it: a coast hides what the sea covers, a land skirt does not.
