@@ -287,7 +287,9 @@ check_frames() {
 VIEWS="overview valley ridge"
 
 echo "==> the demo from four views at 1600x900 under Xvfb (llvmpipe) (at ${SECONDS} s)"
-render_views demo res://main.tscn "$VIEWS closeup" "--orogen-check-views --orogen-check-snow --orogen-closeup"
+# The demo is an island with bays (uplift_fade_ragged): over a third of its map is sea,
+# which counts as water, not terrain; its overview shows 28 % terrain.
+render_views demo res://main.tscn "$VIEWS closeup" "--orogen-check-views --orogen-check-snow --orogen-closeup" --min-terrain=22
 
 echo "==> the strata scene (at ${SECONDS} s)"
 # Its recipe's materials: sandstone, shale, sand (granite, grey, is not told apart).
