@@ -423,8 +423,9 @@ fn short_extent(grid: Grid) -> f32 {
 /// `grid` (row-major over the window): [`border_fade_inset`] of `fade_m`, with an inset
 /// that low-frequency noise moves between 0 and `ragged` × the fade (at most 0.15 of the
 /// map's shorter side; the noise's wavelength is 1.3 times that deepest bay), so the coast
-/// has bays between headlands instead of following the square. `ragged` 0: [`border_fade`]'s even fade. The noise
-/// is sampled at whole-map positions, so a tile gets the whole map's values.
+/// has bays between headlands instead of following the square. `ragged` 0:
+/// [`border_fade`]'s even fade. The noise is sampled at whole-map positions, so a tile
+/// gets the whole map's values.
 pub fn border_fade_window(
     grid: Grid,
     window: Rect,
@@ -446,21 +447,23 @@ pub fn border_fade_window(
         // reach in, smoothly. An octave sum rarely reaches its bound: from −0.6 of its half
         // (no inset) to its half (the deepest bay).
         let half = 0.5 * params.bounds().1 as f32;
-        noise
-            .into_iter()
-            .map(|n| {
-                let t = ((n / half + 0.6) / 1.6).clamp(0.0, 1.0);
-                deepest * t * t * (3.0 - 2.0 * t)
-            })
-            .collect()
+        Some(
+            noise
+                .into_iter()
+                .map(|n| {
+                    let t = ((n / half + 0.6) / 1.6).clamp(0.0, 1.0);
+                    deepest * t * t * (3.0 - 2.0 * t)
+                })
+                .collect::<Vec<f32>>(),
+        )
     } else {
-        vec![0.0; window.len()]
+        None
     };
-    Ok(inset
-        .iter()
-        .enumerate()
-        .map(|(i, &inset_m)| {
+    Ok((0..window.len())
+        .into_par_iter()
+        .map(|i| {
             let (x, y) = (window.x0 + i % window.w, window.y0 + i / window.w);
+            let inset_m = inset.as_ref().map_or(0.0, |v| v[i]);
             border_fade_inset(grid, x, y, fade.fade_m, inset_m)
         })
         .collect())
