@@ -1425,6 +1425,23 @@ func skirt_weights(terrain: TerrainWorld) -> PackedFloat32Array:
 	return PackedFloat32Array()
 
 
+## The skirt's rivers (CUSTOM3: channel value, metres, and how much the water shows; four
+## floats a vertex): how many vertices lie in a river whose water shows, -1 without them.
+func skirt_river_vertices(terrain: TerrainWorld) -> int:
+	for c: Node in terrain.get_children(true):
+		if c.name == "Skirt" and c is MeshInstance3D:
+			var mesh: Mesh = (c as MeshInstance3D).mesh
+			if mesh == null or mesh.get_surface_count() == 0 or mesh.surface_get_arrays(0)[Mesh.ARRAY_CUSTOM3] == null:
+				break
+			var channel: PackedFloat32Array = mesh.surface_get_arrays(0)[Mesh.ARRAY_CUSTOM3]
+			var wet: int = 0
+			for v: int in range(channel.size() / 4):
+				if channel[4 * v] > 0.0 and channel[4 * v + 1] > 0.0:
+					wet += 1
+			return wet
+	return -1
+
+
 ## A finished run's result arrives a slice at a time with the lakes' water and the skirt made
 ## on the worker; setting the same data (undo, a loaded scene) makes them on the main thread.
 ## Both must show the same: the lakes' water mesh (it once went missing after a run) and the
@@ -1455,6 +1472,10 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 	# a root-mean-square slope of a few tenths), whichever way it was made.
 	var relief_run: float = float(internal_material(terrain, "Skirt").get_shader_parameter("skirt_relief"))
 	check(relief_run > 0.05 and relief_run < 1.0, "after a run the skirt has the border's relief (%f)" % relief_run)
+	# The rivers that leave the map run on over the skirt (noise drains out of every side).
+	var rivers_run: int = skirt_river_vertices(terrain)
+	check(rivers_run > 0 and bool(internal_material(terrain, "Skirt").get_shader_parameter("skirt_has_rivers")),
+			"after a run the rivers run on over the skirt (%d vertices in them)" % rivers_run)
 	var data: TerrainData = terrain.data
 	terrain.data = null
 	await process_frame # (a removed mesh node is freed at the frame's end)
@@ -1472,6 +1493,7 @@ func test_run_and_data_show_the_same_water_and_edge() -> void:
 	check(largest < 1.0e-4, "set from its data, the skirt carries the same ground weights (largest difference %f)" % largest)
 	var relief_data: float = float(internal_material(terrain, "Skirt").get_shader_parameter("skirt_relief"))
 	check(is_equal_approx(relief_data, relief_run), "set from its data, the same relief (%f)" % relief_data)
+	check(skirt_river_vertices(terrain) == rivers_run, "set from its data, the same rivers on the skirt (%d)" % skirt_river_vertices(terrain))
 	# A sea: lakes at or under its level are the sea's (the lakes' shader leaves them out;
 	# drawn, their water lay over the sea's), and the sea reads the terrain's own heights.
 	var lakes_material: ShaderMaterial = internal_material(terrain, "Lakes")

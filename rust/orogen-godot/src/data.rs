@@ -31,10 +31,11 @@ pub struct TerrainData {
     /// Every other map the run produced, by name (see `get_map_names`).
     #[export]
     pub maps: VarDictionary,
-    /// A Graph domain's rivers, one dictionary per reach from source to mouth:
-    /// `curve` (`Curve3D`, points in metres: x east, y the bed height, z south),
-    /// `width` (`PackedFloat32Array`, metres per point), `discharge` (per point, m² or
-    /// m³/yr) and `order` (Strahler, int). Empty for a grid run.
+    /// The run's river curves (a Graph domain's rivers, or a grid's smoothed ones), one
+    /// dictionary per reach from source to mouth: `curve` (`Curve3D`, points in metres: x
+    /// east, y the bed height, z south), `width` (`PackedFloat32Array`, metres per point),
+    /// `discharge` (per point, m² or m³/yr) and `order` (Strahler, int). Empty when the
+    /// run traced none.
     #[export]
     pub rivers: Array<VarDictionary>,
     /// A Graph domain's nodes once eroded, for overlays: one point per node in the
@@ -180,6 +181,11 @@ impl TerrainData {
                 }
             }
         }
+        // (Without them a scene loaded or an undo drew its rivers from the grid's cells,
+        // and none ran on over the skirt.)
+        if !self.rivers.is_empty() {
+            world.rivers = Some(rivers_from_array(&self.rivers, grid)?);
+        }
         Ok(world)
     }
 }
@@ -194,6 +200,67 @@ pub struct TerrainPaint {
     #[export]
     pub maps: VarDictionary,
     base: Base<Resource>,
+}
+
+/// The rivers of `TerrainData.rivers` (as [`rivers_array`] makes them) on `grid`; an error
+/// names the first reach that is not as it makes them.
+pub fn rivers_from_array(
+    rivers: &Array<VarDictionary>,
+    grid: orogen_core::Grid,
+) -> Result<Vec<orogen_core::rasterise::River>, String> {
+    let half_x = (grid.width as f64 - 1.0) * 0.5 * grid.dx() as f64;
+    let half_z = (grid.height as f64 - 1.0) * 0.5 * grid.dy() as f64;
+    let mut out = Vec::with_capacity(rivers.len());
+    for (k, d) in rivers.iter_shared().enumerate() {
+        let bad = |what: &str| format!("TerrainData.rivers[{k}]: {what}");
+        let curve = d
+            .get("curve")
+            .and_then(|v| v.try_to::<Gd<godot::classes::Curve3D>>().ok())
+            .ok_or_else(|| bad("no `curve` (Curve3D)"))?;
+        let floats = |key: &str| {
+            d.get(key)
+                .and_then(|v| v.try_to::<PackedFloat32Array>().ok())
+                .map(|a| a.to_vec())
+                .ok_or_else(|| bad(&format!("no `{key}` (PackedFloat32Array)")))
+        };
+        let (width, discharge) = (floats("width")?, floats("discharge")?);
+        let order = d
+            .get("order")
+            .and_then(|v| v.try_to::<i64>().ok())
+            .unwrap_or(1);
+        // The stored form, as `rivers_array` wrote it (per point its handles, then its
+        // position): one call, not one per point.
+        let stored = curve
+            .get("_data")
+            .try_to::<VarDictionary>()
+            .ok()
+            .and_then(|s| s.get("points"))
+            .and_then(|v| v.try_to::<PackedVector3Array>().ok())
+            .ok_or_else(|| bad("its curve has no points"))?;
+        let points: Vec<[f64; 3]> = stored
+            .as_slice()
+            .chunks_exact(3)
+            .map(|c| {
+                let p = c[2];
+                [p.x as f64 + half_x, p.z as f64 + half_z, p.y as f64]
+            })
+            .collect();
+        if width.len() != points.len() || discharge.len() != points.len() {
+            return Err(bad(&format!(
+                "{} points but {} widths and {} discharges",
+                points.len(),
+                width.len(),
+                discharge.len()
+            )));
+        }
+        out.push(orogen_core::rasterise::River {
+            points,
+            discharge,
+            width,
+            order: order.clamp(1, u32::MAX as i64) as u32,
+        });
+    }
+    Ok(out)
 }
 
 /// Rivers as `TerrainData.rivers` holds them: a `Curve3D` per reach (x east, y the bed

@@ -78,6 +78,7 @@ impl Prepared {
                     paint: None,
                 },
                 colours: shown.as_deref(),
+                rivers: orogen_core::bake::skirt_rivers::of(&world),
             };
             let made = skirt_with(grid, &world.height.data, edge, sea, Some(&look));
             (edge, sea, made)

@@ -27,6 +27,7 @@ pub mod lake_display;
 pub mod lake_surface;
 pub mod preview;
 pub mod skirt;
+pub mod skirt_rivers;
 pub mod textures;
 pub mod tiled;
 pub mod water_display;

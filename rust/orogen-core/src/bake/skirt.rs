@@ -28,6 +28,7 @@
 use crate::bake::ground_weights::{
     drainage_log_max, shown_weights_at, smoothstep, Ground, GroundInputs,
 };
+use crate::bake::skirt_rivers;
 use crate::edit::ground_paint::LAYERS;
 use crate::field::Grid;
 use crate::math;
@@ -59,8 +60,9 @@ pub const COAST_RUN: f32 = 6.0;
 /// The skirt's outer edge, in map extents from the border.
 pub const REACH_EXTENTS: f32 = 200.0;
 
-/// Rings outside the border (their distances grow geometrically to the horizon).
-pub const RINGS: usize = 24;
+/// The largest ratio between the distances of two rings beyond where the rivers end
+/// (the rings grow geometrically to the horizon).
+pub const FAR_RATIO: f32 = 1.6;
 
 /// Cells inside the border over which the ground's fall across the border is measured
 /// (and samples along the border over which it is smoothed).
@@ -89,6 +91,14 @@ pub struct Skirt {
     /// smooth skirt lit evenly showed as a pale frame round a map of shaded hills. (The
     /// median, not the mean: a mesa's cliffs would make the plain beyond it all bumps.)
     pub relief_slope: f32,
+    /// Rings of vertices, `positions.len() / rings` round each: under the terrain, on its
+    /// border, then outwards.
+    pub rings: usize,
+    /// Per vertex, the channel value of the rivers that leave the map and run on over the
+    /// skirt (half width minus distance, metres, as the terrain's `river_channel`) and how
+    /// much their water shows (0 to 1; [`skirt_rivers::At`]), with a [`Look`] that has
+    /// rivers of which some leave the map; else empty.
+    pub channel: Vec<[f32; 2]>,
 }
 
 /// Cells inside the border over which [`Skirt::relief_slope`] is measured.
@@ -138,6 +148,10 @@ pub struct Look<'a> {
     /// A layered terrain's surface colour per cell (sRGB), as the terrain shows it
     /// (`World::surface_colours`, the `surface_colour` map); None for one material.
     pub colours: Option<&'a [[u8; 4]]>,
+    /// The terrain's river curves (`World::rivers`, metres from its first cell) and the
+    /// smallest half width it draws them with, metres: those leaving the map run on over
+    /// the skirt ([`skirt_rivers`](super::skirt_rivers), [`Skirt::channel`]).
+    pub rivers: Option<(&'a [crate::rasterise::River], f32)>,
 }
 
 /// The border samples' look: per channel (the eight weights, then the colour's four when
@@ -233,6 +247,13 @@ fn map_look_means(grid: Grid, look: &Look<'_>, below: f32) -> Vec<f32> {
         .collect()
 }
 
+/// The skirt's points round the border ([`border`]): one per border cell (up to 4,096 round
+/// the map), so the first ring meets the terrain's own border vertices.
+pub(crate) fn border_ring(grid: Grid) -> Vec<([f32; 2], [f32; 2])> {
+    let perimeter = 2 * (grid.width - 1 + grid.height - 1);
+    border(grid, perimeter.clamp(8, 4096))
+}
+
 /// Points round the border, counter-clockwise seen from above, as (cell x, cell y) and the
 /// outward direction; about `samples` of them.
 fn border(grid: Grid, samples: usize) -> Vec<([f32; 2], [f32; 2])> {
@@ -318,6 +339,27 @@ fn detrended_range(ring: &[([f32; 2], [f32; 2])], heights: &[f32]) -> f32 {
     }
 }
 
+/// The rings' distances beyond the border, metres: a cell apart, or a fifth of the
+/// distance, out to where the rivers leaving the map end ([`skirt_rivers::run_m`];
+/// their meanders need rings that close), then growing geometrically by at most
+/// [`FAR_RATIO`] out to [`REACH_EXTENTS`] map extents.
+fn ring_distances(cell: f32, extent: f32) -> Vec<f32> {
+    let (near, far) = (skirt_rivers::run_m(cell, extent), REACH_EXTENTS * extent);
+    let mut out = Vec::new();
+    let mut d = cell;
+    while d < near {
+        out.push(d);
+        d += cell.max(0.2 * d);
+    }
+    let n = (math::ln(far / d) / math::ln(FAR_RATIO)).ceil().max(1.0) as usize;
+    let ratio = math::powf(far / d, 1.0 / n as f32);
+    for _ in 0..=n {
+        out.push(d);
+        d *= ratio;
+    }
+    out
+}
+
 /// Bilinear height at cell coordinates (clamped to the grid).
 fn sample(grid: Grid, height: &[f32], x: f32, y: f32) -> f32 {
     let x = x.clamp(0.0, (grid.width - 1) as f32);
@@ -332,7 +374,7 @@ fn sample(grid: Grid, height: &[f32], x: f32, y: f32) -> f32 {
 }
 
 /// A smooth hash noise in [-1, 1] over metres (value noise, three octaves).
-fn rolling(x: f32, z: f32, wavelength: f32, seed: u32) -> f32 {
+pub(crate) fn rolling(x: f32, z: f32, wavelength: f32, seed: u32) -> f32 {
     let hash = |i: i64, j: i64, o: u32| {
         let mut h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ (j as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
@@ -483,10 +525,7 @@ pub fn skirt_with(
     out.relief_slope = border_slope(grid, height, hidden_under);
     let (dx, dy) = (grid.dx(), grid.dy());
     let extent = ((grid.width - 1) as f32 * dx).max((grid.height - 1) as f32 * dy);
-    // One point per border cell (up to 4,096 round the map), so the first ring meets the
-    // terrain's own border vertices.
-    let perimeter = 2 * (grid.width - 1 + grid.height - 1);
-    let ring = border(grid, perimeter.clamp(8, 4096));
+    let ring = border_ring(grid);
     let m = ring.len();
     let edge_h: Vec<f32> = ring
         .iter()
@@ -558,12 +597,7 @@ pub fn skirt_with(
     let cell = dx.max(dy);
     let far = extent * REACH_EXTENTS;
     let mut dists = vec![-OVERLAP_CELLS * cell, 0.0];
-    let ratio = math::powf(far / cell, 1.0 / (RINGS - 1) as f32);
-    let mut d = cell;
-    for _ in 0..RINGS {
-        dists.push(d);
-        d *= ratio;
-    }
+    dists.extend(ring_distances(cell, extent));
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
         let profile = smoothed(k);
@@ -677,7 +711,28 @@ pub fn skirt_with(
             out.positions.push([x, y, z]);
         }
     }
+    // Rivers leaving the map run on, each in the notch it cut in the border.
+    let flows = look
+        .and_then(|l| l.rivers)
+        .map_or(Vec::new(), |(rivers, min_half)| {
+            skirt_rivers::outflows(grid, &ring, &edge_h, rivers, min_half)
+        });
+    if !flows.is_empty() {
+        let floor = -4.0 * cell;
+        out.channel = vec![[floor, 0.0]; out.positions.len()];
+        for (r, &d) in dists.iter().enumerate().filter(|(_, &d)| d >= 0.0) {
+            for k in r * m..(r + 1) * m {
+                let p = &mut out.positions[k];
+                let at = skirt_rivers::at(&flows, [p[0], p[2]], floor);
+                out.channel[k] = [at.channel, at.fade];
+                if d > 0.0 {
+                    p[1] -= at.carve;
+                }
+            }
+        }
+    }
     let rings = dists.len();
+    out.rings = rings;
     for r in 0..rings - 1 {
         for i in 0..m {
             let a = (r * m + i) as u32;
@@ -874,7 +929,7 @@ mod tests {
     fn the_skirt_meets_the_border_and_reaches_the_horizon() {
         let (grid, h) = terrain();
         let s = skirt(grid, &h, Edge::Skirt, 0.0);
-        let m = s.positions.len() / (RINGS + 2);
+        let m = s.positions.len() / s.rings;
         let (hx, hz) = (32.0 * 50.0, 24.0 * 50.0);
         for i in 0..m {
             // Ring 0 under the terrain inside the border, ring 1 on the border just under it.
@@ -889,7 +944,7 @@ mod tests {
             let want = sample(grid, &h, cx, cz);
             assert!((p1[1] - want).abs() < 1e-3, "{p1:?} against {want}");
             // The last ring lies far out.
-            let pl = s.positions[(RINGS + 1) * m + i];
+            let pl = s.positions[(s.rings - 1) * m + i];
             assert!(pl[0].abs().max(pl[2].abs()) > 30.0 * 64.0 * 50.0);
         }
         // Triangles face up (those of the shrunk inner ring's corners may have no area).
@@ -935,9 +990,10 @@ mod tests {
             inputs,
             ground,
             colours: Some(&colours),
+            rivers: None,
         };
         let s = skirt_with(grid, &h, Edge::Skirt, 0.0, Some(&look));
-        let rings = RINGS + 2;
+        let rings = s.rings;
         let m = s.positions.len() / rings;
         assert_eq!(s.weights.len(), s.positions.len());
         assert_eq!(s.colours.len(), s.positions.len());
@@ -1058,9 +1114,10 @@ mod tests {
             inputs,
             ground,
             colours: None,
+            rivers: None,
         };
         let s = skirt_with(grid, &h, Edge::Skirt, 0.0, Some(&look));
-        let rings = RINGS + 2;
+        let rings = s.rings;
         let m = s.positions.len() / rings;
         for i in 0..m {
             let far = s.weights[(rings - 1) * m + i][7];
@@ -1086,7 +1143,7 @@ mod tests {
             })
             .collect();
         let s = skirt(grid, &h, Edge::Skirt, 0.0);
-        let m = s.positions.len() / (RINGS + 2);
+        let m = s.positions.len() / s.rings;
         let foot = 20.0 - 0.1 * (n - 1) as f32;
         let mut checked = 0;
         for i in 0..m {
@@ -1174,12 +1231,12 @@ mod tests {
         let (grid, h) = terrain();
         let coast = skirt(grid, &h, Edge::Coast, 100.0);
         let land = skirt(grid, &h, Edge::Skirt, 100.0);
-        let m = coast.positions.len() / (RINGS + 2);
-        let outer = &coast.positions[(RINGS + 1) * m..];
+        let m = coast.positions.len() / coast.rings;
+        let outer = &coast.positions[(coast.rings - 1) * m..];
         assert!(outer
             .iter()
             .all(|p| (p[1] - (100.0 - COAST_DEPTH_M)).abs() < 1e-3));
-        let outer = &land.positions[(RINGS + 1) * m..];
+        let outer = &land.positions[(land.rings - 1) * m..];
         assert!(
             outer.iter().all(|p| p[1] > 50.0 && p[1] < 550.0),
             "skirt leaves the land's range"
@@ -1198,13 +1255,13 @@ mod tests {
         let (grid, h) = terrain();
         let sea = 100.0;
         let coast = skirt(grid, &h, Edge::Coast, sea);
-        let m = coast.positions.len() / (RINGS + 2);
+        let m = coast.positions.len() / coast.rings;
         let floor = sea - COAST_DEPTH_M;
         let mut steepest = 0.0f32;
         let mut widest = 0.0f32;
         for i in 0..m {
             let top = coast.positions[m + i][1];
-            for r in 1..RINGS + 1 {
+            for r in 1..coast.rings - 1 {
                 let (a, b) = (coast.positions[r * m + i], coast.positions[(r + 1) * m + i]);
                 let run = ((b[0] - a[0]).powi(2) + (b[2] - a[2]).powi(2)).sqrt();
                 steepest = steepest.max((a[1] - b[1]) / run);
@@ -1233,7 +1290,7 @@ mod tests {
         let hi = h.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
         for sea in [lo + 0.5 * (hi - lo), hi + 1.0] {
             let coast = skirt(grid, &h, Edge::Coast, sea);
-            let m = coast.positions.len() / (RINGS + 2);
+            let m = coast.positions.len() / coast.rings;
             // Ring 1 is the border itself; beyond it the coast stays under the border's
             // highest point, bumps included, and under the sea when the whole border is.
             let top = coast.positions[m..2 * m]

@@ -77,12 +77,14 @@ impl TerrainEdge {
 /// (ground weights, surface colours) it last carried, and the shader's `srgb_probe`.
 pub struct SkirtMesh(MeshNode, Look, Option<Gd<ImageTexture>>);
 
-/// A skirt's look per vertex: `Skirt::weights` and `Skirt::colours`.
+/// A skirt's look per vertex: `Skirt::weights`, `Skirt::colours` and `Skirt::channel` (in
+/// the first two of four floats, as `CUSTOM3` takes it).
 #[derive(Default)]
 struct Look {
     weights: Vec<[f32; 4]>,
     weights_hi: Vec<[f32; 4]>,
     colours: Vec<[f32; 4]>,
+    channel: Vec<[f32; 4]>,
 }
 
 impl Default for SkirtMesh {
@@ -124,6 +126,11 @@ impl SkirtMesh {
                 weights: split(0),
                 weights_hi: split(4),
                 colours: skirt.colours.clone(),
+                channel: skirt
+                    .channel
+                    .iter()
+                    .map(|&[c, f]| [c, f, 0.0, 0.0])
+                    .collect(),
             };
         } else if self.1.weights.len() != n {
             self.1 = Look::default();
@@ -131,11 +138,25 @@ impl SkirtMesh {
         let look = &self.1;
         let has_look = look.weights.len() == n;
         let has_colour = has_look && look.colours.len() == n;
-        let custom: Vec<&[[f32; 4]]> = match (has_look, has_colour) {
-            (true, true) => vec![&look.weights, &look.weights_hi, &look.colours],
-            (true, false) => vec![&look.weights, &look.weights_hi],
-            _ => Vec::new(),
+        let has_rivers = has_look && look.channel.len() == n;
+        // (The slots are positional: without colours, rivers take zeros in CUSTOM2.)
+        let no_colours = if has_rivers && !has_colour {
+            vec![[0.0f32; 4]; n]
+        } else {
+            Vec::new()
         };
+        let mut custom: Vec<&[[f32; 4]]> = Vec::new();
+        if has_look {
+            custom.extend([&look.weights[..], &look.weights_hi[..]]);
+        }
+        if has_colour {
+            custom.push(&look.colours);
+        } else if has_rivers {
+            custom.push(&no_colours);
+        }
+        if has_rivers {
+            custom.push(&look.channel);
+        }
         let mesh = array_mesh_with(
             &skirt.positions,
             &skirt.normals,
@@ -161,6 +182,7 @@ impl SkirtMesh {
             }
             m.set_shader_parameter("skirt_has_look", &has_look.to_variant());
             m.set_shader_parameter("skirt_has_colour", &has_colour.to_variant());
+            m.set_shader_parameter("skirt_has_rivers", &has_rivers.to_variant());
             m.set_shader_parameter("skirt_relief", &skirt.relief_slope.to_variant());
         }
         made

@@ -66,6 +66,7 @@ impl TerrainWorld {
                 paint: paint.as_ref(),
             },
             colours: shown.as_deref(),
+            rivers: orogen_core::bake::skirt_rivers::of(world),
         };
         let skirt = skirt_with(grid, &world.height.data, edge, self.sea_level, Some(&look));
         self.show_skirt(&skirt);
