@@ -60,6 +60,10 @@ pub const COAST_RUN: f32 = 6.0;
 /// The skirt's outer edge, in map extents from the border.
 pub const REACH_EXTENTS: f32 = 200.0;
 
+/// Cells beyond the border over which the skirt's heights blur along it more slowly than
+/// its look, so the border's grooves run on and fade.
+pub const NOTCH_CELLS: f32 = 16.0;
+
 /// The largest ratio between the distances of two rings beyond where the rivers end
 /// (the rings grow geometrically to the horizon).
 pub const FAR_RATIO: f32 = 1.6;
@@ -600,7 +604,11 @@ pub fn skirt_with(
     dists.extend(ring_distances(cell, extent));
     for (r, &d) in dists.iter().enumerate() {
         let k = ((d.max(0.0) / extent) * m as f32 * 0.25).min(m as f32 / 2.0 - 1.0) as usize;
-        let profile = smoothed(k);
+        // The heights blur more slowly over the first NOTCH_CELLS: grooves the border cuts
+        // (rills, gullies) run on a few cells and fade instead of ending on a line (rills'
+        // front edge): k grows with the square of the distance there.
+        let near = (d.max(0.0) / (NOTCH_CELLS * cell)).min(1.0);
+        let profile = smoothed((k as f32 * near) as usize);
         let slope_out = if d > 0.0 {
             ring_mean(&gradient, k.max(GRADIENT_CELLS as usize))
         } else {
@@ -1208,6 +1216,52 @@ mod tests {
                     (got - want).abs() < 1e-4,
                     "k {k}, sample {i}: {got} against {want}"
                 );
+            }
+        }
+    }
+
+    /// Grooves the border cuts (rills six cells apart, 2 m deep, down to the south border)
+    /// run on over the first rings and fade by NOTCH_CELLS out: blurred away within a few
+    /// cells, rills ended on a line along the map's edge.
+    #[test]
+    fn the_borders_grooves_run_on_a_few_cells_and_fade() {
+        let grid = Grid::new(65, 49, 50.0).unwrap();
+        let h: Vec<f32> = (0..grid.len())
+            .map(|i| 100.0 + math::cos((i % 65) as f32 * std::f32::consts::TAU / 6.0))
+            .collect();
+        let s = skirt(grid, &h, Edge::Skirt, 0.0);
+        let m = s.positions.len() / s.rings;
+        let (hx, hz) = (1600.0f32, 1200.0f32);
+        // Per ring: how far out it lies (cells) and its grooves' depth along the south side
+        // away from the corners (the mean departure from a seven-sample mean, which leaves
+        // out the skirt's slow rolling ground).
+        let grooves = |r: usize| {
+            let side: Vec<f32> = (r * m..(r + 1) * m)
+                .map(|k| s.positions[k])
+                .filter(|p| p[2] >= hz - 1e-3 && p[0].abs() < hx - 500.0)
+                .map(|p| p[1])
+                .collect();
+            let smooth = ring_mean(&side, 3);
+            let depth = side.iter().zip(&smooth).skip(3).take(side.len() - 6);
+            let n = side.len() - 6;
+            let out = s.positions[r * m..(r + 1) * m]
+                .iter()
+                .map(|p| p[2] - hz)
+                .fold(f32::MIN, f32::max);
+            (
+                out / 50.0,
+                depth.map(|(a, b)| (a - b).abs()).sum::<f32>() / n as f32,
+            )
+        };
+        let (_, border) = grooves(1);
+        assert!(border > 0.5, "the border's grooves: {border}");
+        for r in 2..s.rings {
+            let (out, depth) = grooves(r);
+            if (2.0..=4.0).contains(&out) {
+                assert!(depth > 0.5 * border, "{out} cells out: {depth} of {border}");
+            }
+            if out >= 24.0 {
+                assert!(depth < 0.1 * border, "{out} cells out: {depth} of {border}");
             }
         }
     }

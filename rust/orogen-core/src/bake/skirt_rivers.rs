@@ -345,13 +345,21 @@ mod tests {
                 assert!(wet.iter().any(|k| !on_west(k)), "ring {r}: no north river");
             }
             if d > 0.0 && d <= 0.6 * run {
-                // The west one lies in its notch, which the ring's smoothing alone has
-                // filled in there: lower than the ground ten cells to either side.
+                // The west one lies in its notch (3.9 m under the border round it), carved
+                // into the skirt about as deep as its water shows there (never deeper than
+                // the notch); ten cells to either side
+                // the skirt is as it is without rivers.
                 let bed = ring
                     .clone()
                     .filter(on_west)
                     .max_by(|a, b| s.channel[*a][0].total_cmp(&s.channel[*b][0]))
                     .unwrap();
+                let carved = plain.positions[bed][1] - s.positions[bed][1];
+                let want = 3.9 * s.channel[bed][1];
+                assert!(
+                    carved > 0.8 * want && carved < 3.9 && carved > 1.0,
+                    "ring {r}: the bed carved {carved} m, its notch's {want} m"
+                );
                 let side = |dz: f32| {
                     let z = s.positions[bed][2] + dz;
                     ring.clone()
@@ -364,10 +372,9 @@ mod tests {
                         .unwrap()
                 };
                 for k in [side(-500.0), side(500.0)] {
-                    let fall = s.positions[k][1] - s.positions[bed][1];
-                    assert!(
-                        fall > 2.0,
-                        "ring {r}: the bed only {fall} m under its banks"
+                    assert_eq!(
+                        s.positions[k], plain.positions[k],
+                        "ring {r}: carved beside"
                     );
                 }
             }
