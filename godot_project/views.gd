@@ -1,7 +1,8 @@
 extends RefCounted
 ## The demo scenes' views of a finished TerrainWorld (tests/godot/run.sh and the README's
 ## gallery): `overview` (the scene's own orbit camera), `valley` (low over the terrain's edge,
-## looking in along the ground towards the highest point), `ridge` (beside the highest ground,
+## or its shore where the edge is under the sea, looking in along the ground towards the
+## highest point), `ridge` (beside the highest ground,
 ## looking across and down) and, when `closeup` is set, `closeup` (2 m above dry ground). Each
 ## is saved as PREFIX-NAME.png and, with `check` set, checked (see `_check_view`), each check
 ## printed as `PASS name` / `FAIL name: why` and counted in `passed` / `failed`.
@@ -75,6 +76,12 @@ func save() -> bool:
 			"valley":
 				# Low over the terrain's edge, looking in along the ground towards the high point.
 				var from := Vector3(-top.x * 0.2 + extent * 0.45, 0.0, -top.z * 0.2 + extent * 0.45)
+				# On an island, in from the sea to its shore (from the sea the view showed the
+				# whole island's coast, and no valley).
+				for i: int in range(16):
+					if not terrain.sea_enabled or terrain.get_height(from.x, from.z) > terrain.sea_level + 2.0:
+						break
+					from = from.lerp(Vector3(top.x, 0.0, top.z), 0.08)
 				from.y = terrain.get_height(from.x, from.z) + extent * 0.03
 				camera.look_at_from_position(from, Vector3(top.x, top.y * 0.5, top.z), Vector3.UP)
 			"ridge":
