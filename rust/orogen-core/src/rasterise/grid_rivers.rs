@@ -758,16 +758,51 @@ pub fn clip_to_window(
     Ok(out)
 }
 
+/// Cells over which a drawn river widens from its source ([`channel_field`]).
+pub const HEAD_CELLS: f64 = 4.0;
+
+/// A drawn river's width at its source, as a share of its width [`HEAD_CELLS`] on.
+pub const HEAD_SHARE: f64 = 0.3;
+
+/// Narrows the floor of `segs` (a reach's from its source) towards the source: to
+/// [`HEAD_SHARE`] there, easing up to the full width `length` metres on.
+fn taper_head(segs: &mut [Segment], length: f64) {
+    let share = |s: f64| {
+        let x = (s / length).clamp(0.0, 1.0);
+        HEAD_SHARE + (1.0 - HEAD_SHARE) * x * x * (3.0 - 2.0 * x)
+    };
+    let mut along = 0.0;
+    for seg in segs {
+        if along >= length {
+            break;
+        }
+        let len = ((seg.b[0] - seg.a[0]).powi(2) + (seg.b[1] - seg.a[1]).powi(2)).sqrt();
+        seg.half[0] *= share(along);
+        along += len;
+        seg.half[1] *= share(along);
+    }
+}
+
 /// The channel field of `rivers` on `grid`, one value per cell, metres: the floor's half
 /// width (`width / 2`, at least `min_half_width` cells, as [`carve`] cuts it) at the
 /// nearest point of a segment minus the distance to that point, the largest over the
 /// segments; positive inside a channel, 0 on its edge, and at least minus one cell (cells
 /// farther away hold −1 cell). Filtered bilinearly and cut at 0 it draws the water of the
 /// curves with sub-cell smooth banks (what `bake::water_display`'s channel does from the
-/// D8 links).
+/// D8 links). A reach from a source (order 1) narrows over its first [`HEAD_CELLS`] to
+/// [`HEAD_SHARE`] of its width at the source, so drawn rivers begin in a point rather
+/// than at their full width (at least 1.5 cells: on coarse cells a blunt stub).
 pub fn channel_field(grid: Grid, rivers: &[River], p: &RiverCurveParams) -> Result<Vec<f32>> {
-    let segs = segments(grid, rivers, p)?;
+    let mut segs = segments(grid, rivers, p)?;
     let cell = grid.dx().max(grid.dy()) as f64;
+    let mut first = 0;
+    for r in rivers {
+        let n = r.points.len().saturating_sub(1);
+        if r.order == 1 {
+            taper_head(&mut segs[first..first + n], HEAD_CELLS * cell);
+        }
+        first += n;
+    }
     let mut out: Vec<f32> = buffer(grid.len(), -cell as f32, "river channel field")?;
     per_segment(
         grid,
@@ -1176,6 +1211,40 @@ mod tests {
 
     /// A river on a tilted plane stepping east, east, south-east (slope 1/3 in cells): the
     /// curve runs near the straight line the steps stand for, not along 0° and 45°.
+    /// A straight reach along row 10 from a source at column 5: its drawn channel is
+    /// HEAD_SHARE of its half width at the source, the whole of it from HEAD_CELLS on; the
+    /// same reach below a junction (order 2) is drawn at its full width from its start.
+    #[test]
+    fn a_river_from_a_source_is_drawn_narrowing_to_its_source() {
+        let grid = Grid::new(40, 21, 10.0).unwrap();
+        let reach = |order: u32| River {
+            points: (5..=35).map(|x| [x as f64 * 10.0, 100.0, 0.0]).collect(),
+            discharge: vec![1.0; 31],
+            width: vec![30.0; 31],
+            order,
+        };
+        let p = RiverCurveParams::default();
+        let at = |f: &[f32], x: usize| f64::from(f[10 * 40 + x]);
+        let head = channel_field(grid, &[reach(1)], &p).unwrap();
+        let below = channel_field(grid, &[reach(2)], &p).unwrap();
+        assert!(
+            (at(&head, 5) - HEAD_SHARE * 15.0).abs() < 1e-4,
+            "{}",
+            at(&head, 5)
+        );
+        assert!((at(&below, 5) - 15.0).abs() < 1e-4);
+        for x in 6..9 {
+            assert!(at(&head, x) > at(&head, x - 1) && at(&head, x) < 15.0);
+        }
+        for x in 9..=35 {
+            assert!(
+                (at(&head, x) - 15.0).abs() < 1e-4,
+                "column {x}: {}",
+                at(&head, x)
+            );
+        }
+    }
+
     #[test]
     fn a_staircase_becomes_a_straight_river() {
         let grid = Grid::new(64, 32, 10.0).unwrap();

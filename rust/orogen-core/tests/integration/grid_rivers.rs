@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use orogen_core::rasterise::grid_rivers::{HEAD_CELLS, HEAD_SHARE};
 use orogen_core::rasterise::{River, RiverCurveParams};
 use orogen_core::runner::{finish_world, initial_world, run_recipe, run_stages};
 use orogen_core::world::names;
@@ -212,10 +213,27 @@ fn the_channel_field_is_positive_exactly_within_the_half_width_of_a_curve() {
             let q = (x as f64 * cell, y as f64 * cell);
             let mut best = -cell;
             for r in rivers {
+                // A reach from a source narrows towards it (HEAD_SHARE of its width there,
+                // the full width HEAD_CELLS on, a smoothstep between).
+                let mut along = vec![0.0f64];
+                for w in r.points.windows(2) {
+                    let last = along[along.len() - 1];
+                    along.push(last + (w[1][0] - w[0][0]).hypot(w[1][1] - w[0][1]));
+                }
+                let head = |k: usize| {
+                    if r.order != 1 {
+                        return 1.0;
+                    }
+                    let x = (along[k] / (HEAD_CELLS * cell)).clamp(0.0, 1.0);
+                    HEAD_SHARE + (1.0 - HEAD_SHARE) * x * x * (3.0 - 2.0 * x)
+                };
                 for i in 0..r.points.len() - 1 {
                     let (a, b) = (r.points[i], r.points[i + 1]);
                     let half = |w: f32| (0.5 * w as f64).max(p.min_half_width as f64 * cell);
-                    let (ha, hb) = (half(r.width[i]), half(r.width[i + 1]));
+                    let (ha, hb) = (
+                        half(r.width[i]) * head(i),
+                        half(r.width[i + 1]) * head(i + 1),
+                    );
                     let (mut dmin, mut tbest) = (f64::INFINITY, 0.0);
                     for s in 0..=400 {
                         let t = s as f64 / 400.0;
