@@ -42,6 +42,8 @@ pub struct Outflow {
     pub depth: f32,
     /// Width of the banks over which the notch's carve fades out, metres.
     pub bank: f32,
+    /// The path's bounding box (least corner, greatest corner).
+    pub bounds: [[f32; 2]; 2],
 }
 
 /// The rivers of `rivers` (on `grid`, metres from its first cell) whose mouths lie on the
@@ -55,15 +57,16 @@ pub fn outflows(
     rivers: &[River],
     min_half_m: f32,
 ) -> Vec<Outflow> {
-    let (dx, dy) = (grid.dx(), grid.dy());
-    let cell = dx.max(dy);
-    let (w, h) = ((grid.width - 1) as f32 * dx, (grid.height - 1) as f32 * dy);
+    let cell = grid.dx().max(grid.dy());
+    let (w, h) = (
+        (grid.width - 1) as f32 * grid.dx(),
+        (grid.height - 1) as f32 * grid.dy(),
+    );
     let run = run_m(cell, w.max(h));
-    let (cx, cz) = (0.5 * w, 0.5 * h);
-    let mut out = Vec::new();
     if ring.is_empty() || border_h.len() != ring.len() || run <= 0.0 {
-        return out;
+        return Vec::new();
     }
+    let mut out = Vec::new();
     for (k, r) in rivers.iter().enumerate() {
         let n = r.points.len();
         if n < 2 || r.width.len() != n {
@@ -84,89 +87,133 @@ pub fn outflows(
             continue;
         }
         let normal = [[-1.0, 0.0], [1.0, 0.0], [0.0, -1.0], [0.0, 1.0]][side];
-        // The river's own direction over its last three cells.
-        let mut j = n - 1;
-        while j > 0 {
-            j -= 1;
-            let (ex, ey) = (q[0] - r.points[j][0] as f32, q[1] - r.points[j][1] as f32);
-            if math::hypot(ex, ey) >= 3.0 * cell {
-                break;
-            }
-        }
-        let (ux, uy) = (q[0] - r.points[j][0] as f32, q[1] - r.points[j][1] as f32);
-        let heading_n = math::atan2(normal[1], normal[0]);
-        let turn = if math::hypot(ux, uy) > 0.0 {
-            let mut a = math::atan2(uy, ux) - heading_n;
-            while a > std::f32::consts::PI {
-                a -= std::f32::consts::TAU;
-            }
-            while a < -std::f32::consts::PI {
-                a += std::f32::consts::TAU;
-            }
-            a.clamp(-1.0, 1.0)
-        } else {
-            0.0
-        };
         let half0 = (0.5 * width).max(min_half_m);
-        // The notch: the border round the mouth (a few cells beyond the banks) above the
-        // bed's lowest sample.
-        let mouth = (0..ring.len())
-            .min_by(|&a, &b| {
-                let d = |i: usize| {
-                    let p = ring[i].0;
-                    (p[0] * dx - q[0]).powi(2) + (p[1] * dy - q[1]).powi(2)
-                };
-                d(a).total_cmp(&d(b))
-            })
-            .unwrap_or(0);
-        let m = ring.len();
-        let span = |reach: usize| {
-            let reach = reach.min((m - 1) / 2);
-            (0..=2 * reach).map(move |o| (mouth + m + o - reach) % m)
-        };
-        let bed_cells = (half0 / cell).ceil() as usize;
-        let around = bed_cells + 3;
-        let bed = span(bed_cells)
-            .map(|i| border_h[i])
-            .fold(f32::MAX, f32::min);
-        let round = span(around).map(|i| border_h[i]).sum::<f32>() / span(around).count() as f32;
-        let depth = if bed.is_finite() && round.is_finite() {
-            (round - bed).max(0.0)
-        } else {
-            0.0
-        };
-        // Outwards in steps growing with the distance (the skirt's rings do), turning from
-        // the river's heading to the normal over a few cells and meandering on a wavelength
-        // that grows with the distance too.
-        let mut p = [q[0] - cx, q[1] - cz];
-        let (mut path, mut half, mut fade) = (vec![p], vec![half0], vec![1.0]);
-        let mut s = 0.0f32;
-        let wl = 4.0 * cell;
-        while s < run {
-            let ds = (0.5 * cell).max(0.1 * s).min(run - s);
-            s += ds;
-            let t = wl * math::ln(1.0 + s / wl);
-            let wander = 0.6 * crate::bake::skirt::rolling(t, 97.0 * k as f32, wl, 23);
-            // (At most 1.2 rad off the normal: every step leads outwards.)
-            let heading =
-                heading_n + (turn * math::exp(-s / (4.0 * cell)) + wander).clamp(-1.2, 1.2);
-            let (sin, cos) = math::sin_cos(heading);
-            p = [p[0] + ds * cos, p[1] + ds * sin];
-            path.push(p);
-            let t = (s / run).min(1.0);
-            half.push(half0 * (1.0 - 0.5 * t));
-            let x = ((t - 0.25) / 0.75).clamp(0.0, 1.0);
-            fade.push(1.0 - x * x * (3.0 - 2.0 * x));
-        }
+        let turn = turn_from(r, q, normal, cell);
+        let (path, half, fade) = path(
+            [q[0] - 0.5 * w, q[1] - 0.5 * h],
+            normal,
+            turn,
+            half0,
+            run,
+            cell,
+            k as u32,
+        );
+        let bounds = path
+            .iter()
+            .fold([[f32::MAX; 2], [f32::MIN; 2]], |[lo, hi], p| {
+                [
+                    [lo[0].min(p[0]), lo[1].min(p[1])],
+                    [hi[0].max(p[0]), hi[1].max(p[1])],
+                ]
+            });
         out.push(Outflow {
             path,
             half,
             fade,
-            depth,
+            depth: notch_depth(grid, ring, border_h, q, half0),
             bank: (3.0 * half0).max(4.0 * cell),
+            bounds,
         });
     }
     out
+}
+
+/// The angle (radians, at most 1 either way) from the border's `normal` to the heading of
+/// `river` over its last three cells, to its mouth `q`.
+fn turn_from(river: &River, q: [f32; 2], normal: [f32; 2], cell: f32) -> f32 {
+    let pts = &river.points;
+    let mut j = pts.len() - 1;
+    while j > 0 {
+        j -= 1;
+        let (ex, ey) = (q[0] - pts[j][0] as f32, q[1] - pts[j][1] as f32);
+        if math::hypot(ex, ey) >= 3.0 * cell {
+            break;
+        }
+    }
+    let (ux, uy) = (q[0] - pts[j][0] as f32, q[1] - pts[j][1] as f32);
+    if math::hypot(ux, uy) == 0.0 {
+        return 0.0;
+    }
+    let mut a = math::atan2(uy, ux) - math::atan2(normal[1], normal[0]);
+    while a > std::f32::consts::PI {
+        a -= std::f32::consts::TAU;
+    }
+    while a < -std::f32::consts::PI {
+        a += std::f32::consts::TAU;
+    }
+    a.clamp(-1.0, 1.0)
+}
+
+/// How deep a river of half width `half` cuts the border at its mouth `q` (metres from
+/// the grid's first cell): the border round the mouth (three cells beyond the bed either
+/// side) above the bed's lowest sample, of `border_h` round `ring`.
+fn notch_depth(
+    grid: Grid,
+    ring: &[([f32; 2], [f32; 2])],
+    border_h: &[f32],
+    q: [f32; 2],
+    half: f32,
+) -> f32 {
+    let (dx, dy) = (grid.dx(), grid.dy());
+    let at = |i: usize| {
+        let p = ring[i].0;
+        (p[0] * dx - q[0]).powi(2) + (p[1] * dy - q[1]).powi(2)
+    };
+    let mouth = (0..ring.len())
+        .min_by(|&a, &b| at(a).total_cmp(&at(b)))
+        .unwrap_or(0);
+    let m = ring.len();
+    let span = |reach: usize| {
+        let reach = reach.min((m - 1) / 2);
+        (0..=2 * reach).map(move |o| (mouth + m + o - reach) % m)
+    };
+    let bed_cells = (half / dx.max(dy)).ceil() as usize;
+    let bed = span(bed_cells)
+        .map(|i| border_h[i])
+        .fold(f32::MAX, f32::min);
+    let around = span(bed_cells + 3);
+    let round = around.clone().map(|i| border_h[i]).sum::<f32>() / around.count() as f32;
+    if bed.is_finite() && round.is_finite() {
+        (round - bed).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// A river's path from its mouth `start` (the skirt's frame) out to `run` metres, with
+/// its half width and fade per point: in steps growing with the distance (as the skirt's
+/// rings do), turning from `turn` off the border's `normal` onto it over a few cells and
+/// meandering on a wavelength that grows with the distance too (`seed` picks the meanders).
+fn path(
+    start: [f32; 2],
+    normal: [f32; 2],
+    turn: f32,
+    half0: f32,
+    run: f32,
+    cell: f32,
+    seed: u32,
+) -> (Vec<[f32; 2]>, Vec<f32>, Vec<f32>) {
+    let heading_n = math::atan2(normal[1], normal[0]);
+    let mut p = start;
+    let (mut path, mut half, mut fade) = (vec![p], vec![half0], vec![1.0]);
+    let mut s = 0.0f32;
+    let wl = 4.0 * cell;
+    while s < run {
+        let ds = (0.5 * cell).max(0.1 * s).min(run - s);
+        s += ds;
+        let t = wl * math::ln(1.0 + s / wl);
+        let wander = 0.6 * crate::bake::skirt::rolling(t, 97.0 * seed as f32, wl, 23);
+        // (At most 1.2 rad off the normal: every step leads outwards.)
+        let heading = heading_n + (turn * math::exp(-s / (4.0 * cell)) + wander).clamp(-1.2, 1.2);
+        let (sin, cos) = math::sin_cos(heading);
+        p = [p[0] + ds * cos, p[1] + ds * sin];
+        path.push(p);
+        let t = (s / run).min(1.0);
+        half.push(half0 * (1.0 - 0.5 * t));
+        let x = ((t - 0.25) / 0.75).clamp(0.0, 1.0);
+        fade.push(1.0 - x * x * (3.0 - 2.0 * x));
+    }
+    (path, half, fade)
 }
 
 /// What the rivers leave at a point of the skirt.
@@ -191,6 +238,14 @@ pub fn at(flows: &[Outflow], p: [f32; 2], floor: f32) -> At {
     };
     for f in flows {
         let reach = f.half[0] + f.bank - floor.min(0.0);
+        let [lo, hi] = f.bounds;
+        if p[0] < lo[0] - reach
+            || p[0] > hi[0] + reach
+            || p[1] < lo[1] - reach
+            || p[1] > hi[1] + reach
+        {
+            continue;
+        }
         for (k, seg) in f.path.windows(2).enumerate() {
             let (a, b) = (seg[0], seg[1]);
             let lo = [a[0].min(b[0]) - reach, a[1].min(b[1]) - reach];
