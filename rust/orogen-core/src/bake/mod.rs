@@ -26,6 +26,7 @@ pub mod ground_weights;
 pub mod lake_display;
 pub mod lake_surface;
 pub mod preview;
+pub mod rolling;
 pub mod skirt;
 pub mod skirt_rivers;
 pub mod textures;

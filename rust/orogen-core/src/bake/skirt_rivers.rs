@@ -202,7 +202,7 @@ fn path(
         let ds = (0.5 * cell).max(0.1 * s).min(run - s);
         s += ds;
         let t = wl * math::ln(1.0 + s / wl);
-        let wander = 0.6 * crate::bake::skirt::rolling(t, 97.0 * seed as f32, wl, 23);
+        let wander = 0.6 * crate::bake::rolling::rolling(t, 97.0 * seed as f32, wl, 23);
         // (At most 1.2 rad off the normal: every step leads outwards.)
         let heading = heading_n + (turn * math::exp(-s / (4.0 * cell)) + wander).clamp(-1.2, 1.2);
         let (sin, cos) = math::sin_cos(heading);
